@@ -1,0 +1,71 @@
+# hark -- top-level entry points. The real build is CMake; this file installs the
+# Debian packages each target needs (when run as root) and drives CMake and CTest.
+#
+#   make            build the libraries, tests, examples and benchmarks
+#   make test       build and run the fast test tier (CTest)
+#   make check      the slower tiers: stress, sanitizers, valgrind, fuzz corpus replay
+#   make demo       build and run the instrumented SQLite demo
+#   make bench      run the benchmark suite and print ratios against its baselines
+#   make install    install into PREFIX (default /usr/local)
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+BUILD_PKGS = cmake gcc make pkg-config libcmocka-dev libsqlite3-dev
+
+.PHONY: all deps build test check demo bench bench-icount fuzz install clean format
+
+all: build
+
+# Installs missing Debian packages: PKGS is the list to check.
+define ensure_pkgs
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+endef
+
+deps:
+	$(call ensure_pkgs,$(BUILD_PKGS))
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+check: deps
+	bash tests/check.sh
+
+demo: build
+	bash examples/run_demo.sh $(BUILD)
+
+bench: deps
+	bash bench/run.sh
+
+bench-icount: deps
+	bash bench/icount.sh
+
+fuzz: deps
+	bash fuzz/run.sh
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i include/*.h include/hark/*.h src/*.c src/*.h tests/*.c
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,14 @@
+/*
+ * hark.h -- in-process instrumentation for C: named events, subscribers, timing.
+ * Include this one header; it pulls in every public part of the library.
+ */
+#ifndef HARK_H
+#define HARK_H
+
+#include "hark/common.h"
+#include "hark/version.h"
+#include "hark/payload.h"
+#include "hark/event.h"
+#include "hark/notifications.h"
+
+#endif /* HARK_H */

@@ -1,0 +1,561 @@
+/*
+ * hark/notifications.h -- notifiers, topics, subscriptions and instrumenting.
+ *
+ * A notifier is a registry of subscriptions. Code announces named events through
+ * it; every subscription whose pattern matches the name receives the event, with
+ * timing and the caller's payload. hark_default() is the process-wide notifier;
+ * tests and subsystems may create their own with hark_notifier_new().
+ *
+ * Names are interned once into topics (hark_topic_get()). A topic pointer stays
+ * valid until its notifier is freed, and carries one word that says whether anyone
+ * will act on the event. Instrumenting first reads that word inline; when nobody
+ * listens -- no subscriber, or every subscriber silenced -- nothing else happens.
+ *
+ *     hark_topic *sql;
+ *     hark_topic_get(&sql, hark_default(), "sql.db");
+ *     ...
+ *     HARK_PAYLOAD(p, 2);
+ *     HARK_INSTRUMENT(sql, &p, {
+ *         hark_payload_set_str(&p, "sql", query);
+ *         rc = run(query);
+ *     });
+ *
+ * Kinds of subscription (fixed at subscribe time), as in Rails:
+ *   HARK_KIND_TIMED     - fn(name, start, finish, id, payload) after the block; wall
+ *                         clock seconds since the Unix epoch.
+ *   HARK_KIND_MONOTONIC - the same with CLOCK_MONOTONIC seconds.
+ *   HARK_KIND_EVENT     - fn(event) after the block with one hark_event shared by
+ *                         every event-object subscriber of that event.
+ *   HARK_KIND_EVENTED   - start(name, id, payload) before the block and
+ *                         finish(name, id, payload) after it.
+ * Subscribers of one kind form a group: the group reads its clock once per event
+ * and calls its members in order. Groups run in the order their kind first appears
+ * among the non-silenceable subscribers of the name, then kinds that appear only
+ * among silenceable ones; within a group silenceable members run last.
+ *
+ * Silence modes (who may be skipped):
+ *   HARK_SILENCE_NEVER   - always receives events (the default).
+ *   HARK_SILENCE_CACHED  - `silenced(name, data)` is asked when the subscription is
+ *                          made and again whenever hark_silence_changed() says the
+ *                          answer may have changed; the answer is folded into the
+ *                          topic's word, so a silenced subscriber costs nothing.
+ *   HARK_SILENCE_DYNAMIC - `silenced(name, data)` is asked on every event (Rails'
+ *                          silenced?); only the topics it subscribes to pay for it.
+ * Silence is decided once per event, when its handle is built: a subscriber
+ * included then receives both start and finish; one left out receives neither.
+ *
+ * Callbacks return 0 for success or any nonzero value for failure. A failure never
+ * stops the other subscribers: all of them run, and the caller gets
+ * HARK_ESUBSCRIBER with the number of failures and the first failing value (see
+ * hark_status). Callbacks run on the instrumenting thread, with no hark lock held:
+ * they may instrument, subscribe and unsubscribe.
+ *
+ * Memory safety: unsubscribing never waits for events in flight. A subscription's
+ * `release(data)` callback runs exactly once, after the last call into it could
+ * have happened -- possibly later, on whichever thread next changes the registry,
+ * or in hark_notifier_quiesce() / hark_notifier_free().
+ */
+#ifndef HARK_NOTIFICATIONS_H
+#define HARK_NOTIFICATIONS_H
+
+#include "hark/common.h"
+#include "hark/event.h"
+#include "hark/payload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hark_notifier hark_notifier;
+typedef struct hark_topic hark_topic;
+
+/* Identifies one subscription within its notifier. Never 0 for a real one, never reused. */
+typedef uint64_t hark_subscription_id;
+
+typedef enum hark_kind {
+    HARK_KIND_TIMED = 1,
+    HARK_KIND_MONOTONIC = 2,
+    HARK_KIND_EVENT = 3,
+    HARK_KIND_EVENTED = 4
+} hark_kind;
+
+typedef enum hark_silence_mode {
+    HARK_SILENCE_NEVER = 0,
+    HARK_SILENCE_CACHED = 1,
+    HARK_SILENCE_DYNAMIC = 2
+} hark_silence_mode;
+
+typedef enum hark_pattern_kind {
+    HARK_PATTERN_EXACT = 0, /* byte-for-byte equality with the event name */
+    HARK_PATTERN_REGEX = 1, /* POSIX extended regular expression (regcomp REG_EXTENDED),
+                               unanchored: it matches if it matches anywhere in the name */
+    HARK_PATTERN_ALL = 2    /* every event of the notifier */
+} hark_pattern_kind;
+
+/* What a subscription listens to. Build one with hark_exact(), hark_regex(), hark_all(). */
+typedef struct hark_pattern {
+    hark_pattern_kind kind;
+    const char *text; /* copied at subscribe time; ignored for HARK_PATTERN_ALL */
+} hark_pattern;
+
+static inline hark_pattern hark_exact(const char *name) { hark_pattern p = {HARK_PATTERN_EXACT, name}; return p; }
+static inline hark_pattern hark_regex(const char *re) { hark_pattern p = {HARK_PATTERN_REGEX, re}; return p; }
+static inline hark_pattern hark_all(void) { hark_pattern p = {HARK_PATTERN_ALL, NULL}; return p; }
+
+/* Callback shapes. `data` is the subscription's user data. Return 0, or nonzero on failure. */
+typedef int (*hark_timed_fn)(const char *name, double start, double finish, const char *id,
+                             hark_payload *payload, void *data);
+typedef int (*hark_evented_fn)(const char *name, const char *id, hark_payload *payload, void *data);
+typedef int (*hark_event_fn)(hark_event *event, void *data);
+/* Returns true when the subscriber would do nothing with events named `name`. */
+typedef bool (*hark_silenced_fn)(const char *name, void *data);
+
+/* The outcome of one instrument, start, finish or publish call. */
+typedef struct hark_status {
+    int block;             /* what the block returned (0 when there was none) */
+    uint32_t failures;     /* subscriber callbacks that returned nonzero */
+    int first_failure;     /* the first such value, 0 when failures == 0 */
+} hark_status;
+
+/* ------------------------------------------------------------------------- */
+/* Notifiers                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Creates an empty notifier. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_notifier_new(hark_notifier **out);
+
+/*
+ * Unsubscribes everything, waits until no event of this notifier is in flight,
+ * runs every pending release callback, and frees the notifier with its topics.
+ * NULL is accepted and ignored. The process-wide built-in notifier cannot be freed
+ * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or while
+ * the calling thread itself has an event in flight (waiting would never end);
+ * nothing is freed then.
+ * Thread-safety: no other thread may use the notifier or its topics during or
+ * after the call.
+ */
+HARK_API int hark_notifier_free(hark_notifier *n);
+
+/*
+ * Returns the current process-wide notifier: the built-in one, which always exists,
+ * unless hark_set_default() replaced it. Never NULL. Thread-safety: safe.
+ */
+HARK_API hark_notifier *hark_default(void);
+
+/*
+ * Makes `n` the process-wide notifier (NULL restores the built-in one) and returns
+ * the previous one. Subscriptions are not moved. Call sites that cache topics by
+ * name (HARK_TOPIC_STATIC, HARK_INSTRUMENT_NAMED) re-resolve on their next call.
+ * Do not free the previous notifier while another thread may still instrument
+ * through a topic it resolved from it. Thread-safety: safe.
+ */
+HARK_API hark_notifier *hark_set_default(hark_notifier *n);
+
+/*
+ * Replaces the clocks of a notifier (for tests). `clock` is copied; NULL restores
+ * the built-in clocks. Errors: HARK_EINVAL for a NULL notifier.
+ * Thread-safety: call before any thread instruments through this notifier.
+ */
+HARK_API int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock);
+
+/*
+ * Waits until every unsubscribed subscription and superseded listener list of `n`
+ * has been reclaimed and every pending release callback has run.
+ * Errors: HARK_EINVAL (NULL), HARK_EBUSY (called from a callback or with an event
+ * of the calling thread in flight). Thread-safety: safe.
+ */
+HARK_API int hark_notifier_quiesce(hark_notifier *n);
+
+/* Number of distinct names interned in `n` (Rails' "patterns" count is close to this). */
+HARK_API size_t hark_notifier_topic_count(const hark_notifier *n);
+
+/* ------------------------------------------------------------------------- */
+/* Topics                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Interns `name` in `n` and stores its topic in *out. The same name always gives
+ * the same pointer, valid until the notifier is freed. The name is copied.
+ * Errors: HARK_EINVAL (NULL argument), HARK_ENAME (empty name), HARK_ENAMETOOLONG
+ * (longer than HARK_NAME_MAX), HARK_ENOMEM. *out is untouched on error.
+ * Thread-safety: safe; lock-free when the name is already interned.
+ */
+HARK_API int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name);
+
+/* The interned name (NUL-terminated, owned by the topic). Thread-safety: safe. */
+HARK_API const char *hark_topic_name(const hark_topic *t);
+/* The notifier the topic belongs to. Thread-safety: safe. */
+HARK_API hark_notifier *hark_topic_notifier(const hark_topic *t);
+
+/* Bits of a topic's state word. Zero means: nobody will act on this event. */
+#define HARK_STATE_ACTIVE 0x1u /* some subscriber is neither silenced nor polled */
+#define HARK_STATE_POLL 0x2u   /* some subscriber must be asked on every event */
+
+/* Layout shared with the inline fast path; every topic begins with it. */
+struct hark__topic_head {
+    uint32_t state; /* accessed only through __atomic builtins */
+};
+
+/*
+ * The fast path: true when an event on `t` may have someone to act on it. One
+ * relaxed load and a compare. `t` must not be NULL. Thread-safety: safe.
+ */
+static inline bool hark_enabled(const hark_topic *t)
+{
+    return __atomic_load_n(&((const struct hark__topic_head *)(const void *)t)->state,
+                           __ATOMIC_RELAXED) != 0;
+}
+
+/* The raw state word (HARK_STATE_* bits), for tests and diagnostics. */
+static inline uint32_t hark_topic_state(const hark_topic *t)
+{
+    return __atomic_load_n(&((const struct hark__topic_head *)(const void *)t)->state,
+                           __ATOMIC_RELAXED);
+}
+
+/*
+ * Like hark_enabled() but exact: when the topic polls dynamic subscribers, asks
+ * them, and answers false when every one is silenced (Rails' listening?).
+ * Thread-safety: safe.
+ */
+HARK_API bool hark_listening(hark_topic *t);
+
+/* ------------------------------------------------------------------------- */
+/* Subscribing                                                               */
+/* ------------------------------------------------------------------------- */
+
+#define HARK_SUBSCRIBE_OPTIONS_VERSION 1
+
+/*
+ * Everything a subscription can be. Start from HARK_SUBSCRIBE_OPTIONS_INIT (or
+ * hark_subscribe_options_init()) and set what you need.
+ */
+typedef struct hark_subscribe_options {
+    unsigned version;            /* HARK_SUBSCRIBE_OPTIONS_VERSION */
+    hark_kind kind;
+    hark_pattern pattern;
+    hark_timed_fn timed;         /* TIMED and MONOTONIC: required */
+    hark_event_fn event;         /* EVENT: required */
+    hark_evented_fn start;       /* EVENTED: required */
+    hark_evented_fn finish;      /* EVENTED: required */
+    hark_timed_fn publish;       /* optional: what hark_publish() calls for EVENT and
+                                    EVENTED subscribers (TIMED/MONOTONIC get `timed`) */
+    hark_event_fn publish_event; /* optional: what hark_publish_event() calls instead
+                                    of the default for any kind */
+    hark_silence_mode silence;
+    hark_silenced_fn silenced;   /* required unless silence is HARK_SILENCE_NEVER */
+    bool prepend;                /* exact patterns only: put it before the others */
+    bool skip_cpu_time;          /* EVENT: do not read the thread CPU clock for me */
+    void (*release)(void *data); /* optional: runs once after the last possible call */
+    void *data;
+} hark_subscribe_options;
+
+#define HARK_SUBSCRIBE_OPTIONS_INIT {HARK_SUBSCRIBE_OPTIONS_VERSION, HARK_KIND_TIMED, \
+    {HARK_PATTERN_ALL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, \
+    NULL, false, false, NULL, NULL}
+
+/* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT. */
+HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
+
+/*
+ * Subscribes as `opts` says and stores the new id in *out (out may be NULL).
+ * The pattern text is copied and, for regexes, compiled once; matching happens
+ * when topics are created or the registry changes, never per event. A subscription
+ * made while an event is in flight does not receive that event.
+ * Errors: HARK_EINVAL (NULL notifier/opts, wrong version, unknown kind or mode, a
+ * required callback missing), HARK_ENAME, HARK_ENAMETOOLONG, HARK_EPATTERN,
+ * HARK_EPREPEND, HARK_ELIMIT (more than HARK_SILENCEABLE_MAX silenceable
+ * subscriptions on one name), HARK_ENOMEM. On error nothing changed, and
+ * `release` has not been called.
+ * Thread-safety: safe, also from inside callbacks and instrumented blocks.
+ */
+HARK_API int hark_subscribe(hark_subscription_id *out, hark_notifier *n,
+                            const hark_subscribe_options *opts);
+
+/* Shorthands for hark_subscribe() with one kind and no silence, release or prepend. */
+HARK_API int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                                  hark_timed_fn fn, void *data);
+HARK_API int hark_subscribe_monotonic(hark_subscription_id *out, hark_notifier *n,
+                                      hark_pattern pattern, hark_timed_fn fn, void *data);
+HARK_API int hark_subscribe_event(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                                  hark_event_fn fn, void *data);
+HARK_API int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n,
+                                    hark_pattern pattern, hark_evented_fn start,
+                                    hark_evented_fn finish, void *data);
+
+/* Most silenceable subscriptions that can match one name. */
+#define HARK_SILENCEABLE_MAX 256
+
+/*
+ * Removes one subscription. Events already in flight still finish with it; its
+ * release callback runs once they cannot reach it any more. Never waits.
+ * Errors: HARK_EINVAL (NULL notifier), HARK_ENOENT (unknown or already removed id).
+ * Thread-safety: safe, also from inside callbacks and instrumented blocks.
+ */
+HARK_API int hark_unsubscribe(hark_notifier *n, hark_subscription_id id);
+
+/*
+ * Rails' unsubscribe(name): removes every exact subscription to `name`, and makes
+ * every regex subscription that matches `name` ignore it from now on (even for
+ * exact subscriptions added later). All-events subscriptions are not affected.
+ * Returns the number of exact subscriptions removed (>= 0), or HARK_EINVAL,
+ * HARK_ENAME, HARK_ENAMETOOLONG, HARK_ENOMEM (nothing changed).
+ * Thread-safety: safe, also from inside callbacks and instrumented blocks.
+ */
+HARK_API int hark_unsubscribe_name(hark_notifier *n, const char *name);
+
+/*
+ * Whether subscription `id` matches `name`: 1 yes, 0 no (including names excluded
+ * by hark_unsubscribe_name()), or HARK_EINVAL / HARK_ENOENT.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *name);
+
+/*
+ * Rails' subscribed: subscribes as `opts` says, runs body(data) once, and always
+ * unsubscribes before returning. Returns the subscribe error (the body does not
+ * run) or body's return value. Thread-safety: safe.
+ */
+HARK_API int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts,
+                             int (*body)(void *data), void *data);
+
+/* ------------------------------------------------------------------------- */
+/* Silence                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Re-asks every HARK_SILENCE_CACHED subscription of `n` for every name it matches,
+ * and updates the topics' state words. Call it after anything its answers depend on
+ * has changed (a logger level, a feature flag). Effective for every event built
+ * after it returns, on every thread.
+ * Errors: HARK_EINVAL. Thread-safety: safe; must not be called from inside a
+ * silenced() callback.
+ */
+HARK_API int hark_silence_changed(hark_notifier *n);
+
+/* The same for one subscription. Errors: HARK_EINVAL, HARK_ENOENT. */
+HARK_API int hark_subscription_silence_changed(hark_notifier *n, hark_subscription_id id);
+
+/*
+ * Makes a HARK_SILENCE_CACHED subscription behave as HARK_SILENCE_DYNAMIC until the
+ * matching hark_subscription_poll_end(): its silenced() is asked on every event of
+ * its topics, on the instrumenting thread. This is how an answer that differs per
+ * thread (a logger silenced for the current thread only) stays exact; the other
+ * topics keep their one-load fast path. Calls nest (a counter).
+ * Errors: HARK_EINVAL, HARK_ENOENT, HARK_ESTATE (poll_end without poll_begin).
+ * Thread-safety: safe.
+ */
+HARK_API int hark_subscription_poll_begin(hark_notifier *n, hark_subscription_id id);
+HARK_API int hark_subscription_poll_end(hark_notifier *n, hark_subscription_id id);
+
+/* ------------------------------------------------------------------------- */
+/* Instrumenting                                                             */
+/* ------------------------------------------------------------------------- */
+
+struct hark__snapshot;
+
+/*
+ * One event in flight, owned by the caller (usually on its stack). Fields are
+ * private; use the functions below. A handle may be finished on another thread
+ * than the one that started it.
+ */
+typedef struct hark_handle {
+    const struct hark__snapshot *snap_; /* NULL: nobody takes part in this event */
+    hark_topic *topic_;
+    const char *name_;
+    hark_payload *payload_;
+    uint8_t state_;
+    uint8_t epoch_;
+    uint16_t groups_;
+    hark_status status_;
+    double wall_start_;
+    double mono_start_;
+    hark_event event_;
+    uint64_t active_[HARK_SILENCEABLE_MAX / 64];
+    char id_[HARK_ID_LEN + 1];
+    hark_field own_fields_[HARK_PAYLOAD_RESERVED];
+    hark_payload own_payload_;
+} hark_handle;
+
+/*
+ * Rails' build_handle: fixes who takes part in one event on `t` -- asking dynamic
+ * and polled subscribers now, once -- and prepares `h`. `payload` may be NULL (an
+ * empty payload of the handle's own is used). Nothing is timed yet.
+ * Errors: HARK_EINVAL (NULL h or t); `h` is then unusable.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload);
+
+/*
+ * Starts the event: each group reads its clock, evented subscribers get start().
+ * Errors: HARK_ESTATE unless the handle is freshly built (nothing happens then);
+ * HARK_ESUBSCRIBER when a start() failed -- the handle is started anyway and must
+ * still be finished. Thread-safety: one thread at a time per handle.
+ */
+HARK_API int hark_handle_start(hark_handle *h);
+
+/*
+ * Finishes the event: each group reads its clock again and calls its subscribers.
+ * Errors: HARK_ESTATE unless started (nothing happens then); HARK_ESUBSCRIBER when
+ * any callback failed (all of them still ran). After this the handle is done.
+ * Thread-safety: one thread at a time per handle; any thread may finish.
+ */
+HARK_API int hark_handle_finish(hark_handle *h);
+
+/* Whether anybody takes part in the handle's event (false for a "null handle"). */
+static inline bool hark_handle_listening(const hark_handle *h) { return h->snap_ != NULL; }
+
+/* Failures of the last start or finish of `h`. */
+static inline hark_status hark_handle_status(const hark_handle *h) { return h->status_; }
+
+/* The payload subscribers see (the caller's, or the handle's own). */
+static inline hark_payload *hark_handle_payload(hark_handle *h) { return h->payload_; }
+
+/*
+ * Records a failure of the work in the handle's payload (`exception` and
+ * `exception_object`), exactly as a failing block would. Errors: HARK_EINVAL,
+ * HARK_EFULL.
+ */
+HARK_API int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object);
+
+/*
+ * The callback form of instrument (Rails' instrument with a block): when someone
+ * listens, builds and starts a handle, runs block(payload, &failure, data) exactly
+ * once, records a failure in the payload, and finishes. When nobody listens it only
+ * runs the block. `block` may be NULL. `status` (may be NULL) receives the block's
+ * return value and the subscribers' failures.
+ * Returns HARK_ESUBSCRIBER if any subscriber failed, else the block's return value.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block,
+                             void *data, hark_status *status);
+
+/* The same by name, on notifier `n` (interning the name on every call). */
+HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_payload *payload,
+                                  hark_block_fn block, void *data, hark_status *status);
+
+/*
+ * Statement macro around a block of code:
+ *
+ *     HARK_INSTRUMENT(topic, &payload, { work(); });
+ *
+ * Reads the topic's word; when nobody listens it runs the block and nothing else:
+ * the payload expression is not even evaluated. Otherwise it builds, starts and
+ * finishes a handle around the block. The block runs exactly once either way and
+ * must be left by falling off its end (no return, goto or break out of it), or the
+ * event never finishes. Use HARK_INSTRUMENT_STATUS to learn about subscriber
+ * failures; record a failure of the work with hark_payload_set_exception().
+ */
+#define HARK_INSTRUMENT(topic, payload, ...) HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
+
+/* As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not NULL. */
+#define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                      \
+    do {                                                                              \
+        hark_topic *hark_t_ = (topic);                                                \
+        if (HARK_UNLIKELY(hark_enabled(hark_t_))) {                                   \
+            hark_handle hark_h_;                                                      \
+            hark__begin(&hark_h_, hark_t_, (payload));                                \
+            { __VA_ARGS__ }                                                           \
+            hark__end(&hark_h_, (status_ptr));                                        \
+        } else {                                                                      \
+            __VA_ARGS__                                                               \
+        }                                                                             \
+    } while (0)
+
+/* Used by the macros: build + start, and finish + status. Not for direct use. */
+HARK_API void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload);
+HARK_API void hark__end(hark_handle *h, hark_status *status);
+
+/* ------------------------------------------------------------------------- */
+/* Call-site topic caches for names known at compile time                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct hark__site {
+    hark_topic *topic;
+    uint64_t generation;
+} hark__site;
+
+HARK_API extern uint64_t hark__default_generation;
+HARK_API hark_topic *hark__site_resolve(hark__site *site, const char *name);
+
+static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
+{
+    uint64_t g = __atomic_load_n(&hark__default_generation, __ATOMIC_ACQUIRE);
+    if (HARK_LIKELY(__atomic_load_n(&site->generation, __ATOMIC_ACQUIRE) == g))
+        return __atomic_load_n(&site->topic, __ATOMIC_RELAXED);
+    return hark__site_resolve(site, name);
+}
+
+/*
+ * Declares `hark_topic *var` for the literal `name` on the default notifier,
+ * resolved once at this call site (and again after hark_set_default()). If the
+ * name cannot be interned (out of memory), the topic is a silent stand-in and the
+ * next execution retries.
+ */
+#define HARK_TOPIC_STATIC(var, name)                                                  \
+    static hark__site var##_hark_site;                                                \
+    hark_topic *var = hark__site_topic(&var##_hark_site, (name))
+
+/* HARK_INSTRUMENT on the default notifier by literal name, with a call-site cache. */
+#define HARK_INSTRUMENT_NAMED(name, payload, ...)                                     \
+    do {                                                                              \
+        HARK_TOPIC_STATIC(hark_named_, name);                                         \
+        HARK_INSTRUMENT(hark_named_, payload, __VA_ARGS__);                           \
+    } while (0)
+
+/* ------------------------------------------------------------------------- */
+/* publish, the legacy stack and transaction ids                             */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Rails' publish: a synchronous push that measures nothing. Timed and monotonic
+ * subscribers get fn(name, start, finish, id, payload) with exactly these values;
+ * event and evented subscribers get their `publish` callback if they have one and
+ * are skipped otherwise. Dynamic subscribers are asked first. `id` may be NULL ("").
+ * Errors: HARK_EINVAL (NULL topic), HARK_ESUBSCRIBER (details in *status).
+ * Thread-safety: safe.
+ */
+HARK_API int hark_publish(hark_topic *t, double start, double finish, const char *id,
+                          hark_payload *payload, hark_status *status);
+
+/*
+ * Rails' publish_event: delivers `ev` to the subscribers of ev->name on `n`.
+ * Event subscribers get the very same pointer; evented ones get `publish_event`, or
+ * else `publish` with (name, time, end, id, payload) in seconds, or nothing;
+ * timed and monotonic ones get (name, time, end, id, payload) in seconds, unless
+ * they have `publish_event`. Errors: HARK_EINVAL, the errors of hark_topic_get(),
+ * HARK_ESUBSCRIBER. Thread-safety: safe.
+ */
+HARK_API int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status);
+
+/* Deepest nesting of the legacy start/finish stack, per thread. */
+#define HARK_STACK_MAX 32
+
+/*
+ * Rails' notifier.start / notifier.finish: start builds and starts a handle for
+ * `name` and pushes it on a per-thread stack; finish pops the most recent one --
+ * whatever its name -- and finishes it with the name and payload given to finish.
+ * Both strings are borrowed until the finish. Errors: HARK_EINVAL, HARK_ENAME,
+ * HARK_ENAMETOOLONG, HARK_ENOMEM, HARK_ELIMIT (stack full), HARK_ESTATE (finish
+ * with an empty stack), HARK_ESUBSCRIBER.
+ * Thread-safety: safe; the stack belongs to the calling thread.
+ */
+HARK_API int hark_start(hark_notifier *n, const char *name, hark_payload *payload);
+HARK_API int hark_finish(hark_notifier *n, const char *name, hark_payload *payload);
+
+/*
+ * Copies the calling thread's transaction id for `n` into out (HARK_ID_LEN hex
+ * characters and a NUL). The id is the same for every event the thread sends
+ * through `n`, and differs between threads and notifiers.
+ * Errors: HARK_EINVAL. Thread-safety: safe.
+ */
+HARK_API int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_NOTIFICATIONS_H */
