@@ -364,6 +364,7 @@ struct hark__snapshot;
  */
 typedef struct hark_handle {
     const struct hark__snapshot *snap_; /* NULL: nobody takes part in this event */
+    const void *reader_;                /* the starting thread's reclamation record */
     hark_topic *topic_;
     const char *name_;
     hark_payload *payload_;

@@ -1,0 +1,350 @@
+/*
+ * Dispatch: building a handle for one event, starting and finishing it group by
+ * group, and the synchronous publish paths. Nothing here locks or allocates; the
+ * snapshot is read inside an epoch reader section that lasts from build to finish.
+ */
+#include "internal.h"
+#include "block.h"
+#include "clock.h"
+
+#include <string.h>
+
+enum { STATE_BUILT = 1, STATE_STARTED = 2, STATE_FINISHED = 3 };
+
+void hark__callback_enter(void) { hark__self.in_callback++; }
+void hark__callback_leave(void) { hark__self.in_callback--; }
+
+static inline void note(hark_status *status, int rc)
+{
+    if (rc != 0 && status->failures++ == 0)
+        status->first_failure = rc;
+}
+
+/* Whether a silenceable entry sits this event out. Asks only dynamic and polled ones. */
+bool hark__entry_silenced(const struct hark__entry *e, const char *name)
+{
+    const hark__sub *s = e->sub;
+    if (s->silence == HARK_SILENCE_CACHED && atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
+        return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
+    hark__callback_enter();
+    bool silenced = s->silenced(name, s->data);
+    hark__callback_leave();
+    return silenced;
+}
+
+static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 64] >> (i % 64)) & 1u; }
+
+/* Calls fn for every member of group g that takes part in the event of `h`. */
+#define FOR_EACH_MEMBER(h, g, e, body)                                                   \
+    do {                                                                                 \
+        const struct hark__snapshot *snap_ = (h)->snap_;                                 \
+        for (uint32_t i_ = (g)->first; i_ < (g)->end; i_++) {                            \
+            const struct hark__entry *e = &snap_->entries[i_];                           \
+            if (i_ >= (g)->first_silenceable && !bit_set((h)->active_, e->silence_bit))  \
+                continue;                                                                \
+            body;                                                                        \
+        }                                                                                \
+    } while (0)
+
+int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
+{
+    if (!h || !t)
+        return HARK_EINVAL;
+    h->topic_ = t;
+    h->name_ = t->name;
+    h->state_ = STATE_BUILT;
+    h->groups_ = 0;
+    h->status_.block = 0;
+    h->status_.failures = 0;
+    h->status_.first_failure = 0;
+    if (payload) {
+        h->payload_ = payload;
+    } else {
+        hark_payload_init(&h->own_payload_, h->own_fields_, HARK_PAYLOAD_RESERVED);
+        h->payload_ = &h->own_payload_;
+    }
+    unsigned bank = hark__read_enter();
+    const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
+    h->snap_ = snap;
+    h->epoch_ = (uint8_t)bank;
+    h->reader_ = &hark__self;
+    uint16_t groups = 0;
+    if (snap) {
+        if (snap->silenceable_count)
+            memset(h->active_, 0, sizeof h->active_);
+        for (uint32_t g = 0; g < snap->group_count; g++) {
+            const struct hark__group *group = &snap->groups[g];
+            bool any = group->first_silenceable > group->first;
+            for (uint32_t i = group->first_silenceable; i < group->end; i++) {
+                const struct hark__entry *e = &snap->entries[i];
+                if (!hark__entry_silenced(e, t->name)) {
+                    h->active_[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
+                    any = true;
+                }
+            }
+            if (any)
+                groups |= (uint16_t)(1u << g);
+        }
+    }
+    h->groups_ = groups;
+    if (!groups) {
+        /* A null handle: nobody takes part, so nothing must stay pinned. */
+        h->snap_ = NULL;
+        hark__read_exit(bank, true);
+        return 0;
+    }
+    hark__fill_id(h->id_, t->notifier);
+    return 0;
+}
+
+int hark_handle_start(hark_handle *h)
+{
+    if (!h || h->state_ != STATE_BUILT)
+        return HARK_ESTATE;
+    /* The state moves on before any subscriber runs (SPEC 4.2). */
+    h->state_ = STATE_STARTED;
+    h->status_.failures = 0;
+    h->status_.first_failure = 0;
+    if (!h->snap_)
+        return 0;
+    const hark_clock *clock = &h->topic_->notifier->clock;
+    const struct hark__snapshot *snap = h->snap_;
+    hark__callback_enter();
+    for (uint32_t g = 0; g < snap->group_count; g++) {
+        if (!(h->groups_ & (1u << g)))
+            continue;
+        const struct hark__group *group = &snap->groups[g];
+        switch (group->kind) {
+        case HARK_KIND_TIMED:
+            h->wall_start_ = hark__wall(clock);
+            break;
+        case HARK_KIND_MONOTONIC:
+            h->mono_start_ = hark__monotonic(clock);
+            break;
+        case HARK_KIND_EVENT:
+            hark_event_init(&h->event_, h->name_, -1, -1, h->id_, h->payload_);
+            hark__event_begin(&h->event_, clock, snap->need_cpu);
+            break;
+        case HARK_KIND_EVENTED:
+            FOR_EACH_MEMBER(h, group, e,
+                            note(&h->status_, e->sub->start(h->name_, h->id_, h->payload_, e->sub->data)));
+            break;
+        }
+    }
+    hark__callback_leave();
+    return h->status_.failures ? HARK_ESUBSCRIBER : 0;
+}
+
+int hark_handle_finish(hark_handle *h)
+{
+    if (!h || h->state_ != STATE_STARTED)
+        return HARK_ESTATE;
+    h->state_ = STATE_FINISHED;
+    h->status_.failures = 0;
+    h->status_.first_failure = 0;
+    const struct hark__snapshot *snap = h->snap_;
+    if (!snap)
+        return 0;
+    const hark_clock *clock = &h->topic_->notifier->clock;
+    const char *name = h->name_;
+    hark_payload *payload = h->payload_;
+    hark__callback_enter();
+    for (uint32_t g = 0; g < snap->group_count; g++) {
+        if (!(h->groups_ & (1u << g)))
+            continue;
+        const struct hark__group *group = &snap->groups[g];
+        switch (group->kind) {
+        case HARK_KIND_TIMED: {
+            double finish = hark__wall(clock);
+            FOR_EACH_MEMBER(h, group, e,
+                            note(&h->status_, e->sub->timed(name, h->wall_start_, finish, h->id_,
+                                                            payload, e->sub->data)));
+            break;
+        }
+        case HARK_KIND_MONOTONIC: {
+            double finish = hark__monotonic(clock);
+            FOR_EACH_MEMBER(h, group, e,
+                            note(&h->status_, e->sub->timed(name, h->mono_start_, finish, h->id_,
+                                                            payload, e->sub->data)));
+            break;
+        }
+        case HARK_KIND_EVENT:
+            /* The payload (and, for the legacy stack, the name) given at finish wins. */
+            h->event_.name = name;
+            h->event_.payload = payload;
+            hark__event_end(&h->event_, clock);
+            FOR_EACH_MEMBER(h, group, e, note(&h->status_, e->sub->event(&h->event_, e->sub->data)));
+            break;
+        case HARK_KIND_EVENTED:
+            FOR_EACH_MEMBER(h, group, e,
+                            note(&h->status_, e->sub->finish(name, h->id_, payload, e->sub->data)));
+            break;
+        }
+    }
+    hark__callback_leave();
+    hark__read_exit(h->epoch_, h->reader_ == &hark__self);
+    return h->status_.failures ? HARK_ESUBSCRIBER : 0;
+}
+
+int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object)
+{
+    if (!h)
+        return HARK_EINVAL;
+    return hark_payload_set_exception(h->payload_, type, message, object);
+}
+
+void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload)
+{
+    hark_handle_build(h, t, payload);
+    hark_handle_start(h);
+}
+
+void hark__end(hark_handle *h, hark_status *status)
+{
+    hark_status started = h->status_;
+    hark_handle_finish(h);
+    if (status) {
+        *status = h->status_;
+        status->failures += started.failures;
+        if (started.failures)
+            status->first_failure = started.first_failure;
+    }
+}
+
+int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, void *data,
+                    hark_status *status)
+{
+    hark_status local = {0, 0, 0};
+    if (!t)
+        return HARK_EINVAL;
+    if (!hark_enabled(t)) {
+        /* Nobody listens: run the block and nothing else (no clock, no handle). */
+        local.block = block ? block(payload, &(hark_failure){NULL, NULL, NULL}, data) : 0;
+        if (status)
+            *status = local;
+        return local.block;
+    }
+    hark_handle h;
+    hark__begin(&h, t, payload);
+    hark_status started = h.status_;
+    local.block = hark__run_block(h.payload_, block, data);
+    hark_handle_finish(&h);
+    local.failures = started.failures + h.status_.failures;
+    local.first_failure = started.failures ? started.first_failure : h.status_.first_failure;
+    if (status)
+        *status = local;
+    return local.failures ? HARK_ESUBSCRIBER : local.block;
+}
+
+int hark_instrument_name(hark_notifier *n, const char *name, hark_payload *payload,
+                         hark_block_fn block, void *data, hark_status *status)
+{
+    hark_topic *t;
+    int rc = n ? hark_topic_get(&t, n, name) : HARK_EINVAL;
+    if (rc != 0)
+        return rc;
+    return hark_instrument(t, payload, block, data, status);
+}
+
+bool hark_listening(hark_topic *t)
+{
+    if (!t)
+        return false;
+    uint32_t state = hark_topic_state(t);
+    if (state & HARK_STATE_ACTIVE)
+        return true;
+    if (!state)
+        return false;
+    /* Only polled members could make it true: ask them, as Rails' listening? does. */
+    bool listening = false;
+    unsigned bank = hark__read_enter();
+    const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
+    for (uint32_t i = 0; snap && i < snap->entry_count && !listening; i++) {
+        const struct hark__entry *e = &snap->entries[i];
+        listening = e->sub->silence == HARK_SILENCE_NEVER || !hark__entry_silenced(e, t->name);
+    }
+    hark__read_exit(bank, true);
+    return listening;
+}
+
+/* Walks every member that is not silenced, in snapshot order. */
+static void publish_walk(hark_topic *t, hark_status *status,
+                         void (*visit)(const hark__sub *s, hark_status *status, void *ctx), void *ctx)
+{
+    unsigned bank = hark__read_enter();
+    const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
+    hark__callback_enter();
+    for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
+        const struct hark__entry *e = &snap->entries[i];
+        if (e->sub->silence != HARK_SILENCE_NEVER && hark__entry_silenced(e, t->name))
+            continue;
+        visit(e->sub, status, ctx);
+    }
+    hark__callback_leave();
+    hark__read_exit(bank, true);
+}
+
+struct publish_args {
+    const char *name;
+    double start, finish;
+    const char *id;
+    hark_payload *payload;
+    hark_event *event;
+};
+
+static void visit_publish(const hark__sub *s, hark_status *status, void *ctx)
+{
+    const struct publish_args *a = ctx;
+    hark_timed_fn fn = (s->kind == HARK_KIND_TIMED || s->kind == HARK_KIND_MONOTONIC) ? s->timed : s->publish;
+    if (fn)
+        note(status, fn(a->name, a->start, a->finish, a->id, a->payload, s->data));
+}
+
+static int finish_status(hark_status *out, hark_status local)
+{
+    if (out)
+        *out = local;
+    return local.failures ? HARK_ESUBSCRIBER : 0;
+}
+
+int hark_publish(hark_topic *t, double start, double finish, const char *id, hark_payload *payload,
+                 hark_status *status)
+{
+    hark_status local = {0, 0, 0};
+    if (!t)
+        return HARK_EINVAL;
+    struct publish_args a = {t->name, start, finish, id ? id : "", payload, NULL};
+    publish_walk(t, &local, visit_publish, &a);
+    return finish_status(status, local);
+}
+
+static void visit_publish_event(const hark__sub *s, hark_status *status, void *ctx)
+{
+    const struct publish_args *a = ctx;
+    if (s->publish_event) {
+        note(status, s->publish_event(a->event, s->data));
+    } else if (s->kind == HARK_KIND_EVENT) {
+        note(status, s->event(a->event, s->data));
+    } else if (s->kind == HARK_KIND_EVENTED) {
+        if (s->publish)
+            note(status, s->publish(a->name, a->start, a->finish, a->id, a->payload, s->data));
+    } else {
+        note(status, s->timed(a->name, a->start, a->finish, a->id, a->payload, s->data));
+    }
+}
+
+int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
+{
+    hark_status local = {0, 0, 0};
+    hark_topic *t;
+    if (!n || !ev)
+        return HARK_EINVAL;
+    int rc = hark_topic_get(&t, n, ev->name);
+    if (rc != 0)
+        return rc;
+    /* Timed subscribers get the event's times in seconds (SPEC 2.9, newest behaviour). */
+    struct publish_args a = {ev->name, hark_event_time(ev), hark_event_end(ev),
+                             ev->transaction_id ? ev->transaction_id : "", ev->payload, ev};
+    publish_walk(t, &local, visit_publish_event, &a);
+    return finish_status(status, local);
+}

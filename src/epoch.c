@@ -1,0 +1,211 @@
+/* Deferred reclamation: see epoch.h for the scheme and why it is not liburcu. */
+#include "hark/common.h"
+#include "epoch.h"
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Thread_local struct hark__reader hark__self __attribute__((tls_model("initial-exec")));
+atomic_ulong hark__epoch = 2;
+bool hark__reader_needs_fence = true;
+
+/* Guards the reader list, the counts of exited threads, the epoch and the retired list. */
+static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hark__reader *readers;
+static unsigned long exited_lock[2], exited_unlock[2];
+static struct hark__retired *retired_head, **retired_tail = &retired_head;
+
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool use_membarrier;
+
+#if defined(__SANITIZE_THREAD__)
+#define HARK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HARK_TSAN 1
+#endif
+#endif
+
+static void reader_exit_thread(void *arg);
+
+static void setup(void)
+{
+    pthread_key_create(&exit_key, reader_exit_thread);
+#ifndef HARK_TSAN
+    /* Registration is required before the expedited command may be used. */
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        use_membarrier = true;
+        __atomic_store_n(&hark__reader_needs_fence, false, __ATOMIC_RELAXED);
+    }
+#endif
+}
+
+/* Makes every running thread of the process execute a full memory barrier. */
+static void barrier_all_threads(void)
+{
+    if (use_membarrier)
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void hark__reader_register(void)
+{
+    pthread_once(&setup_once, setup);
+    struct hark__reader *self = &hark__self;
+    pthread_mutex_lock(&domain_lock);
+    self->next = readers;
+    readers = self;
+    self->registered = true;
+    pthread_mutex_unlock(&domain_lock);
+    /* The destructor folds this thread's counts into exited_* when it ends. */
+    pthread_setspecific(exit_key, self);
+}
+
+static void reader_exit_thread(void *arg)
+{
+    struct hark__reader *self = arg;
+    pthread_mutex_lock(&domain_lock);
+    for (struct hark__reader **p = &readers; *p; p = &(*p)->next) {
+        if (*p == self) {
+            *p = self->next;
+            break;
+        }
+    }
+    for (int b = 0; b < 2; b++) {
+        exited_lock[b] += atomic_load_explicit(&self->lock[b], memory_order_relaxed);
+        exited_unlock[b] += atomic_load_explicit(&self->unlock[b], memory_order_relaxed);
+    }
+    self->registered = false;
+    pthread_mutex_unlock(&domain_lock);
+}
+
+/*
+ * Whether no reader is inside `bank`. Sums unlocks before locks: every unlock
+ * counted has its lock counted too (acquire on the unlock pairs with the release
+ * in hark__read_exit), so equal sums mean the bank is empty.
+ * Locking: domain_lock held.
+ */
+static bool bank_drained(unsigned bank)
+{
+    barrier_all_threads();
+    unsigned long unlocks = exited_unlock[bank];
+    for (struct hark__reader *r = readers; r; r = r->next)
+        unlocks += atomic_load_explicit(&r->unlock[bank], memory_order_acquire);
+    atomic_thread_fence(memory_order_seq_cst);
+    unsigned long locks = exited_lock[bank];
+    for (struct hark__reader *r = readers; r; r = r->next)
+        locks += atomic_load_explicit(&r->lock[bank], memory_order_acquire);
+    return locks == unlocks;
+}
+
+/* Locking: domain_lock held. */
+static void try_advance(void)
+{
+    unsigned long e = atomic_load_explicit(&hark__epoch, memory_order_relaxed);
+    /* Readers of the previous epoch sit in bank (e + 1) & 1; flip once it is empty. */
+    if (bank_drained((unsigned)((e + 1) & 1)))
+        atomic_store_explicit(&hark__epoch, e + 1, memory_order_release);
+}
+
+void hark__retire(struct hark__retired *node, void (*reclaim)(struct hark__retired *),
+                  const void *owner)
+{
+    pthread_once(&setup_once, setup);
+    node->reclaim = reclaim;
+    node->owner = owner;
+    node->next = NULL;
+    pthread_mutex_lock(&domain_lock);
+    /* Read under the lock, after the unlink: see epoch.h for why e + 2 is safe. */
+    node->epoch = atomic_load_explicit(&hark__epoch, memory_order_relaxed);
+    *retired_tail = node;
+    retired_tail = &node->next;
+    pthread_mutex_unlock(&domain_lock);
+}
+
+/* Takes out every retired node that is ripe. Locking: domain_lock held. */
+static struct hark__retired *take_ripe(void)
+{
+    unsigned long e = atomic_load_explicit(&hark__epoch, memory_order_relaxed);
+    struct hark__retired *ripe = NULL, **ripe_tail = &ripe;
+    struct hark__retired **p = &retired_head;
+    while (*p) {
+        struct hark__retired *node = *p;
+        if (e >= node->epoch + 2) {
+            *p = node->next;
+            node->next = NULL;
+            *ripe_tail = node;
+            ripe_tail = &node->next;
+        } else {
+            p = &node->next;
+        }
+    }
+    retired_tail = p;
+    return ripe;
+}
+
+static bool pending(const void *owner)
+{
+    for (struct hark__retired *n = retired_head; n; n = n->next)
+        if (!owner || n->owner == owner)
+            return true;
+    return false;
+}
+
+/* Runs reclaim callbacks (user release functions among them) with no lock held. */
+static void reclaim_all(struct hark__retired *ripe)
+{
+    while (ripe) {
+        struct hark__retired *next = ripe->next;
+        ripe->reclaim(ripe);
+        ripe = next;
+    }
+}
+
+void hark__epoch_poll(void)
+{
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&domain_lock);
+    struct hark__retired *ripe = NULL;
+    if (retired_head) {
+        try_advance();
+        try_advance();
+        ripe = take_ripe();
+    }
+    pthread_mutex_unlock(&domain_lock);
+    reclaim_all(ripe);
+}
+
+bool hark__epoch_would_self_wait(void)
+{
+    return hark__self.open > 0 || hark__self.in_callback > 0;
+}
+
+int hark__epoch_wait(const void *owner)
+{
+    if (hark__epoch_would_self_wait())
+        return HARK_EBUSY;
+    pthread_once(&setup_once, setup);
+    long delay_ns = 1000;
+    for (;;) {
+        pthread_mutex_lock(&domain_lock);
+        try_advance();
+        try_advance();
+        struct hark__retired *ripe = take_ripe();
+        bool more = pending(owner);
+        pthread_mutex_unlock(&domain_lock);
+        reclaim_all(ripe);
+        if (!more && !ripe)
+            return 0;
+        if (!ripe) {
+            /* Someone's event is still running: back off up to 1 ms between scans. */
+            struct timespec ts = {0, delay_ns};
+            nanosleep(&ts, NULL);
+            if (delay_ns < 1000000)
+                delay_ns *= 2;
+        }
+    }
+}

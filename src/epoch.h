@@ -1,0 +1,112 @@
+/*
+ * Internal: deferred reclamation for listener snapshots and subscriptions.
+ *
+ * Why not liburcu: an event's reader section spans the user's block, which may
+ * last seconds and may be finished on another thread than the one that started
+ * it. An RCU read-side critical section may do neither (rcu_read_unlock must run
+ * on the locking thread). This is a sleepable-RCU ("SRCU") scheme instead:
+ *
+ *   - Each thread owns a reader record with lock and unlock counters for two
+ *     banks. Entering bumps lock[bank] of the entering thread, leaving bumps
+ *     unlock[bank] of the leaving thread; only the owner writes its record, so
+ *     there is no shared write and no atomic read-modify-write on the event path.
+ *   - A writer unlinks an object and retires it, tagged with the global epoch.
+ *     The epoch advances only when the bank it retires has drained (the sum of
+ *     unlocks equals the sum of locks over all threads). An object retired at
+ *     epoch e is freed once the epoch reaches e + 2: both banks have drained
+ *     after its unlink, so no reader can still hold it.
+ *   - The reader needs a full fence between bumping its lock counter and loading
+ *     the snapshot pointer. It gets it for free: writers call membarrier(2)
+ *     (private expedited) before scanning, which executes that fence on every
+ *     running thread of the process. Where membarrier is unavailable (and under
+ *     ThreadSanitizer, which cannot see it), readers fall back to a real fence.
+ *
+ * Writers never wait for readers: they retire and move on; reclamation happens
+ * on later registry changes or in hark__epoch_wait().
+ */
+#ifndef HARK_EPOCH_H
+#define HARK_EPOCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct hark__reader {
+    atomic_ulong lock[2];
+    atomic_ulong unlock[2];
+    struct hark__reader *next;
+    bool registered;
+    int open;          /* events entered on this thread and not yet left on it */
+    int in_callback;   /* depth of subscriber callbacks running on this thread */
+};
+
+extern _Thread_local struct hark__reader hark__self __attribute__((tls_model("initial-exec")));
+extern atomic_ulong hark__epoch;
+extern bool hark__reader_needs_fence;
+
+void hark__reader_register(void);
+
+/* Enters a reader section; returns the bank to pass to hark__read_exit(). */
+static inline unsigned hark__read_enter(void)
+{
+    struct hark__reader *self = &hark__self;
+    if (__builtin_expect(!self->registered, 0))
+        hark__reader_register();
+    unsigned bank = (unsigned)(atomic_load_explicit(&hark__epoch, memory_order_relaxed) & 1);
+    /* Only this thread writes its counters: a load and a store, no lock prefix. */
+    atomic_store_explicit(&self->lock[bank],
+                          atomic_load_explicit(&self->lock[bank], memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    self->open++;
+    /* Orders the counter store before the snapshot load; pairs with the writer's
+     * membarrier() in bank_drained(), or is a real fence without membarrier. */
+    if (__builtin_expect(hark__reader_needs_fence, 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst);
+    return bank;
+}
+
+/* Leaves a reader section entered with `bank`, possibly on another thread. */
+static inline void hark__read_exit(unsigned bank, bool same_thread)
+{
+    struct hark__reader *self = &hark__self;
+    if (__builtin_expect(!self->registered, 0))
+        hark__reader_register();
+    if (same_thread)
+        self->open--;
+    /* Release: every read of the snapshot happens before the writer's acquire
+     * load of this counter sees it drained. */
+    atomic_store_explicit(&self->unlock[bank],
+                          atomic_load_explicit(&self->unlock[bank], memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* An object waiting for readers to drain; embedded in the object, so retiring never allocates. */
+struct hark__retired {
+    struct hark__retired *next;
+    unsigned long epoch;
+    void (*reclaim)(struct hark__retired *node);
+    const void *owner; /* the notifier it belongs to, for hark__epoch_wait() */
+};
+
+/* Queues `node` for reclamation once no reader can reach it. Call after unlinking. */
+void hark__retire(struct hark__retired *node, void (*reclaim)(struct hark__retired *),
+                  const void *owner);
+
+/*
+ * Advances the epoch if it can and reclaims what is ripe, without waiting.
+ * Reclaim callbacks run on the calling thread with no hark lock held.
+ */
+void hark__epoch_poll(void);
+
+/*
+ * Waits until nothing retired by `owner` (or by anyone, if owner is NULL) is
+ * pending. Returns 0, or HARK_EBUSY when the calling thread is inside a callback
+ * or has an event of its own in flight.
+ */
+int hark__epoch_wait(const void *owner);
+
+/* Whether waiting would wait on the calling thread itself. */
+bool hark__epoch_would_self_wait(void);
+
+#endif

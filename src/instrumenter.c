@@ -1,0 +1,138 @@
+/*
+ * Per-thread instrumenter state: transaction ids and the legacy start/finish stack.
+ *
+ * Rails gives each thread one instrumenter per notifier, with 10 random bytes as
+ * its id. hark derives the id from a random per-thread seed and the notifier's
+ * serial number, so it needs no table: the same thread and notifier always give
+ * the same id, and the last one is cached.
+ */
+#include "internal.h"
+#include "alloc.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+struct id_cache {
+    uint64_t seed[2];
+    uint64_t serial; /* notifier serial of `id`, 0 when empty */
+    char id[HARK_ID_LEN + 1];
+};
+
+static _Thread_local struct id_cache ids __attribute__((tls_model("initial-exec")));
+
+static uint64_t mix(uint64_t x)
+{
+    /* splitmix64's finaliser: a bijection that spreads every input bit. */
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void seed_thread(struct id_cache *c)
+{
+    if (getrandom(c->seed, sizeof c->seed, GRND_NONBLOCK) != (ssize_t)sizeof c->seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        c->seed[0] = mix((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32));
+        c->seed[1] = mix((uint64_t)(uintptr_t)c ^ (uint64_t)pthread_self());
+    }
+    c->seed[0] |= 1; /* never all zero, so "seeded" is observable */
+}
+
+void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n)
+{
+    struct id_cache *c = &ids;
+    if (HARK_UNLIKELY(c->serial != n->serial)) {
+        if (!c->seed[0])
+            seed_thread(c);
+        static const char hex[] = "0123456789abcdef";
+        uint64_t hi = mix(c->seed[0] ^ mix(n->serial));
+        uint64_t lo = mix(c->seed[1] ^ hi);
+        for (int i = 0; i < 16; i++)
+            c->id[i] = hex[(hi >> (60 - 4 * i)) & 0xf];
+        for (int i = 0; i < 4; i++)
+            c->id[16 + i] = hex[(lo >> (12 - 4 * i)) & 0xf];
+        c->id[HARK_ID_LEN] = '\0';
+        c->serial = n->serial;
+    }
+    memcpy(out, c->id, HARK_ID_LEN + 1);
+}
+
+int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1])
+{
+    if (!n || !out)
+        return HARK_EINVAL;
+    hark__fill_id(out, n);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The legacy per-thread stack (Rails' notifier.start / notifier.finish)      */
+/* ------------------------------------------------------------------------- */
+
+struct legacy_stack {
+    unsigned depth;
+    hark_handle handles[HARK_STACK_MAX];
+};
+
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void free_stack(void *stack) { hark__free(stack); }
+
+static void stack_setup(void) { pthread_key_create(&stack_key, free_stack); }
+
+/* The calling thread's stack, allocated once per thread on first use. */
+static struct legacy_stack *thread_stack(void)
+{
+    pthread_once(&stack_once, stack_setup);
+    struct legacy_stack *s = pthread_getspecific(stack_key);
+    if (!s) {
+        s = hark__calloc(1, sizeof *s);
+        if (s && pthread_setspecific(stack_key, s) != 0) {
+            hark__free(s);
+            s = NULL;
+        }
+    }
+    return s;
+}
+
+int hark_start(hark_notifier *n, const char *name, hark_payload *payload)
+{
+    hark_topic *t;
+    if (!n)
+        return HARK_EINVAL;
+    int rc = hark_topic_get(&t, n, name);
+    if (rc != 0)
+        return rc;
+    struct legacy_stack *s = thread_stack();
+    if (!s)
+        return HARK_ENOMEM;
+    if (s->depth == HARK_STACK_MAX)
+        return HARK_ELIMIT;
+    hark_handle *h = &s->handles[s->depth++];
+    hark_handle_build(h, t, payload);
+    return hark_handle_start(h);
+}
+
+int hark_finish(hark_notifier *n, const char *name, hark_payload *payload)
+{
+    size_t length;
+    if (!n)
+        return HARK_EINVAL;
+    int rc = hark__check_name(name, &length);
+    if (rc != 0)
+        return rc;
+    struct legacy_stack *s = thread_stack();
+    if (!s || s->depth == 0)
+        return HARK_ESTATE;
+    hark_handle *h = &s->handles[--s->depth];
+    /* Rails finishes the popped handle with the name and payload given to finish. */
+    h->name_ = name;
+    if (payload)
+        h->payload_ = payload;
+    return hark_handle_finish(h);
+}

@@ -1,0 +1,157 @@
+/*
+ * Internal: the registry's data structures.
+ *
+ * Writers (subscribe, unsubscribe, silence changes) serialise on the notifier's
+ * mutex and publish, per topic, an immutable snapshot of who listens, already
+ * grouped by kind in Rails' order. Readers (instrumenting threads) take no lock:
+ * they read the topic's state word, and if it is nonzero, load the snapshot with
+ * one acquire inside an epoch reader section (epoch.h) that lasts until finish.
+ */
+#ifndef HARK_INTERNAL_H
+#define HARK_INTERNAL_H
+
+#include "hark/notifications.h"
+#include "epoch.h"
+
+#include <pthread.h>
+#include <regex.h>
+#include <stdatomic.h>
+
+#define HARK_KIND_COUNT 4
+
+struct hark_subscription {
+    hark_subscription_id id;
+    hark_kind kind;
+    hark_silence_mode silence;
+    hark_pattern_kind pattern_kind;
+    bool prepend;
+    bool want_cpu;
+    char *pattern;            /* exact name or regex source; NULL for all events */
+    regex_t regex;            /* compiled when pattern_kind is REGEX */
+    char **exclusions;        /* names removed from a regex by unsubscribe-by-name */
+    size_t exclusion_count;
+    hark_timed_fn timed;
+    hark_event_fn event;
+    hark_evented_fn start, finish;
+    hark_timed_fn publish;
+    hark_event_fn publish_event;
+    hark_silenced_fn silenced;
+    void (*release)(void *data);
+    void *data;
+    /* > 0 while a cached answer must be asked per event (poll_begin/poll_end).
+     * Written under the notifier lock, read by instrumenting threads. */
+    atomic_int poll;
+    struct hark_subscription *next; /* notifier's list of live subscriptions */
+    struct hark__retired retired;
+};
+typedef struct hark_subscription hark__sub;
+
+/* One subscription as it appears in one topic's snapshot. */
+struct hark__entry {
+    hark__sub *sub;
+    /* Cached-mode answer for this topic's name: 1 silenced, 0 not. Written under the
+     * notifier lock by silence recomputes, read relaxed by instrumenting threads. */
+    atomic_uchar cached_silenced;
+    uint16_t silence_bit; /* this entry's bit in hark_handle.active_ (silenceable only) */
+};
+
+/* The members of one kind: [first, first + count); silenceable ones from `first_silenceable`. */
+struct hark__group {
+    uint8_t kind;
+    uint32_t first;
+    uint32_t first_silenceable;
+    uint32_t end;
+};
+
+struct hark__snapshot {
+    struct hark__retired retired;
+    uint32_t group_count;
+    uint32_t entry_count;
+    uint32_t silenceable_count;
+    bool need_cpu; /* an event-object member wants thread CPU time */
+    struct hark__group groups[HARK_KIND_COUNT];
+    struct hark__entry entries[];
+};
+
+struct hark_topic {
+    struct hark__topic_head head; /* must stay first: the inline fast path reads it */
+    struct hark_notifier *notifier;
+    _Atomic(struct hark__snapshot *) snap;
+    uint64_t hash;
+    size_t length;
+    char *name;
+    /* Registry lists, guarded by the notifier lock. */
+    hark__sub **exact; /* exact subscriptions in order (prepends first) */
+    size_t exact_count, exact_capacity;
+    hark__sub **patterns; /* matching regex/all subscriptions in registration order */
+    size_t pattern_count, pattern_capacity;
+};
+
+/* Open-addressing table of topics; replaced (never changed in place) when it grows. */
+struct hark__topic_table {
+    struct hark__retired retired;
+    size_t mask;
+    _Atomic(hark_topic *) slots[];
+};
+
+struct hark_notifier {
+    pthread_mutex_t lock;
+    uint64_t serial; /* distinguishes notifiers in transaction ids */
+    bool builtin;
+    hark_clock clock;
+    _Atomic(struct hark__topic_table *) table;
+    size_t topic_count;       /* guarded by lock */
+    hark_topic **topics;      /* every topic, in creation order; guarded by lock */
+    size_t topics_capacity;
+    hark__sub *subs;          /* live subscriptions, newest first; guarded by lock */
+    hark__sub **patterns;     /* live regex/all subscriptions in registration order */
+    size_t pattern_count, pattern_capacity;
+    hark_subscription_id next_id;
+};
+
+/* notifier.c */
+uint64_t hark__hash(const char *name, size_t length);
+int hark__check_name(const char *name, size_t *length);
+/* Finds or creates a topic. Locking: notifier lock held. */
+int hark__topic_intern_locked(hark_topic **out, hark_notifier *n, const char *name, size_t length);
+hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t length);
+/* Allocates a topic (with its matching patterns) without making it visible; commit
+ * cannot fail. Both: notifier lock held. */
+int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length);
+void hark__topic_commit(hark_notifier *n, hark_topic *t);
+void hark__topic_discard(hark_topic *t);
+int hark__unsubscribe_all_locked(hark_notifier *n);
+/* The live subscription with this id, or NULL. Locking: notifier lock. */
+hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id);
+int hark__lock(hark_notifier *n);
+void hark__unlock(hark_notifier *n);
+
+/* pattern.c */
+bool hark__sub_matches(const hark__sub *sub, const char *name);
+int hark__sub_compile(hark__sub *sub);
+void hark__sub_free_pattern(hark__sub *sub);
+
+/* snapshot.c: what changes in a topic's listener lists; see hark__snapshot_build(). */
+struct hark__delta {
+    hark__sub *add;     /* exact (front if prepend, else back) or pattern (back) */
+    hark__sub *remove;  /* drop this subscription */
+    bool drop_exact;    /* drop every exact subscription (unsubscribe by name) */
+    bool drop_regex;    /* drop every regex subscription (unsubscribe by name) */
+};
+/* Builds the snapshot the topic will have once `delta` is applied. Locking: notifier lock. */
+int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t, const struct hark__delta *delta);
+/* Publishes `snap` (may be NULL) for `t`, retiring the previous one. Locking: notifier lock. */
+void hark__snapshot_publish(hark_topic *t, struct hark__snapshot *snap);
+/* Recomputes a topic's state word from its snapshot. Locking: notifier lock. */
+void hark__topic_update_state(hark_topic *t);
+void hark__snapshot_free(struct hark__snapshot *snap);
+
+/* dispatch.c */
+bool hark__entry_silenced(const struct hark__entry *e, const char *name);
+void hark__callback_enter(void);
+void hark__callback_leave(void);
+
+/* instrumenter.c */
+void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n);
+
+#endif

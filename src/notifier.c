@@ -1,0 +1,340 @@
+/* Notifiers and their topics: creation, the default notifier, name interning. */
+#include "internal.h"
+#include "alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+static atomic_ulong next_serial = 1;
+
+uint64_t hark__default_generation = 1;
+
+static hark_notifier builtin_notifier;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+static _Atomic(hark_notifier *) current_default;
+
+static int notifier_init(hark_notifier *n)
+{
+    memset(n, 0, sizeof *n);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    /* Error-checking: a callback that re-enters the registry gets HARK_EBUSY, not a deadlock. */
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    int rc = pthread_mutex_init(&n->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0)
+        return HARK_ENOMEM;
+    n->serial = atomic_fetch_add(&next_serial, 1);
+    n->next_id = 1;
+    return 0;
+}
+
+static void builtin_init(void)
+{
+    notifier_init(&builtin_notifier);
+    builtin_notifier.builtin = true;
+}
+
+int hark__lock(hark_notifier *n)
+{
+    int rc = pthread_mutex_lock(&n->lock);
+    return rc == EDEADLK ? HARK_EBUSY : rc == 0 ? 0 : HARK_EINVAL;
+}
+
+void hark__unlock(hark_notifier *n) { pthread_mutex_unlock(&n->lock); }
+
+int hark_notifier_new(hark_notifier **out)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_notifier *n = hark__malloc(sizeof *n);
+    if (!n)
+        return HARK_ENOMEM;
+    int rc = notifier_init(n);
+    if (rc != 0) {
+        hark__free(n);
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+hark_notifier *hark_default(void)
+{
+    hark_notifier *n = atomic_load_explicit(&current_default, memory_order_acquire);
+    if (HARK_LIKELY(n != NULL))
+        return n;
+    pthread_once(&builtin_once, builtin_init);
+    hark_notifier *expected = NULL;
+    atomic_compare_exchange_strong(&current_default, &expected, &builtin_notifier);
+    return atomic_load_explicit(&current_default, memory_order_acquire);
+}
+
+hark_notifier *hark_set_default(hark_notifier *n)
+{
+    hark_notifier *previous = hark_default();
+    if (!n)
+        n = &builtin_notifier;
+    previous = atomic_exchange_explicit(&current_default, n, memory_order_acq_rel);
+    /* Call sites that cached a topic of the previous default resolve again. */
+    __atomic_add_fetch(&hark__default_generation, 1, __ATOMIC_RELEASE);
+    return previous;
+}
+
+int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock)
+{
+    if (!n)
+        return HARK_EINVAL;
+    if (clock)
+        n->clock = *clock;
+    else
+        memset(&n->clock, 0, sizeof n->clock);
+    return 0;
+}
+
+size_t hark_notifier_topic_count(const hark_notifier *n)
+{
+    if (!n)
+        return 0;
+    return __atomic_load_n(&n->topic_count, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Names and the topic table                                                 */
+/* ------------------------------------------------------------------------- */
+
+int hark__check_name(const char *name, size_t *length)
+{
+    if (!name)
+        return HARK_EINVAL;
+    size_t len = strnlen(name, HARK_NAME_MAX + 1);
+    if (len == 0)
+        return HARK_ENAME;
+    if (len > HARK_NAME_MAX)
+        return HARK_ENAMETOOLONG;
+    *length = len;
+    return 0;
+}
+
+/* FNV-1a, 64 bits: names are short and this runs only when interning. */
+uint64_t hark__hash(const char *name, size_t length)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < length; i++) {
+        h ^= (unsigned char)name[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static hark_topic *table_find(const struct hark__topic_table *table, const char *name,
+                              size_t length, uint64_t hash)
+{
+    if (!table)
+        return NULL;
+    for (size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
+        hark_topic *t = atomic_load_explicit(&table->slots[i], memory_order_acquire);
+        if (!t)
+            return NULL;
+        if (t->hash == hash && t->length == length && memcmp(t->name, name, length) == 0)
+            return t;
+    }
+}
+
+static void table_put(struct hark__topic_table *table, hark_topic *t)
+{
+    size_t i = t->hash & table->mask;
+    while (atomic_load_explicit(&table->slots[i], memory_order_relaxed))
+        i = (i + 1) & table->mask;
+    /* Release pairs with table_find's acquire: the topic is complete when seen. */
+    atomic_store_explicit(&table->slots[i], t, memory_order_release);
+}
+
+static struct hark__topic_table *table_new(size_t slots)
+{
+    struct hark__topic_table *table = hark__calloc(1, sizeof *table + slots * sizeof table->slots[0]);
+    if (table)
+        table->mask = slots - 1;
+    return table;
+}
+
+static void reclaim_table(struct hark__retired *node)
+{
+    hark__free((char *)node - offsetof(struct hark__topic_table, retired));
+}
+
+/* Makes room for one more topic (load factor <= 1/2). Locking: notifier lock. */
+static int table_reserve(hark_notifier *n)
+{
+    struct hark__topic_table *old = atomic_load_explicit(&n->table, memory_order_relaxed);
+    size_t slots = old ? old->mask + 1 : 0;
+    if ((n->topic_count + 1) * 2 <= slots)
+        return 0;
+    struct hark__topic_table *table = table_new(slots ? slots * 2 : 16);
+    if (!table)
+        return HARK_ENOMEM;
+    for (size_t i = 0; i < n->topic_count; i++)
+        table_put(table, n->topics[i]);
+    atomic_store_explicit(&n->table, table, memory_order_release);
+    if (old)
+        hark__retire(&old->retired, reclaim_table, n);
+    return 0;
+}
+
+static void topic_free(hark_topic *t)
+{
+    hark__snapshot_free(atomic_load_explicit(&t->snap, memory_order_relaxed));
+    hark__free(t->exact);
+    hark__free(t->patterns);
+    hark__free(t->name);
+    hark__free(t);
+}
+
+/* Regex/all subscriptions that match a new name, in registration order. Locking: notifier lock. */
+static int topic_adopt_patterns(hark_topic *t, hark_notifier *n)
+{
+    if (n->pattern_count == 0)
+        return 0;
+    t->patterns = hark__calloc(n->pattern_count, sizeof *t->patterns);
+    if (!t->patterns)
+        return HARK_ENOMEM;
+    t->pattern_capacity = n->pattern_count;
+    for (size_t i = 0; i < n->pattern_count; i++)
+        if (hark__sub_matches(n->patterns[i], t->name))
+            t->patterns[t->pattern_count++] = n->patterns[i];
+    if (t->pattern_count == 0)
+        return 0;
+    static const struct hark__delta none;
+    struct hark__snapshot *snap;
+    int rc = hark__snapshot_build(&snap, t, &none);
+    if (rc == 0)
+        hark__snapshot_publish(t, snap);
+    return rc;
+}
+
+hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t length)
+{
+    return table_find(atomic_load_explicit(&n->table, memory_order_relaxed), name, length,
+                      hark__hash(name, length));
+}
+
+int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length)
+{
+    if (n->topic_count == n->topics_capacity) {
+        size_t capacity = n->topics_capacity ? n->topics_capacity * 2 : 16;
+        hark_topic **topics = hark__realloc(n->topics, capacity * sizeof *topics);
+        if (!topics)
+            return HARK_ENOMEM;
+        n->topics = topics;
+        n->topics_capacity = capacity;
+    }
+    int rc = table_reserve(n);
+    if (rc != 0)
+        return rc;
+    hark_topic *t = hark__calloc(1, sizeof *t);
+    if (!t)
+        return HARK_ENOMEM;
+    t->notifier = n;
+    t->hash = hark__hash(name, length);
+    t->length = length;
+    t->name = hark__strndup(name, length);
+    rc = t->name ? topic_adopt_patterns(t, n) : HARK_ENOMEM;
+    if (rc != 0) {
+        hark__topic_discard(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void hark__topic_discard(hark_topic *t) { topic_free(t); }
+
+void hark__topic_commit(hark_notifier *n, hark_topic *t)
+{
+    n->topics[n->topic_count] = t;
+    __atomic_store_n(&n->topic_count, n->topic_count + 1, __ATOMIC_RELAXED);
+    table_put(atomic_load_explicit(&n->table, memory_order_relaxed), t);
+}
+
+int hark__topic_intern_locked(hark_topic **out, hark_notifier *n, const char *name, size_t length)
+{
+    hark_topic *t = hark__topic_find_locked(n, name, length);
+    if (!t) {
+        int rc = hark__topic_prepare(&t, n, name, length);
+        if (rc != 0)
+            return rc;
+        hark__topic_commit(n, t);
+    }
+    *out = t;
+    return 0;
+}
+
+int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
+{
+    size_t length;
+    if (!out || !n)
+        return HARK_EINVAL;
+    int rc = hark__check_name(name, &length);
+    if (rc != 0)
+        return rc;
+    /* Lock-free when the name is known: the table is read in an epoch section
+     * because a concurrent intern may replace (and retire) it. */
+    uint64_t hash = hark__hash(name, length);
+    unsigned bank = hark__read_enter();
+    hark_topic *t = table_find(atomic_load_explicit(&n->table, memory_order_acquire), name, length, hash);
+    hark__read_exit(bank, true);
+    if (t) {
+        *out = t;
+        return 0;
+    }
+    if ((rc = hark__lock(n)) != 0)
+        return rc;
+    rc = hark__topic_intern_locked(&t, n, name, length);
+    hark__unlock(n);
+    if (rc == 0)
+        *out = t;
+    return rc;
+}
+
+const char *hark_topic_name(const hark_topic *t) { return t ? t->name : NULL; }
+
+hark_notifier *hark_topic_notifier(const hark_topic *t) { return t ? t->notifier : NULL; }
+
+/* ------------------------------------------------------------------------- */
+/* Quiescence and freeing                                                    */
+/* ------------------------------------------------------------------------- */
+
+int hark_notifier_quiesce(hark_notifier *n)
+{
+    if (!n)
+        return HARK_EINVAL;
+    return hark__epoch_wait(n);
+}
+
+int hark_notifier_free(hark_notifier *n)
+{
+    if (!n)
+        return 0;
+    if (n->builtin)
+        return HARK_EINVAL;
+    if (hark__epoch_would_self_wait())
+        return HARK_EBUSY;
+    if (atomic_load_explicit(&current_default, memory_order_acquire) == n)
+        hark_set_default(NULL);
+    int rc = hark__lock(n);
+    if (rc != 0)
+        return rc;
+    hark__unsubscribe_all_locked(n);
+    hark__unlock(n);
+    rc = hark__epoch_wait(n);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < n->topic_count; i++)
+        topic_free(n->topics[i]);
+    hark__free(n->topics);
+    hark__free(n->patterns);
+    hark__free(atomic_load_explicit(&n->table, memory_order_relaxed));
+    pthread_mutex_destroy(&n->lock);
+    hark__free(n);
+    return 0;
+}

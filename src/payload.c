@@ -1,0 +1,136 @@
+/* Typed payload fields on the caller's storage: lookups are linear, payloads are small. */
+#include "hark/payload.h"
+
+#include <string.h>
+
+int hark_payload_init(hark_payload *payload, hark_field *fields, uint32_t capacity)
+{
+    if (!payload || (!fields && capacity > 0))
+        return HARK_EINVAL;
+    payload->fields = fields;
+    payload->count = 0;
+    payload->capacity = capacity;
+    return 0;
+}
+
+static hark_field *find(const hark_payload *payload, const char *key)
+{
+    for (uint32_t i = 0; i < payload->count; i++)
+        if (strcmp(payload->fields[i].key, key) == 0)
+            return &payload->fields[i];
+    return NULL;
+}
+
+/*
+ * Finds the field for `key` or claims a new slot. Ordinary fields may not take the
+ * reserved slots; failure fields (`reserved_ok`) may.
+ */
+static int slot(hark_payload *payload, const char *key, bool reserved_ok, hark_field **out)
+{
+    if (!payload || !key)
+        return HARK_EINVAL;
+    if (!key[0])
+        return HARK_ENAME;
+    hark_field *f = find(payload, key);
+    if (!f) {
+        uint32_t limit = payload->capacity;
+        if (!reserved_ok)
+            limit = limit > HARK_PAYLOAD_RESERVED ? limit - HARK_PAYLOAD_RESERVED : 0;
+        if (payload->count >= limit)
+            return HARK_EFULL;
+        f = &payload->fields[payload->count++];
+        f->key = key;
+    }
+    *out = f;
+    return 0;
+}
+
+#define DEFINE_SETTER(fn, ctype, tag, member)                                          \
+    int fn(hark_payload *payload, const char *key, ctype value)                        \
+    {                                                                                  \
+        hark_field *f;                                                                 \
+        int rc = slot(payload, key, false, &f);                                        \
+        if (rc == 0) {                                                                 \
+            f->type = tag;                                                             \
+            f->as.member = value;                                                      \
+        }                                                                              \
+        return rc;                                                                     \
+    }
+
+DEFINE_SETTER(hark_payload_set_int, int64_t, HARK_TYPE_INT, i)
+DEFINE_SETTER(hark_payload_set_uint, uint64_t, HARK_TYPE_UINT, u)
+DEFINE_SETTER(hark_payload_set_double, double, HARK_TYPE_DOUBLE, d)
+DEFINE_SETTER(hark_payload_set_bool, bool, HARK_TYPE_BOOL, b)
+DEFINE_SETTER(hark_payload_set_str, const char *, HARK_TYPE_STRING, s)
+DEFINE_SETTER(hark_payload_set_ptr, void *, HARK_TYPE_POINTER, p)
+DEFINE_SETTER(hark_payload_set_payload, hark_payload *, HARK_TYPE_PAYLOAD, payload)
+
+int hark_payload_set_exception(hark_payload *payload, const char *type, const char *message,
+                               void *object)
+{
+    if (!payload || !type)
+        return HARK_EINVAL;
+    /* Both fields or neither: check room for the pair before writing either. */
+    uint32_t needed = (find(payload, "exception") ? 0 : 1) + (find(payload, "exception_object") ? 0 : 1);
+    if (payload->count + needed > payload->capacity)
+        return HARK_EFULL;
+    hark_field *f;
+    slot(payload, "exception", true, &f);
+    f->type = HARK_TYPE_ERROR;
+    f->as.error.type = type;
+    f->as.error.message = message ? message : "";
+    slot(payload, "exception_object", true, &f);
+    f->type = HARK_TYPE_POINTER;
+    f->as.p = object;
+    return 0;
+}
+
+const hark_field *hark_payload_get(const hark_payload *payload, const char *key)
+{
+    if (!payload || !key)
+        return NULL;
+    return find(payload, key);
+}
+
+static int typed(const hark_payload *payload, const char *key, hark_type type, const hark_field **out)
+{
+    if (!payload || !key)
+        return HARK_EINVAL;
+    const hark_field *f = find(payload, key);
+    if (!f)
+        return HARK_ENOENT;
+    if (f->type != type)
+        return HARK_EINVAL;
+    *out = f;
+    return 0;
+}
+
+#define DEFINE_GETTER(fn, ctype, tag, member)                                          \
+    int fn(const hark_payload *payload, const char *key, ctype *out)                   \
+    {                                                                                  \
+        const hark_field *f;                                                           \
+        if (!out)                                                                      \
+            return HARK_EINVAL;                                                        \
+        int rc = typed(payload, key, tag, &f);                                         \
+        if (rc == 0)                                                                   \
+            *out = f->as.member;                                                       \
+        return rc;                                                                     \
+    }
+
+DEFINE_GETTER(hark_payload_get_int, int64_t, HARK_TYPE_INT, i)
+DEFINE_GETTER(hark_payload_get_double, double, HARK_TYPE_DOUBLE, d)
+DEFINE_GETTER(hark_payload_get_bool, bool, HARK_TYPE_BOOL, b)
+DEFINE_GETTER(hark_payload_get_str, const char *, HARK_TYPE_STRING, s)
+
+int hark_payload_remove(hark_payload *payload, const char *key)
+{
+    if (!payload || !key)
+        return HARK_EINVAL;
+    hark_field *f = find(payload, key);
+    if (!f)
+        return HARK_ENOENT;
+    size_t index = (size_t)(f - payload->fields);
+    memmove(f, f + 1, (payload->count - index - 1) * sizeof *f);
+    payload->count--;
+    return 0;
+}

@@ -1,0 +1,506 @@
+/*
+ * Subscribing and unsubscribing. Every change follows one shape, so that an
+ * allocation failure leaves the notifier exactly as it was:
+ *   1. allocate everything (list capacity, new snapshots, exclusion strings);
+ *   2. only then change the lists and publish the snapshots, which cannot fail.
+ * Unsubscribed subscriptions are retired, never freed in place (epoch.h).
+ */
+#include "internal.h"
+#include "alloc.h"
+
+#include <string.h>
+
+/* Grows an array of pointers to hold at least `want` items; contents unchanged on failure. */
+static int reserve(void *arrayp, size_t *capacity, size_t want)
+{
+    void ***array = arrayp;
+    if (want <= *capacity)
+        return 0;
+    size_t cap = *capacity ? *capacity * 2 : 4;
+    while (cap < want)
+        cap *= 2;
+    void **grown = hark__realloc(*array, cap * sizeof **array);
+    if (!grown)
+        return HARK_ENOMEM;
+    *array = grown;
+    *capacity = cap;
+    return 0;
+}
+
+static void remove_item(hark__sub **array, size_t *count, const hark__sub *item)
+{
+    for (size_t i = 0; i < *count; i++) {
+        if (array[i] == item) {
+            memmove(&array[i], &array[i + 1], (*count - i - 1) * sizeof *array);
+            (*count)--;
+            return;
+        }
+    }
+}
+
+static bool contains(hark__sub *const *array, size_t count, const hark__sub *item)
+{
+    for (size_t i = 0; i < count; i++)
+        if (array[i] == item)
+            return true;
+    return false;
+}
+
+static void reclaim_sub(struct hark__retired *node)
+{
+    hark__sub *sub = (hark__sub *)((char *)node - offsetof(hark__sub, retired));
+    /* The last moment anything could call into the subscription has passed. */
+    if (sub->release)
+        sub->release(sub->data);
+    hark__sub_free_pattern(sub);
+    hark__free(sub);
+}
+
+static void free_unpublished(hark__sub *sub)
+{
+    hark__sub_free_pattern(sub);
+    hark__free(sub);
+}
+
+/* Unlinks `sub` from the notifier's list and retires it. Locking: notifier lock. */
+static void retire_sub(hark_notifier *n, hark__sub *sub)
+{
+    for (hark__sub **p = &n->subs; *p; p = &(*p)->next) {
+        if (*p == sub) {
+            *p = sub->next;
+            break;
+        }
+    }
+    hark__retire(&sub->retired, reclaim_sub, n);
+}
+
+static hark__sub *find_sub(hark_notifier *n, hark_subscription_id id)
+{
+    for (hark__sub *s = n->subs; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Validation                                                                */
+/* ------------------------------------------------------------------------- */
+
+static int validate(const hark_subscribe_options *o)
+{
+    if (o->version != HARK_SUBSCRIBE_OPTIONS_VERSION)
+        return HARK_EINVAL;
+    switch (o->kind) {
+    case HARK_KIND_TIMED:
+    case HARK_KIND_MONOTONIC:
+        if (!o->timed)
+            return HARK_EINVAL;
+        break;
+    case HARK_KIND_EVENT:
+        if (!o->event)
+            return HARK_EINVAL;
+        break;
+    case HARK_KIND_EVENTED:
+        if (!o->start || !o->finish)
+            return HARK_EINVAL;
+        break;
+    default:
+        return HARK_EINVAL;
+    }
+    if (o->silence != HARK_SILENCE_NEVER && o->silence != HARK_SILENCE_CACHED &&
+        o->silence != HARK_SILENCE_DYNAMIC)
+        return HARK_EINVAL;
+    if (o->silence != HARK_SILENCE_NEVER && !o->silenced)
+        return HARK_EINVAL;
+    size_t length;
+    switch (o->pattern.kind) {
+    case HARK_PATTERN_EXACT:
+        return hark__check_name(o->pattern.text, &length);
+    case HARK_PATTERN_REGEX: {
+        int rc = hark__check_name(o->pattern.text, &length);
+        if (rc == 0 && o->prepend)
+            rc = HARK_EPREPEND;
+        return rc;
+    }
+    case HARK_PATTERN_ALL:
+        return o->prepend ? HARK_EPREPEND : 0;
+    }
+    return HARK_EINVAL;
+}
+
+static int make_sub(hark__sub **out, const hark_subscribe_options *o)
+{
+    hark__sub *sub = hark__calloc(1, sizeof *sub);
+    if (!sub)
+        return HARK_ENOMEM;
+    sub->kind = o->kind;
+    sub->silence = o->silence;
+    sub->pattern_kind = o->pattern.kind;
+    sub->prepend = o->prepend;
+    sub->want_cpu = !o->skip_cpu_time;
+    sub->timed = o->timed;
+    sub->event = o->event;
+    sub->start = o->start;
+    sub->finish = o->finish;
+    sub->publish = o->publish;
+    sub->publish_event = o->publish_event;
+    sub->silenced = o->silenced;
+    sub->release = o->release;
+    sub->data = o->data;
+    atomic_init(&sub->poll, 0);
+    if (o->pattern.kind != HARK_PATTERN_ALL) {
+        sub->pattern = hark__strdup(o->pattern.text);
+        if (!sub->pattern) {
+            hark__free(sub);
+            return HARK_ENOMEM;
+        }
+        int rc = hark__sub_compile(sub);
+        if (rc != 0) {
+            /* Nothing compiled: free the copy by hand, regfree must not run. */
+            hark__free(sub->pattern);
+            hark__free(sub);
+            return rc;
+        }
+    }
+    *out = sub;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Subscribe                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* Locking: notifier lock. */
+static int add_exact(hark_notifier *n, hark__sub *sub)
+{
+    size_t length = strlen(sub->pattern);
+    hark_topic *t = hark__topic_find_locked(n, sub->pattern, length);
+    bool created = false;
+    int rc;
+    if (!t) {
+        if ((rc = hark__topic_prepare(&t, n, sub->pattern, length)) != 0)
+            return rc;
+        created = true;
+    }
+    struct hark__delta delta = {.add = sub};
+    struct hark__snapshot *snap = NULL;
+    rc = reserve(&t->exact, &t->exact_capacity, t->exact_count + 1);
+    if (rc == 0)
+        rc = hark__snapshot_build(&snap, t, &delta);
+    if (rc != 0) {
+        if (created)
+            hark__topic_discard(t);
+        return rc;
+    }
+    if (sub->prepend) {
+        memmove(&t->exact[1], &t->exact[0], t->exact_count * sizeof t->exact[0]);
+        t->exact[0] = sub;
+    } else {
+        t->exact[t->exact_count] = sub;
+    }
+    t->exact_count++;
+    hark__snapshot_publish(t, snap);
+    if (created)
+        hark__topic_commit(n, t);
+    return 0;
+}
+
+/* A topic and the snapshot it will get, while a change is being prepared. */
+struct pending {
+    hark_topic *topic;
+    struct hark__snapshot *snap;
+};
+
+static void discard_pending(struct pending *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        hark__snapshot_free(p[i].snap);
+    hark__free(p);
+}
+
+/* Locking: notifier lock. */
+static int add_pattern(hark_notifier *n, hark__sub *sub)
+{
+    int rc = reserve(&n->patterns, &n->pattern_capacity, n->pattern_count + 1);
+    if (rc != 0)
+        return rc;
+    struct pending *p = hark__calloc(n->topic_count + 1, sizeof *p);
+    if (!p)
+        return HARK_ENOMEM;
+    size_t count = 0;
+    struct hark__delta delta = {.add = sub};
+    for (size_t i = 0; i < n->topic_count && rc == 0; i++) {
+        hark_topic *t = n->topics[i];
+        if (!hark__sub_matches(sub, t->name))
+            continue;
+        rc = reserve(&t->patterns, &t->pattern_capacity, t->pattern_count + 1);
+        if (rc == 0)
+            rc = hark__snapshot_build(&p[count].snap, t, &delta);
+        if (rc == 0)
+            p[count++].topic = t;
+    }
+    if (rc != 0) {
+        discard_pending(p, count);
+        return rc;
+    }
+    n->patterns[n->pattern_count++] = sub;
+    for (size_t i = 0; i < count; i++) {
+        hark_topic *t = p[i].topic;
+        t->patterns[t->pattern_count++] = sub;
+        hark__snapshot_publish(t, p[i].snap);
+    }
+    hark__free(p);
+    return 0;
+}
+
+int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subscribe_options *opts)
+{
+    if (!n || !opts)
+        return HARK_EINVAL;
+    int rc = validate(opts);
+    hark__sub *sub;
+    if (rc != 0 || (rc = make_sub(&sub, opts)) != 0)
+        return rc;
+    if ((rc = hark__lock(n)) != 0) {
+        free_unpublished(sub);
+        return rc;
+    }
+    sub->id = n->next_id;
+    rc = sub->pattern_kind == HARK_PATTERN_EXACT ? add_exact(n, sub) : add_pattern(n, sub);
+    if (rc == 0) {
+        n->next_id++;
+        sub->next = n->subs;
+        n->subs = sub;
+    }
+    hark__unlock(n);
+    if (rc != 0) {
+        free_unpublished(sub);
+        return rc;
+    }
+    if (out)
+        *out = sub->id;
+    hark__epoch_poll();
+    return 0;
+}
+
+void hark_subscribe_options_init(hark_subscribe_options *opts)
+{
+    static const hark_subscribe_options defaults = HARK_SUBSCRIBE_OPTIONS_INIT;
+    if (opts)
+        *opts = defaults;
+}
+
+static int subscribe_simple(hark_subscription_id *out, hark_notifier *n, hark_kind kind,
+                            hark_pattern pattern, hark_subscribe_options *o, void *data)
+{
+    o->kind = kind;
+    o->pattern = pattern;
+    o->data = data;
+    return hark_subscribe(out, n, o);
+}
+
+int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                         hark_timed_fn fn, void *data)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.timed = fn;
+    return subscribe_simple(out, n, HARK_KIND_TIMED, pattern, &o, data);
+}
+
+int hark_subscribe_monotonic(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                             hark_timed_fn fn, void *data)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.timed = fn;
+    return subscribe_simple(out, n, HARK_KIND_MONOTONIC, pattern, &o, data);
+}
+
+int hark_subscribe_event(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                         hark_event_fn fn, void *data)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.event = fn;
+    return subscribe_simple(out, n, HARK_KIND_EVENT, pattern, &o, data);
+}
+
+int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                           hark_evented_fn start, hark_evented_fn finish, void *data)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.start = start;
+    o.finish = finish;
+    return subscribe_simple(out, n, HARK_KIND_EVENTED, pattern, &o, data);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Unsubscribe                                                               */
+/* ------------------------------------------------------------------------- */
+
+/* Locking: notifier lock. */
+static int remove_sub(hark_notifier *n, hark__sub *sub)
+{
+    struct hark__delta delta = {.remove = sub};
+    if (sub->pattern_kind == HARK_PATTERN_EXACT) {
+        hark_topic *t = hark__topic_find_locked(n, sub->pattern, strlen(sub->pattern));
+        struct hark__snapshot *snap;
+        int rc = hark__snapshot_build(&snap, t, &delta);
+        if (rc != 0)
+            return rc;
+        remove_item(t->exact, &t->exact_count, sub);
+        hark__snapshot_publish(t, snap);
+    } else {
+        struct pending *p = hark__calloc(n->topic_count + 1, sizeof *p);
+        if (!p)
+            return HARK_ENOMEM;
+        size_t count = 0;
+        int rc = 0;
+        for (size_t i = 0; i < n->topic_count && rc == 0; i++) {
+            hark_topic *t = n->topics[i];
+            if (!contains(t->patterns, t->pattern_count, sub))
+                continue;
+            rc = hark__snapshot_build(&p[count].snap, t, &delta);
+            if (rc == 0)
+                p[count++].topic = t;
+        }
+        if (rc != 0) {
+            discard_pending(p, count);
+            return rc;
+        }
+        for (size_t i = 0; i < count; i++) {
+            remove_item(p[i].topic->patterns, &p[i].topic->pattern_count, sub);
+            hark__snapshot_publish(p[i].topic, p[i].snap);
+        }
+        hark__free(p);
+        remove_item(n->patterns, &n->pattern_count, sub);
+    }
+    retire_sub(n, sub);
+    return 0;
+}
+
+int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)
+{
+    if (!n)
+        return HARK_EINVAL;
+    int rc = hark__lock(n);
+    if (rc != 0)
+        return rc;
+    hark__sub *sub = find_sub(n, id);
+    rc = sub ? remove_sub(n, sub) : HARK_ENOENT;
+    hark__unlock(n);
+    hark__epoch_poll();
+    return rc;
+}
+
+/* Locking: notifier lock. */
+static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t length)
+{
+    /* Regex subscriptions that match the name and will exclude it from now on. */
+    size_t regex_count = 0;
+    for (size_t i = 0; i < n->pattern_count; i++)
+        if (n->patterns[i]->pattern_kind == HARK_PATTERN_REGEX && hark__sub_matches(n->patterns[i], name))
+            regex_count++;
+    char **copies = hark__calloc(regex_count + 1, sizeof *copies);
+    if (!copies)
+        return HARK_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0, c = 0; i < n->pattern_count && rc == 0; i++) {
+        hark__sub *s = n->patterns[i];
+        if (s->pattern_kind != HARK_PATTERN_REGEX || !hark__sub_matches(s, name))
+            continue;
+        size_t capacity = s->exclusion_count; /* exact fit: exclusions are rare */
+        copies[c] = hark__strndup(name, length);
+        if (!copies[c])
+            rc = HARK_ENOMEM;
+        else
+            rc = reserve(&s->exclusions, &capacity, s->exclusion_count + 1);
+        c++;
+    }
+    hark_topic *t = hark__topic_find_locked(n, name, length);
+    struct hark__snapshot *snap = NULL;
+    if (rc == 0 && t) {
+        struct hark__delta delta = {.drop_exact = true, .drop_regex = true};
+        rc = hark__snapshot_build(&snap, t, &delta);
+    }
+    if (rc != 0) {
+        for (size_t c = 0; c < regex_count; c++)
+            hark__free(copies[c]);
+        hark__free(copies);
+        return rc;
+    }
+    for (size_t i = 0, c = 0; i < n->pattern_count; i++) {
+        hark__sub *s = n->patterns[i];
+        if (s->pattern_kind == HARK_PATTERN_REGEX && hark__sub_matches(s, name))
+            s->exclusions[s->exclusion_count++] = copies[c++];
+    }
+    hark__free(copies);
+    if (!t)
+        return 0;
+    int removed = (int)t->exact_count;
+    for (size_t i = 0; i < t->exact_count; i++)
+        retire_sub(n, t->exact[i]);
+    t->exact_count = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < t->pattern_count; i++)
+        if (t->patterns[i]->pattern_kind != HARK_PATTERN_REGEX)
+            t->patterns[kept++] = t->patterns[i];
+    t->pattern_count = kept;
+    hark__snapshot_publish(t, snap);
+    return removed;
+}
+
+int hark_unsubscribe_name(hark_notifier *n, const char *name)
+{
+    size_t length;
+    if (!n)
+        return HARK_EINVAL;
+    int rc = hark__check_name(name, &length);
+    if (rc != 0)
+        return rc;
+    if ((rc = hark__lock(n)) != 0)
+        return rc;
+    rc = unsubscribe_name_locked(n, name, length);
+    hark__unlock(n);
+    hark__epoch_poll();
+    return rc;
+}
+
+int hark__unsubscribe_all_locked(hark_notifier *n)
+{
+    for (size_t i = 0; i < n->topic_count; i++) {
+        hark_topic *t = n->topics[i];
+        t->exact_count = 0;
+        t->pattern_count = 0;
+        hark__snapshot_publish(t, NULL);
+    }
+    n->pattern_count = 0;
+    while (n->subs)
+        retire_sub(n, n->subs);
+    return 0;
+}
+
+int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *name)
+{
+    if (!n || !name)
+        return HARK_EINVAL;
+    int rc = hark__lock(n);
+    if (rc != 0)
+        return rc;
+    hark__sub *sub = find_sub(n, id);
+    rc = sub ? hark__sub_matches(sub, name) : HARK_ENOENT;
+    hark__unlock(n);
+    return rc;
+}
+
+int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts, int (*body)(void *data),
+                    void *data)
+{
+    hark_subscription_id id;
+    int rc = hark_subscribe(&id, n, opts);
+    if (rc != 0)
+        return rc;
+    rc = body ? body(data) : 0;
+    hark_unsubscribe(n, id);
+    return rc;
+}
+
+hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id) { return find_sub(n, id); }
