@@ -1,0 +1,28 @@
+/* cost.c -- times the statement path of db.c with and without subscribers. */
+#include "cost.h"
+
+#include <time.h>
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double cost_ns_per_statement(demo_db *db, long calls, int runs)
+{
+    double best = -1;
+
+    for (int r = 0; r < runs; r++) {
+        double start = now_ns();
+        for (long i = 0; i < calls; i++)
+            db_run_empty(db, "User Load",
+                         "SELECT id, name, email, orders_count FROM users WHERE id = ?",
+                         DB_ARGS(DB_INT(i)));
+        double ns = (now_ns() - start) / (double)calls;
+        if (best < 0 || ns < best)
+            best = ns;
+    }
+    return best;
+}

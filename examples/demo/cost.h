@@ -1,0 +1,14 @@
+/* cost.h -- measures what hark adds to one statement of the demo. */
+#ifndef DEMO_COST_H
+#define DEMO_COST_H
+
+#include "db.h"
+
+/*
+ * Nanoseconds per call of the demo's statement path with SQLite's work left out
+ * (db_run_empty(): the hark guard, payload, handle and whatever subscribers are
+ * attached right now), best of `runs` timings of `calls` calls each.
+ */
+double cost_ns_per_statement(demo_db *db, long calls, int runs);
+
+#endif /* DEMO_COST_H */

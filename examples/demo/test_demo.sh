@@ -1,0 +1,51 @@
+#!/bin/sh
+# CTest: runs the demo in memory with a few requests and checks what it printed;
+# then checks that bad options and an unwritable database exit with status 2.
+demo=$1
+out=$(mktemp) || exit 1
+trap 'rm -f "$out"' EXIT
+fail() { echo "FAIL: $*"; echo "--- demo output:"; cat "$out"; exit 1; }
+
+"$demo" --memory --requests 5 --no-color >"$out" 2>&1 || fail "exit status $? (want 0)"
+
+# The SQL lines ("  User Load (0.02ms)  SELECT ...") of each part of the output.
+sql_lines() { awk -v from="$1" -v to="$2" 'index($0, from) { on = 1 } index($0, to) { on = 0 }
+              on && /^  [A-Za-z ]+ \([0-9.]+ms\)  [A-Z]/' "$out"; }
+phase1=$(sql_lines "== Phase 1" "== Phase 2" | wc -l)
+phase2=$(sql_lines "== Phase 2" "== What instrumenting" | wc -l)
+[ "$phase1" -ge 20 ] || fail "phase 1 printed $phase1 SQL lines, want at least 20"
+[ "$phase2" -eq 0 ] || fail "phase 2 printed $phase2 SQL lines, want none"
+sql_lines "== Phase 1" "== Phase 2" | grep -q "SELECT .*FROM users WHERE id = ?" ||
+    fail "no indexed SELECT logged in phase 1"
+sql_lines "== Phase 1" "== Phase 2" | grep -q "SQLiteError: UNIQUE constraint failed" ||
+    fail "the failing INSERT did not log its error"
+grep -q "^Completed show_user #3" "$out" || fail "no request line"
+[ "$(grep -c '^Failed signup' "$out")" -eq 2 ] || fail "want the failed signup in both phases"
+grep -q "no subscribers at all .* ns$" "$out" || fail "no cost line for 'no subscribers'"
+grep -q "log subscriber silenced .* ns$" "$out" || fail "no cost line for 'silenced'"
+grep -Eq "^  event +count +total ms +mean ms +p50 ms +p95 ms +p99 ms$" "$out" ||
+    fail "no metrics table header"
+grep -Eq "^  sql\.sqlite +[0-9]+ " "$out" || fail "no sql.sqlite row in the metrics table"
+grep -Eq "^  request\.demo +[0-9]+ " "$out" || fail "no request.demo row in the metrics table"
+
+# Bad input: exit status 2, a message on stderr, nothing on stdout, no file created.
+expect2() { # description, arguments...
+    what=$1; shift
+    "$demo" "$@" >"$out" 2>"$out.err"; status=$?
+    [ "$status" -eq 2 ] || { cat "$out.err" >>"$out"; rm -f "$out.err"; fail "$what: status $status, want 2"; }
+    [ -s "$out.err" ] || { rm -f "$out.err"; fail "$what: no message on stderr"; }
+    [ -s "$out" ] && { rm -f "$out.err"; fail "$what: printed to stdout"; }
+    rm -f "$out.err"
+}
+expect2 "unknown flag" --no-such-flag
+expect2 "bad request count" --requests 0
+expect2 "non-numeric request count" -n many
+expect2 "unknown level" --log-level loud
+expect2 "missing value" --database
+expect2 "stray argument" extra
+dir=$(mktemp -d) || exit 1
+expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
+[ -z "$(ls -A "$dir")" ] || fail "the failed open left files behind: $(ls -A "$dir")"
+rmdir "$dir"
+"$demo" --help | grep -q "^usage:" || fail "--help printed no usage"
+echo "demo output checks passed"
