@@ -54,6 +54,23 @@ static unsigned group_order(hark_kind order[HARK_KIND_COUNT], hark__sub **list, 
     return kinds;
 }
 
+/*
+ * A cached subscription's answer for the topic: the one already in the current
+ * snapshot when it is there (rebuilding for someone else's change is no reason to
+ * ask again), else asked now. Locking: notifier lock.
+ */
+static unsigned char cached_answer(const hark_topic *t, hark__sub *s)
+{
+    const struct hark__snapshot *old = atomic_load_explicit(&t->snap, memory_order_relaxed);
+    for (uint32_t i = 0; old && i < old->entry_count; i++)
+        if (old->entries[i].sub == s)
+            return atomic_load_explicit(&old->entries[i].cached_silenced, memory_order_relaxed);
+    hark__callback_enter();
+    bool silenced = s->silenced(t->name, s->data);
+    hark__callback_leave();
+    return silenced ? 1 : 0;
+}
+
 int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                          const struct hark__delta *d)
 {
@@ -91,7 +108,7 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                 if (pass == 1)
                     entry->silence_bit = (uint16_t)snap->silenceable_count++;
                 if (s->silence == HARK_SILENCE_CACHED)
-                    atomic_init(&entry->cached_silenced, s->silenced(t->name, s->data) ? 1 : 0);
+                    atomic_init(&entry->cached_silenced, cached_answer(t, s));
                 if (s->kind == HARK_KIND_EVENT && s->want_cpu)
                     snap->need_cpu = true;
             }
