@@ -22,14 +22,6 @@ static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static bool use_membarrier;
 
-#if defined(__SANITIZE_THREAD__)
-#define HARK_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HARK_TSAN 1
-#endif
-#endif
-
 static void reader_exit_thread(void *arg);
 
 static void setup(void)
@@ -49,7 +41,7 @@ static void barrier_all_threads(void)
 {
     if (use_membarrier)
         syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-    atomic_thread_fence(memory_order_seq_cst);
+    hark__full_fence();
 }
 
 void hark__reader_register(void)
@@ -95,7 +87,7 @@ static bool bank_drained(unsigned bank)
     unsigned long unlocks = exited_unlock[bank];
     for (struct hark__reader *r = readers; r; r = r->next)
         unlocks += atomic_load_explicit(&r->unlock[bank], memory_order_acquire);
-    atomic_thread_fence(memory_order_seq_cst);
+    hark__full_fence();
     unsigned long locks = exited_lock[bank];
     for (struct hark__reader *r = readers; r; r = r->next)
         locks += atomic_load_explicit(&r->lock[bank], memory_order_acquire);

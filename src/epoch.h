@@ -30,6 +30,29 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#if defined(__SANITIZE_THREAD__)
+#define HARK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HARK_TSAN 1
+#endif
+#endif
+
+/*
+ * A full memory barrier. ThreadSanitizer does not support fences, so under it a
+ * sequentially consistent exchange on a thread-private word does the same job
+ * (a locked instruction is a full barrier on x86 as well).
+ */
+#ifdef HARK_TSAN
+#define hark__full_fence()                                                              \
+    do {                                                                                \
+        static _Thread_local atomic_int hark_fence_word_;                               \
+        atomic_exchange_explicit(&hark_fence_word_, 0, memory_order_seq_cst);           \
+    } while (0)
+#else
+#define hark__full_fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
 struct hark__reader {
     atomic_ulong lock[2];
     atomic_ulong unlock[2];
@@ -59,8 +82,8 @@ static inline unsigned hark__read_enter(void)
     self->open++;
     /* Orders the counter store before the snapshot load; pairs with the writer's
      * membarrier() in bank_drained(), or is a real fence without membarrier. */
-    if (__builtin_expect(hark__reader_needs_fence, 0))
-        atomic_thread_fence(memory_order_seq_cst);
+    if (__builtin_expect(__atomic_load_n(&hark__reader_needs_fence, __ATOMIC_RELAXED), 0))
+        hark__full_fence();
     else
         atomic_signal_fence(memory_order_seq_cst);
     return bank;
