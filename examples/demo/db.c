@@ -51,7 +51,7 @@ static void execute(sqlite3 *s, const char *sql, const db_value *args, int nargs
 static void format_binds(char *buf, size_t size, const db_value *args, int nargs)
 {
     size_t used = 0;
-    enum { SHOWN = 4 };
+    enum { SHOWN = 3 };
 
     buf[0] = '\0';
     for (int i = 0; i < nargs && i < SHOWN && used < size; i++) {
@@ -70,8 +70,10 @@ static void format_binds(char *buf, size_t size, const db_value *args, int nargs
 static int64_t run(demo_db *db, const char *name, const char *sql, const db_value *args,
                    int nargs, bool work)
 {
-    outcome o = {SQLITE_OK, 0, 0, 0, ""};
+    outcome o; /* only rc and rows are read unless execute() filled it */
 
+    o.rc = SQLITE_OK;
+    o.rows = 0;
     db->statements++;
     /* The fast path: nobody listens (or every listener is silenced). One load, one branch. */
     if (!hark_enabled(db->sql_topic)) {
@@ -100,7 +102,7 @@ static int64_t run(demo_db *db, const char *name, const char *sql, const db_valu
         (void)hark_handle_finish(&h); /* clocks stop, subscribers get the event */
     }
     if (o.rc != SQLITE_OK) {
-        memcpy(db->last_error, o.error, sizeof db->last_error);
+        snprintf(db->last_error, sizeof db->last_error, "%s", o.error);
         return -1;
     }
     return o.rows;
@@ -134,9 +136,19 @@ int db_open(demo_db *db, const char *path, char *err, size_t errlen)
     struct stat sb;
     bool memory = strcmp(path, ":memory:") == 0;
     bool existed = memory || stat(path, &sb) == 0;
+    const char *slash;
     int rc;
 
     memset(db, 0, sizeof *db);
+    slash = strrchr(path, '/');
+    if (!memory && slash && slash != path) { /* clearer than SQLite's message */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        if (stat(dir, &sb) != 0) {
+            snprintf(err, errlen, "cannot write database \"%s\": no directory \"%s\"", path, dir);
+            return -1;
+        }
+    }
     rc = hark_topic_get(&db->sql_topic, hark_default(), "sql.sqlite");
     if (rc != 0) {
         snprintf(err, errlen, "hark: %s", hark_strerror(rc));

@@ -44,20 +44,24 @@ const char *log_level_name(int level)
 
 static const char *paint(const char *colour) { return L.colour ? colour : ""; }
 
-/* Rails' colours for SQL: by what the statement does. */
+/* Rails' colours for SQL, by what the statement does. */
 static const char *sql_colour(const char *sql)
 {
-    if (strncasecmp(sql, "SELECT", 6) == 0)
-        return BLUE;
-    if (strncasecmp(sql, "INSERT", 6) == 0)
-        return GREEN;
-    if (strncasecmp(sql, "UPDATE", 6) == 0)
-        return YELLOW;
-    if (strncasecmp(sql, "DELETE", 6) == 0 || strncasecmp(sql, "ROLLBACK", 8) == 0)
-        return RED;
-    if (strncasecmp(sql, "BEGIN", 5) == 0 || strncasecmp(sql, "COMMIT", 6) == 0)
-        return CYAN;
+    static const struct {
+        const char *verb, *colour;
+    } verbs[] = {{"SELECT", BLUE},  {"INSERT", GREEN},   {"UPDATE", YELLOW}, {"DELETE", RED},
+                 {"BEGIN", CYAN},   {"COMMIT", CYAN},    {"ROLLBACK", RED}};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strncasecmp(sql, verbs[i].verb, strlen(verbs[i].verb)) == 0)
+            return verbs[i].colour;
     return MAGENTA;
+}
+
+/* Whether "rows" means something for this statement: queries and data changes. */
+static bool has_rows(const char *sql)
+{
+    return strncasecmp(sql, "SELECT", 6) == 0 || strncasecmp(sql, "INSERT", 6) == 0 ||
+           strncasecmp(sql, "UPDATE", 6) == 0 || strncasecmp(sql, "DELETE", 6) == 0;
 }
 
 static const char *str_field(hark_payload *p, const char *key, const char *fallback)
@@ -66,10 +70,11 @@ static const char *str_field(hark_payload *p, const char *key, const char *fallb
     return hark_payload_get_str(p, key, &s) == 0 && s ? s : fallback;
 }
 
-/* "  User Load (0.02ms)  SELECT ...  [42]  -> 1 row, full scan (999 steps)" */
+/* "  User Load (0.013ms)  SELECT ...  [42]  -> 1 row, full table scan" */
 static int on_sql(const char *name, double start, double finish, const char *id,
                   hark_payload *p, void *data)
 {
+    enum { SQL_SHOWN = 72 }; /* longer statements are cut, as multi-row INSERTs would be */
     const char *sql = str_field(p, "sql", "");
     const char *binds = str_field(p, "binds", "");
     const hark_field *error = hark_payload_get(p, "exception");
@@ -79,20 +84,21 @@ static int on_sql(const char *name, double start, double finish, const char *id,
 
     hark_payload_get_int(p, "rows", &rows);
     hark_payload_get_int(p, "full_scan", &full_scan);
-    fprintf(L.out, "  %s%s (%.2fms)%s  %s%.*s%s%s%s%s", paint(BOLD CYAN),
+    fprintf(L.out, "  %s%s (%.3fms)%s  %s%.*s%s%s%s%s", paint(BOLD CYAN),
             str_field(p, "name", "SQL"), (finish - start) * 1e3, paint(RESET),
-            paint(sql_colour(sql)), len > 90 ? 86 : len, sql, len > 90 ? " ..." : "",
-            paint(RESET), *binds ? "  " : "", binds);
+            paint(sql_colour(sql)), len > SQL_SHOWN ? SQL_SHOWN - 4 : len, sql,
+            len > SQL_SHOWN ? " ..." : "", paint(RESET), *binds ? "  " : "", binds);
     if (error && error->type == HARK_TYPE_ERROR)
-        fprintf(L.out, "  %s%s: %s%s\n", paint(BOLD RED), error->as.error.type,
+        fprintf(L.out, "  %s%s: %s%s", paint(BOLD RED), error->as.error.type,
                 error->as.error.message, paint(RESET));
-    else
-        fprintf(L.out, "  -> %lld row%s%s\n", (long long)rows, rows == 1 ? "" : "s",
+    else if (has_rows(sql))
+        fprintf(L.out, "  -> %lld row%s%s", (long long)rows, rows == 1 ? "" : "s",
                 full_scan ? ", full table scan" : "");
+    fputc('\n', L.out);
     return 0;
 }
 
-/* "Completed show_user #1 in 0.08ms (2 statements)" */
+/* "Completed show_user #1 in 0.081ms (2 statements)" */
 static int on_request(const char *name, double start, double finish, const char *id,
                       hark_payload *p, void *data)
 {
@@ -102,9 +108,9 @@ static int on_request(const char *name, double start, double finish, const char 
 
     hark_payload_get_int(p, "number", &number);
     hark_payload_get_int(p, "statements", &statements);
-    fprintf(L.out, "%s %s #%lld in %.2fms (%lld statements)", error ? "Failed" : "Completed",
+    fprintf(L.out, "%s %s #%lld in %.3fms (%lld statement%s)", error ? "Failed" : "Completed",
             str_field(p, "request", "?"), (long long)number, (finish - start) * 1e3,
-            (long long)statements);
+            (long long)statements, statements == 1 ? "" : "s");
     if (error && error->type == HARK_TYPE_ERROR)
         fprintf(L.out, ": %s%s%s", paint(RED), error->as.error.message, paint(RESET));
     fputs("\n\n", L.out);

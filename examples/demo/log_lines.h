@@ -1,8 +1,8 @@
 /*
  * log_lines.h -- the demo's log subscriber: Rails-like lines for its events.
  *
- *   sql.sqlite    at DEBUG:  "  User Load (0.02ms)  SELECT ... WHERE id = ?  [42]  -> 1 row"
- *   request.demo  at INFO:   "Completed show_user #1 in 0.08ms (2 statements)"
+ *   sql.sqlite    at DEBUG:  "  User Load (0.013ms)  SELECT ... WHERE id = ?  [42]  -> 1 row"
+ *   request.demo  at INFO:   "Completed show_user #1 in 0.081ms (2 statements)"
  *
  * Its subscriptions are silenced by the logger's level: raise the level to INFO and
  * the SQL subscription is skipped without being called, at no per-event cost.

@@ -55,27 +55,24 @@ int metrics_attach(void)
 
 void metrics_detach(void) { hark_unsubscribe(hark_default(), sub); }
 
-double metrics_mean_ms(const char *name)
-{
-    series *s = find(name, 0);
-    double total = 0;
-
-    for (size_t i = 0; s && i < s->n; i++)
-        total += s->ms[i];
-    return s && s->n ? total / (double)s->n : 0;
-}
-
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile of sorted values. */
-static double percentile(const series *s, size_t p)
+/* Nearest-rank percentile: sorts the values, then takes the ceil(p% of n)-th. */
+static double percentile(series *s, size_t p)
 {
-    size_t rank = (p * s->n + 99) / 100; /* ceil(p% of n) */
+    size_t rank = (p * s->n + 99) / 100;
+    qsort(s->ms, s->n, sizeof *s->ms, by_value);
     return s->ms[rank ? rank - 1 : 0];
+}
+
+double metrics_percentile_ms(const char *name, unsigned p)
+{
+    series *s = find(name, 0);
+    return s && s->n ? percentile(s, p) : 0;
 }
 
 void metrics_print(FILE *out)
@@ -88,7 +85,6 @@ void metrics_print(FILE *out)
 
         if (s->n == 0)
             continue;
-        qsort(s->ms, s->n, sizeof *s->ms, by_value);
         for (size_t k = 0; k < s->n; k++)
             total += s->ms[k];
         fprintf(out, "  %-14s %7zu %11.3f %10.4f %10.4f %10.4f %10.4f\n", s->name, s->n, total,

@@ -11,8 +11,8 @@
 int metrics_attach(void);
 /* Unsubscribes; the numbers gathered so far stay until metrics_free(). */
 void metrics_detach(void);
-/* Mean duration in ms of the events named `name` so far (0 when none). */
-double metrics_mean_ms(const char *name);
+/* The p-th percentile (0-100) of the durations of `name` so far, in ms (0 when none). */
+double metrics_percentile_ms(const char *name, unsigned p);
 void metrics_print(FILE *out);
 void metrics_free(void);
 
