@@ -1,0 +1,436 @@
+/*
+ * bench/report.c -- reads the TSV rows written by hark_bench (and the ruby rows that
+ * bench/run.sh converts to the same shape), prints the results table with ratios to
+ * each case's baseline, checks the budgets of the benchmark issue and prints one
+ * PASS/MISS/SKIP line per budget, and writes the JSON files.
+ *
+ *   hark_bench_report [--json FILE] [--budgets FILE] [--markdown] ROWS.tsv...
+ *
+ * Every ratio is taken between rows of the same run; the verdicts use medians, and
+ * the ratio of minima is shown beside them. The exit status is 0 whatever the
+ * verdicts: a budget is reported, never enforced on the build.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 256
+#define SHARED_SUFFIX "@shared"
+
+typedef struct row {
+    char name[128], kind[16], status[8], linkage[32], note[256], extras[512];
+    double ns_min, ns_median, allocs; /* allocs < 0: not measured */
+    long long iters;
+    int reps, threads, has_ns;
+} row;
+
+static row rows[MAX_ROWS];
+static int nrows;
+
+static row *find(const char *name)
+{
+    for (int i = 0; i < nrows; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            return rows[i].has_ns ? &rows[i] : NULL;
+    return NULL;
+}
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void read_rows(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        return;
+    }
+    char line[4096];
+    while (fgets(line, sizeof line, f) && nrows < MAX_ROWS) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '\0' || line[0] == '#')
+            continue;
+        char *field[12] = {0};
+        char *p = line;
+        for (int i = 0; i < 12 && p; i++)
+            field[i] = strsep(&p, "\t");
+        if (field[0] == NULL || field[0][0] == '\0')
+            continue;
+        row *r = &rows[nrows];
+        /* A later row of the same name (a re-run) replaces the earlier one. */
+        for (int i = 0; i < nrows; i++)
+            if (strcmp(rows[i].name, field[0]) == 0)
+                r = &rows[i];
+        if (r == &rows[nrows])
+            nrows++;
+        memset(r, 0, sizeof *r);
+        copy(r->name, sizeof r->name, field[0]);
+        copy(r->kind, sizeof r->kind, field[1]);
+        copy(r->status, sizeof r->status, field[2]);
+        r->has_ns = field[3] && field[3][0] && field[4] && field[4][0] &&
+                    strcmp(r->status, "skip") != 0;
+        r->ns_min = r->has_ns ? strtod(field[3], NULL) : NAN;
+        r->ns_median = r->has_ns ? strtod(field[4], NULL) : NAN;
+        r->allocs = field[5] && field[5][0] ? strtod(field[5], NULL) : -1;
+        r->iters = field[6] && field[6][0] ? atoll(field[6]) : 0;
+        r->reps = field[7] && field[7][0] ? atoi(field[7]) : 0;
+        r->threads = field[8] && field[8][0] ? atoi(field[8]) : 0;
+        copy(r->linkage, sizeof r->linkage, field[9]);
+        copy(r->note, sizeof r->note, field[10]);
+        copy(r->extras, sizeof r->extras, field[11]);
+    }
+    fclose(f);
+}
+
+/* The row a case is compared with in the table's ratio column. */
+static const char *reference(const char *name)
+{
+    static const struct {
+        const char *c, *ref;
+    } refs[] = {
+        {"baseline/flag_guard", "baseline/empty_loop"},
+        {"hark/unsubscribed", "baseline/flag_guard"},
+        {"hark/silenced", "hark/unsubscribed"},
+        {"hark/silenced_dynamic", "hark/unsubscribed"},
+        {"hark/logsub_sql_silenced", "hark/unsubscribed"},
+        {"hark/by_name_unsubscribed", "baseline/flag_guard"},
+        {"hark/by_name_lookup_unsubscribed", "baseline/flag_guard"},
+        {"hark/timed", "baseline/naive_timed10"},
+        {"hark/timed_monotonic", "baseline/naive_timed10"},
+        {"hark/pattern_timed", "baseline/naive_timed10"},
+        {"hark/evented", "baseline/naive_evented10"},
+        {"hark/event_object", "baseline/naive_timed10_cpu"},
+        {"hark/event_object_nocpu", "baseline/naive_timed10"},
+        {"hark/timed_2threads", "baseline/naive_timed10_2threads"},
+        {"hark/logsub_sql_active", "baseline/fprintf_devnull"},
+    };
+    char base[128];
+    copy(base, sizeof base, name);
+    char *at = strstr(base, SHARED_SUFFIX);
+    if (at)
+        *at = '\0';
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
+        if (strcmp(refs[i].c, base) == 0)
+            return refs[i].ref;
+    return NULL;
+}
+
+/* ---- budgets ----------------------------------------------------------------------- */
+
+enum { AT_MOST, AT_LEAST_FASTER };
+
+typedef struct budget {
+    const char *lhs, *rhs;
+    double limit;
+    int type; /* AT_MOST: lhs/rhs <= limit; AT_LEAST_FASTER: rhs/lhs >= limit */
+} budget;
+
+static const budget budgets[] = {
+    {"hark/unsubscribed", "baseline/flag_guard", 1.5, AT_MOST},
+    {"hark/silenced", "hark/unsubscribed", 1.2, AT_MOST},
+    {"hark/logsub_sql_silenced", "hark/unsubscribed", 1.2, AT_MOST},
+    {"hark/by_name_unsubscribed", "baseline/flag_guard", 3.0, AT_MOST},
+    {"hark/timed", "baseline/naive_timed10", 1.15, AT_MOST},
+    {"hark/timed_monotonic", "baseline/naive_timed10", 1.15, AT_MOST},
+    {"hark/evented", "baseline/naive_evented10", 1.15, AT_MOST},
+    {"hark/event_object", "baseline/naive_timed10_cpu", 1.15, AT_MOST},
+    {"hark/timed_2threads", "baseline/naive_timed10_2threads", 1.2, AT_MOST},
+    {"hark/logsub_sql_active", "baseline/fprintf_devnull", 2.0, AT_MOST},
+    {"hark/timed", "ruby/timed", 50, AT_LEAST_FASTER},
+    {"hark/silenced", "ruby/silenced", 500, AT_LEAST_FASTER},
+};
+
+typedef struct verdict {
+    char what[160], verdict[8];
+    double ratio, ratio_min;
+} verdict;
+
+static verdict verdicts[128];
+static int nverdicts, npass, nmiss, nskip;
+
+static void record(const char *what, const char *v, double ratio, double ratio_min,
+                   const char *detail)
+{
+    printf("%-4s  %-58s %s\n", v, what, detail);
+    if (nverdicts < (int)(sizeof verdicts / sizeof verdicts[0])) {
+        verdict *x = &verdicts[nverdicts++];
+        copy(x->what, sizeof x->what, what);
+        copy(x->verdict, sizeof x->verdict, v);
+        x->ratio = ratio;
+        x->ratio_min = ratio_min;
+    }
+    if (strcmp(v, "PASS") == 0)
+        npass++;
+    else if (strcmp(v, "MISS") == 0)
+        nmiss++;
+    else
+        nskip++;
+}
+
+static void check_budget(const budget *bg, const char *lhs_name, const char *rhs_name)
+{
+    char what[160], detail[160];
+    row *l = find(lhs_name), *r = find(rhs_name);
+    if (bg->type == AT_MOST)
+        snprintf(what, sizeof what, "%s <= %.2fx %s", lhs_name, bg->limit, rhs_name);
+    else
+        snprintf(what, sizeof what, "%s >= %.0fx faster than %s", lhs_name, bg->limit, rhs_name);
+    if (l == NULL || r == NULL) {
+        snprintf(detail, sizeof detail, "(no figures for %s)", l == NULL ? lhs_name : rhs_name);
+        record(what, "SKIP", NAN, NAN, detail);
+        return;
+    }
+    double ratio, ratio_min;
+    int ok;
+    if (bg->type == AT_MOST) {
+        ratio = l->ns_median / r->ns_median;
+        ratio_min = l->ns_min / r->ns_min;
+        ok = ratio <= bg->limit;
+        snprintf(detail, sizeof detail, "%.2fx (min/min %.2fx; %.2f vs %.2f ns)", ratio,
+                 ratio_min, l->ns_median, r->ns_median);
+    } else {
+        ratio = r->ns_median / l->ns_median;
+        ratio_min = r->ns_min / l->ns_min;
+        ok = ratio >= bg->limit;
+        snprintf(detail, sizeof detail, "%.0fx faster (%.2f vs %.1f ns)", ratio, l->ns_median,
+                 r->ns_median);
+    }
+    record(what, ok ? "PASS" : "MISS", ratio, ratio_min, detail);
+}
+
+static void check_budgets(void)
+{
+    printf("\n== budgets (verdict on the median ratio; the bench never fails the build) ==\n");
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
+        check_budget(&budgets[i], budgets[i].lhs, budgets[i].rhs);
+    /* The same budgets against the shared library, where those rows exist. */
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        char lhs[128], rhs[128];
+        snprintf(lhs, sizeof lhs, "%s%s", budgets[i].lhs, SHARED_SUFFIX);
+        if (find(lhs) == NULL)
+            continue;
+        snprintf(rhs, sizeof rhs, "%s%s", budgets[i].rhs, SHARED_SUFFIX);
+        if (find(rhs) == NULL)
+            copy(rhs, sizeof rhs, budgets[i].rhs);
+        check_budget(&budgets[i], lhs, rhs);
+    }
+    /* No heap allocation on any instrument path. */
+    for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        if (strcmp(r->kind, "instrument") != 0)
+            continue;
+        char what[160], detail[64];
+        snprintf(what, sizeof what, "%s allocs_per_op == 0", r->name);
+        if (!r->has_ns || r->allocs < 0) {
+            record(what, "SKIP", NAN, NAN, "(not measured)");
+            continue;
+        }
+        snprintf(detail, sizeof detail, "%.4f allocs/op", r->allocs);
+        record(what, r->allocs == 0 ? "PASS" : "MISS", r->allocs, r->allocs, detail);
+    }
+    printf("%d PASS, %d MISS, %d SKIP\n", npass, nmiss, nskip);
+}
+
+/* ---- table ---------------------------------------------------------------------------- */
+
+static void ratio_text(const row *r, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!r->has_ns)
+        return;
+    if (strncmp(r->name, "ruby/", 5) == 0) {
+        char hark[128];
+        snprintf(hark, sizeof hark, "hark/%s", r->name + 5);
+        const row *h = find(hark);
+        if (h)
+            snprintf(out, cap, "%s is %.0fx faster", hark, r->ns_median / h->ns_median);
+        return;
+    }
+    const char *ref = reference(r->name);
+    if (ref == NULL)
+        return;
+    char shared_ref[160];
+    snprintf(shared_ref, sizeof shared_ref, "%s%s", ref, SHARED_SUFFIX);
+    const row *b = strstr(r->name, SHARED_SUFFIX) && find(shared_ref) ? find(shared_ref) : find(ref);
+    if (b)
+        snprintf(out, cap, "%.2fx %s", r->ns_median / b->ns_median, b->name);
+}
+
+static void print_table(int markdown)
+{
+    char ratio[200];
+    if (markdown) {
+        printf("| case | min ns | median ns | allocs/op | ratio (median) |\n");
+        printf("|---|---:|---:|---:|---|\n");
+    } else {
+        printf("== results (ns per operation: min and median of the repeated runs) ==\n");
+        printf("%-40s %10s %10s %9s  %s\n", "case", "min", "median", "allocs/op", "ratio (median)");
+    }
+    for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        char allocs[32] = "-";
+        if (r->allocs >= 0 && r->has_ns && strcmp(r->kind, "baseline") != 0)
+            snprintf(allocs, sizeof allocs, "%.3f", r->allocs);
+        ratio_text(r, ratio, sizeof ratio);
+        if (!r->has_ns) {
+            if (markdown)
+                printf("| `%s` | | | | %s |\n", r->name, r->note);
+            else
+                printf("%-40s %s\n", r->name, r->note[0] ? r->note : "no figures");
+            continue;
+        }
+        if (markdown) {
+            printf("| `%s` | %.2f | %.2f | %s | %s |\n", r->name, r->ns_min, r->ns_median, allocs,
+                   ratio);
+        } else {
+            printf("%-40s %10.2f %10.2f %9s  %s\n", r->name, r->ns_min, r->ns_median, allocs, ratio);
+            if (strcmp(r->status, "fail") == 0 || r->extras[0])
+                printf("%-40s   %s%s%s\n", "", r->note, r->note[0] && r->extras[0] ? "  " : "",
+                       r->extras);
+        }
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fprintf(f, "null");
+}
+
+static void write_results_json(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        return;
+    }
+    int first = 1;
+    fprintf(f, "[\n");
+    for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        if (!r->has_ns)
+            continue; /* skipped cases have no figures; the table lists them */
+        fprintf(f, "%s  {\"case\": ", first ? "" : ",\n");
+        first = 0;
+        json_string(f, r->name);
+        fprintf(f, ", \"kind\": ");
+        json_string(f, r->kind);
+        fprintf(f, ", \"status\": ");
+        json_string(f, r->status);
+        fprintf(f, ", \"ns_min\": ");
+        json_number(f, r->ns_min);
+        fprintf(f, ", \"ns_median\": ");
+        json_number(f, r->ns_median);
+        if (strncmp(r->name, "hark/", 5) == 0 && r->allocs >= 0) {
+            fprintf(f, ", \"allocs_per_op\": ");
+            json_number(f, r->allocs);
+        }
+        if (r->iters) {
+            fprintf(f, ", \"iterations\": %lld, \"repeats\": %d, \"threads\": %d", r->iters,
+                    r->reps, r->threads);
+        }
+        fprintf(f, ", \"linkage\": ");
+        json_string(f, r->linkage);
+        if (r->note[0]) {
+            fprintf(f, ", \"note\": ");
+            json_string(f, r->note);
+        }
+        char extras[512];
+        copy(extras, sizeof extras, r->extras);
+        for (char *p = extras, *kv; (kv = strsep(&p, ";")) != NULL;) {
+            char *eq = strchr(kv, '=');
+            if (eq == NULL)
+                continue;
+            *eq = '\0';
+            fprintf(f, ", ");
+            json_string(f, kv);
+            fprintf(f, ": ");
+            json_number(f, strtod(eq + 1, NULL));
+        }
+        const char *ref = reference(r->name);
+        const row *b = ref ? find(ref) : NULL;
+        if (b) {
+            fprintf(f, ", \"baseline\": ");
+            json_string(f, b->name);
+            fprintf(f, ", \"ratio_median\": ");
+            json_number(f, r->ns_median / b->ns_median);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n]\n");
+    fclose(f);
+}
+
+static void write_budgets_json(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        perror(path);
+        return;
+    }
+    fprintf(f, "[\n");
+    for (int i = 0; i < nverdicts; i++) {
+        fprintf(f, "%s  {\"budget\": ", i ? ",\n" : "");
+        json_string(f, verdicts[i].what);
+        fprintf(f, ", \"verdict\": ");
+        json_string(f, verdicts[i].verdict);
+        fprintf(f, ", \"value\": ");
+        json_number(f, verdicts[i].ratio);
+        fprintf(f, ", \"value_min\": ");
+        json_number(f, verdicts[i].ratio_min);
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n]\n");
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *json = NULL, *budgets_json = NULL;
+    int markdown = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+            json = argv[++i];
+        else if (strcmp(argv[i], "--budgets") == 0 && i + 1 < argc)
+            budgets_json = argv[++i];
+        else if (strcmp(argv[i], "--markdown") == 0)
+            markdown = 1;
+        else
+            read_rows(argv[i]);
+    }
+    if (nrows == 0) {
+        fprintf(stderr, "usage: hark_bench_report [--json F] [--budgets F] [--markdown] ROWS.tsv...\n");
+        return 2;
+    }
+    print_table(markdown);
+    if (!markdown)
+        check_budgets();
+    if (json)
+        write_results_json(json);
+    if (budgets_json)
+        write_budgets_json(budgets_json);
+    return 0;
+}
