@@ -1,0 +1,344 @@
+/*
+ * hark/logger.h -- a small, thread-safe logger with levels, sinks and lazy messages.
+ *
+ * A hark_logger is what log subscribers write to (Ruby's Logger, as Rails uses it):
+ *
+ *     hark_logger *log;
+ *     hark_logger_new_path(&log, "/var/log/app.log");
+ *     hark_logger_set_level(log, HARK_LOG_INFO);
+ *     hark_log(log, HARK_LOG_INFO, "served %s in %.1f ms", path, ms);
+ *     hark_log(log, HARK_LOG_DEBUG, "%s", expensive());   // expensive() still runs:
+ *     HARK_LOG(log, HARK_LOG_DEBUG, "%s", expensive());   // ...but not here
+ *
+ * Levels are those of Ruby's Logger, DEBUG (0) to UNKNOWN (5). A message is written
+ * when its level is at least the logger's effective level for the calling thread:
+ * the logger's level, unless the thread is inside hark_logger_silence_begin() or
+ * hark_logger_log_at_begin() for that logger. Below the level nothing is formatted.
+ *
+ * Every message becomes one line (the default formatter appends '\n' unless the
+ * message ends with one) and reaches the sink in one write, under the logger's
+ * mutex, so lines from concurrent threads never interleave.
+ *
+ * Sinks: a FILE*, a path opened in append mode (and reopened on request, for log
+ * rotation), a file descriptor, syslog, or callbacks of your own.
+ *
+ * Changing a logger's level (or entering silence/log_at on any thread) is pushed to
+ * the log subscribers bound to it (see hark/log_subscriber.h), so that a log
+ * subscriber silenced by its level costs nothing per event.
+ */
+#ifndef HARK_LOGGER_H
+#define HARK_LOGGER_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "hark/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hark_logger hark_logger;
+
+/* Severities, as in Ruby's Logger. */
+typedef enum hark_log_level {
+    HARK_LOG_DEBUG = 0,
+    HARK_LOG_INFO = 1,
+    HARK_LOG_WARN = 2,
+    HARK_LOG_ERROR = 3,
+    HARK_LOG_FATAL = 4,
+    HARK_LOG_UNKNOWN = 5
+} hark_log_level;
+
+/* Number of levels; valid levels are 0 .. HARK_LOG_LEVELS - 1. */
+#define HARK_LOG_LEVELS 6
+
+/*
+ * The upper-case name of a level ("DEBUG" ... "UNKNOWN"), or NULL for a value
+ * outside the enumeration. Thread-safety: safe.
+ */
+HARK_API const char *hark_log_level_name(int level);
+
+/*
+ * Parses a level name, case-insensitively ("debug", "INFO", "warn", ...; "warning"
+ * is accepted for WARN) into *out. Errors: HARK_EINVAL for NULL arguments or an
+ * unknown name (*out is untouched). Thread-safety: safe.
+ */
+HARK_API int hark_log_level_parse(const char *name, hark_log_level *out);
+
+/* ------------------------------------------------------------------------- */
+/* Creating loggers                                                          */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * A logger writing to `fp` with fwrite() (one call per line, under the logger's
+ * mutex); hark_logger_flush() calls fflush(). The stream is borrowed: it must stay
+ * open until the logger is freed, and hark never closes it. Its buffering is yours
+ * to choose (setvbuf).
+ * Errors: HARK_EINVAL (NULL argument), HARK_ENOMEM. Thread-safety: safe.
+ */
+HARK_API int hark_logger_new_file(hark_logger **out, FILE *fp);
+
+/*
+ * A logger appending to the file at `path`, opened (created if needed, mode 0644
+ * before umask) with O_APPEND: each line is one write(2), unbuffered, so nothing
+ * is lost if the process dies. The path is copied; hark_logger_reopen() opens it
+ * again (after logrotate has renamed the file).
+ * Errors: HARK_EINVAL (NULL or empty argument), HARK_EIO (open failed; errno says
+ * why), HARK_ENOMEM. Thread-safety: safe.
+ */
+HARK_API int hark_logger_new_path(hark_logger **out, const char *path);
+
+/*
+ * A logger writing each line to file descriptor `fd` with one write(2) (retried on
+ * EINTR and short writes). When `take_ownership` is true the logger closes `fd` in
+ * hark_logger_free(); otherwise it is borrowed and must stay open until then.
+ * Errors: HARK_EINVAL (NULL out or negative fd), HARK_ENOMEM. Thread-safety: safe.
+ */
+HARK_API int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership);
+
+/*
+ * A logger sending each line to syslog(3), without its trailing newline, with
+ * priority `facility | p` where p maps DEBUG, INFO, WARN, ERROR, FATAL, UNKNOWN to
+ * LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR, LOG_CRIT, LOG_ALERT. When `ident` is
+ * not NULL, openlog(ident, LOG_PID, facility) is called (openlog is process-wide:
+ * the last call wins); the string is copied and kept until the logger is freed.
+ * Errors: HARK_EINVAL (NULL out, or a facility with bits outside LOG_FACMASK),
+ * HARK_ENOMEM. Thread-safety: safe, apart from openlog's process-wide effect.
+ */
+HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility);
+
+/*
+ * The callbacks of a user-defined sink. `write` is required; the others may be NULL.
+ * `line` is `len` bytes, normally ending in '\n', and is NOT NUL-terminated in
+ * general; it is borrowed for the call only. Each callback runs with the logger's
+ * write mutex held, one at a time: it must not log to the same logger.
+ * Return 0, or nonzero for failure (reported as HARK_EIO by the caller).
+ */
+typedef struct hark_log_sink {
+    int (*write)(hark_log_level level, const char *line, size_t len, void *data);
+    int (*flush)(void *data);   /* hark_logger_flush() */
+    int (*reopen)(void *data);  /* hark_logger_reopen() */
+    void (*close)(void *data);  /* once, from hark_logger_free() */
+    void *data;
+} hark_log_sink;
+
+/*
+ * A logger handing each formatted line to `sink` (copied; `sink->data` is passed
+ * back unchanged). Errors: HARK_EINVAL (NULL argument or NULL write), HARK_ENOMEM.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink);
+
+/*
+ * Flushes and frees the logger; closes what it owns (a path's descriptor, an owned
+ * fd, the user sink's `close`). NULL is accepted and ignored.
+ * Errors: HARK_EBUSY when a log subscriber is still bound to the logger, or some
+ * thread is inside silence/log_at for it; nothing is freed then.
+ * Thread-safety: no other thread may use the logger during or after the call.
+ */
+HARK_API int hark_logger_free(hark_logger *logger);
+
+/* ------------------------------------------------------------------------- */
+/* Levels                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Sets the logger's level (default HARK_LOG_DEBUG). Every log subscriber bound to
+ * the logger is told at once, so the very next event, on any thread, logs or is
+ * silenced accordingly.
+ * Errors: HARK_EINVAL (NULL logger or a level outside DEBUG..UNKNOWN).
+ * Thread-safety: safe; must not be called from a silenced() callback.
+ */
+HARK_API int hark_logger_set_level(hark_logger *logger, hark_log_level level);
+
+/* The logger's level, ignoring thread-local overrides; HARK_EINVAL for NULL. Thread-safety: safe. */
+HARK_API int hark_logger_level(const hark_logger *logger);
+
+/*
+ * The calling thread's effective level: its innermost silence/log_at override for
+ * this logger, or else the logger's level. HARK_EINVAL for NULL.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_logger_effective_level(const hark_logger *logger);
+
+/*
+ * Whether a message at `level` would be written from the calling thread (Ruby's
+ * info?, debug?, ...). False for a NULL logger or a level outside the enumeration.
+ * Costs one relaxed load and a compare unless some thread is inside silence/log_at
+ * for this logger. Thread-safety: safe.
+ */
+HARK_API bool hark_logger_enabled(const hark_logger *logger, int level);
+
+/* ------------------------------------------------------------------------- */
+/* Thread-local overrides: silence and log_at                                */
+/* ------------------------------------------------------------------------- */
+
+/* Deepest nesting of silence/log_at overrides per thread, across all loggers. */
+#define HARK_LOG_OVERRIDE_MAX 16
+
+/*
+ * Rails' logger.silence: until the matching hark_logger_override_end(), messages
+ * below `level` are dropped on the calling thread only. It never lowers the
+ * thread's effective level: the override is max(level, current effective level).
+ * Other threads keep the logger's level. Log subscribers bound to the logger are
+ * asked per event (instead of once per level change) while any thread has an
+ * override, so that each thread gets its own answer.
+ * Errors: HARK_EINVAL (NULL logger, bad level), HARK_ELIMIT (more than
+ * HARK_LOG_OVERRIDE_MAX overrides nested on this thread).
+ * Thread-safety: safe; the override belongs to the calling thread.
+ */
+HARK_API int hark_logger_silence_begin(hark_logger *logger, hark_log_level level);
+
+/*
+ * Rails' logger.log_at: until the matching hark_logger_override_end(), the calling
+ * thread's effective level for this logger is exactly `level` (usually lower than
+ * the logger's, to see debug output of one piece of work). Errors and
+ * thread-safety as hark_logger_silence_begin().
+ */
+HARK_API int hark_logger_log_at_begin(hark_logger *logger, hark_log_level level);
+
+/*
+ * Ends the calling thread's innermost override, which must belong to `logger`.
+ * Errors: HARK_EINVAL (NULL), HARK_ESTATE (the innermost override of this thread is
+ * not for this logger, or there is none). Thread-safety: safe.
+ */
+HARK_API int hark_logger_override_end(hark_logger *logger);
+
+/*
+ * Callback-scoped forms: begin, run body(data) once, end. Return the begin error
+ * (body does not run) or body's return value.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_logger_silence(hark_logger *logger, hark_log_level level,
+                                 int (*body)(void *data), void *data);
+HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level,
+                                int (*body)(void *data), void *data);
+
+/* ------------------------------------------------------------------------- */
+/* Formatting                                                                */
+/* ------------------------------------------------------------------------- */
+
+/* What a formatter turns into one line. */
+typedef struct hark_log_record {
+    hark_log_level level;
+    double time;         /* wall clock, seconds since the Unix epoch */
+    const char *message; /* NUL-terminated, `length` bytes */
+    size_t length;
+} hark_log_record;
+
+/*
+ * A formatter writes the line for `rec` into `buf` (`size` bytes, NUL-terminated
+ * when size > 0) and returns the full length of the line, like snprintf. When the
+ * return value is >= size the logger calls it again with a buffer large enough.
+ */
+typedef size_t (*hark_log_format_fn)(char *buf, size_t size, const hark_log_record *rec,
+                                     void *data);
+
+/* Flags of the default formatter. */
+#define HARK_LOG_FORMAT_TIME 0x1u  /* "2026-08-22T10:11:12.345678Z " (UTC) first */
+#define HARK_LOG_FORMAT_LEVEL 0x2u /* then "INFO " (hark_log_level_name and a space) */
+
+/*
+ * The default formatter: [time ][LEVEL ]message, then '\n' unless the message
+ * already ends with one. Returns the full length, like snprintf; `buf` may be NULL
+ * when size is 0. Thread-safety: safe.
+ */
+HARK_API size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *rec,
+                                        unsigned flags);
+
+/*
+ * Sets the flags of the default formatter (0 by default: the message alone).
+ * Errors: HARK_EINVAL (NULL logger, unknown flag).
+ * Thread-safety: configure before other threads log through the logger.
+ */
+HARK_API int hark_logger_set_format_flags(hark_logger *logger, unsigned flags);
+
+/*
+ * Replaces the formatter; NULL restores the default one. `data` is passed back.
+ * Errors: HARK_EINVAL (NULL logger).
+ * Thread-safety: configure before other threads log through the logger.
+ */
+HARK_API int hark_logger_set_formatter(hark_logger *logger, hark_log_format_fn fn, void *data);
+
+/* ------------------------------------------------------------------------- */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Logs a printf-style message at `level`. Nothing is formatted when the level is
+ * below the calling thread's effective level. (The arguments themselves are still
+ * evaluated by the caller; use HARK_LOG to avoid that.)
+ * Returns 0 (also when the message was dropped by level), or HARK_EINVAL (NULL
+ * logger or format, bad level), HARK_ENOMEM, HARK_EIO (the sink failed).
+ * Thread-safety: safe; lines never interleave.
+ */
+HARK_API int hark_log(hark_logger *logger, hark_log_level level, const char *fmt, ...)
+    HARK_PRINTF(3, 4);
+
+/* hark_log() with a va_list. */
+HARK_API int hark_logv(hark_logger *logger, hark_log_level level, const char *fmt, va_list ap)
+    HARK_PRINTF(3, 0);
+
+/* Logs `message` as it is (no format directives). Errors and thread-safety as hark_log(). */
+HARK_API int hark_log_str(hark_logger *logger, hark_log_level level, const char *message);
+
+/*
+ * A growing text buffer that a message callback appends to. Opaque; valid only
+ * during the callback it is handed to.
+ */
+typedef struct hark_log_buf hark_log_buf;
+
+/* Appends `len` bytes of `text`. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: the callback's buffer only. */
+HARK_API int hark_log_buf_append(hark_log_buf *buf, const char *text, size_t len);
+/* Appends printf-style text. Errors: HARK_EINVAL, HARK_ENOMEM. */
+HARK_API int hark_log_buf_printf(hark_log_buf *buf, const char *fmt, ...) HARK_PRINTF(2, 3);
+
+/* Produces a message into `buf`; return 0, or nonzero to log nothing. */
+typedef int (*hark_log_message_fn)(hark_log_buf *buf, void *data);
+
+/*
+ * Ruby's `logger.info { ... }`: calls fn(buf, data) only when `level` is enabled
+ * for the calling thread, and logs what it appended as one message.
+ * Returns 0 (also when dropped by level), fn's nonzero return value (nothing is
+ * logged), HARK_EINVAL (NULL logger or fn, bad level), HARK_ENOMEM, HARK_EIO.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_log_lazy(hark_logger *logger, hark_log_level level, hark_log_message_fn fn,
+                           void *data);
+
+/*
+ * Statement macro: logs only when `level` is enabled for the calling thread, and
+ * evaluates the format arguments only then.
+ */
+#define HARK_LOG(logger, level, ...)                                                  \
+    do {                                                                              \
+        hark_logger *hark_lg_ = (logger);                                             \
+        int hark_lv_ = (int)(level);                                                  \
+        if (hark_logger_enabled(hark_lg_, hark_lv_))                                  \
+            (void)hark_log(hark_lg_, (hark_log_level)hark_lv_, __VA_ARGS__);          \
+    } while (0)
+
+/*
+ * Flushes the sink (fflush for a FILE*, the sink's flush callback; nothing to do
+ * for paths, descriptors and syslog, which are unbuffered).
+ * Errors: HARK_EINVAL (NULL), HARK_EIO. Thread-safety: safe.
+ */
+HARK_API int hark_logger_flush(hark_logger *logger);
+
+/*
+ * Reopens the sink, for log rotation: a path logger opens its path again (in
+ * append mode, creating the file) and switches to it atomically with respect to
+ * writers, so no line is lost or split; a user sink's `reopen` is called. FILE*,
+ * descriptor and syslog loggers have nothing to reopen (0).
+ * Errors: HARK_EINVAL (NULL), HARK_EIO (the open or the callback failed; the old
+ * file stays in use). Thread-safety: safe, but not async-signal-safe: from a
+ * SIGHUP handler, set a flag and reopen from a normal thread.
+ */
+HARK_API int hark_logger_reopen(hark_logger *logger);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_LOGGER_H */

@@ -1,0 +1,234 @@
+/*
+ * Log formatting: level names, the default one-line formatter, and the growing
+ * message buffer that printf-style and callback-produced messages are built in.
+ */
+#include "logger_internal.h"
+#include "alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static const char *const level_names[HARK_LOG_LEVELS] = {"DEBUG", "INFO",  "WARN",
+                                                         "ERROR", "FATAL", "UNKNOWN"};
+
+const char *hark_log_level_name(int level)
+{
+    if (level < 0 || level >= HARK_LOG_LEVELS)
+        return NULL;
+    return level_names[level];
+}
+
+int hark_log_level_parse(const char *name, hark_log_level *out)
+{
+    if (name == NULL || out == NULL)
+        return HARK_EINVAL;
+    for (int i = 0; i < HARK_LOG_LEVELS; i++) {
+        if (strcasecmp(name, level_names[i]) == 0) {
+            *out = (hark_log_level)i;
+            return 0;
+        }
+    }
+    if (strcasecmp(name, "warning") == 0) {
+        *out = HARK_LOG_WARN;
+        return 0;
+    }
+    return HARK_EINVAL;
+}
+
+double hark__log_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Writes the prefix into `out` (at least 64 bytes) and returns its length. */
+static size_t format_prefix(char *out, hark_log_level level, double time, unsigned flags)
+{
+    size_t n = 0;
+    if (flags & HARK_LOG_FORMAT_TIME) {
+        time_t secs = (time_t)time;
+        long usec = (long)((time - (double)secs) * 1e6);
+        if (usec < 0)
+            usec = 0;
+        if (usec > 999999)
+            usec = 999999;
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        int w = snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ ", tm.tm_year + 1900,
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+        if (w > 0 && w < 64)
+            n = (size_t)w;
+    }
+    if (flags & HARK_LOG_FORMAT_LEVEL) {
+        const char *name = hark_log_level_name((int)level);
+        if (name == NULL)
+            name = "UNKNOWN";
+        size_t len = strlen(name);
+        memcpy(out + n, name, len);
+        n += len;
+        out[n++] = ' ';
+    }
+    out[n] = '\0';
+    return n;
+}
+
+size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *rec, unsigned flags)
+{
+    if (rec == NULL) {
+        if (buf != NULL && size > 0)
+            buf[0] = '\0';
+        return 0;
+    }
+    char prefix[96];
+    size_t plen = format_prefix(prefix, rec->level, rec->time, flags);
+    const char *msg = rec->message != NULL ? rec->message : "";
+    size_t mlen = rec->message != NULL ? rec->length : 0;
+    bool newline = mlen == 0 || msg[mlen - 1] != '\n';
+    size_t total = plen + mlen + (newline ? 1 : 0);
+
+    if (buf == NULL || size == 0)
+        return total;
+    /* Copy as much as fits, always NUL-terminated, like snprintf. */
+    size_t room = size - 1, at = 0;
+    size_t take = plen < room ? plen : room;
+    memcpy(buf, prefix, take);
+    at = take;
+    take = mlen < room - at ? mlen : room - at;
+    memcpy(buf + at, msg, take);
+    at += take;
+    if (newline && at < room)
+        buf[at++] = '\n';
+    buf[at] = '\0';
+    return total;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Message buffers                                                           */
+/* ------------------------------------------------------------------------- */
+
+void hark__lbuf_init(struct hark_log_buf *b, char *stack, size_t size)
+{
+    b->p = stack;
+    b->len = 0;
+    b->cap = size;
+    b->heap = false;
+    b->err = 0;
+    if (size > 0)
+        stack[0] = '\0';
+}
+
+void hark__lbuf_release(struct hark_log_buf *b)
+{
+    if (b->heap)
+        hark__free(b->p);
+    b->p = NULL;
+    b->heap = false;
+    b->len = b->cap = 0;
+}
+
+int hark__lbuf_reserve(struct hark_log_buf *b, size_t extra)
+{
+    if (b->err)
+        return b->err;
+    if (extra > SIZE_MAX / 2 - b->len) {
+        b->err = HARK_ENOMEM;
+        return b->err;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap > 0 ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *p;
+    if (b->heap) {
+        p = hark__realloc(b->p, cap);
+    } else {
+        p = hark__malloc(cap);
+        if (p != NULL && b->len > 0)
+            memcpy(p, b->p, b->len);
+    }
+    if (p == NULL) {
+        b->err = HARK_ENOMEM;
+        return b->err;
+    }
+    p[b->len] = '\0';
+    b->p = p;
+    b->cap = cap;
+    b->heap = true;
+    return 0;
+}
+
+int hark__lbuf_putc(struct hark_log_buf *b, char c)
+{
+    int rc = hark__lbuf_reserve(b, 1);
+    if (rc != 0)
+        return rc;
+    b->p[b->len++] = c;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+int hark__lbuf_vprintf(struct hark_log_buf *b, const char *fmt, va_list ap)
+{
+    if (b->err)
+        return b->err;
+    va_list again;
+    va_copy(again, ap);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->p + b->len, room, fmt, ap);
+    if (n < 0) {
+        va_end(again);
+        b->p[b->len] = '\0';
+        return HARK_EINVAL;
+    }
+    if ((size_t)n >= room) {
+        int rc = hark__lbuf_reserve(b, (size_t)n);
+        if (rc != 0) {
+            va_end(again);
+            b->p[b->len] = '\0';
+            return rc;
+        }
+        vsnprintf(b->p + b->len, b->cap - b->len, fmt, again);
+    }
+    va_end(again);
+    b->len += (size_t)n;
+    return 0;
+}
+
+int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags)
+{
+    if (flags == 0)
+        return 0;
+    char prefix[96];
+    size_t n = format_prefix(prefix, level, time, flags);
+    return hark_log_buf_append(b, prefix, n);
+}
+
+int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
+{
+    if (b == NULL || (text == NULL && len > 0))
+        return HARK_EINVAL;
+    int rc = hark__lbuf_reserve(b, len);
+    if (rc != 0)
+        return rc;
+    if (len > 0)
+        memcpy(b->p + b->len, text, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+int hark_log_buf_printf(hark_log_buf *b, const char *fmt, ...)
+{
+    if (b == NULL || fmt == NULL)
+        return HARK_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = hark__lbuf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}

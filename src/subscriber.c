@@ -1,0 +1,482 @@
+/*
+ * Namespace subscribers: a handler table attached to namespaces of notifiers, one
+ * event-object subscription per handler and attachment.
+ */
+#include "subscriber_internal.h"
+#include "alloc.h"
+
+#include <string.h>
+
+/* The mutex of a subscriber reached through a const pointer (queries lock too). */
+static pthread_mutex_t *mu_of(const hark_subscriber *s)
+{
+    return (pthread_mutex_t *)(uintptr_t)&s->mu;
+}
+
+hark_subscriber *hark__subscriber_alloc(bool is_log)
+{
+    hark_subscriber *s = hark__calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        hark__free(s);
+        return NULL;
+    }
+    s->refs = 1;
+    s->is_log = is_log;
+    return s;
+}
+
+static void handler_free(struct hark__handler *h)
+{
+    hark__free(h->suffix);
+    hark__free(h);
+}
+
+static void subscriber_destroy(hark_subscriber *s)
+{
+    for (size_t i = 0; i < s->handler_count; i++)
+        handler_free(s->handlers[i]);
+    hark__free(s->handlers);
+    while (s->retired != NULL) {
+        struct hark__handler *h = s->retired;
+        s->retired = h->retired_next;
+        handler_free(h);
+    }
+    for (size_t i = 0; i < s->level_count; i++)
+        hark__free(s->levels[i].suffix);
+    hark__free(s->levels);
+    pthread_mutex_destroy(&s->mu);
+    hark__free(s);
+}
+
+void hark__subscriber_unref(hark_subscriber *s)
+{
+    /* acq_rel: the last reference must see every write made under the others. */
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        subscriber_destroy(s);
+}
+
+int hark__subscriber_level_locked(const hark_subscriber *s, const char *suffix)
+{
+    for (size_t i = 0; i < s->level_count; i++) {
+        if (strcmp(s->levels[i].suffix, suffix) == 0)
+            return s->levels[i].level;
+    }
+    return -1;
+}
+
+int hark_subscriber_new(hark_subscriber **out)
+{
+    if (out == NULL)
+        return HARK_EINVAL;
+    hark_subscriber *s = hark__subscriber_alloc(false);
+    if (s == NULL)
+        return HARK_ENOMEM;
+    *out = s;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Slots: one subscription each                                              */
+/* ------------------------------------------------------------------------- */
+
+static int slot_event(hark_event *ev, void *data)
+{
+    struct hark__slot *slot = data;
+    /* Acquire: pairs with the release store that published a replaced handler. */
+    struct hark__handler *h = __atomic_load_n(&slot->handler, __ATOMIC_ACQUIRE);
+    if (slot->owner->is_log)
+        return hark__log_dispatch(slot, h, ev);
+    hark_failure failure = {NULL, NULL, NULL};
+    return h->fn(slot->owner, ev, &failure, h->data);
+}
+
+static void slot_release(void *data)
+{
+    struct hark__slot *slot = data;
+    hark_subscriber *owner = slot->owner;
+    hark__free(slot);
+    hark__subscriber_unref(owner);
+}
+
+/* Builds "<suffix>.<ns>" into out[HARK_NAME_MAX + 1]. */
+static int full_name(char *out, const char *suffix, const char *ns)
+{
+    size_t a = strlen(suffix), b = strlen(ns);
+    if (a + 1 + b > HARK_NAME_MAX)
+        return HARK_ENAMETOOLONG;
+    memcpy(out, suffix, a);
+    out[a] = '.';
+    memcpy(out + a + 1, ns, b + 1);
+    return 0;
+}
+
+/*
+ * Subscribes handler `h` on attachment `att` and links the new slot into it.
+ * Locking contract: s->mu held.
+ */
+static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att,
+                          struct hark__handler *h)
+{
+    char name[HARK_NAME_MAX + 1];
+    int rc = full_name(name, h->suffix, att->ns);
+    if (rc != 0)
+        return rc;
+    struct hark__slot *slot = hark__calloc(1, sizeof *slot);
+    if (slot == NULL)
+        return HARK_ENOMEM;
+    slot->owner = s;
+    slot->handler = h;
+    slot->level = s->is_log ? hark__subscriber_level_locked(s, h->suffix) : -1;
+    slot->notifier = att->notifier;
+
+    hark_subscribe_options opts;
+    hark_subscribe_options_init(&opts);
+    opts.kind = HARK_KIND_EVENT;
+    opts.pattern = hark_exact(name);
+    opts.event = slot_event;
+    opts.release = slot_release;
+    opts.data = slot;
+    if (s->is_log) {
+        opts.silence = HARK_SILENCE_CACHED;
+        opts.silenced = hark__log_slot_silenced;
+    }
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+    rc = hark_subscribe(&slot->id, att->notifier, &opts);
+    if (rc != 0) {
+        /* Not subscribed, so release will never run: undo by hand. */
+        __atomic_sub_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+        hark__free(slot);
+        return rc;
+    }
+    slot->next = att->slots;
+    att->slots = slot;
+    if (s->is_log)
+        hark__log_slot_sync_locked(s, slot);
+    return 0;
+}
+
+/*
+ * Unsubscribes every slot of `att` whose handler is `h` (every slot when h is
+ * NULL) and unlinks them. The slots themselves are freed by their release
+ * callbacks. Locking contract: s->mu held.
+ */
+static void slots_unsubscribe(struct hark__attachment *att, const struct hark__handler *h)
+{
+    struct hark__slot **link = &att->slots;
+    while (*link != NULL) {
+        struct hark__slot *slot = *link;
+        if (h != NULL && slot->handler != h) {
+            link = &slot->next;
+            continue;
+        }
+        *link = slot->next;
+        /* After this call the release callback may free `slot` at any time. */
+        (void)hark_unsubscribe(att->notifier, slot->id);
+    }
+}
+
+static struct hark__attachment *find_attachment(const hark_subscriber *s, const hark_notifier *n,
+                                                const char *ns)
+{
+    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+        if (a->notifier == n && strcmp(a->ns, ns) == 0)
+            return a;
+    }
+    return NULL;
+}
+
+static size_t find_handler(const hark_subscriber *s, const char *suffix)
+{
+    for (size_t i = 0; i < s->handler_count; i++) {
+        if (strcmp(s->handlers[i]->suffix, suffix) == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn, void *data)
+{
+    struct hark__handler *h = hark__calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->suffix = hark__strdup(suffix);
+    if (h->suffix == NULL) {
+        hark__free(h);
+        return NULL;
+    }
+    h->fn = fn;
+    h->data = data;
+    return h;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The handler table                                                         */
+/* ------------------------------------------------------------------------- */
+
+int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data)
+{
+    if (s == NULL || suffix == NULL || fn == NULL)
+        return HARK_EINVAL;
+    if (suffix[0] == '\0')
+        return HARK_ENAME;
+    if (strlen(suffix) > HARK_NAME_MAX)
+        return HARK_ENAMETOOLONG;
+
+    pthread_mutex_lock(&s->mu);
+    struct hark__handler *h = handler_new(suffix, fn, data);
+    if (h == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return HARK_ENOMEM;
+    }
+
+    size_t at = find_handler(s, suffix);
+    if (at != SIZE_MAX) {
+        /* Replace in place: the existing subscriptions now call the new handler. */
+        struct hark__handler *old = s->handlers[at];
+        s->handlers[at] = h;
+        for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+            for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
+                if (slot->handler == old)
+                    __atomic_store_n(&slot->handler, h, __ATOMIC_RELEASE);
+            }
+        }
+        old->retired_next = s->retired;
+        s->retired = old;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+
+    int rc = 0;
+    char name[HARK_NAME_MAX + 1];
+    for (struct hark__attachment *a = s->attachments; a != NULL && rc == 0; a = a->next)
+        rc = full_name(name, suffix, a->ns);
+    if (rc == 0 && s->handler_count == s->handler_cap) {
+        size_t cap = s->handler_cap ? s->handler_cap * 2 : 8;
+        struct hark__handler **t = hark__realloc(s->handlers, cap * sizeof *t);
+        if (t == NULL) {
+            rc = HARK_ENOMEM;
+        } else {
+            s->handlers = t;
+            s->handler_cap = cap;
+        }
+    }
+    struct hark__attachment *a = s->attachments;
+    for (; a != NULL && rc == 0; a = a->next)
+        rc = slot_subscribe(s, a, h);
+    if (rc != 0) {
+        /* Undo the subscriptions made before the failure. */
+        for (struct hark__attachment *b = s->attachments; b != NULL; b = b->next)
+            slots_unsubscribe(b, h);
+        handler_free(h);
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
+    s->handlers[s->handler_count++] = h;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_entry *entries, size_t count)
+{
+    if (s == NULL || (entries == NULL && count > 0))
+        return HARK_EINVAL;
+    for (size_t i = 0; i < count; i++) {
+        int rc = hark_subscriber_add(s, entries[i].suffix, entries[i].fn, entries[i].data);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
+{
+    if (s == NULL || suffix == NULL)
+        return HARK_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    size_t at = find_handler(s, suffix);
+    if (at == SIZE_MAX) {
+        pthread_mutex_unlock(&s->mu);
+        return HARK_ENOENT;
+    }
+    struct hark__handler *h = s->handlers[at];
+    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next)
+        slots_unsubscribe(a, h);
+    memmove(&s->handlers[at], &s->handlers[at + 1],
+            (s->handler_count - at - 1) * sizeof *s->handlers);
+    s->handler_count--;
+    h->retired_next = s->retired;
+    s->retired = h;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Attaching                                                                 */
+/* ------------------------------------------------------------------------- */
+
+int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
+{
+    if (s == NULL || n == NULL || ns == NULL)
+        return HARK_EINVAL;
+    if (ns[0] == '\0')
+        return HARK_ENAME;
+    if (strlen(ns) > HARK_NAME_MAX)
+        return HARK_ENAMETOOLONG;
+
+    pthread_mutex_lock(&s->mu);
+    if (find_attachment(s, n, ns) != NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    char name[HARK_NAME_MAX + 1];
+    for (size_t i = 0; i < s->handler_count; i++) {
+        int rc = full_name(name, s->handlers[i]->suffix, ns);
+        if (rc != 0) {
+            pthread_mutex_unlock(&s->mu);
+            return rc;
+        }
+    }
+    struct hark__attachment *att = hark__calloc(1, sizeof *att);
+    char *copy = hark__strdup(ns);
+    if (att == NULL || copy == NULL) {
+        hark__free(att);
+        hark__free(copy);
+        pthread_mutex_unlock(&s->mu);
+        return HARK_ENOMEM;
+    }
+    att->notifier = n;
+    att->ns = copy;
+    for (size_t i = 0; i < s->handler_count; i++) {
+        int rc = slot_subscribe(s, att, s->handlers[i]);
+        if (rc != 0) {
+            slots_unsubscribe(att, NULL);
+            hark__free(att->ns);
+            hark__free(att);
+            pthread_mutex_unlock(&s->mu);
+            return rc;
+        }
+    }
+    att->next = s->attachments;
+    s->attachments = att;
+    pthread_mutex_unlock(&s->mu);
+    if (s->is_log)
+        hark__log_subscriber_list_update(s);
+    return 0;
+}
+
+int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
+{
+    if (s == NULL || n == NULL || ns == NULL)
+        return HARK_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    struct hark__attachment **link = &s->attachments;
+    while (*link != NULL && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
+        link = &(*link)->next;
+    struct hark__attachment *att = *link;
+    if (att == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return HARK_ENOENT;
+    }
+    *link = att->next;
+    slots_unsubscribe(att, NULL);
+    hark__free(att->ns);
+    hark__free(att);
+    pthread_mutex_unlock(&s->mu);
+    if (s->is_log)
+        hark__log_subscriber_list_update(s);
+    return 0;
+}
+
+int hark_subscriber_free(hark_subscriber *s)
+{
+    if (s == NULL)
+        return 0;
+    if (s->is_log)
+        hark__log_subscriber_teardown(s);
+    pthread_mutex_lock(&s->mu);
+    while (s->attachments != NULL) {
+        struct hark__attachment *att = s->attachments;
+        s->attachments = att->next;
+        slots_unsubscribe(att, NULL);
+        hark__free(att->ns);
+        hark__free(att);
+    }
+    pthread_mutex_unlock(&s->mu);
+    hark__subscriber_unref(s);
+    return 0;
+}
+
+int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *parent)
+{
+    if (out == NULL || parent == NULL)
+        return HARK_EINVAL;
+    hark_subscriber *s = hark__subscriber_alloc(parent->is_log);
+    if (s == NULL)
+        return HARK_ENOMEM;
+    int rc = 0;
+    pthread_mutex_lock(mu_of(parent));
+    if (parent->handler_count > 0) {
+        s->handlers = hark__calloc(parent->handler_count, sizeof *s->handlers);
+        if (s->handlers == NULL)
+            rc = HARK_ENOMEM;
+        else
+            s->handler_cap = parent->handler_count;
+    }
+    for (size_t i = 0; rc == 0 && i < parent->handler_count; i++) {
+        const struct hark__handler *p = parent->handlers[i];
+        struct hark__handler *h = handler_new(p->suffix, p->fn, p->data);
+        if (h == NULL)
+            rc = HARK_ENOMEM;
+        else
+            s->handlers[s->handler_count++] = h;
+    }
+    pthread_mutex_unlock(mu_of(parent));
+    if (rc == 0 && parent->is_log)
+        rc = hark__log_subscriber_copy(s, parent);
+    if (rc != 0) {
+        hark_subscriber_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------- */
+
+size_t hark_subscriber_handler_count(const hark_subscriber *s)
+{
+    if (s == NULL)
+        return 0;
+    pthread_mutex_lock(mu_of(s));
+    size_t n = s->handler_count;
+    pthread_mutex_unlock(mu_of(s));
+    return n;
+}
+
+size_t hark_subscriber_subscription_count(const hark_subscriber *s)
+{
+    if (s == NULL)
+        return 0;
+    size_t n = 0;
+    pthread_mutex_lock(mu_of(s));
+    for (const struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+        for (const struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next)
+            n++;
+    }
+    pthread_mutex_unlock(mu_of(s));
+    return n;
+}
+
+bool hark_subscriber_attached(const hark_subscriber *s, const hark_notifier *n, const char *ns)
+{
+    if (s == NULL || n == NULL || ns == NULL)
+        return false;
+    pthread_mutex_lock(mu_of(s));
+    bool found = find_attachment(s, n, ns) != NULL;
+    pthread_mutex_unlock(mu_of(s));
+    return found;
+}
