@@ -12,11 +12,11 @@
 
 /* What running one statement produced. */
 typedef struct outcome {
-    int rc;           /* SQLITE_OK or the failure's result code */
-    int64_t rows;     /* rows returned, or changed for statements without results */
-    int full_scan;    /* SQLITE_STMTSTATUS_FULLSCAN_STEP */
-    int vm_steps;     /* SQLITE_STMTSTATUS_VM_STEP */
-    char error[256];  /* SQLite's message when rc != SQLITE_OK */
+    int rc;          /* SQLITE_OK or the failure's result code */
+    int64_t rows;    /* rows returned, or changed for statements without results */
+    int full_scan;   /* SQLITE_STMTSTATUS_FULLSCAN_STEP */
+    int vm_steps;    /* SQLITE_STMTSTATUS_VM_STEP */
+    char error[256]; /* SQLite's message when rc != SQLITE_OK */
 } outcome;
 
 /* The statement's real work: prepare, bind, step to the end, finalize. */
@@ -56,9 +56,9 @@ static void format_binds(char *buf, size_t size, const db_value *args, int nargs
     buf[0] = '\0';
     for (int i = 0; i < nargs && i < SHOWN && used < size; i++) {
         const char *sep = i ? ", " : "[";
-        int n = args[i].is_text ? snprintf(buf + used, size - used, "%s'%.40s'", sep, args[i].s)
-                                : snprintf(buf + used, size - used, "%s%lld", sep,
-                                           (long long)args[i].i);
+        int n = args[i].is_text
+                    ? snprintf(buf + used, size - used, "%s'%.40s'", sep, args[i].s)
+                    : snprintf(buf + used, size - used, "%s%lld", sep, (long long)args[i].i);
         used += n > 0 ? (size_t)n : 0;
     }
     if (nargs > SHOWN && used < size)
@@ -67,8 +67,8 @@ static void format_binds(char *buf, size_t size, const db_value *args, int nargs
         snprintf(buf + used, size - used, "]");
 }
 
-static int64_t run(demo_db *db, const char *name, const char *sql, const db_value *args,
-                   int nargs, bool work)
+static int64_t run(demo_db *db, const char *name, const char *sql, const db_value *args, int nargs,
+                   bool work)
 {
     outcome o; /* only rc and rows are read unless execute() filled it */
 
@@ -161,8 +161,10 @@ int db_open(demo_db *db, const char *path, char *err, size_t errlen)
     if (rc == SQLITE_OK && !memory &&
         query_int(db->sqlite, "SELECT count(*) FROM sqlite_master") > 0 &&
         query_int(db->sqlite, "PRAGMA application_id") != DEMO_APP_ID) {
-        snprintf(err, errlen, "\"%s\" holds a database this demo did not create; "
-                 "refusing to drop its tables", path);
+        snprintf(err, errlen,
+                 "\"%s\" holds a database this demo did not create; "
+                 "refusing to drop its tables",
+                 path);
         sqlite3_close(db->sqlite);
         db->sqlite = NULL;
         return -1;
@@ -176,8 +178,8 @@ int db_open(demo_db *db, const char *path, char *err, size_t errlen)
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot write database \"%s\": %s", path,
                  rc == SQLITE_READONLY ? "it is read-only"
-                 : db->sqlite         ? sqlite3_errmsg(db->sqlite)
-                                      : sqlite3_errstr(rc));
+                 : db->sqlite          ? sqlite3_errmsg(db->sqlite)
+                                       : sqlite3_errstr(rc));
         sqlite3_close(db->sqlite);
         db->sqlite = NULL;
         if (!existed) { /* leave nothing behind */

@@ -38,8 +38,8 @@ typedef struct db_value {
 #define DB_INT(v) ((db_value){0, (int64_t)(v), NULL})
 #define DB_TEXT(v) ((db_value){1, 0, (v)})
 /* DB_ARGS(DB_INT(1), DB_TEXT("x")) expands to the (array, count) pair db_run() takes. */
-#define DB_ARGS(...)                                                                          \
-    (const db_value[]){__VA_ARGS__},                                                          \
+#define DB_ARGS(...)                                                                               \
+    (const db_value[]){__VA_ARGS__},                                                               \
         (int)(sizeof((const db_value[]){__VA_ARGS__}) / sizeof(db_value))
 #define DB_NO_ARGS NULL, 0
 

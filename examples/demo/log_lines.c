@@ -1,60 +1,37 @@
 /*
- * log_lines.c -- the log subscriber behind log_lines.h, on plain hark subscriptions
- * whose silence is cached: hark asks `silenced()` when the level changes and folds
- * the answer into each topic's state word, so a silenced line costs nothing.
+ * log_lines.c -- two log subscribers, as Rails has one per framework: one attached
+ * to the "sqlite" namespace (its "sql" handler logs at DEBUG) and one attached to
+ * "demo" (its "request" handler logs at INFO). Their event levels make hark skip
+ * them while the logger's level is above; the handlers only format lines.
  */
 #include "log_lines.h"
 
 #include <hark.h>
-#include <stdarg.h>
-#include <stdint.h>
+#include <hark/log_subscriber.h>
 #include <string.h>
 #include <strings.h>
 
-#define RESET "\033[0m"
-#define BOLD "\033[1m"
-#define RED "\033[31m"
-#define GREEN "\033[32m"
-#define YELLOW "\033[33m"
-#define BLUE "\033[34m"
-#define MAGENTA "\033[35m"
-#define CYAN "\033[36m"
-
 static struct {
-    FILE *out;
-    bool colour;
-    int level;
-    hark_subscription_id sql, request;
+    hark_logger *logger;
+    hark_subscriber *sql, *request;
 } L;
 
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
-
-int log_level_parse(const char *text)
-{
-    for (int i = LOG_DEBUG; i <= LOG_ERROR; i++)
-        if (strcasecmp(text, level_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-const char *log_level_name(int level)
-{
-    return level >= LOG_DEBUG && level <= LOG_ERROR ? level_names[level] : "?";
-}
-
-static const char *paint(const char *colour) { return L.colour ? colour : ""; }
+static const hark_color_mode bold[] = {HARK_MODE_BOLD};
 
 /* Rails' colours for SQL, by what the statement does. */
-static const char *sql_colour(const char *sql)
+static hark_color sql_colour(const char *sql)
 {
     static const struct {
-        const char *verb, *colour;
-    } verbs[] = {{"SELECT", BLUE},  {"INSERT", GREEN},   {"UPDATE", YELLOW}, {"DELETE", RED},
-                 {"BEGIN", CYAN},   {"COMMIT", CYAN},    {"ROLLBACK", RED}};
+        const char *verb;
+        hark_color colour;
+    } verbs[] = {{"SELECT", HARK_COLOR_BLUE},   {"INSERT", HARK_COLOR_GREEN},
+                 {"UPDATE", HARK_COLOR_YELLOW}, {"DELETE", HARK_COLOR_RED},
+                 {"BEGIN", HARK_COLOR_CYAN},    {"COMMIT", HARK_COLOR_CYAN},
+                 {"ROLLBACK", HARK_COLOR_RED}};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strncasecmp(sql, verbs[i].verb, strlen(verbs[i].verb)) == 0)
             return verbs[i].colour;
-    return MAGENTA;
+    return HARK_COLOR_MAGENTA;
 }
 
 /* Whether "rows" means something for this statement: queries and data changes. */
@@ -64,110 +41,126 @@ static bool has_rows(const char *sql)
            strncasecmp(sql, "UPDATE", 6) == 0 || strncasecmp(sql, "DELETE", 6) == 0;
 }
 
-static const char *str_field(hark_payload *p, const char *key, const char *fallback)
+static const char *str_field(const hark_payload *p, const char *key, const char *fallback)
 {
     const char *s = NULL;
     return hark_payload_get_str(p, key, &s) == 0 && s ? s : fallback;
 }
 
-/* "  User Load (0.013ms)  SELECT ...  [42]  -> 1 row, full table scan" */
-static int on_sql(const char *name, double start, double finish, const char *id,
-                  hark_payload *p, void *data)
+/* Builds "  User Load (0.013ms)  SELECT ...  [42]  -> 1 row, full table scan". */
+static int sql_line(hark_log_buf *buf, void *data)
 {
-    enum { SQL_SHOWN = 72 }; /* longer statements are cut, as multi-row INSERTs would be */
-    const char *sql = str_field(p, "sql", "");
-    const char *binds = str_field(p, "binds", "");
-    const hark_field *error = hark_payload_get(p, "exception");
+    enum { SQL_SHOWN = 72 }; /* longer statements are cut: multi-row INSERTs would be */
+    hark_event *ev = data;
+    const char *sql = str_field(ev->payload, "sql", "");
+    const char *binds = str_field(ev->payload, "binds", "");
+    const hark_field *error = hark_payload_get(ev->payload, "exception");
     int64_t rows = 0, full_scan = 0;
-    int len = (int)strlen(sql);
-    (void)name, (void)id, (void)data;
+    char head[HARK_NAME_MAX + 32], shown[SQL_SHOWN + 1];
 
-    hark_payload_get_int(p, "rows", &rows);
-    hark_payload_get_int(p, "full_scan", &full_scan);
-    fprintf(L.out, "  %s%s (%.3fms)%s  %s%.*s%s%s%s%s", paint(BOLD CYAN),
-            str_field(p, "name", "SQL"), (finish - start) * 1e3, paint(RESET),
-            paint(sql_colour(sql)), len > SQL_SHOWN ? SQL_SHOWN - 4 : len, sql,
-            len > SQL_SHOWN ? " ..." : "", paint(RESET), *binds ? "  " : "", binds);
-    if (error && error->type == HARK_TYPE_ERROR)
-        fprintf(L.out, "  %s%s: %s%s", paint(BOLD RED), error->as.error.type,
-                error->as.error.message, paint(RESET));
-    else if (has_rows(sql))
-        fprintf(L.out, "  -> %lld row%s%s", (long long)rows, rows == 1 ? "" : "s",
-                full_scan ? ", full table scan" : "");
-    fputc('\n', L.out);
+    snprintf(head, sizeof head, "%s (%.3fms)", str_field(ev->payload, "name", "SQL"),
+             hark_event_duration(ev));
+    snprintf(shown, sizeof shown, strlen(sql) > SQL_SHOWN ? "%.68s ..." : "%s", sql);
+    hark_log_buf_append(buf, "  ", 2);
+    hark_log_buf_colorize(buf, head, HARK_COLOR_CYAN, bold, 1);
+    hark_log_buf_append(buf, "  ", 2);
+    hark_log_buf_colorize(buf, shown, sql_colour(sql), NULL, 0);
+    if (*binds)
+        hark_log_buf_printf(buf, "  %s", binds);
+    hark_payload_get_int(ev->payload, "rows", &rows);
+    hark_payload_get_int(ev->payload, "full_scan", &full_scan);
+    if (error && error->type == HARK_TYPE_ERROR) {
+        char message[512];
+        snprintf(message, sizeof message, "%s: %s", error->as.error.type, error->as.error.message);
+        hark_log_buf_append(buf, "  ", 2);
+        hark_log_buf_colorize(buf, message, HARK_COLOR_RED, bold, 1);
+    } else if (has_rows(sql)) {
+        hark_log_buf_printf(buf, "  -> %lld row%s%s", (long long)rows, rows == 1 ? "" : "s",
+                            full_scan ? ", full table scan" : "");
+    }
     return 0;
 }
 
-/* "Completed show_user #1 in 0.081ms (2 statements)" */
-static int on_request(const char *name, double start, double finish, const char *id,
-                      hark_payload *p, void *data)
+static int on_sql(hark_subscriber *self, hark_event *ev, hark_failure *failure, void *data)
+{
+    (void)failure, (void)data;
+    return hark_log_subscriber_log_lazy(self, HARK_LOG_DEBUG, sql_line, ev);
+}
+
+/* "Completed show_user #1 in 0.081ms (2 statements)", or "Failed ...: why". */
+static int on_request(hark_subscriber *self, hark_event *ev, hark_failure *failure, void *data)
 {
     int64_t number = 0, statements = 0;
-    const hark_field *error = hark_payload_get(p, "exception");
-    (void)name, (void)id, (void)data;
+    const hark_field *error = hark_payload_get(ev->payload, "exception");
+    (void)failure, (void)data;
 
-    hark_payload_get_int(p, "number", &number);
-    hark_payload_get_int(p, "statements", &statements);
-    fprintf(L.out, "%s %s #%lld in %.3fms (%lld statement%s)", error ? "Failed" : "Completed",
-            str_field(p, "request", "?"), (long long)number, (finish - start) * 1e3,
-            (long long)statements, statements == 1 ? "" : "s");
-    if (error && error->type == HARK_TYPE_ERROR)
-        fprintf(L.out, ": %s%s%s", paint(RED), error->as.error.message, paint(RESET));
-    fputs("\n\n", L.out);
-    return 0;
+    hark_payload_get_int(ev->payload, "number", &number);
+    hark_payload_get_int(ev->payload, "statements", &statements);
+    return hark_log_subscriber_info(
+        self, "%s %s #%lld in %.3fms (%lld statement%s)%s%s", error ? "Failed" : "Completed",
+        str_field(ev->payload, "request", "?"), (long long)number, hark_event_duration(ev),
+        (long long)statements, statements == 1 ? "" : "s", error ? ": " : "",
+        error && error->type == HARK_TYPE_ERROR ? error->as.error.message : "");
 }
 
-/* Cached silence: hark asks these only when hark_silence_changed() says so. */
-static bool sql_silenced(const char *name, void *data) { return (void)name, (void)data, L.level > LOG_DEBUG; }
-static bool request_silenced(const char *name, void *data) { return (void)name, (void)data, L.level > LOG_INFO; }
-
-static int subscribe(hark_subscription_id *id, const char *name, hark_timed_fn fn,
-                     hark_silenced_fn silenced)
+/* A log subscriber with one handler, attached to namespace `ns`. */
+static int make(hark_subscriber **out, const char *suffix, hark_handler_fn fn, hark_log_level level,
+                const char *ns)
 {
-    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.kind = HARK_KIND_MONOTONIC;
-    o.pattern = hark_exact(name);
-    o.timed = fn;
-    o.silence = HARK_SILENCE_CACHED;
-    o.silenced = silenced;
-    return hark_subscribe(id, hark_default(), &o);
-}
-
-int log_lines_attach(FILE *out, bool colour, int level)
-{
-    int rc;
-
-    L.out = out;
-    L.colour = colour;
-    L.level = level;
-    rc = subscribe(&L.sql, "sql.sqlite", on_sql, sql_silenced);
-    if (rc == 0 && (rc = subscribe(&L.request, "request.demo", on_request, request_silenced)))
-        hark_unsubscribe(hark_default(), L.sql);
+    int rc = hark_log_subscriber_new(out, L.logger);
+    if (rc == 0 && ((rc = hark_log_subscriber_add(*out, suffix, fn, NULL, level)) != 0 ||
+                    (rc = hark_subscriber_attach(*out, hark_default(), ns)) != 0)) {
+        hark_subscriber_free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 
-int log_lines_set_level(int level)
+int log_lines_attach(FILE *out, bool colour, hark_log_level level)
 {
-    L.level = level;
-    return hark_silence_changed(hark_default());
+    int rc = hark_logger_new_file(&L.logger, out);
+
+    hark_set_colorize_logging(colour);
+    if (rc == 0 && (rc = hark_logger_set_level(L.logger, level)) == 0 &&
+        (rc = make(&L.sql, "sql", on_sql, HARK_LOG_DEBUG, "sqlite")) == 0 &&
+        (rc = make(&L.request, "request", on_request, HARK_LOG_INFO, "demo")) == 0)
+        return 0;
+    log_lines_detach();
+    return rc;
 }
 
-void log_lines_set_output(FILE *out) { L.out = out; }
+int log_lines_set_level(hark_log_level level)
+{
+    return hark_logger_set_level(L.logger, level);
+}
+
+int log_lines_set_output(FILE *out)
+{
+    hark_logger *old = L.logger, *fresh;
+    int rc = hark_logger_new_file(&fresh, out);
+
+    if (rc == 0)
+        rc = hark_logger_set_level(fresh, hark_logger_level(old));
+    if (rc == 0 && (rc = hark_log_subscriber_set_logger(L.sql, fresh)) == 0 &&
+        (rc = hark_log_subscriber_set_logger(L.request, fresh)) == 0) {
+        L.logger = fresh;
+        return hark_logger_free(old);
+    }
+    hark_log_subscriber_set_logger(L.sql, old);
+    hark_logger_free(fresh);
+    return rc;
+}
 
 void log_lines_detach(void)
 {
-    hark_unsubscribe(hark_default(), L.sql);
-    hark_unsubscribe(hark_default(), L.request);
+    hark_subscriber_free(L.sql);
+    hark_subscriber_free(L.request);
+    hark_logger_free(L.logger);
+    L.sql = L.request = NULL;
+    L.logger = NULL;
 }
 
-void log_info(const char *fmt, ...)
+hark_logger *log_lines_logger(void)
 {
-    va_list ap;
-
-    if (L.out == NULL || L.level > LOG_INFO)
-        return;
-    va_start(ap, fmt);
-    vfprintf(L.out, fmt, ap);
-    va_end(ap);
-    fputc('\n', L.out);
+    return L.logger;
 }

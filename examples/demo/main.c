@@ -24,8 +24,8 @@
 typedef struct options {
     const char *database;
     long requests;
-    int level;  /* the logger's level in phase 1 */
-    int colour; /* -1: when stdout is a terminal */
+    hark_log_level level; /* the logger's level in phase 1 */
+    int colour;           /* -1: when stdout is a terminal */
 } options;
 
 static const char *prog = "hark-demo";
@@ -45,8 +45,8 @@ static void usage(FILE *out)
             "                        dropped and rebuilt (default: %s)\n"
             "  -m, --memory          use a private in-memory database (same as -d :memory:)\n"
             "  -n, --requests N      requests per phase, 1 to 100000 (default: 8)\n"
-            "  -l, --log-level LEVEL logger level of phase 1: debug, info, warn or error\n"
-            "                        (default: debug); phase 2 raises it to at least info\n"
+            "  -l, --log-level LEVEL logger level of phase 1: debug, info, warn, error or\n"
+            "                        fatal (default: debug); phase 2 raises it to at least info\n"
             "      --color, --no-color  force ANSI colours on or off (default: on when\n"
             "                        standard output is a terminal)\n"
             "  -h, --help            show this help and exit\n"
@@ -70,26 +70,37 @@ static int parse_args(int argc, char **argv, options *o)
     while ((c = getopt_long(argc, argv, ":d:mn:l:h", longs, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 'd': o->database = optarg; break;
-        case 'm': o->database = ":memory:"; break;
+        case 'd':
+            o->database = optarg;
+            break;
+        case 'm':
+            o->database = ":memory:";
+            break;
         case 'n':
             o->requests = strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || o->requests < 1 || o->requests > 100000) {
-                fprintf(stderr, "%s: --requests wants a number from 1 to 100000, not '%s'\n",
-                        prog, optarg);
+                fprintf(stderr, "%s: --requests wants a number from 1 to 100000, not '%s'\n", prog,
+                        optarg);
                 return 2;
             }
             break;
         case 'l':
-            if ((o->level = log_level_parse(optarg)) < 0) {
-                fprintf(stderr, "%s: unknown log level '%s' (use debug, info, warn or error)\n",
+            if (hark_log_level_parse(optarg, &o->level) != 0) {
+                fprintf(stderr,
+                        "%s: unknown log level '%s' (use debug, info, warn, error or fatal)\n",
                         prog, optarg);
                 return 2;
             }
             break;
-        case 'C': o->colour = 1; break;
-        case 'N': o->colour = 0; break;
-        case 'h': usage(stdout); return 0;
+        case 'C':
+            o->colour = 1;
+            break;
+        case 'N':
+            o->colour = 0;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
         case ':':
             fprintf(stderr, "%s: option '%s' needs a value\n", prog, argv[optind - 1]);
             return 2;
@@ -136,14 +147,14 @@ static void print_costs(demo_db *db)
     FILE *devnull = fopen("/dev/null", "w");
     double logging = -1, silenced, none, median;
 
-    if (devnull) {
-        log_lines_set_output(devnull);
-        log_lines_set_level(LOG_DEBUG);
+    if (devnull && log_lines_set_output(devnull) == 0) {
+        log_lines_set_level(HARK_LOG_DEBUG);
         logging = cost_ns_per_statement(db, logging_calls, RUNS);
         log_lines_set_output(stdout);
-        fclose(devnull);
     }
-    log_lines_set_level(LOG_INFO);
+    if (devnull)
+        fclose(devnull);
+    log_lines_set_level(HARK_LOG_INFO);
     silenced = cost_ns_per_statement(db, fast_calls, RUNS);
     log_lines_detach();
     none = cost_ns_per_statement(db, fast_calls, RUNS);
@@ -165,7 +176,7 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, LOG_DEBUG, -1};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1};
     char err[512];
     demo_db db;
     int rc;
@@ -177,7 +188,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if ((rc = metrics_attach()) != 0 ||
-        (rc = log_lines_attach(stdout, o.colour < 0 ? isatty(STDOUT_FILENO) : o.colour,
+        (rc = log_lines_attach(stdout, o.colour < 0 ? isatty(STDOUT_FILENO) : o.colour != 0,
                                o.level)) != 0) {
         fprintf(stderr, "%s: cannot subscribe: %s\n", prog, hark_strerror(rc));
         db_close(&db);
@@ -194,7 +205,7 @@ int main(int argc, char **argv)
     rc = run_phase(&db, o.requests);
 
     if (rc == 0) {
-        int level = o.level > LOG_INFO ? o.level : LOG_INFO;
+        hark_log_level level = o.level > HARK_LOG_INFO ? o.level : HARK_LOG_INFO;
         heading("Phase 2: the same workload, logger raised to INFO");
         printf("SQL lines are DEBUG, so hark now skips the log subscriber for \"sql.sqlite\"\n"
                "without calling it. Only the request lines are left.\n\n");

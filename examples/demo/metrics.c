@@ -53,7 +53,10 @@ int metrics_attach(void)
     return hark_subscribe_monotonic(&sub, hark_default(), hark_all(), on_event, NULL);
 }
 
-void metrics_detach(void) { hark_unsubscribe(hark_default(), sub); }
+void metrics_detach(void)
+{
+    hark_unsubscribe(hark_default(), sub);
+}
 
 static int by_value(const void *a, const void *b)
 {
@@ -77,8 +80,8 @@ double metrics_percentile_ms(const char *name, unsigned p)
 
 void metrics_print(FILE *out)
 {
-    fprintf(out, "  %-14s %7s %11s %10s %10s %10s %10s\n", "event", "count", "total ms",
-            "mean ms", "p50 ms", "p95 ms", "p99 ms");
+    fprintf(out, "  %-14s %7s %11s %10s %10s %10s %10s\n", "event", "count", "total ms", "mean ms",
+            "p50 ms", "p95 ms", "p99 ms");
     for (size_t i = 0; i < nseries; i++) {
         series *s = &S[i];
         double total = 0;

@@ -12,7 +12,10 @@ static const char *const cities[] = {"Lisbon", "Oslo", "Kyoto", "Lima", "Accra",
 #define NCITIES (sizeof cities / sizeof cities[0])
 
 /* 0 when the statement ran, -1 when it failed. */
-static int ok(int64_t rows) { return rows < 0 ? -1 : 0; }
+static int ok(int64_t rows)
+{
+    return rows < 0 ? -1 : 0;
+}
 
 static int migrate(demo_db *db, int arg)
 {
@@ -85,9 +88,10 @@ static int show_user(demo_db *db, int user)
     if (db_run(db, "User Load", "SELECT id, name, email, orders_count FROM users WHERE id = ?",
                DB_ARGS(DB_INT(user))) < 0)
         return -1;
-    return ok(db_run(db, "Order Load",
-                  "SELECT id, total, status FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT 5",
-                  DB_ARGS(DB_INT(user))));
+    return ok(
+        db_run(db, "Order Load",
+               "SELECT id, total, status FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT 5",
+               DB_ARGS(DB_INT(user))));
 }
 
 /* Unindexed reads: neither city nor total has an index, so SQLite scans the tables. */
@@ -97,19 +101,19 @@ static int search(demo_db *db, int user)
                DB_ARGS(DB_TEXT(cities[user % NCITIES]))) < 0)
         return -1;
     return ok(db_run(db, "Order Stats", "SELECT count(*), sum(total) FROM orders WHERE total > ?",
-                  DB_ARGS(DB_INT(9000))));
+                     DB_ARGS(DB_INT(9000))));
 }
 
 /* A transaction: a new order and the user's counter move together. */
 static int checkout(demo_db *db, int user)
 {
-    int failed = db_run(db, "TRANSACTION", "BEGIN", DB_NO_ARGS) < 0 ||
-                 db_run(db, "Order Create",
-                        "INSERT INTO orders (user_id, total, status) VALUES (?, ?, 'pending')",
-                        DB_ARGS(DB_INT(user), DB_INT(4200))) < 0 ||
-                 db_run(db, "User Update",
-                        "UPDATE users SET orders_count = orders_count + 1 WHERE id = ?",
-                        DB_ARGS(DB_INT(user))) < 0;
+    int failed =
+        db_run(db, "TRANSACTION", "BEGIN", DB_NO_ARGS) < 0 ||
+        db_run(db, "Order Create",
+               "INSERT INTO orders (user_id, total, status) VALUES (?, ?, 'pending')",
+               DB_ARGS(DB_INT(user), DB_INT(4200))) < 0 ||
+        db_run(db, "User Update", "UPDATE users SET orders_count = orders_count + 1 WHERE id = ?",
+               DB_ARGS(DB_INT(user))) < 0;
 
     db_run(db, "TRANSACTION", failed ? "ROLLBACK" : "COMMIT", DB_NO_ARGS);
     return failed ? -1 : 0;
@@ -117,9 +121,10 @@ static int checkout(demo_db *db, int user)
 
 static int ship(demo_db *db, int user)
 {
-    return ok(db_run(db, "Order Update",
-                  "UPDATE orders SET status = 'shipped' WHERE user_id = ? AND status = 'pending'",
-                  DB_ARGS(DB_INT(user))));
+    return ok(
+        db_run(db, "Order Update",
+               "UPDATE orders SET status = 'shipped' WHERE user_id = ? AND status = 'pending'",
+               DB_ARGS(DB_INT(user))));
 }
 
 /* Fails on purpose: user1@example.com is taken, and email is UNIQUE. */
@@ -144,7 +149,9 @@ static int request(demo_db *db, const char *kind, int number, int (*handler)(dem
     uint64_t before = db->statements;
     int rc = 0;
 
-    log_info("Started %s #%d", kind, number);
+    /* As Rails does in development: a blank line between requests at DEBUG. */
+    HARK_LOG(log_lines_logger(), HARK_LOG_DEBUG, "%s", "");
+    HARK_LOG(log_lines_logger(), HARK_LOG_INFO, "Started %s #%d", kind, number);
     HARK_INSTRUMENT(topic, &p, {
         hark_payload_set_str(&p, "request", kind);
         hark_payload_set_int(&p, "number", number);
@@ -161,8 +168,8 @@ int workload_run(demo_db *db, int requests)
     static const struct {
         const char *kind;
         int (*handler)(demo_db *, int);
-    } kinds[] = {{"show_user", show_user}, {"search", search}, {"checkout", checkout},
-                 {"ship", ship}};
+    } kinds[] = {
+        {"show_user", show_user}, {"search", search}, {"checkout", checkout}, {"ship", ship}};
     int number = 0;
 
     if (request(db, "migrate", ++number, migrate, 0) || request(db, "seed", ++number, seed, 0))
