@@ -159,9 +159,9 @@ static void print_costs(demo_db *db)
     log_lines_detach();
     none = cost_ns_per_statement(db, fast_calls, RUNS);
 
-    printf("Time per call of the statement path in db.c with SQLite's own work left out\n"
-           "(guard, payload, handle, subscribers; the call itself is included), best of\n"
-           "%d runs of %ld calls (%ld when logging):\n\n",
+    printf("Measured here: one call of db.c's statement path with SQLite's own work left\n"
+           "out, so what remains is what hark adds (the payload, handle and subscribers)\n"
+           "plus the function call itself. Best of %d runs of %ld calls (%ld when logging).\n\n",
            RUNS, fast_calls, logging_calls);
     printf("  %-46s %10.1f ns\n", "no subscribers at all", none);
     printf("  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
@@ -169,8 +169,8 @@ static void print_costs(demo_db *db)
         printf("  %-46s %10.1f ns\n", "log subscriber logging (DEBUG, to /dev/null)", logging);
     median = metrics_percentile_ms("sql.sqlite", 50) * 1e6;
     if (median > 0)
-        printf("\nFor scale: the median sql.sqlite statement above took %.0f ns, SQLite and\n"
-               "instrumentation included. The silenced path is %.2f%% of that.\n",
+        printf("\nFor scale: the median sql.sqlite statement above took %.0f ns, SQLite\n"
+               "included; the silenced path is %.4f%% of that.\n",
                median, 100.0 * silenced / median);
 }
 
