@@ -127,7 +127,7 @@ static void heading(const char *title)
     printf("\n== %s ", title);
     for (size_t n = strlen(title); n < 74; n++)
         putchar('=');
-    printf("\n\n");
+    putchar('\n');
 }
 
 static int run_phase(demo_db *db, long requests)
@@ -161,8 +161,9 @@ static void print_costs(demo_db *db)
 
     printf("Measured here: one call of db.c's statement path with SQLite's own work left\n"
            "out, so what remains is what hark adds (the payload, handle and subscribers)\n"
-           "plus the function call itself. Best of %d runs of %ld calls (%ld when logging).\n\n",
-           RUNS, fast_calls, logging_calls);
+           "plus the function call itself. Best of %d runs of %ld million calls (%ld thousand\n"
+           "when logging).\n\n",
+           RUNS, fast_calls / 1000000, logging_calls / 1000);
     printf("  %-46s %10.1f ns\n", "no subscribers at all", none);
     printf("  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
     if (logging >= 0)
@@ -202,12 +203,13 @@ int main(int argc, char **argv)
            hark_version_string(), sqlite3_libversion(), o.database, o.requests);
 
     heading("Phase 1: logger at DEBUG");
+    printf("Each statement is logged at DEBUG when it finishes, each request at INFO.\n");
     rc = run_phase(&db, o.requests);
 
     if (rc == 0) {
         hark_log_level level = o.level > HARK_LOG_INFO ? o.level : HARK_LOG_INFO;
         heading("Phase 2: the same workload, logger raised to INFO");
-        printf("SQL lines are DEBUG, so hark now skips the log subscriber for \"sql.sqlite\"\n"
+        printf("\nSQL lines are DEBUG, so hark now skips the log subscriber for \"sql.sqlite\"\n"
                "without calling it. Only the request lines are left.\n\n");
         log_lines_set_level(level);
         rc = run_phase(&db, o.requests);
@@ -216,8 +218,10 @@ int main(int argc, char **argv)
 
     if (rc == 0) {
         heading("What instrumenting one statement costs");
+        putchar('\n');
         print_costs(&db);
         heading("Metrics: durations of every event in both phases");
+        putchar('\n');
         metrics_print(stdout);
         printf("\nDone. '%s --help' lists the options.\n", prog);
     }
