@@ -4,7 +4,7 @@
 #
 #   werror    -Werror build (with the gcc fuzz replay drivers) + unit tests
 #   stress    the concurrency stress and churn tests, full size, plain build
-#   asan      ASan+UBSan build of the whole suite, corpus replays included
+#   asan      ASan+UBSan build (clang) of the whole suite, corpus replays included
 #   tsan      ThreadSanitizer build of the whole suite
 #   valgrind  memcheck on every test binary of the -Werror build, leaks are errors
 #   fuzz      the committed fuzz corpora replayed through the gcc drivers
@@ -48,7 +48,13 @@ tier_stress() {
 }
 
 tier_asan() {
-  configure_and_build "$PREFIX-asan" -DHARK_SANITIZE=address,undefined -DHARK_BUILD_FUZZ=ON &&
+  # Built with clang: gcc 12's UBSan null check on the address of an initial-exec
+  # TLS variable branches on flags that the linker's IE->LE relaxation (add -> lea)
+  # no longer sets, and reports a null pointer that is not there. Clang's check does
+  # not have this problem; gcc still builds every other tier.
+  local cc=clang
+  command -v clang >/dev/null 2>&1 || cc=${CC:-cc}
+  CC=$cc configure_and_build "$PREFIX-asan" -DHARK_SANITIZE=address,undefined -DHARK_BUILD_FUZZ=ON &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.25} ctest_in "$PREFIX-asan"
