@@ -140,6 +140,10 @@ int db_open(demo_db *db, const char *path, char *err, size_t errlen)
     int rc;
 
     memset(db, 0, sizeof *db);
+    if (!memory && existed && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot use \"%s\" as a database: it is a directory", path);
+        return -1;
+    }
     slash = strrchr(path, '/');
     if (!memory && slash && slash != path) { /* clearer than SQLite's message */
         char dir[4096];
@@ -176,10 +180,11 @@ int db_open(demo_db *db, const char *path, char *err, size_t errlen)
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db->sqlite, "PRAGMA application_id = 1751216747", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "cannot write database \"%s\": %s", path,
+        snprintf(err, errlen, "cannot write database \"%s\": %s%s", path,
                  rc == SQLITE_READONLY ? "it is read-only"
                  : db->sqlite          ? sqlite3_errmsg(db->sqlite)
-                                       : sqlite3_errstr(rc));
+                                       : sqlite3_errstr(rc),
+                 (rc & 0xff) == SQLITE_CANTOPEN ? " (can its directory be written?)" : "");
         sqlite3_close(db->sqlite);
         db->sqlite = NULL;
         if (!existed) { /* leave nothing behind */
