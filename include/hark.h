@@ -10,5 +10,9 @@
 #include "hark/payload.h"
 #include "hark/event.h"
 #include "hark/notifications.h"
+#include "hark/logger.h"
+#include "hark/subscriber.h"
+#include "hark/log_subscriber.h"
+#include "hark/testing.h"
 
 #endif /* HARK_H */
