@@ -140,11 +140,12 @@ static int signup(demo_db *db, int user)
     return failed ? -1 : 0;
 }
 
+static hark_topic *request_topic; /* "request.demo", interned once by workload_run() */
+
 /* One unit of work of the program: a `request.demo` event around a handler. */
 static int request(demo_db *db, const char *kind, int number, int (*handler)(demo_db *, int),
                    int arg)
 {
-    HARK_TOPIC_STATIC(topic, "request.demo"); /* resolved once, at the first call */
     HARK_PAYLOAD(p, 3);
     uint64_t before = db->statements;
     int rc = 0;
@@ -152,7 +153,7 @@ static int request(demo_db *db, const char *kind, int number, int (*handler)(dem
     /* As Rails does in development: a blank line between requests at DEBUG. */
     HARK_LOG(log_lines_logger(), HARK_LOG_DEBUG, "%s", "");
     HARK_LOG(log_lines_logger(), HARK_LOG_INFO, "Started %s #%d", kind, number);
-    HARK_INSTRUMENT(topic, &p, {
+    HARK_INSTRUMENT(request_topic, &p, {
         hark_payload_set_str(&p, "request", kind);
         hark_payload_set_int(&p, "number", number);
         rc = handler(db, arg);
@@ -172,6 +173,8 @@ int workload_run(demo_db *db, int requests)
         {"show_user", show_user}, {"search", search}, {"checkout", checkout}, {"ship", ship}};
     int number = 0;
 
+    if (request_topic == NULL && hark_topic_get(&request_topic, hark_default(), "request.demo"))
+        return -1;
     if (request(db, "migrate", ++number, migrate, 0) || request(db, "seed", ++number, seed, 0))
         return -1;
     for (int i = 0; i < requests; i++) {
