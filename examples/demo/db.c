@@ -70,10 +70,11 @@ static void format_binds(char *buf, size_t size, const db_value *args, int nargs
 static int64_t run(demo_db *db, const char *name, const char *sql, const db_value *args, int nargs,
                    bool work)
 {
-    outcome o; /* only rc and rows are read unless execute() filled it */
+    outcome o; /* error[] is read only if execute() set rc */
 
     o.rc = SQLITE_OK;
     o.rows = 0;
+    o.full_scan = o.vm_steps = 0;
     db->statements++;
     /* The fast path: nobody listens (or every listener is silenced). One load, one branch. */
     if (!hark_enabled(db->sql_topic)) {
