@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# bench/run.sh -- what `make bench` runs.
+#
+# Configures a Release (-O2) build of its own (build-bench/), builds the benchmark
+# programs, runs every case with hark linked statically, the key cases again against
+# the shared library (rows suffixed @shared), and the Rails anchor benchmark when
+# Ruby with ActiveSupport and benchmark-ips is available; then prints the table,
+# the ratios and one PASS/MISS/SKIP line per budget, and writes
+# build/bench/results.json (and budgets.json, report.txt, the raw rows).
+#
+# Environment:
+#   ONLY              comma-separated case filter (substring; a trailing $ = exact name).
+#                     Ruby rows follow it: ONLY=hark/timed also runs ruby/timed.
+#   BENCH_TARGET_MS   length of one calibrated run (default 100)
+#   BENCH_REPEAT      measured runs per case (default 7)
+#   TIME, WARMUP      benchmark-ips seconds per Ruby case (defaults 2 and 1)
+#   RUBY_BENCH=0      skip the Ruby rows
+#   SHARED_BENCH=0    skip the @shared rows
+#   BENCH_BUILD_DIR   build directory (default build-bench)
+#
+# The script never fails because a budget is missed; it fails only when it cannot
+# build or run the benchmark at all.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BENCH_BUILD_DIR:-$ROOT/build-bench}
+OUT_DIR=$ROOT/build/bench
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONLY=${ONLY:-}
+export ONLY
+export BENCH_TARGET_MS=${BENCH_TARGET_MS:-100}
+export BENCH_REPEAT=${BENCH_REPEAT:-7}
+RUBY_TIME=${TIME:-2}
+RUBY_WARMUP=${WARMUP:-1}
+START=$(date +%s)
+
+mkdir -p "$OUT_DIR"
+rm -f "$OUT_DIR"/rows-*.tsv
+
+note() { printf 'bench: %s\n' "$*"; }
+
+# Whether a case name is selected by ONLY (same rules as the bench program).
+selected() {
+  local name=$1 item
+  [ -z "$ONLY" ] && return 0
+  IFS=',' read -r -a items <<<"$ONLY"
+  for item in "${items[@]}"; do
+    [ -z "$item" ] && continue
+    if [[ $item == *'$' ]]; then
+      [ "$name" = "${item%\$}" ] && return 0
+    elif [[ $name == *"$item"* ]]; then
+      return 0
+    fi
+  done
+  return 1
+}
+
+# ---- build -------------------------------------------------------------------------
+note "configuring $BUILD_DIR (Release, -O2)"
+if ! cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DHARK_BUILD_BENCH=ON \
+     -DHARK_BUILD_TESTS=OFF -DHARK_BUILD_EXAMPLES=OFF -DHARK_BUILD_FUZZ=OFF \
+     >"$OUT_DIR/configure.log" 2>&1; then
+  cat "$OUT_DIR/configure.log"
+  exit 1
+fi
+if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target hark_bench_report hark_bench_baselines \
+     >"$OUT_DIR/build.log" 2>&1; then
+  cat "$OUT_DIR/build.log"
+  exit 1
+fi
+BIN="$BUILD_DIR/bench/hark_bench"
+SHARED_BIN="$BUILD_DIR/bench/hark_bench_shared"
+if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target hark_bench hark_bench_shared \
+     >>"$OUT_DIR/build.log" 2>&1; then
+  grep -E 'error|undefined reference' "$OUT_DIR/build.log" | head -20
+  note "the library does not build or link yet: running the plain-C baselines only"
+  BIN="$BUILD_DIR/bench/hark_bench_baselines"
+  SHARED_BIN=""
+fi
+
+# ---- what we run on ---------------------------------------------------------------------
+note "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
+note "$(${CC:-cc} --version | head -1), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+note "BENCH_TARGET_MS=$BENCH_TARGET_MS BENCH_REPEAT=$BENCH_REPEAT${ONLY:+ ONLY=$ONLY}"
+
+# ---- C cases ------------------------------------------------------------------------------
+echo
+"$BIN" --tsv "$OUT_DIR/rows-c.tsv" || note "the bench program failed (exit $?)"
+
+if [ -n "$SHARED_BIN" ] && [ "${SHARED_BENCH:-1}" != 0 ]; then
+  shared_only=""
+  for c in hark/unsubscribed hark/silenced hark/by_name_unsubscribed hark/timed \
+           hark/evented hark/event_object; do
+    if selected "$c" || selected "$c@shared"; then
+      shared_only="$shared_only${shared_only:+,}$c\$"
+    fi
+  done
+  if [ -n "$shared_only" ]; then
+    echo
+    note "again against libhark.so: $shared_only"
+    ONLY="$shared_only" "$SHARED_BIN" --suffix @shared --tsv "$OUT_DIR/rows-shared.tsv" ||
+      note "the shared-library bench program failed (exit $?)"
+  fi
+fi
+
+# ---- Ruby: the anchor benchmark, in the same run ------------------------------------------
+ruby_ready() {
+  command -v ruby >/dev/null 2>&1 &&
+    ruby -e 'require "set"; require "logger"; require "active_support"; require "active_support/notifications"; require "active_support/log_subscriber"; require "benchmark/ips"' >/dev/null 2>&1
+}
+
+RUBY_CASES="baseline_empty timed timed_monotonic event_object evented unsubscribed silenced logsub_sql_silenced logsub_sql_active"
+ruby_only=""
+for c in $RUBY_CASES; do
+  if selected "ruby/$c" || selected "hark/$c"; then
+    ruby_only="$ruby_only${ruby_only:+,}$c"
+  fi
+done
+
+if [ "${RUBY_BENCH:-1}" = 0 ]; then
+  note "RUBY_BENCH=0: no ruby rows"
+elif [ -z "$ruby_only" ]; then
+  :
+else
+  if ! ruby_ready; then
+    if [ "$(id -u)" = 0 ]; then
+      note "installing ruby ruby-activesupport ruby-benchmark-ips"
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+         ruby ruby-activesupport ruby-benchmark-ips) >"$OUT_DIR/apt.log" 2>&1 ||
+        note "apt-get failed (see $OUT_DIR/apt.log)"
+    else
+      note "ruby rows skipped: install ruby ruby-activesupport ruby-benchmark-ips (as root) to get them"
+    fi
+  fi
+  if ruby_ready; then
+    script=""
+    for s in "$ROOT/../shared/anchors/as_notifications_bench.rb" "$ROOT/bench/rails_bench.rb"; do
+      if [ -f "$s" ]; then script=$s; break; fi
+    done
+    echo
+    note "ruby: $(basename "$script"), ONLY=$ruby_only TIME=$RUBY_TIME WARMUP=$RUBY_WARMUP"
+    if (cd "$OUT_DIR" && ONLY="$ruby_only" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" \
+          ruby "$script") >"$OUT_DIR/ruby.log" 2>&1; then
+      grep -E '^(RUBY|AS|SANITY|FEATURES) ' "$OUT_DIR/ruby.log"
+      awk -F'\t' '$1 == "RESULT" {
+          printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t1\truby\tActiveSupport %s (%s), benchmark-ips mean, error %s%%\t\n",
+                 $4, $6, $6, $2, $3, $7 }' "$OUT_DIR/ruby.log" >"$OUT_DIR/rows-ruby.tsv"
+      cut -f1,4 "$OUT_DIR/rows-ruby.tsv" | awk -F'\t' '{ printf "%-40s %10.1f ns/op\n", $1, $2 }'
+    else
+      tail -20 "$OUT_DIR/ruby.log"
+      note "the ruby benchmark failed; no ruby rows"
+    fi
+  fi
+fi
+
+# ---- report -----------------------------------------------------------------------------------
+echo
+rows=("$OUT_DIR"/rows-*.tsv)
+"$BUILD_DIR/bench/hark_bench_report" --json "$OUT_DIR/results.json" \
+  --budgets "$OUT_DIR/budgets.json" "${rows[@]}" | tee "$OUT_DIR/report.txt"
+echo
+note "wrote $OUT_DIR/results.json and budgets.json in $(( $(date +%s) - START )) s"
