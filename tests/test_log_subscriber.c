@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NS "my_log_subscriber"
@@ -701,6 +702,114 @@ static void test_bad_input(void **state)
     hark_subscriber_free(s);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Allocation failures                                                       */
+/* ------------------------------------------------------------------------- */
+
+/* Fails the fail_at-th allocation after arming (1-based); counts what was asked. */
+static long alloc_calls, fail_at;
+
+static void *failing_malloc(size_t n)
+{
+    if (++alloc_calls == fail_at)
+        return NULL;
+    return malloc(n);
+}
+
+static void *failing_realloc(void *p, size_t n)
+{
+    if (++alloc_calls == fail_at)
+        return NULL;
+    return realloc(p, n);
+}
+
+static void arm(long k)
+{
+    alloc_calls = 0;
+    fail_at = k;
+    hark_set_allocator(failing_malloc, failing_realloc, free);
+}
+
+/* Disarms; returns whether the armed failure was reached. */
+static bool disarm(void)
+{
+    hark_set_allocator(NULL, NULL, NULL);
+    return alloc_calls >= fail_at;
+}
+
+static void test_allocation_failures_leave_state_unchanged(void **state)
+{
+    (void)state;
+    /* Attaching: every allocation point fails cleanly, with nothing subscribed. */
+    for (long k = 1;; k++) {
+        hark_subscriber *s = my_subscriber();
+        arm(k);
+        int rc = hark_subscriber_attach(s, fx.notifier, NS);
+        bool hit = disarm();
+        if (rc != 0) {
+            assert_int_equal(rc, HARK_ENOMEM);
+            assert_int_equal(hark_subscriber_subscription_count(s), 0);
+            assert_false(hark_subscriber_attached(s, fx.notifier, NS));
+            assert_false(hark_enabled(topic("some_event." NS)));
+        } else {
+            assert_int_equal(hark_subscriber_subscription_count(s), 6);
+        }
+        hark_subscriber_free(s);
+        assert_int_equal(hark_notifier_quiesce(fx.notifier), 0);
+        if (!hit)
+            break;
+    }
+    /* A handler added after attach: all or nothing. */
+    for (long k = 1;; k++) {
+        hark_subscriber *s = attached_subscriber();
+        assert_int_equal(hark_subscriber_attach(s, fx.notifier, "second"), 0);
+        arm(k);
+        int rc = hark_log_subscriber_add(s, "late", debug_only, NULL, HARK_LOG_INFO);
+        bool hit = disarm();
+        if (rc != 0) {
+            assert_int_equal(rc, HARK_ENOMEM);
+            assert_int_equal(hark_subscriber_handler_count(s), 6);
+            assert_int_equal(hark_subscriber_subscription_count(s), 12);
+            assert_false(hark_enabled(topic("late." NS)));
+        } else {
+            assert_int_equal(hark_subscriber_subscription_count(s), 14);
+        }
+        hark_subscriber_free(s);
+        assert_int_equal(hark_notifier_quiesce(fx.notifier), 0);
+        if (!hit)
+            break;
+    }
+    /* Building subscribers and loggers. */
+    for (long k = 1;; k++) {
+        hark_subscriber *parent = my_subscriber(), *child = NULL;
+        hark_capture *c = NULL;
+        arm(k);
+        int rc1 = hark_subscriber_new_from(&child, parent);
+        int rc2 = hark_capture_new(&c);
+        bool hit = disarm();
+        assert_true(rc1 == 0 || rc1 == HARK_ENOMEM);
+        assert_true(rc2 == 0 || rc2 == HARK_ENOMEM);
+        if (rc1 == 0)
+            assert_int_equal(hark_subscriber_handler_count(child), 6);
+        hark_subscriber_free(child);
+        hark_subscriber_free(parent);
+        assert_int_equal(hark_capture_free(c), 0);
+        if (!hit)
+            break;
+    }
+    /* A message too long for the stack buffer: ENOMEM, nothing written. */
+    char big[4000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    arm(1);
+    int rc = hark_log(fx.logger, HARK_LOG_INFO, "%s", big);
+    disarm();
+    assert_int_equal(rc, HARK_ENOMEM);
+    assert_int_equal(logged(HARK_LOG_INFO), 0);
+    assert_int_equal(hark_log(fx.logger, HARK_LOG_INFO, "%s", big), 0);
+    assert_int_equal(logged(HARK_LOG_INFO), 1);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -729,6 +838,7 @@ int main(void)
         T(test_flush_all_flushes_each_logger),
         T(test_failure_without_details),
         T(test_bad_input),
+        T(test_allocation_failures_leave_state_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
