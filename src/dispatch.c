@@ -267,7 +267,7 @@ bool hark_listening(hark_topic *t)
     return listening;
 }
 
-/* Walks every member that is not silenced, in snapshot order. */
+/* Walks every listener that is not silenced, in listener (registration) order. */
 static void publish_walk(hark_topic *t, hark_status *status,
                          void (*visit)(const hark__sub *s, hark_status *status, void *ctx), void *ctx)
 {
@@ -275,7 +275,7 @@ static void publish_walk(hark_topic *t, hark_status *status,
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     hark__callback_enter();
     for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
-        const struct hark__entry *e = &snap->entries[i];
+        const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
         if (e->sub->silence != HARK_SILENCE_NEVER && hark__entry_silenced(e, t->name))
             continue;
         visit(e->sub, status, ctx);

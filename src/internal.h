@@ -70,6 +70,9 @@ struct hark__snapshot {
     uint32_t silenceable_count;
     bool need_cpu; /* an event-object member wants thread CPU time */
     struct hark__group groups[HARK_KIND_COUNT];
+    /* Entry indices in listener order (registration order, exact first), which is
+     * the order publish and publish_event use; stored after entries[]. */
+    const uint32_t *listener_order;
     struct hark__entry entries[];
 };
 

@@ -338,3 +338,33 @@ int hark_notifier_free(hark_notifier *n)
     hark__free(n);
     return 0;
 }
+
+/* ------------------------------------------------------------------------- */
+/* Call-site caches (HARK_TOPIC_STATIC)                                      */
+/* ------------------------------------------------------------------------- */
+
+/* Stands in for a name that could not be interned: nobody ever listens to it. */
+static char silent_name[] = "";
+static hark_topic silent_topic = {.name = silent_name};
+/* Resolutions are rare (once per site and default notifier); one lock keeps each
+ * site's topic and generation consistent. */
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+hark_topic *hark__site_resolve(hark__site *site, const char *name)
+{
+    pthread_mutex_lock(&site_lock);
+    /* The generation is read before the default: a replacement in between makes the
+     * stored generation stale, so the next call resolves again. */
+    uint64_t generation = __atomic_load_n(&hark__default_generation, __ATOMIC_ACQUIRE);
+    hark_topic *t;
+    if (hark_topic_get(&t, hark_default(), name) != 0) {
+        pthread_mutex_unlock(&site_lock);
+        return &silent_topic; /* the site stays unresolved: the next call retries */
+    }
+    __atomic_store_n(&site->generation, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&site->topic, t, __ATOMIC_RELAXED);
+    /* Release pairs with the acquire in hark__site_topic(): topic before generation. */
+    __atomic_store_n(&site->generation, generation, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&site_lock);
+    return t;
+}

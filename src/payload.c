@@ -13,6 +13,11 @@ int hark_payload_init(hark_payload *payload, hark_field *fields, uint32_t capaci
     return 0;
 }
 
+static bool is_failure_key(const char *key)
+{
+    return strcmp(key, "exception") == 0 || strcmp(key, "exception_object") == 0;
+}
+
 static hark_field *find(const hark_payload *payload, const char *key)
 {
     for (uint32_t i = 0; i < payload->count; i++)
@@ -33,10 +38,16 @@ static int slot(hark_payload *payload, const char *key, bool reserved_ok, hark_f
         return HARK_ENAME;
     hark_field *f = find(payload, key);
     if (!f) {
-        uint32_t limit = payload->capacity;
-        if (!reserved_ok)
+        /* The reserved slots are a count, not positions: failure fields recorded
+         * early must not eat into the room promised for ordinary fields. */
+        uint32_t used = payload->count, limit = payload->capacity;
+        if (!reserved_ok) {
+            for (uint32_t i = 0; i < payload->count; i++)
+                if (is_failure_key(payload->fields[i].key))
+                    used--;
             limit = limit > HARK_PAYLOAD_RESERVED ? limit - HARK_PAYLOAD_RESERVED : 0;
-        if (payload->count >= limit)
+        }
+        if (used >= limit || payload->count >= payload->capacity)
             return HARK_EFULL;
         f = &payload->fields[payload->count++];
         f->key = key;

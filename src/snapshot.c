@@ -84,11 +84,14 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
         *out = NULL;
         return 0;
     }
-    struct hark__snapshot *snap = hark__calloc(1, sizeof *snap + n * sizeof snap->entries[0]);
+    struct hark__snapshot *snap =
+        hark__calloc(1, sizeof *snap + n * (sizeof snap->entries[0] + sizeof(uint32_t)));
     if (!snap) {
         hark__free(list);
         return HARK_ENOMEM;
     }
+    uint32_t *listener_order = (uint32_t *)(void *)&snap->entries[n];
+    snap->listener_order = listener_order;
     hark_kind order[HARK_KIND_COUNT];
     snap->group_count = group_order(order, list, n);
     uint32_t e = 0;
@@ -103,6 +106,7 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                 hark__sub *s = list[i];
                 if (s->kind != order[g] || silenceable(s) != (pass == 1))
                     continue;
+                listener_order[i] = e;
                 struct hark__entry *entry = &snap->entries[e++];
                 entry->sub = s;
                 if (pass == 1)
