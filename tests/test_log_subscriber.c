@@ -703,6 +703,101 @@ static void test_bad_input(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Stress: level changes, overrides and handler churn while events fire       */
+/* ------------------------------------------------------------------------- */
+
+#define STRESS_FIRERS 3
+#define STRESS_ROUNDS 4000
+
+struct stress {
+    hark_subscriber *s;
+    hark_logger *logger;
+    hark_logger *spare;
+    int stop; /* atomic */
+    long fired;
+};
+
+static void *stress_fire(void *p)
+{
+    struct stress *st = p;
+    for (int i = 0; i < STRESS_ROUNDS; i++) {
+        fire("debug_only." NS);
+        fire("some_event." NS);
+        fire("churn." NS);
+        __atomic_add_fetch(&st->fired, 3, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void *stress_levels(void *p)
+{
+    struct stress *st = p;
+    for (int i = 0; !__atomic_load_n(&st->stop, __ATOMIC_RELAXED); i++)
+        hark_logger_set_level(st->logger, (hark_log_level)(i % 3));
+    return NULL;
+}
+
+static void *stress_overrides(void *p)
+{
+    struct stress *st = p;
+    for (int i = 0; !__atomic_load_n(&st->stop, __ATOMIC_RELAXED); i++) {
+        if (i % 2)
+            hark_logger_silence_begin(st->logger, HARK_LOG_ERROR);
+        else
+            hark_logger_log_at_begin(st->logger, HARK_LOG_DEBUG);
+        fire("debug_only." NS);
+        hark_logger_override_end(st->logger);
+    }
+    return NULL;
+}
+
+static void *stress_churn(void *p)
+{
+    struct stress *st = p;
+    for (int i = 0; !__atomic_load_n(&st->stop, __ATOMIC_RELAXED); i++) {
+        hark_log_subscriber_add(st->s, "churn", debug_only, NULL, HARK_LOG_INFO);
+        hark_log_subscriber_set_event_level(st->s, "churn", (hark_log_level)(i % 4));
+        if (i % 8 == 0)
+            hark_log_subscriber_set_logger(st->s, (i / 8) % 2 ? st->spare : st->logger);
+        hark_subscriber_remove(st->s, "churn");
+    }
+    return NULL;
+}
+
+static void test_stress_levels_overrides_and_churn(void **state)
+{
+    (void)state;
+    hark_capture *spare = NULL;
+    assert_int_equal(hark_capture_new(&spare), 0);
+    struct stress st = {attached_subscriber(), fx.logger, hark_capture_logger(spare), 0, 0};
+    pthread_t firers[STRESS_FIRERS], others[3];
+    for (int i = 0; i < STRESS_FIRERS; i++)
+        assert_int_equal(pthread_create(&firers[i], NULL, stress_fire, &st), 0);
+    assert_int_equal(pthread_create(&others[0], NULL, stress_levels, &st), 0);
+    assert_int_equal(pthread_create(&others[1], NULL, stress_overrides, &st), 0);
+    assert_int_equal(pthread_create(&others[2], NULL, stress_churn, &st), 0);
+    for (int i = 0; i < STRESS_FIRERS; i++)
+        pthread_join(firers[i], NULL);
+    __atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < 3; i++)
+        pthread_join(others[i], NULL);
+    assert_int_equal(st.fired, 3L * STRESS_FIRERS * STRESS_ROUNDS);
+
+    /* Quiet again: no polling left, and the state follows the level exactly. */
+    assert_int_equal(hark_log_subscriber_set_logger(st.s, fx.logger), 0);
+    assert_int_equal(hark_topic_state(topic("debug_only." NS)) & HARK_STATE_POLL, 0);
+    hark_logger_set_level(fx.logger, HARK_LOG_INFO);
+    assert_int_equal(hark_topic_state(topic("debug_only." NS)), 0);
+    hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
+    int before = calls_debug_only;
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(calls_debug_only, before + 1);
+    hark_subscriber_free(st.s);
+    assert_int_equal(hark_notifier_quiesce(fx.notifier), 0);
+    assert_int_equal(hark_capture_free(spare), 0);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Allocation failures                                                       */
 /* ------------------------------------------------------------------------- */
 
@@ -839,6 +934,7 @@ int main(void)
         T(test_failure_without_details),
         T(test_bad_input),
         T(test_allocation_failures_leave_state_unchanged),
+        T(test_stress_levels_overrides_and_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
