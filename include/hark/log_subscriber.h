@@ -124,7 +124,11 @@ HARK_API int hark_log_subscriber_fatal(hark_subscriber *s, const char *fmt, ...)
 HARK_API int hark_log_subscriber_unknown(hark_subscriber *s, const char *fmt, ...)
     HARK_PRINTF(2, 3);
 
-/* The block form (`info { ... }`): hark_log_lazy() on the bound logger, 0 without one. */
+/*
+ * The block form (`info { ... }`): hark_log_lazy() on the bound logger, 0 without
+ * one. Errors: those of hark_log_lazy(); HARK_EINVAL for a NULL or plain subscriber.
+ * Thread-safety: safe.
+ */
 HARK_API int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level,
                                           hark_log_message_fn fn, void *data);
 

@@ -193,8 +193,9 @@ HARK_API int hark_logger_silence_begin(hark_logger *logger, hark_log_level level
 /*
  * Rails' logger.log_at: until the matching hark_logger_override_end(), the calling
  * thread's effective level for this logger is exactly `level` (usually lower than
- * the logger's, to see debug output of one piece of work). Errors and
- * thread-safety as hark_logger_silence_begin().
+ * the logger's, to see debug output of one piece of work). Errors as
+ * hark_logger_silence_begin(). Thread-safety: safe; the override belongs to the
+ * calling thread.
  */
 HARK_API int hark_logger_log_at_begin(hark_logger *logger, hark_log_level level);
 
@@ -276,11 +277,11 @@ HARK_API int hark_logger_set_formatter(hark_logger *logger, hark_log_format_fn f
 HARK_API int hark_log(hark_logger *logger, hark_log_level level, const char *fmt, ...)
     HARK_PRINTF(3, 4);
 
-/* hark_log() with a va_list. */
+/* hark_log() with a va_list. Errors as hark_log(). Thread-safety: safe. */
 HARK_API int hark_logv(hark_logger *logger, hark_log_level level, const char *fmt, va_list ap)
     HARK_PRINTF(3, 0);
 
-/* Logs `message` as it is (no format directives). Errors and thread-safety as hark_log(). */
+/* Logs `message` as it is (no format directives). Errors as hark_log(). Thread-safety: safe. */
 HARK_API int hark_log_str(hark_logger *logger, hark_log_level level, const char *message);
 
 /*
@@ -291,7 +292,7 @@ typedef struct hark_log_buf hark_log_buf;
 
 /* Appends `len` bytes of `text`. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: the callback's buffer only. */
 HARK_API int hark_log_buf_append(hark_log_buf *buf, const char *text, size_t len);
-/* Appends printf-style text. Errors: HARK_EINVAL, HARK_ENOMEM. */
+/* Appends printf-style text. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: as above. */
 HARK_API int hark_log_buf_printf(hark_log_buf *buf, const char *fmt, ...) HARK_PRINTF(2, 3);
 
 /* Produces a message into `buf`; return 0, or nonzero to log nothing. */
