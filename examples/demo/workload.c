@@ -140,12 +140,11 @@ static int signup(demo_db *db, int user)
     return failed ? -1 : 0;
 }
 
-static hark_topic *request_topic; /* "request.demo", interned once by workload_run() */
-
 /* One unit of work of the program: a `request.demo` event around a handler. */
 static int request(demo_db *db, const char *kind, int number, int (*handler)(demo_db *, int),
                    int arg)
 {
+    HARK_TOPIC_STATIC(request_topic, "request.demo"); /* interned at the first call only */
     HARK_PAYLOAD(p, 3);
     uint64_t before = db->statements;
     int rc = 0;
@@ -173,8 +172,6 @@ int workload_run(demo_db *db, int requests)
         {"show_user", show_user}, {"search", search}, {"checkout", checkout}, {"ship", ship}};
     int number = 0;
 
-    if (request_topic == NULL && hark_topic_get(&request_topic, hark_default(), "request.demo"))
-        return -1;
     if (request(db, "migrate", ++number, migrate, 0) || request(db, "seed", ++number, seed, 0))
         return -1;
     for (int i = 0; i < requests; i++) {
