@@ -499,8 +499,14 @@ int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts, int (*
     if (rc != 0)
         return rc;
     rc = body ? body(data) : 0;
-    hark_unsubscribe(n, id);
-    return rc;
+    /* Removal builds new snapshots and so can fail for memory. Reclaiming what
+     * earlier changes retired may free enough: try a few times before giving up. */
+    int unsub = hark_unsubscribe(n, id);
+    for (int attempt = 0; unsub == HARK_ENOMEM && attempt < 8; attempt++) {
+        hark__epoch_poll();
+        unsub = hark_unsubscribe(n, id);
+    }
+    return unsub == HARK_ENOMEM ? HARK_ENOMEM : rc;
 }
 
 hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id) { return find_sub(n, id); }

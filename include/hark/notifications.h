@@ -292,7 +292,9 @@ HARK_API int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n,
 /*
  * Removes one subscription. Events already in flight still finish with it; its
  * release callback runs once they cannot reach it any more. Never waits.
- * Errors: HARK_EINVAL (NULL notifier), HARK_ENOENT (unknown or already removed id).
+ * Errors: HARK_EINVAL (NULL notifier), HARK_ENOENT (unknown or already removed id),
+ * HARK_ENOMEM (the new listener lists could not be allocated; nothing changed and
+ * the subscription is still active -- try again).
  * Thread-safety: safe, also from inside callbacks and instrumented blocks.
  */
 HARK_API int hark_unsubscribe(hark_notifier *n, hark_subscription_id id);
@@ -317,7 +319,10 @@ HARK_API int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const
 /*
  * Rails' subscribed: subscribes as `opts` says, runs body(data) once, and always
  * unsubscribes before returning. Returns the subscribe error (the body does not
- * run) or body's return value. Thread-safety: safe.
+ * run) or body's return value. Removing a subscription allocates new listener
+ * lists; if that keeps failing for memory after a few attempts, returns
+ * HARK_ENOMEM and the subscription stays (remove it by name, or with the
+ * notifier). Thread-safety: safe.
  */
 HARK_API int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts,
                              int (*body)(void *data), void *data);
