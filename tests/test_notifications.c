@@ -1012,13 +1012,7 @@ static void test_subscribe_raises_error_on_non_supported_arguments(void **state)
 /* Beyond Rails                                                              */
 /* ------------------------------------------------------------------------- */
 
-/*
- * KNOWN CORE BUG (site_resolve): hark__site_resolve(), which HARK_TOPIC_STATIC and
- * HARK_INSTRUMENT_NAMED call, is declared in notifications.h but defined nowhere, so
- * any program using those macros fails to link. This test is compiled only with
- * -DHARK_KNOWN_BUG_site_resolve until the core defines it; then drop the #ifdef.
- */
-#ifdef HARK_KNOWN_BUG_site_resolve
+/* Call-site caches (HARK_TOPIC_STATIC, HARK_INSTRUMENT_NAMED) follow hark_set_default(). */
 static hark_topic *static_site_topic(void)
 {
     HARK_TOPIC_STATIC(t, "site.event");
@@ -1072,7 +1066,6 @@ static void test_default_notifier_call_site_caches_follow_set_default(void **sta
     assert_string_equal(rec_trace(f->mine), "a.timed b.timed a.timed");
     assert_int_equal(hark_notifier_free(other), 0);
 }
-#endif /* HARK_KNOWN_BUG_site_resolve */
 
 /*
  * SPEC 2.9 (H): publish_event hands timed and monotonic subscribers the event's
@@ -1160,13 +1153,10 @@ static void test_publish_event_units_and_delivery(void **state)
 }
 
 /*
- * KNOWN CORE DEVIATION (publish_order): Rails' publish and publish_event iterate
- * listeners_for(name), the listener list: exact subscriptions in registration order,
- * then regex/all ones in registration order (SPEC 2.8, 7.2). hark walks its
- * snapshot group by group, so a timed subscriber registered after an evented one
- * is called before it (timed T1, evented E, timed T2 publish as T1, T2, E). Compiled only with -DHARK_KNOWN_BUG_publish_order.
+ * Rails' publish and publish_event iterate listeners_for(name), the listener list:
+ * exact subscriptions in registration order, then regex/all ones in registration
+ * order (SPEC 2.8, 7.2) -- not grouped by kind as instrument is.
  */
-#ifdef HARK_KNOWN_BUG_publish_order
 static void test_publish_order_is_listener_order(void **state)
 {
     fx *f = *state;
@@ -1185,7 +1175,6 @@ static void test_publish_order_is_listener_order(void **state)
     publish(f->n, "foo", NULL);
     assert_string_equal(rec_trace(f->mine), "tm1.timed ev.publish tm2.timed");
 }
-#endif
 
 /* SPEC 2.8: publish skips event-object subscribers that have no publish callback. */
 static void test_publish_skips_event_subscribers_without_publish(void **state)
@@ -1275,14 +1264,10 @@ int main(void)
         T(test_events_consumes_information_given_as_payload),
         T(test_subscribe_raises_error_on_non_supported_arguments),
         /* Beyond Rails */
-#ifdef HARK_KNOWN_BUG_site_resolve
         T(test_default_notifier_call_site_caches_follow_set_default),
-#endif
         T(test_publish_event_units_and_delivery),
         T(test_publish_skips_event_subscribers_without_publish),
-#ifdef HARK_KNOWN_BUG_publish_order
         T(test_publish_order_is_listener_order),
-#endif
         T(test_unsubscribe_by_name_exclusion_survives_later_exact_subscriptions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

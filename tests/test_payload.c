@@ -223,16 +223,9 @@ static void test_exception_replaces_without_taking_more_room(void **state)
 }
 
 /*
- * KNOWN CORE BUG (payload_reserved): HARK_PAYLOAD(p, n) promises room for n fields
- * of one's own, but slot() limits ordinary fields by position (count < capacity -
- * HARK_PAYLOAD_RESERVED), so once the failure fields are recorded -- by
- * hark_handle_fail() or hark_payload_set_exception() in the middle of the work --
- * they count against the caller's n and a later ordinary field gets HARK_EFULL.
- * Reproducer: HARK_PAYLOAD(p, 1); hark_payload_set_exception(&p, "E", "m", NULL);
- * hark_payload_set_int(&p, "x", 1) returns HARK_EFULL (expected 0).
- * Compiled only with -DHARK_KNOWN_BUG_payload_reserved.
+ * HARK_PAYLOAD(p, n) promises room for n fields of one's own even when the failure
+ * fields were recorded first (by hark_handle_fail() in the middle of the work).
  */
-#ifdef HARK_KNOWN_BUG_payload_reserved
 static void test_own_fields_fit_after_exception(void **state)
 {
     (void)state;
@@ -241,7 +234,6 @@ static void test_own_fields_fit_after_exception(void **state)
     assert_int_equal(hark_payload_set_int(&p, "x", 1), 0);
     assert_int_equal(p.count, 3);
 }
-#endif
 
 static void test_exception_efull_when_reserved_taken(void **state)
 {
@@ -313,9 +305,7 @@ int main(void)
         cmocka_unit_test(test_efull_keeps_reserved_slots),
         cmocka_unit_test(test_exception_replaces_without_taking_more_room),
         cmocka_unit_test(test_exception_efull_when_reserved_taken),
-#ifdef HARK_KNOWN_BUG_payload_reserved
         cmocka_unit_test(test_own_fields_fit_after_exception),
-#endif
         cmocka_unit_test(test_payload_is_shared_not_copied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
