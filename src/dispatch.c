@@ -186,6 +186,14 @@ int hark_handle_finish(hark_handle *h)
     return h->status_.failures ? HARK_ESUBSCRIBER : 0;
 }
 
+void hark__handle_abandon(hark_handle *h)
+{
+    if (h->snap_ && h->state_ != STATE_FINISHED) {
+        h->state_ = STATE_FINISHED;
+        hark__read_exit(h->epoch_, h->reader_ == &hark__self);
+    }
+}
+
 int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object)
 {
     if (!h)

@@ -81,7 +81,18 @@ struct legacy_stack {
 static pthread_key_t stack_key;
 static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
 
-static void free_stack(void *stack) { hark__free(stack); }
+/*
+ * A thread that ends with events still on its stack abandons them: their
+ * subscribers never get finish, but their reader sections must end, or nothing
+ * retired could ever be reclaimed again.
+ */
+static void free_stack(void *arg)
+{
+    struct legacy_stack *s = arg;
+    for (unsigned i = 0; i < s->depth; i++)
+        hark__handle_abandon(&s->handles[i]);
+    hark__free(s);
+}
 
 static void stack_setup(void) { pthread_key_create(&stack_key, free_stack); }
 

@@ -153,6 +153,8 @@ void hark__snapshot_free(struct hark__snapshot *snap);
 bool hark__entry_silenced(const struct hark__entry *e, const char *name);
 void hark__callback_enter(void);
 void hark__callback_leave(void);
+/* Ends the reader section of a handle that will never be finished. */
+void hark__handle_abandon(hark_handle *h);
 
 /* instrumenter.c */
 void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n);
