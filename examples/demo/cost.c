@@ -10,19 +10,13 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-double cost_ns_per_statement(demo_db *db, long calls, int runs)
+double cost_ns_per_statement(demo_db *db, long calls)
 {
-    double best = -1;
+    double start = now_ns();
 
-    for (int r = 0; r < runs; r++) {
-        double start = now_ns();
-        for (long i = 0; i < calls; i++)
-            db_run_empty(db, "User Load",
-                         "SELECT id, name, email, orders_count FROM users WHERE id = ?",
-                         DB_ARGS(DB_INT(i)));
-        double ns = (now_ns() - start) / (double)calls;
-        if (best < 0 || ns < best)
-            best = ns;
-    }
-    return best;
+    for (long i = 0; i < calls; i++)
+        db_run_empty(db, "User Load",
+                     "SELECT id, name, email, orders_count FROM users WHERE id = ?",
+                     DB_ARGS(DB_INT(i)));
+    return (now_ns() - start) / (double)calls;
 }

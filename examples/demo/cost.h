@@ -7,8 +7,8 @@
 /*
  * Nanoseconds per call of the demo's statement path with SQLite's work left out
  * (db_run_empty(): the hark guard, payload, handle and whatever subscribers are
- * attached right now), best of `runs` timings of `calls` calls each.
+ * attached right now), timed over `calls` calls.
  */
-double cost_ns_per_statement(demo_db *db, long calls, int runs);
+double cost_ns_per_statement(demo_db *db, long calls);
 
 #endif /* DEMO_COST_H */

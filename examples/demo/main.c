@@ -139,25 +139,38 @@ static int run_phase(demo_db *db, long requests)
     return rc;
 }
 
-/* Times the statement path with no subscriber, a silenced one and a logging one. */
+static void keep_best(double *best, double ns)
+{
+    if (*best < 0 || ns < *best)
+        *best = ns;
+}
+
+/*
+ * Times the statement path with a logging log subscriber, a silenced one and none.
+ * The three are measured in turn in each round, so that a busy moment of the
+ * machine hits them alike, and the best round of each is kept.
+ */
 static void print_costs(demo_db *db)
 {
-    enum { RUNS = 5 };
+    enum { RUNS = 9 };
     const long fast_calls = 2000000, logging_calls = 20000;
     FILE *devnull = fopen("/dev/null", "w");
-    double logging = -1, silenced, none, median;
+    double logging = -1, silenced = -1, none = -1, median;
 
-    if (devnull && log_lines_set_output(devnull) == 0) {
-        log_lines_set_level(HARK_LOG_DEBUG);
-        logging = cost_ns_per_statement(db, logging_calls, RUNS);
-        log_lines_set_output(stdout);
+    log_lines_detach(); /* the phases' subscribers, which wrote to stdout */
+    for (int r = 0; r < RUNS; r++) {
+        if (log_lines_attach(devnull ? devnull : stdout, false,
+                             devnull ? HARK_LOG_DEBUG : HARK_LOG_INFO) == 0) {
+            if (devnull)
+                keep_best(&logging, cost_ns_per_statement(db, logging_calls));
+            log_lines_set_level(HARK_LOG_INFO);
+            keep_best(&silenced, cost_ns_per_statement(db, fast_calls));
+            log_lines_detach();
+        }
+        keep_best(&none, cost_ns_per_statement(db, fast_calls));
     }
     if (devnull)
         fclose(devnull);
-    log_lines_set_level(HARK_LOG_INFO);
-    silenced = cost_ns_per_statement(db, fast_calls, RUNS);
-    log_lines_detach();
-    none = cost_ns_per_statement(db, fast_calls, RUNS);
 
     printf("Measured here: one call of db.c's statement path with SQLite's own work left\n"
            "out, so what remains is what hark adds (the payload, handle and subscribers)\n"
@@ -165,11 +178,15 @@ static void print_costs(demo_db *db)
            "when logging).\n\n",
            RUNS, fast_calls / 1000000, logging_calls / 1000);
     printf("  %-46s %10.1f ns\n", "no subscribers at all", none);
-    printf("  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
+    if (silenced >= 0)
+        printf("  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
     if (logging >= 0)
         printf("  %-46s %10.1f ns\n", "log subscriber logging (DEBUG, to /dev/null)", logging);
     median = metrics_percentile_ms("sql.sqlite", 50) * 1e6;
-    if (median > 0)
+    printf("\nThe first two rows take the same path: with its only subscriber silenced, the\n"
+           "topic's state word reads \"nobody listens\", exactly as with no subscriber. A\n"
+           "difference of a nanosecond or so between them is noise of a busy machine.\n");
+    if (median > 0 && silenced >= 0)
         printf("\nFor scale: the median sql.sqlite statement above took %.0f ns, SQLite\n"
                "included; the silenced path is %.4f%% of that.\n",
                median, 100.0 * silenced / median);
@@ -225,6 +242,7 @@ int main(int argc, char **argv)
         metrics_print(stdout);
         printf("\nDone. '%s --help' lists the options.\n", prog);
     }
+    log_lines_detach();
     metrics_free();
     db_close(&db);
     return rc == 0 ? 0 : 1;
