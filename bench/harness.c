@@ -58,7 +58,9 @@ static double env_double(const char *name, double dflt, double lo, double hi)
 void bench_config_from_env(bench_config *cfg)
 {
     cfg->target_ns = env_double("BENCH_TARGET_MS", 100, 1, 10000) * 1e6;
-    cfg->repeat = (int)env_double("BENCH_REPEAT", 7, 1, BENCH_MAX_REPEAT);
+    cfg->repeat = (int)env_double("BENCH_REPEAT", 3, 1, BENCH_MAX_REPEAT);
+    cfg->rounds = (int)env_double("BENCH_ROUNDS", 3, 1, BENCH_MAX_ROUNDS);
+    cfg->icount_n = 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -67,17 +69,26 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void finish_stats(bench_ctx *b, double *ns, int reps, uint64_t n, uint64_t allocs,
-                         int threads)
+static void add_sample(bench_ctx *b, double ns_per_op, uint64_t n, uint64_t allocs, int threads)
 {
+    if (b->nsamples < BENCH_MAX_SAMPLES)
+        b->samples[b->nsamples++] = ns_per_op;
+    b->allocs += allocs;
+    b->ops += (double)n * threads;
+    b->threads = threads;
+}
+
+void bench_finish(bench_ctx *b)
+{
+    if (b->nsamples == 0 || b->cfg->icount_n)
+        return;
+    double *ns = b->samples;
+    int reps = b->nsamples;
     qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
     b->ns_min = ns[0];
     b->ns_median = reps % 2 ? ns[reps / 2] : (ns[reps / 2 - 1] + ns[reps / 2]) / 2;
-    b->iters = n;
     b->reps = reps;
-    b->threads = threads;
-    b->allocs_per_op = (double)allocs / ((double)n * reps * threads);
-    b->measured = 1;
+    b->allocs_per_op = (double)b->allocs / b->ops;
 }
 
 /* Grows n until one run of `loop` lasts at least the target time. */
@@ -111,7 +122,7 @@ static void icount_run(bench_ctx *b, bench_loop_fn loop, void *arg)
     b->iters = n;
     b->reps = 1;
     b->threads = 1;
-    b->measured = 1;
+    b->measured = b->measured_this_round = 1;
 }
 
 /* ---- single thread --------------------------------------------------------- */
@@ -131,23 +142,24 @@ static double single_once(void *self, uint64_t n)
 
 void bench_measure(bench_ctx *b, bench_loop_fn loop, void *arg)
 {
-    if (b->skipped || b->measured)
+    if (b->skipped || b->measured_this_round)
         return;
     if (b->cfg->icount_n) {
         icount_run(b, loop, arg);
         return;
     }
     single_run r = {loop, arg};
-    uint64_t n = calibrate(single_once, &r, b->cfg->target_ns);
-    double ns[BENCH_MAX_REPEAT];
-    uint64_t allocs = 0;
+    if (b->iters == 0)
+        b->iters = calibrate(single_once, &r, b->cfg->target_ns);
+    else
+        single_once(&r, b->iters / 10 + 1); /* warm the caches again after other cases */
+    uint64_t n = b->iters;
     for (int i = 0; i < b->cfg->repeat; i++) {
         uint64_t a0 = bench_thread_allocs();
         double el = single_once(&r, n);
-        allocs += bench_thread_allocs() - a0;
-        ns[i] = el / (double)n;
+        add_sample(b, el / (double)n, n, bench_thread_allocs() - a0, 1);
     }
-    finish_stats(b, ns, b->cfg->repeat, n, allocs, 1);
+    b->measured = b->measured_this_round = 1;
 }
 
 /* ---- several threads -------------------------------------------------------- */
@@ -208,7 +220,7 @@ static double threads_once(void *self, uint64_t n)
 
 void bench_measure_threads(bench_ctx *b, bench_loop_fn loop, void *arg, int threads)
 {
-    if (b->skipped || b->measured)
+    if (b->skipped || b->measured_this_round)
         return;
     if (b->cfg->icount_n) {
         icount_run(b, loop, arg);
@@ -235,13 +247,17 @@ void bench_measure_threads(bench_ctx *b, bench_loop_fn loop, void *arg, int thre
             return; /* leaks the barrier of a broken run; the process is failing anyway */
         }
     }
-    uint64_t n = calibrate(threads_once, &r, b->cfg->target_ns);
-    double ns[BENCH_MAX_REPEAT];
-    uint64_t allocs = 0;
+    if (b->iters == 0)
+        b->iters = calibrate(threads_once, &r, b->cfg->target_ns);
+    else
+        threads_once(&r, b->iters / 10 + 1);
+    uint64_t n = b->iters;
     for (int i = 0; i < b->cfg->repeat; i++) {
-        ns[i] = threads_once(&r, n) / (double)n;
+        double ns = threads_once(&r, n) / (double)n;
+        uint64_t allocs = 0;
         for (int t = 0; t < threads; t++)
             allocs += r.allocs[t];
+        add_sample(b, ns, n, allocs, threads);
     }
     r.stop = 1;
     pthread_barrier_wait(&r.start);
@@ -249,7 +265,7 @@ void bench_measure_threads(bench_ctx *b, bench_loop_fn loop, void *arg, int thre
         pthread_join(tid[i], NULL);
     pthread_barrier_destroy(&r.start);
     pthread_barrier_destroy(&r.done);
-    finish_stats(b, ns, b->cfg->repeat, n, allocs, threads);
+    b->measured = b->measured_this_round = 1;
 }
 
 /* ---- bookkeeping -------------------------------------------------------------- */
@@ -272,6 +288,11 @@ void bench_fail(bench_ctx *b, const char *fmt, ...)
 
 void bench_extra(bench_ctx *b, const char *key, double value)
 {
+    for (int i = 0; i < b->nextra; i++)
+        if (strcmp(b->extra[i].key, key) == 0) {
+            b->extra[i].value = value; /* a later round's figure replaces the earlier one */
+            return;
+        }
     if (b->nextra >= BENCH_MAX_EXTRA)
         return;
     snprintf(b->extra[b->nextra].key, sizeof b->extra[b->nextra].key, "%s", key);

@@ -5,8 +5,9 @@
  *   hark_bench CASE N icount          (icount mode, see bench.h)
  *
  * LIST is comma-separated; an item selects every case whose name contains it, or
- * exactly one case when it ends with '$'. BENCH_TARGET_MS and BENCH_REPEAT tune the
- * harness. bench/report.c turns the TSV rows into the table, ratios and budgets.
+ * exactly one case when it ends with '$'. BENCH_TARGET_MS, BENCH_REPEAT and
+ * BENCH_ROUNDS tune the harness: every selected case is measured once per round,
+ * BENCH_REPEAT runs each time, and min and median are taken over all the runs. bench/report.c turns the TSV rows into the table, ratios and budgets.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -140,24 +141,54 @@ int main(int argc, char **argv)
     }
 
     bench_baselines_init();
-    int hark_ready = 0, ran = 0;
+
+    /* The selected cases, in table order. */
+    size_t total = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        total += *tables[t].count;
+    bench_ctx *ctx = calloc(total ? total : 1, sizeof *ctx);
+    char(*names)[128] = calloc(total ? total : 1, sizeof *names);
+    int *needs_hark = calloc(total ? total : 1, sizeof *needs_hark);
+    if (ctx == NULL || names == NULL || needs_hark == NULL) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    size_t ncases = 0;
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
         for (size_t i = 0; i < *tables[t].count; i++) {
             const bench_case *c = &tables[t].cases[i];
-            char name[128];
-            snprintf(name, sizeof name, "%s%s", c->name, suffix);
-            if (!selected(name, only) && !selected(c->name, only))
+            snprintf(names[ncases], sizeof names[ncases], "%s%s", c->name, suffix);
+            if (!selected(names[ncases], only) && !selected(c->name, only))
                 continue;
             if (list) {
-                printf("%-36s %s\n", name, c->what);
+                printf("%-40s %s\n", names[ncases], c->what);
                 continue;
             }
-            bench_ctx b;
-            memset(&b, 0, sizeof b);
-            b.cfg = &cfg;
-            b.c = c;
+            ctx[ncases].cfg = &cfg;
+            ctx[ncases].c = c;
+            needs_hark[ncases] = tables[t].needs_hark;
+            ncases++;
+        }
+    }
+    if (list)
+        return 0;
+    if (ncases == 0) {
+        fprintf(stderr, "bench: no case matches \"%s\"\n", only ? only : "");
+        return 2;
+    }
+
+    int hark_ready = 0;
+    int rounds = cfg.icount_n ? 1 : cfg.rounds;
+    for (int round = 0; round < rounds; round++) {
+        if (rounds > 1) {
+            fprintf(stderr, "bench: round %d of %d\n", round + 1, rounds);
+        }
+        for (size_t i = 0; i < ncases; i++) {
+            bench_ctx *b = &ctx[i];
+            if (b->skipped)
+                continue;
 #ifndef BENCH_NO_HARK
-            if (tables[t].needs_hark && !hark_ready) {
+            if (needs_hark[i] && !hark_ready) {
                 hark_ready = 1;
                 int rc = bench_hark_init();
                 if (rc < 0)
@@ -165,26 +196,29 @@ int main(int argc, char **argv)
                             rc);
             }
 #endif
-            c->fn(&b);
-            ran++;
-            if (cfg.icount_n)
-                continue;
-            if (b.measured && !b.skipped)
-                printf("%-40s %10.2f %10.2f ns/op  %8.3f allocs/op%s%s\n", name, b.ns_min,
-                       b.ns_median, b.allocs_per_op, b.note[0] ? "  " : "", b.note);
-            else
-                printf("%-40s %s\n", name, b.note[0] ? b.note : "not measured");
-            fflush(stdout);
-            if (tsv)
-                write_row(tsv, &b, name);
+            b->measured_this_round = 0;
+            b->c->fn(b);
         }
     }
     (void)hark_ready;
+    if (cfg.icount_n)
+        return 0;
+
+    for (size_t i = 0; i < ncases; i++) {
+        bench_ctx *b = &ctx[i];
+        bench_finish(b);
+        if (b->measured && !b->skipped)
+            printf("%-40s %10.2f %10.2f ns/op  %8.3f allocs/op%s%s\n", names[i], b->ns_min,
+                   b->ns_median, b->allocs_per_op, b->note[0] ? "  " : "", b->note);
+        else
+            printf("%-40s %s\n", names[i], b->note[0] ? b->note : "not measured");
+        if (tsv)
+            write_row(tsv, b, names[i]);
+    }
     if (tsv)
         fclose(tsv);
-    if (!list && ran == 0) {
-        fprintf(stderr, "bench: no case matches \"%s\"\n", only ? only : "");
-        return 2;
-    }
+    free(ctx);
+    free(names);
+    free(needs_hark);
     return 0;
 }

@@ -155,7 +155,7 @@ static int nverdicts, npass, nmiss, nskip;
 static void record(const char *what, const char *v, double ratio, double ratio_min,
                    const char *detail)
 {
-    printf("%-4s  %-58s %s\n", v, what, detail);
+    printf("%-4s  %-66s %s\n", v, what, detail);
     if (nverdicts < (int)(sizeof verdicts / sizeof verdicts[0])) {
         verdict *x = &verdicts[nverdicts++];
         copy(x->what, sizeof x->what, what);

@@ -12,7 +12,9 @@
 #   ONLY              comma-separated case filter (substring; a trailing $ = exact name).
 #                     Ruby rows follow it: ONLY=hark/timed also runs ruby/timed.
 #   BENCH_TARGET_MS   length of one calibrated run (default 100)
-#   BENCH_REPEAT      measured runs per case (default 7)
+#   BENCH_ROUNDS      passes over the case list (default 3); samples of a case are
+#                     spread over the rounds so that noise hits cases and baselines alike
+#   BENCH_REPEAT      measured runs per case per round (default 3)
 #   TIME, WARMUP      benchmark-ips seconds per Ruby case (defaults 2 and 1)
 #   RUBY_BENCH=0      skip the Ruby rows
 #   SHARED_BENCH=0    skip the @shared rows
@@ -29,7 +31,8 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 ONLY=${ONLY:-}
 export ONLY
 export BENCH_TARGET_MS=${BENCH_TARGET_MS:-100}
-export BENCH_REPEAT=${BENCH_REPEAT:-7}
+export BENCH_REPEAT=${BENCH_REPEAT:-3}
+export BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 RUBY_TIME=${TIME:-2}
 RUBY_WARMUP=${WARMUP:-1}
 START=$(date +%s)
@@ -82,7 +85,7 @@ fi
 # ---- what we run on ---------------------------------------------------------------------
 note "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//')"
 note "$(${CC:-cc} --version | head -1), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-note "BENCH_TARGET_MS=$BENCH_TARGET_MS BENCH_REPEAT=$BENCH_REPEAT${ONLY:+ ONLY=$ONLY}"
+note "BENCH_TARGET_MS=$BENCH_TARGET_MS BENCH_ROUNDS=$BENCH_ROUNDS BENCH_REPEAT=$BENCH_REPEAT${ONLY:+ ONLY=$ONLY}"
 
 # ---- C cases ------------------------------------------------------------------------------
 echo
