@@ -138,6 +138,8 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att,
     opts.event = slot_event;
     opts.release = slot_release;
     opts.data = slot;
+    /* Thread CPU time is a system call: read only when asked for. */
+    opts.skip_cpu_time = !s->want_cpu;
     if (s->is_log) {
         opts.silence = HARK_SILENCE_CACHED;
         opts.silenced = hark__log_slot_silenced;
@@ -417,6 +419,7 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
         return HARK_ENOMEM;
     int rc = 0;
     pthread_mutex_lock(mu_of(parent));
+    s->want_cpu = parent->want_cpu;
     if (parent->handler_count > 0) {
         s->handlers = hark__calloc(parent->handler_count, sizeof *s->handlers);
         if (s->handlers == NULL)
@@ -441,6 +444,18 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
     }
     *out = s;
     return 0;
+}
+
+int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
+{
+    if (s == NULL)
+        return HARK_EINVAL;
+    pthread_mutex_lock(&s->mu);
+    int rc = s->attachments != NULL ? HARK_ESTATE : 0;
+    if (rc == 0)
+        s->want_cpu = measure;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------- */

@@ -62,6 +62,7 @@ struct hark_subscriber {
     size_t handler_cap;
     struct hark__handler *retired;
     struct hark__attachment *attachments;
+    bool want_cpu; /* event objects measure thread CPU time; under mu */
 
     /* Log subscribers only. */
     bool is_log;

@@ -246,7 +246,10 @@ static void test_event_attributes(void **state)
     (void)state;
     hark_subscriber *s = my_subscriber();
     assert_int_equal(hark_subscriber_add(s, "inspect", inspect_event, NULL), 0);
+    /* Rails measures CPU time for every event object; hark only when asked. */
+    assert_int_equal(hark_subscriber_set_cpu_time(s, true), 0);
     assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
+    assert_int_equal(hark_subscriber_set_cpu_time(s, false), HARK_ESTATE);
     hark_set_allocation_counter(allocation_counter);
     memset(&got, 0, sizeof got);
     HARK_PAYLOAD(p, 1);
@@ -265,6 +268,17 @@ static void test_event_attributes(void **state)
     assert_true(got.allocations > 0);
     assert_true(got.duration > 0);
     assert_true(got.idle >= 0);
+    hark_subscriber_free(s);
+
+    /* Not asked for: no CPU time, and idle time is the whole duration. */
+    s = my_subscriber();
+    assert_int_equal(hark_subscriber_add(s, "inspect", inspect_event, NULL), 0);
+    assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
+    memset(&got, 0, sizeof got);
+    assert_int_equal(hark_instrument(topic("inspect." NS), NULL, busy_work, NULL, NULL), 0);
+    assert_true(got.duration > 0);
+    assert_true(got.cpu == 0);
+    assert_true(got.idle == got.duration);
     hark_subscriber_free(s);
 }
 

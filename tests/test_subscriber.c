@@ -479,6 +479,7 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_subscriber_subscription_count(t), 1);
     hark_subscriber_free(t);
 
+    assert_int_equal(hark_subscriber_set_cpu_time(NULL, true), HARK_EINVAL);
     assert_int_equal(hark_subscriber_free(NULL), 0);
     assert_int_equal(hark_subscriber_handler_count(NULL), 0);
     assert_false(hark_subscriber_attached(NULL, n, "doodle"));

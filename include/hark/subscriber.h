@@ -134,6 +134,16 @@ HARK_API int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const 
  */
 HARK_API int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns);
 
+/*
+ * Whether the event objects handed to this subscriber's handlers measure thread
+ * CPU time (hark_event_cpu_time(), hark_event_idle_time()). Off by default: reading
+ * the thread CPU clock is a system call at start and finish of every event, often
+ * costlier than the handler itself. Copied by hark_subscriber_new_from().
+ * Errors: HARK_EINVAL (NULL), HARK_ESTATE (the subscriber is attached: set it
+ * before attaching). Thread-safety: safe.
+ */
+HARK_API int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure);
+
 /* Number of handlers in the table (0 for NULL). Thread-safety: safe. */
 HARK_API size_t hark_subscriber_handler_count(const hark_subscriber *s);
 
