@@ -10,9 +10,15 @@
 
 static bool colorize = true; /* accessed atomically */
 
-void hark_set_colorize_logging(bool on) { __atomic_store_n(&colorize, on, __ATOMIC_RELAXED); }
+void hark_set_colorize_logging(bool on)
+{
+    __atomic_store_n(&colorize, on, __ATOMIC_RELAXED);
+}
 
-bool hark_colorize_logging(void) { return __atomic_load_n(&colorize, __ATOMIC_RELAXED); }
+bool hark_colorize_logging(void)
+{
+    return __atomic_load_n(&colorize, __ATOMIC_RELAXED);
+}
 
 static const char *const escapes[] = {"\033[30m", "\033[31m", "\033[32m", "\033[33m",
                                       "\033[34m", "\033[35m", "\033[36m", "\033[37m"};

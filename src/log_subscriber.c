@@ -25,7 +25,10 @@ static pthread_mutex_t *mu_of(const hark_subscriber *s)
     return (pthread_mutex_t *)(uintptr_t)&s->mu;
 }
 
-static bool is_log(const hark_subscriber *s) { return s != NULL && s->is_log; }
+static bool is_log(const hark_subscriber *s)
+{
+    return s != NULL && s->is_log;
+}
 
 static hark_logger *logger_of(const hark_subscriber *s)
 {
@@ -52,7 +55,10 @@ int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
     return 0;
 }
 
-bool hark_subscriber_is_log(const hark_subscriber *s) { return is_log(s); }
+bool hark_subscriber_is_log(const hark_subscriber *s)
+{
+    return is_log(s);
+}
 
 hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
 {
@@ -344,8 +350,8 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
     return level >= 0 ? level : HARK_ENOENT;
 }
 
-int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn,
-                            void *data, hark_log_level level)
+int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data,
+                            hark_log_level level)
 {
     if (!is_log(s) || suffix == NULL || fn == NULL)
         return HARK_EINVAL;
@@ -431,14 +437,14 @@ int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char
     return rc;
 }
 
-#define HARK__LEVEL_HELPER(fname, level)                                                 \
-    int fname(hark_subscriber *s, const char *fmt, ...)                                  \
-    {                                                                                    \
-        va_list ap;                                                                      \
-        va_start(ap, fmt);                                                               \
-        int rc = vlog(s, level, fmt, ap);                                                \
-        va_end(ap);                                                                      \
-        return rc;                                                                       \
+#define HARK__LEVEL_HELPER(fname, level)                                                           \
+    int fname(hark_subscriber *s, const char *fmt, ...)                                            \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        int rc = vlog(s, level, fmt, ap);                                                          \
+        va_end(ap);                                                                                \
+        return rc;                                                                                 \
     }
 
 HARK__LEVEL_HELPER(hark_log_subscriber_debug, HARK_LOG_DEBUG)

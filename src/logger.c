@@ -9,7 +9,10 @@
 
 #include <string.h>
 
-static bool level_ok(int level) { return level >= 0 && level < HARK_LOG_LEVELS; }
+static bool level_ok(int level)
+{
+    return level >= 0 && level < HARK_LOG_LEVELS;
+}
 
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind)
 {
@@ -186,8 +189,7 @@ static int emit(hark_logger *l, hark_log_level level, const char *line, size_t l
  * message is appended right after it, so one buffer serves the whole line; with a
  * custom formatter `b` holds the message alone. Returns where the message begins.
  */
-static size_t begin_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b,
-                         double *time)
+static size_t begin_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b, double *time)
 {
     *time = 0;
     if (l->formatter != NULL) {

@@ -116,8 +116,7 @@ static int full_name(char *out, const char *suffix, const char *ns)
  * Subscribes handler `h` on attachment `att` and links the new slot into it.
  * Locking contract: s->mu held.
  */
-static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att,
-                          struct hark__handler *h)
+static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, struct hark__handler *h)
 {
     char name[HARK_NAME_MAX + 1];
     int rc = full_name(name, h->suffix, att->ns);

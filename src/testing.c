@@ -127,9 +127,15 @@ int hark_capture_free(hark_capture *c)
     return 0;
 }
 
-hark_logger *hark_capture_logger(hark_capture *c) { return c != NULL ? c->logger : NULL; }
+hark_logger *hark_capture_logger(hark_capture *c)
+{
+    return c != NULL ? c->logger : NULL;
+}
 
-static bool level_ok(int level) { return level >= 0 && level < HARK_LOG_LEVELS; }
+static bool level_ok(int level)
+{
+    return level >= 0 && level < HARK_LOG_LEVELS;
+}
 
 size_t hark_capture_count(const hark_capture *c, hark_log_level level)
 {

@@ -124,7 +124,8 @@ static void test_colorize_into_log_message(void **state)
     (void)state;
     hark_capture *c = NULL;
     assert_int_equal(hark_capture_new(&c), 0);
-    assert_int_equal(hark_log_lazy(hark_capture_logger(c), HARK_LOG_DEBUG, colored_message, NULL), 0);
+    assert_int_equal(hark_log_lazy(hark_capture_logger(c), HARK_LOG_DEBUG, colored_message, NULL),
+                     0);
     assert_string_equal(hark_capture_message(c, HARK_LOG_DEBUG, 0),
                         "SQL \033[1m\033[34mSELECT 1\033[0m");
     hark_set_colorize_logging(false);

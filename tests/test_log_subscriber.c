@@ -85,8 +85,11 @@ static int debug_only(hark_subscriber *self, hark_event *ev, hark_failure *f, vo
 }
 
 static const hark_handler_entry my_log_subscriber[] = {
-    {"some_event", some_event, NULL}, {"foo", foo, NULL}, {"bar", bar, NULL},
-    {"baz", baz, NULL},               {"puke", puke, NULL},
+    {"some_event", some_event, NULL},
+    {"foo", foo, NULL},
+    {"bar", bar, NULL},
+    {"baz", baz, NULL},
+    {"puke", puke, NULL},
 };
 
 /* MyLogSubscriber, bound to the fixture's logger; debug_only has level debug. */
@@ -133,7 +136,10 @@ static hark_topic *topic(const char *name)
     return t;
 }
 
-static size_t logged(hark_log_level level) { return hark_capture_count(fx.capture, level); }
+static size_t logged(hark_log_level level)
+{
+    return hark_capture_count(fx.capture, level);
+}
 
 static const char *last(hark_log_level level)
 {
@@ -165,7 +171,8 @@ static void test_set_color_for_messages(void **state)
     hark_set_colorize_logging(true);
     hark_subscriber *s = attached_subscriber();
     assert_int_equal(fire("bar." NS), 0);
-    assert_string_equal(last(HARK_LOG_INFO), "\033[31mcool\033[0m, \033[1m\033[34misn't it?\033[0m");
+    assert_string_equal(last(HARK_LOG_INFO),
+                        "\033[31mcool\033[0m, \033[1m\033[34misn't it?\033[0m");
     hark_subscriber_free(s);
 }
 
@@ -226,7 +233,10 @@ static int inspect_event(hark_subscriber *self, hark_event *ev, hark_failure *f,
 }
 
 static _Thread_local uint64_t fake_allocations;
-static uint64_t allocation_counter(void) { return fake_allocations; }
+static uint64_t allocation_counter(void)
+{
+    return fake_allocations;
+}
 
 /* Burns thread CPU time until the CPU clock has visibly moved, and "allocates". */
 static int busy_work(hark_payload *payload, hark_failure *failure, void *data)
@@ -445,8 +455,16 @@ static void *fire_on_request(void *p)
     return NULL;
 }
 
-static void *set_info(void *p) { hark_logger_set_level(p, HARK_LOG_INFO); return NULL; }
-static void *set_debug(void *p) { hark_logger_set_level(p, HARK_LOG_DEBUG); return NULL; }
+static void *set_info(void *p)
+{
+    hark_logger_set_level(p, HARK_LOG_INFO);
+    return NULL;
+}
+static void *set_debug(void *p)
+{
+    hark_logger_set_level(p, HARK_LOG_DEBUG);
+    return NULL;
+}
 
 static void run_in_thread(void *(*fn)(void *), void *arg)
 {
@@ -697,7 +715,8 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_log_subscriber_set_event_level(plain, "x", HARK_LOG_INFO), HARK_EINVAL);
     assert_int_equal(hark_log_subscriber_info(plain, "x"), HARK_EINVAL);
     assert_int_equal(hark_log_subscriber_info(NULL, "x"), HARK_EINVAL);
-    assert_int_equal(hark_log_subscriber_log_lazy(plain, HARK_LOG_INFO, info_message, NULL), HARK_EINVAL);
+    assert_int_equal(hark_log_subscriber_log_lazy(plain, HARK_LOG_INFO, info_message, NULL),
+                     HARK_EINVAL);
     assert_false(hark_log_subscriber_silenced(plain, "x.y"));
     assert_null(hark_log_subscriber_logger(plain));
     hark_subscriber_free(plain);

@@ -86,9 +86,20 @@ static int rec_write(hark_log_level level, const char *line, size_t len, void *d
     return 0;
 }
 
-static int rec_flush(void *data) { ((struct rec_sink *)data)->flushes++; return 0; }
-static int rec_reopen(void *data) { ((struct rec_sink *)data)->reopens++; return 0; }
-static void rec_close(void *data) { ((struct rec_sink *)data)->closes++; }
+static int rec_flush(void *data)
+{
+    ((struct rec_sink *)data)->flushes++;
+    return 0;
+}
+static int rec_reopen(void *data)
+{
+    ((struct rec_sink *)data)->reopens++;
+    return 0;
+}
+static void rec_close(void *data)
+{
+    ((struct rec_sink *)data)->closes++;
+}
 
 static hark_logger *rec_logger(struct rec_sink *r)
 {
@@ -194,7 +205,8 @@ static void test_format_flags_on_logger(void **state)
     hark_log(l, HARK_LOG_WARN, "careful");
     assert_string_equal(r.last, "WARN careful\n");
 
-    assert_int_equal(hark_logger_set_format_flags(l, HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL), 0);
+    assert_int_equal(hark_logger_set_format_flags(l, HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL),
+                     0);
     hark_log(l, HARK_LOG_INFO, "stamped");
     /* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ INFO stamped\n" */
     assert_int_equal(r.last_len, 28 + strlen("INFO stamped\n"));
@@ -286,7 +298,10 @@ static int refuse_message(hark_log_buf *buf, void *data)
 }
 
 static int side_effects;
-static int side_effect(void) { return ++side_effects; }
+static int side_effect(void)
+{
+    return ++side_effects;
+}
 
 static void test_lazy_messages(void **state)
 {

@@ -19,11 +19,11 @@
 #include <string.h>
 
 /* Both sides are printed when the comparison fails. */
-#define assert_close(a, b, eps)                                                          \
-    do {                                                                                 \
-        double a_ = (a), b_ = (b);                                                       \
-        if (!((a_ > b_ ? a_ - b_ : b_ - a_) <= (eps)))                                    \
-            fail_msg("%s = %.12g, %s = %.12g", #a, a_, #b, b_);                          \
+#define assert_close(a, b, eps)                                                                    \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!((a_ > b_ ? a_ - b_ : b_ - a_) <= (eps)))                                             \
+            fail_msg("%s = %.12g, %s = %.12g", #a, a_, #b, b_);                                    \
     } while (0)
 
 /* What the handlers saw, in order. */
@@ -36,7 +36,10 @@ static struct {
     hark_subscriber *selves[MAX_SEEN];
 } seen;
 
-static void reset_seen(void) { memset(&seen, 0, sizeof seen); }
+static void reset_seen(void)
+{
+    memset(&seen, 0, sizeof seen);
+}
 
 static void remember(hark_subscriber *self, hark_event *ev, const char *tag)
 {
@@ -149,7 +152,8 @@ static void test_inherit_all_receives_parent_handlers(void **state)
     hark_subscriber *parent = test_subscriber();
     hark_subscriber *party = NULL;
     assert_int_equal(hark_subscriber_new_from(&party, parent), 0);
-    assert_int_equal(hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
+    assert_int_equal(
+        hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
     assert_int_equal(hark_subscriber_attach(party, n, "doodle"), 0);
     assert_int_equal(fire("open_party.doodle"), 0);
     assert_int_equal(seen.count, 1);
@@ -166,7 +170,8 @@ static void test_inherit_all_override_replaces_parent(void **state)
     hark_subscriber *parent = test_subscriber();
     hark_subscriber *party = NULL;
     assert_int_equal(hark_subscriber_new_from(&party, parent), 0);
-    assert_int_equal(hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
+    assert_int_equal(
+        hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
     assert_int_equal(hark_subscriber_attach(party, n, "doodle"), 0);
 
     HARK_PAYLOAD(p, 2);
@@ -238,7 +243,8 @@ static void test_detaches_subscribers_from_inherited_methods(void **state)
     /* A subclass attached without inherit_all: only its own handler. */
     hark_subscriber *party = NULL;
     assert_int_equal(hark_subscriber_new(&party), 0);
-    assert_int_equal(hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
+    assert_int_equal(
+        hark_subscriber_add(party, "another_open_party", party_another_open_party, NULL), 0);
     assert_int_equal(hark_subscriber_attach(party, n, "doodle"), 0);
     assert_int_equal(hark_subscriber_detach(party, n, "doodle"), 0);
     assert_int_equal(fire("open_party.doodle"), 0);
@@ -294,14 +300,16 @@ static void test_publish_event_preserve_units(void **state)
     assert_true(duration_ms > 0);
 
     hark_subscription_id id;
-    assert_int_equal(hark_subscribe_timed(&id, n, hark_exact("publish_event.test"), on_timed, NULL), 0);
+    assert_int_equal(hark_subscribe_timed(&id, n, hark_exact("publish_event.test"), on_timed, NULL),
+                     0);
     timed_start = timed_finish = -1;
     assert_int_equal(hark_publish_event(n, &ev, NULL), 0);
     assert_true(timed_finish >= timed_start);
     assert_close(timed_finish - timed_start, duration_ms / 1000.0, 1e-9);
     assert_int_equal(hark_unsubscribe(n, id), 0);
 
-    assert_int_equal(hark_subscribe_monotonic(&id, n, hark_exact("publish_event.test"), on_timed, NULL), 0);
+    assert_int_equal(
+        hark_subscribe_monotonic(&id, n, hark_exact("publish_event.test"), on_timed, NULL), 0);
     timed_start = timed_finish = -1;
     assert_int_equal(hark_publish_event(n, &ev, NULL), 0);
     assert_close(timed_finish - timed_start, duration_ms / 1000.0, 1e-9);
@@ -393,7 +401,8 @@ static void test_failing_handler_reaches_the_caller(void **state)
     hark_status st;
     memset(&st, 0, sizeof st);
     HARK_PAYLOAD(p, 1);
-    assert_int_equal(hark_instrument_name(n, "bad_party.doodle", &p, NULL, NULL, &st), HARK_ESUBSCRIBER);
+    assert_int_equal(hark_instrument_name(n, "bad_party.doodle", &p, NULL, NULL, &st),
+                     HARK_ESUBSCRIBER);
     assert_int_equal(st.failures, 1);
     assert_int_equal(st.first_failure, 5);
     /* Later events are unaffected. */
@@ -403,7 +412,11 @@ static void test_failing_handler_reaches_the_caller(void **state)
 }
 
 static int released;
-static void count_release(void *data) { (void)data; released++; }
+static void count_release(void *data)
+{
+    (void)data;
+    released++;
+}
 
 static void test_free_while_subscribed_elsewhere_is_clean(void **state)
 {
@@ -473,7 +486,8 @@ static void test_bad_input(void **state)
     hark_subscriber *t = NULL;
     assert_int_equal(hark_subscriber_new(&t), 0);
     assert_int_equal(hark_subscriber_attach(t, n, shortish), 0);
-    assert_int_equal(hark_subscriber_add(t, "a_rather_long_suffix", open_party, NULL), HARK_ENAMETOOLONG);
+    assert_int_equal(hark_subscriber_add(t, "a_rather_long_suffix", open_party, NULL),
+                     HARK_ENAMETOOLONG);
     assert_int_equal(hark_subscriber_handler_count(t), 0);
     assert_int_equal(hark_subscriber_add(t, "ok", open_party, NULL), 0);
     assert_int_equal(hark_subscriber_subscription_count(t), 1);

@@ -114,8 +114,8 @@ HARK_API bool hark_log_subscriber_silenced(const hark_subscriber *s, const char 
  * nothing (0) when there is none. Errors: those of hark_log(); HARK_EINVAL also for
  * a NULL or plain subscriber. Thread-safety: safe.
  */
-HARK_API int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char *fmt,
-                                     ...) HARK_PRINTF(3, 4);
+HARK_API int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char *fmt, ...)
+    HARK_PRINTF(3, 4);
 HARK_API int hark_log_subscriber_debug(hark_subscriber *s, const char *fmt, ...) HARK_PRINTF(2, 3);
 HARK_API int hark_log_subscriber_info(hark_subscriber *s, const char *fmt, ...) HARK_PRINTF(2, 3);
 HARK_API int hark_log_subscriber_warn(hark_subscriber *s, const char *fmt, ...) HARK_PRINTF(2, 3);
@@ -163,7 +163,8 @@ typedef enum hark_color_mode {
     HARK_MODE_UNDERLINE = 4
 } hark_color_mode;
 
-/* The escape sequence of a colour, "\033[31m" for red; NULL for other values. Thread-safety: safe. */
+/* The escape sequence of a colour, "\033[31m" for red; NULL for other values. Thread-safety: safe.
+ */
 HARK_API const char *hark_color_escape(hark_color color);
 
 /*

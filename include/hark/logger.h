@@ -117,9 +117,9 @@ HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int fa
  */
 typedef struct hark_log_sink {
     int (*write)(hark_log_level level, const char *line, size_t len, void *data);
-    int (*flush)(void *data);   /* hark_logger_flush() */
-    int (*reopen)(void *data);  /* hark_logger_reopen() */
-    void (*close)(void *data);  /* once, from hark_logger_free() */
+    int (*flush)(void *data);  /* hark_logger_flush() */
+    int (*reopen)(void *data); /* hark_logger_reopen() */
+    void (*close)(void *data); /* once, from hark_logger_free() */
     void *data;
 } hark_log_sink;
 
@@ -152,7 +152,8 @@ HARK_API int hark_logger_free(hark_logger *logger);
  */
 HARK_API int hark_logger_set_level(hark_logger *logger, hark_log_level level);
 
-/* The logger's level, ignoring thread-local overrides; HARK_EINVAL for NULL. Thread-safety: safe. */
+/* The logger's level, ignoring thread-local overrides; HARK_EINVAL for NULL. Thread-safety: safe.
+ */
 HARK_API int hark_logger_level(const hark_logger *logger);
 
 /*
@@ -211,10 +212,10 @@ HARK_API int hark_logger_override_end(hark_logger *logger);
  * (body does not run) or body's return value.
  * Thread-safety: safe.
  */
-HARK_API int hark_logger_silence(hark_logger *logger, hark_log_level level,
-                                 int (*body)(void *data), void *data);
-HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level,
-                                int (*body)(void *data), void *data);
+HARK_API int hark_logger_silence(hark_logger *logger, hark_log_level level, int (*body)(void *data),
+                                 void *data);
+HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level, int (*body)(void *data),
+                                void *data);
 
 /* ------------------------------------------------------------------------- */
 /* Formatting                                                                */
@@ -290,7 +291,8 @@ HARK_API int hark_log_str(hark_logger *logger, hark_log_level level, const char 
  */
 typedef struct hark_log_buf hark_log_buf;
 
-/* Appends `len` bytes of `text`. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: the callback's buffer only. */
+/* Appends `len` bytes of `text`. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: the callback's
+ * buffer only. */
 HARK_API int hark_log_buf_append(hark_log_buf *buf, const char *text, size_t len);
 /* Appends printf-style text. Errors: HARK_EINVAL, HARK_ENOMEM. Thread-safety: as above. */
 HARK_API int hark_log_buf_printf(hark_log_buf *buf, const char *fmt, ...) HARK_PRINTF(2, 3);
@@ -312,12 +314,12 @@ HARK_API int hark_log_lazy(hark_logger *logger, hark_log_level level, hark_log_m
  * Statement macro: logs only when `level` is enabled for the calling thread, and
  * evaluates the format arguments only then.
  */
-#define HARK_LOG(logger, level, ...)                                                  \
-    do {                                                                              \
-        hark_logger *hark_lg_ = (logger);                                             \
-        int hark_lv_ = (int)(level);                                                  \
-        if (hark_logger_enabled(hark_lg_, hark_lv_))                                  \
-            (void)hark_log(hark_lg_, (hark_log_level)hark_lv_, __VA_ARGS__);          \
+#define HARK_LOG(logger, level, ...)                                                               \
+    do {                                                                                           \
+        hark_logger *hark_lg_ = (logger);                                                          \
+        int hark_lv_ = (int)(level);                                                               \
+        if (hark_logger_enabled(hark_lg_, hark_lv_))                                               \
+            (void)hark_log(hark_lg_, (hark_log_level)hark_lv_, __VA_ARGS__);                       \
     } while (0)
 
 /*

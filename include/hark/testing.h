@@ -30,7 +30,8 @@ extern "C" {
  */
 typedef struct hark_capture hark_capture;
 
-/* Creates a capture and its logger. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM. Thread-safety: safe. */
+/* Creates a capture and its logger. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM. Thread-safety:
+ * safe. */
 HARK_API int hark_capture_new(hark_capture **out);
 
 /*
@@ -75,7 +76,7 @@ HARK_API void hark_capture_clear(hark_capture *c);
 typedef struct hark_test_fixture {
     hark_notifier *notifier; /* the fresh notifier, also hark_default() meanwhile */
     hark_capture *capture;
-    hark_logger *logger;     /* hark_capture_logger(capture) */
+    hark_logger *logger; /* hark_capture_logger(capture) */
     hark_notifier *previous_;
     bool previous_colorize_;
 } hark_test_fixture;
