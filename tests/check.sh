@@ -52,7 +52,8 @@ check_bad_input_doc() {
 
 tier_stress() {
   [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
-  cmake --build "$PREFIX-werror" -j "$JOBS" && ctest_in "$PREFIX-werror" -j 1 -R "$SLOW_TESTS"
+  # Verbose: the churn test prints its resident-set and live-block figures.
+  cmake --build "$PREFIX-werror" -j "$JOBS" && ctest_in "$PREFIX-werror" -j 1 -V -R "$SLOW_TESTS"
 }
 
 tier_asan() {
@@ -77,19 +78,35 @@ tier_tsan() {
       HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.1} "${run[@]}" ctest --output-on-failure -j "$JOBS")
 }
 
+valgrind_one() { # test binary; writes <binary>.valgrind.log, returns memcheck's status
+  HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.02} valgrind -q --error-exitcode=99 --leak-check=full \
+    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+    --track-origins=yes --fair-sched=yes "$1" >"$1.valgrind.log" 2>&1
+}
+
 tier_valgrind() {
   [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
-  local t rc=0 n=0
+  local t rc=0 n=0 pids=() names=()
   for t in "$PREFIX-werror"/tests/test_*; do
     [ -x "$t" ] && [ -f "$t" ] || continue
     n=$((n + 1))
-    echo "valgrind: $(basename "$t")"
-    HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.02} valgrind -q --error-exitcode=99 --leak-check=full \
-      --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
-      --track-origins=yes --fair-sched=yes "$t" >"$t.valgrind.log" 2>&1 ||
-      { rc=1; echo "valgrind: $(basename "$t") FAILED"; cat "$t.valgrind.log"; }
+    # JOBS binaries at a time; memcheck runs each program on one core anyway.
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 0.2; done
+    valgrind_one "$t" &
+    pids+=($!)
+    names+=("$t")
   done
   [ "$n" -gt 0 ] || { echo "valgrind: no test binaries found"; return 1; }
+  local i
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      echo "valgrind: $(basename "${names[$i]}") clean"
+    else
+      rc=1
+      echo "valgrind: $(basename "${names[$i]}") FAILED"
+      cat "${names[$i]}.valgrind.log"
+    fi
+  done
   return $rc
 }
 

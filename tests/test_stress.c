@@ -596,8 +596,8 @@ static void check_no_violations(void)
 static void test_stress_subscribe_instrument_release(void **state)
 {
     (void)state;
-    instr_iters = stress_iters(6000, 50);
-    sub_iters = stress_iters(6000, 50);
+    instr_iters = stress_iters(20000, 50);
+    sub_iters = stress_iters(20000, 50);
     max_recs = (size_t)(NPERM + NSUBTHREADS * sub_iters * ROUNDS +
                         NINSTR * instr_iters * ROUNDS * 8 / 32 + 64);
     recs = calloc(max_recs, sizeof *recs);
