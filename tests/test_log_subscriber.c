@@ -239,14 +239,15 @@ static uint64_t allocation_counter(void)
 }
 
 /* Burns thread CPU time until the CPU clock has visibly moved, and "allocates". */
+static volatile unsigned long busy_sink;
+
 static int busy_work(hark_payload *payload, hark_failure *failure, void *data)
 {
     (void)payload, (void)failure, (void)data;
     double cpu0 = hark_clock_thread_cpu();
-    volatile unsigned long sink = 0;
     while (hark_clock_thread_cpu() - cpu0 < 0.001)
         for (int i = 0; i < 1000; i++)
-            sink += (unsigned long)i;
+            busy_sink += (unsigned long)i;
     fake_allocations += 3;
     return 0;
 }
