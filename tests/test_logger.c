@@ -23,6 +23,20 @@
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * HARK_TEST_SCALE (default 1) scales the line counts of the concurrency tests; the
+ * sanitizer and valgrind tiers lower it. Never below a few dozen lines per thread.
+ */
+static int scaled(int n)
+{
+    const char *env = getenv("HARK_TEST_SCALE");
+    double v = env != NULL ? strtod(env, NULL) : 1.0;
+    if (!(v > 0.0) || v > 1.0)
+        v = 1.0;
+    int m = (int)(n * v);
+    return m < 50 ? 50 : m;
+}
+
 /* A temporary directory per test binary run. */
 static char tmpdir[64];
 
@@ -448,10 +462,12 @@ struct rot_arg {
     int id;
 };
 
+static int rot_lines = ROT_LINES;
+
 static void *rot_writer(void *p)
 {
     struct rot_arg *a = p;
-    for (int i = 0; i < ROT_LINES; i++)
+    for (int i = 0; i < rot_lines; i++)
         hark_log(a->logger, HARK_LOG_INFO, "w%d line %05d end", a->id, i);
     return NULL;
 }
@@ -471,7 +487,7 @@ static void tally(const char *text, unsigned char seen[ROT_THREADS][ROT_LINES], 
         line[len] = '\0';
         assert_int_equal(sscanf(line, "w%d line %d end%n", &id, &n, &used), 2);
         assert_int_equal((size_t)used, len);
-        assert_true(id >= 0 && id < ROT_THREADS && n >= 0 && n < ROT_LINES);
+        assert_true(id >= 0 && id < ROT_THREADS && n >= 0 && n < rot_lines);
         seen[id][n]++;
         (*lines)++;
         p = nl + 1;
@@ -486,6 +502,7 @@ static void test_reopen_while_writing_loses_nothing(void **state)
     make_path(rotated, sizeof rotated, "busy.log.1");
     unlink(path);
     unlink(rotated);
+    rot_lines = scaled(ROT_LINES);
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_path(&l, path), 0);
     pthread_t t[ROT_THREADS];
@@ -521,9 +538,9 @@ static void test_reopen_while_writing_loses_nothing(void **state)
     tally(cur, seen, &lines);
     free(old);
     free(cur);
-    assert_int_equal(lines, (size_t)ROT_THREADS * ROT_LINES);
+    assert_int_equal(lines, (size_t)ROT_THREADS * rot_lines);
     for (int i = 0; i < ROT_THREADS; i++)
-        for (int j = 0; j < ROT_LINES; j++)
+        for (int j = 0; j < rot_lines; j++)
             assert_int_equal(seen[i][j], 1);
 }
 
@@ -572,13 +589,15 @@ struct conc_arg {
     int id;
 };
 
+static int conc_lines = CONC_LINES;
+
 static void *conc_writer(void *p)
 {
     struct conc_arg *a = p;
     char pad[301];
     memset(pad, 'a' + a->id, sizeof pad - 1);
     pad[sizeof pad - 1] = '\0';
-    for (int i = 0; i < CONC_LINES; i++)
+    for (int i = 0; i < conc_lines; i++)
         hark_log(a->logger, HARK_LOG_INFO, "%d:%d:%s", a->id, i, pad);
     return NULL;
 }
@@ -604,7 +623,7 @@ static void check_concurrent_lines(const char *text)
         lines++;
         p = nl + 1;
     }
-    assert_int_equal(lines, (size_t)CONC_THREADS * CONC_LINES);
+    assert_int_equal(lines, (size_t)CONC_THREADS * conc_lines);
 }
 
 static void run_concurrent(hark_logger *l)
@@ -623,6 +642,7 @@ static void run_concurrent(hark_logger *l)
 static void test_concurrent_lines_never_interleave(void **state)
 {
     (void)state;
+    conc_lines = scaled(CONC_LINES);
     /* Path sink: one write(2) per line. */
     char path[128];
     make_path(path, sizeof path, "concurrent.log");
