@@ -100,7 +100,12 @@ void hark__log_slot_sync_locked(hark_subscriber *s, struct hark__slot *slot)
         slot->polling = want;
 }
 
-/* Re-syncs polling and recomputes every subscription. Locking contract: s->mu held. */
+/*
+ * Re-syncs polling and recomputes the cached answers of every subscription (of
+ * `only_suffix` when not NULL). A notifier recomputes one subscription by walking
+ * all its topics, so for the whole subscriber each notifier is asked once instead
+ * of once per subscription. Locking contract: s->mu held.
+ */
 static void recompute_locked(hark_subscriber *s, const char *only_suffix)
 {
     for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
@@ -108,8 +113,18 @@ static void recompute_locked(hark_subscriber *s, const char *only_suffix)
             if (only_suffix != NULL && strcmp(slot->handler->suffix, only_suffix) != 0)
                 continue;
             hark__log_slot_sync_locked(s, slot);
-            (void)hark_subscription_silence_changed(slot->notifier, slot->id);
+            if (only_suffix != NULL)
+                (void)hark_subscription_silence_changed(slot->notifier, slot->id);
         }
+    }
+    if (only_suffix != NULL)
+        return;
+    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+        bool seen = false;
+        for (struct hark__attachment *b = s->attachments; b != a && !seen; b = b->next)
+            seen = b->notifier == a->notifier;
+        if (!seen && a->slots != NULL)
+            (void)hark_silence_changed(a->notifier);
     }
 }
 
