@@ -49,14 +49,25 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
 {
     size_t n = 0;
     if (flags & HARK_LOG_FORMAT_TIME) {
+        /* Years 1 to 9999 only; anything else (NaN, infinities, far-off times that
+         * gmtime_r cannot convert) prints as the epoch rather than garbage. */
+        if (!(time >= -62135596800.0 && time < 253402300800.0))
+            time = 0.0;
+        /* Round down, so that -1.5 is 23:59:58.500000 of the day before. */
         time_t secs = (time_t)time;
+        if ((double)secs > time)
+            secs -= 1;
         long usec = (long)((time - (double)secs) * 1e6);
         if (usec < 0)
             usec = 0;
         if (usec > 999999)
             usec = 999999;
         struct tm tm;
-        gmtime_r(&secs, &tm);
+        if (gmtime_r(&secs, &tm) == NULL) {
+            secs = 0;
+            usec = 0;
+            gmtime_r(&secs, &tm);
+        }
         int w = snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ ", tm.tm_year + 1900,
                          tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
         if (w > 0 && w < 64)

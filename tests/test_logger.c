@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,20 @@ static void test_default_format(void **state)
     hark_log_record t = {HARK_LOG_ERROR, 1000000000.25, "x", 1};
     hark_log_format_default(buf, sizeof buf, &t, HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL);
     assert_string_equal(buf, "2001-09-09T01:46:40.250000Z ERROR x\n");
+
+    /* Negative times round down; times gmtime_r cannot convert print as the epoch. */
+    hark_log_record neg = {HARK_LOG_INFO, -1.5, "n", 1};
+    hark_log_format_default(buf, sizeof buf, &neg, HARK_LOG_FORMAT_TIME);
+    assert_string_equal(buf, "1969-12-31T23:59:58.500000Z n\n");
+    const double odd[] = {1e18, -1e18, NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        hark_log_record r = {HARK_LOG_INFO, odd[i], "o", 1};
+        hark_log_format_default(buf, sizeof buf, &r, HARK_LOG_FORMAT_TIME);
+        assert_string_equal(buf, "1970-01-01T00:00:00.000000Z o\n");
+    }
+    hark_log_record last = {HARK_LOG_INFO, 253402300799.25, "l", 1};
+    hark_log_format_default(buf, sizeof buf, &last, HARK_LOG_FORMAT_TIME);
+    assert_string_equal(buf, "9999-12-31T23:59:59.250000Z l\n");
 
     /* snprintf semantics: truncated but terminated, full length returned. */
     char small[4];

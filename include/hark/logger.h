@@ -238,7 +238,9 @@ typedef size_t (*hark_log_format_fn)(char *buf, size_t size, const hark_log_reco
                                      void *data);
 
 /* Flags of the default formatter. */
-#define HARK_LOG_FORMAT_TIME 0x1u  /* "2026-08-22T10:11:12.345678Z " (UTC) first */
+#define HARK_LOG_FORMAT_TIME                                                                       \
+    0x1u                           /* "2026-08-22T10:11:12.345678Z " (UTC) first; a time           \
+                                      outside years 1..9999 (or NaN) prints as the epoch */
 #define HARK_LOG_FORMAT_LEVEL 0x2u /* then "INFO " (hark_log_level_name and a space) */
 
 /*
