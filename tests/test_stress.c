@@ -14,7 +14,12 @@
  *   4. every release callback runs exactly once, never while a callback of its
  *      subscription is running, and no callback runs after it (a poison flag);
  *   5. the per-subscriber counts of the permanent subscribers add up to the number
- *      of events instrumented on the topics they match.
+ *      of events instrumented on the topics they match;
+ *   6. a log subscriber (INFO handler for "sql", DEBUG handler for "render",
+ *      attached to namespaces "db" and "view") never runs for an event built while
+ *      its thread was inside hark_logger_silence_begin(ERROR), and always runs for
+ *      one built inside hark_logger_log_at_begin(DEBUG) -- while the subscribing
+ *      threads keep changing the logger's level for everyone.
  *
  * Iteration counts are fixed (scaled by HARK_TEST_SCALE); nothing is timed. The
  * scenario runs several rounds with fresh threads so that threads exiting while
@@ -26,6 +31,9 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/log_subscriber.h>
+#include <hark/logger.h>
+#include <hark/subscriber.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -90,7 +98,7 @@ static atomic_ulong seq = 1;
 
 /* Violation counters, checked by the main thread (cmocka is not thread-safe). */
 static atomic_ulong v_wrong_topic, v_dup, v_unpaired, v_missing, v_after_release,
-    v_release_active, v_double_release, v_log_overflow, v_api, v_never_released;
+    v_release_active, v_double_release, v_log_overflow, v_api, v_never_released, v_override;
 static atomic_int reported;
 
 static void violation(atomic_ulong *counter, const char *fmt, ...)
@@ -119,10 +127,12 @@ static size_t rec_alloc(void)
 /* ------------------------------------------------------------------------- */
 
 enum { SAW_START = 1, SAW_FINISH = 2, SAW_CALL = 3 };
+enum { OVERRIDE_NONE = 0, OVERRIDE_SILENCE = 1, OVERRIDE_LOG_AT = 2 };
 
 #define LOG_MAX 256
 typedef struct ev_log {
     int topic;
+    int mode; /* OVERRIDE_*: the thread-local logger override the event was built in */
     int n;
     struct {
         uint32_t rec;
@@ -285,6 +295,55 @@ static int rec_subscribe(rec *r)
 }
 
 /* ------------------------------------------------------------------------- */
+/* The log subscriber                                                        */
+/* ------------------------------------------------------------------------- */
+
+static hark_logger *the_logger;
+static hark_subscriber *the_log_sub;
+static size_t log_sql_rec, log_render_rec; /* records standing for its two handlers */
+static atomic_ulong lines_written, level_changes, overrides_entered;
+
+static int count_line(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len, (void)data;
+    atomic_fetch_add_explicit(&lines_written, 1, memory_order_relaxed);
+    return 0;
+}
+
+static int log_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)f;
+    note(&recs[(size_t)data], ev->payload, ev->name, SAW_CALL);
+    return hark_log_subscriber_info(self, "%s %.3f", ev->name, hark_event_duration(ev));
+}
+
+static void log_sub_setup(void)
+{
+    static const hark_log_sink sink = {count_line, NULL, NULL, NULL, NULL};
+    assert_int_equal(hark_logger_new_sink(&the_logger, &sink), 0);
+    assert_int_equal(hark_log_subscriber_new(&the_log_sub, the_logger), 0);
+    log_sql_rec = rec_alloc();
+    log_render_rec = rec_alloc();
+    /* Silenceable (cached): no "must receive" check outside overrides. */
+    recs[log_sql_rec].pattern = PAT_EXACT0, recs[log_sql_rec].kind = HARK_KIND_EVENT;
+    recs[log_sql_rec].silence = HARK_SILENCE_CACHED;
+    recs[log_render_rec].pattern = PAT_EXACT2, recs[log_render_rec].kind = HARK_KIND_EVENT;
+    recs[log_render_rec].silence = HARK_SILENCE_CACHED;
+    assert_int_equal(hark_log_subscriber_add(the_log_sub, "sql", log_handler,
+                                             (void *)log_sql_rec, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_log_subscriber_add(the_log_sub, "render", log_handler,
+                                             (void *)log_render_rec, HARK_LOG_DEBUG), 0);
+    assert_int_equal(hark_subscriber_attach(the_log_sub, the_notifier, "db"), 0);
+    assert_int_equal(hark_subscriber_attach(the_log_sub, the_notifier, "view"), 0);
+}
+
+static void log_sub_teardown(void)
+{
+    assert_int_equal(hark_subscriber_free(the_log_sub), 0);
+    assert_int_equal(hark_logger_free(the_logger), 0);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Checking one finished event                                               */
 /* ------------------------------------------------------------------------- */
 
@@ -343,6 +402,18 @@ static void check_event(const ev_log *lg, unsigned long c0, unsigned long c1)
         } else if (ca != 1 || st || fi) {
             violation(&v_dup, "record %u: %d calls in one event", ri, ca);
         }
+    }
+    if (lg->mode != OVERRIDE_NONE) {
+        int sql = log_count(lg, (uint32_t)log_sql_rec, SAW_CALL);
+        int render = log_count(lg, (uint32_t)log_render_rec, SAW_CALL);
+        if (lg->mode == OVERRIDE_SILENCE && (sql || render))
+            violation(&v_override, "log handler ran for %s built inside silence(ERROR)",
+                      topic_names[lg->topic]);
+        if (lg->mode == OVERRIDE_LOG_AT && lg->topic == 0 && sql != 1)
+            violation(&v_override, "INFO handler ran %d times for sql.db built inside log_at(DEBUG)", sql);
+        if (lg->mode == OVERRIDE_LOG_AT && lg->topic == 2 && render != 1)
+            violation(&v_override, "DEBUG handler ran %d times for render.view built inside "
+                      "log_at(DEBUG)", render);
     }
     for (int p = 0; p < NPERM; p++)
         expect_received(lg, perm[p], c0, c1);
@@ -429,6 +500,7 @@ static long instr_iters, sub_iters;
 
 typedef struct worker {
     int index;
+    int mode; /* the override this thread is inside now */
     stress_rng rng;
 } worker;
 
@@ -453,6 +525,7 @@ static void run_event_handle(worker *w, int depth, int topic)
     }
     memset(&e->log, 0, offsetof(ev_log, e));
     e->log.topic = topic;
+    e->log.mode = w->mode;
     hark_payload_init(&e->payload, e->fields, 3);
     hark_payload_set_ptr(&e->payload, "log", &e->log);
     e->c0 = atomic_fetch_add(&seq, 1);
@@ -476,6 +549,7 @@ static void run_event_macro(worker *w, int depth, int topic)
     ev_log lg;
     memset(&lg, 0, offsetof(ev_log, e));
     lg.topic = topic;
+    lg.mode = w->mode;
     HARK_PAYLOAD(p, 1);
     hark_payload_set_ptr(&p, "log", &lg);
     unsigned long c0 = atomic_fetch_add(&seq, 1);
@@ -498,8 +572,28 @@ static void run_event(worker *w, int depth)
 static void *instrumenter_main(void *arg)
 {
     worker *w = arg;
-    for (long i = 0; i < instr_iters; i++)
+    for (long i = 0; i < instr_iters; i++) {
+        /* One event tree in eight inside thread-local silence, one inside log_at. */
+        uint32_t r = stress_below(&w->rng, 8);
+        int rc = 0;
+        w->mode = OVERRIDE_NONE;
+        if (r == 0) {
+            rc = hark_logger_silence_begin(the_logger, HARK_LOG_ERROR);
+            w->mode = OVERRIDE_SILENCE;
+        } else if (r == 1) {
+            rc = hark_logger_log_at_begin(the_logger, HARK_LOG_DEBUG);
+            w->mode = OVERRIDE_LOG_AT;
+        }
+        if (rc != 0) {
+            violation(&v_api, "override begin: %s", hark_strerror(rc));
+            w->mode = OVERRIDE_NONE;
+        }
+        if (w->mode != OVERRIDE_NONE)
+            atomic_fetch_add_explicit(&overrides_entered, 1, memory_order_relaxed);
         run_event(w, 0);
+        if (w->mode != OVERRIDE_NONE && (rc = hark_logger_override_end(the_logger)) != 0)
+            violation(&v_api, "override end: %s", hark_strerror(rc));
+    }
     return NULL;
 }
 
@@ -563,6 +657,14 @@ static void *subscriber_main(void *arg)
             else
                 atomic_store(&slots[t][s], ri + 1);
         }
+        if (stress_below(&w->rng, 16) == 0) {
+            static const hark_log_level levels[] = {HARK_LOG_DEBUG, HARK_LOG_INFO, HARK_LOG_WARN,
+                                                    HARK_LOG_ERROR};
+            int rc = hark_logger_set_level(the_logger, levels[stress_below(&w->rng, 4)]);
+            if (rc != 0)
+                violation(&v_api, "hark_logger_set_level: %s", hark_strerror(rc));
+            atomic_fetch_add_explicit(&level_changes, 1, memory_order_relaxed);
+        }
         if (i % 512 == 511) {
             int rc = hark_notifier_quiesce(the_notifier);
             if (rc != 0)
@@ -591,6 +693,7 @@ static void check_no_violations(void)
     assert_int_equal(atomic_load(&v_log_overflow), 0);
     assert_int_equal(atomic_load(&v_api), 0);
     assert_int_equal(atomic_load(&v_never_released), 0);
+    assert_int_equal(atomic_load(&v_override), 0);
 }
 
 static void test_stress_subscribe_instrument_release(void **state)
@@ -598,7 +701,7 @@ static void test_stress_subscribe_instrument_release(void **state)
     (void)state;
     instr_iters = stress_iters(20000, 50);
     sub_iters = stress_iters(20000, 50);
-    max_recs = (size_t)(NPERM + NSUBTHREADS * sub_iters * ROUNDS +
+    max_recs = (size_t)(NPERM + 2 + NSUBTHREADS * sub_iters * ROUNDS +
                         NINSTR * instr_iters * ROUNDS * 8 / 32 + 64);
     recs = calloc(max_recs, sizeof *recs);
     assert_non_null(recs);
@@ -615,6 +718,7 @@ static void test_stress_subscribe_instrument_release(void **state)
     } pdef[NPERM] = {{PAT_ALL, HARK_KIND_EVENTED}, {PAT_ALL, HARK_KIND_TIMED},
                      {PAT_EXACT0, HARK_KIND_EVENT}, {PAT_RE_RENDER, HARK_KIND_EVENTED},
                      {PAT_RE_SUFFIX, HARK_KIND_MONOTONIC}, {PAT_EXACT4, HARK_KIND_EVENTED}};
+    log_sub_setup();
     for (int p = 0; p < NPERM; p++) {
         perm[p] = rec_alloc();
         recs[perm[p]].pattern = pdef[p].pattern;
@@ -650,6 +754,7 @@ static void test_stress_subscribe_instrument_release(void **state)
     }
 
     /* Tear down: every subscription ever made is released exactly once. */
+    log_sub_teardown();
     for (int t = 0; t < NSUBTHREADS; t++)
         for (int s = 0; s < SLOTS; s++)
             unsubscribe_slot(t, s);
@@ -702,6 +807,8 @@ static void test_stress_subscribe_instrument_release(void **state)
     assert_int_equal(hark_notifier_free(the_notifier), 0);
     printf("test_stress: %lu events (%lu finished on another thread), %zu subscriptions, "
            "all released once\n", total, atomic_load(&handed_off), subscribed);
+    printf("test_stress: %lu logger level changes, %lu thread-local overrides, %lu lines logged\n",
+           atomic_load(&level_changes), atomic_load(&overrides_entered), atomic_load(&lines_written));
     free(recs);
     recs = NULL;
 }
