@@ -369,13 +369,10 @@ static void ok_start(void)
 static void failed_start(void) { assert_int_equal(hark_finish(F.n, "sql.stack", NULL), HARK_ESTATE); }
 
 /*
- * hark_subscribed() must always unsubscribe before it returns. It ignores the
- * result of its hark_unsubscribe(), which can fail with HARK_ENOMEM, and then
- * returns the body's value with the subscription still in place: events keep
- * reaching it and its release never runs. Compiled only with
- * -DHARK_KNOWN_BUG_subscribed_oom until the core fixes it; then drop the #ifdef.
+ * hark_subscribed() must always unsubscribe before it returns, also when its
+ * hark_unsubscribe() meets an allocation failure: otherwise events keep reaching
+ * the subscription and its release never runs.
  */
-#ifdef HARK_KNOWN_BUG_subscribed_oom
 static int body_ran;
 static int body(void *data)
 {
@@ -409,7 +406,6 @@ static void failed_subscribed(void)
     assert_int_equal(body_ran, 0);
     assert_int_equal(F.released[S_X], 0);
 }
-#endif /* HARK_KNOWN_BUG_subscribed_oom */
 
 static int op_publish_event(void)
 {
@@ -592,9 +588,7 @@ static const op ops[] = {
     {"hark_unsubscribe_name", op_unsubscribe_name, NULL, NULL, ok_unsubscribe_name, failed_unsubscribe_name, false},
     {"hark_instrument_name (new name)", op_instrument_name, NULL, NULL, ok_instrument_name, NULL, false},
     {"hark_start (new name)", op_start, NULL, NULL, ok_start, failed_start, false},
-#ifdef HARK_KNOWN_BUG_subscribed_oom
     {"hark_subscribed", op_subscribed, NULL, NULL, ok_subscribed, failed_subscribed, false},
-#endif
     {"hark_publish_event (new name)", op_publish_event, NULL, NULL, ok_publish_event, NULL, false},
     {"hark_silence_changed", op_silence_changed, NULL, NULL, NULL, NULL, true},
     {"hark_logger_new_sink", op_logger_new_sink, NULL, log_cleanup, ok_logger_new, NULL, false},
