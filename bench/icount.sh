@@ -12,7 +12,8 @@
 # self instructions per operation (inclusive in brackets).
 #
 # Environment: ONLY (case filter, as for bench/run.sh), N1/N2 (callgrind iteration
-# counts, default 2000/12000), CPU_N1/CPU_N2 (single-step counts, default 200/1200),
+# counts, default 2000/12000), CPU_N1/CPU_N2 (single-step counts, default 20/120;
+# single-stepping costs tens of microseconds per instruction on these VMs),
 # CPU_ICOUNT=0 to skip the single-step column, BENCH_BUILD_DIR.
 set -uo pipefail
 
@@ -22,8 +23,8 @@ OUT_DIR=$ROOT/build/bench/icount
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 N1=${N1:-2000}
 N2=${N2:-12000}
-CPU_N1=${CPU_N1:-200}
-CPU_N2=${CPU_N2:-1200}
+CPU_N1=${CPU_N1:-20}
+CPU_N2=${CPU_N2:-120}
 ONLY=${ONLY:-}
 
 note() { printf 'icount: %s\n' "$*"; }
