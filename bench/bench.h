@@ -61,7 +61,8 @@ void bench_skip(bench_ctx *b, const char *reason);
 /* Marks the case as broken (a sanity check failed); the row is still printed. */
 void bench_fail(bench_ctx *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Attaches an extra numeric figure to the case's row (e.g. bytes per topic). */
+/* Attaches an extra numeric figure to the case's row (e.g. bytes per topic). When
+ * the case runs again in a later round, the first figure for a key is kept. */
 void bench_extra(bench_ctx *b, const char *key, double value);
 
 /* Runs `loop` `n` times outside any measurement and returns the calls the

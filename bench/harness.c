@@ -289,10 +289,8 @@ void bench_fail(bench_ctx *b, const char *fmt, ...)
 void bench_extra(bench_ctx *b, const char *key, double value)
 {
     for (int i = 0; i < b->nextra; i++)
-        if (strcmp(b->extra[i].key, key) == 0) {
-            b->extra[i].value = value; /* a later round's figure replaces the earlier one */
-            return;
-        }
+        if (strcmp(b->extra[i].key, key) == 0)
+            return; /* the first round's figure stands: later rounds reuse freed memory */
     if (b->nextra >= BENCH_MAX_EXTRA)
         return;
     snprintf(b->extra[b->nextra].key, sizeof b->extra[b->nextra].key, "%s", key);
