@@ -194,6 +194,29 @@ static BENCH_NOINLINE void loop_naive_evented10(uint64_t n, void *arg)
     }
 }
 
+/* The same without the clock reads: evented subscribers are given no times. */
+static BENCH_NOINLINE void loop_naive_evented10_noclock(uint64_t n, void *arg)
+{
+    const naive_subs *s = arg;
+    for (uint64_t i = 0; i < n; i++) {
+        plain_field fields[4];
+        plain_payload p = {fields, 0, 4};
+        int failures = 0;
+        for (int k = 0; k < NAIVE_SUBS; k++)
+            failures += s->start[k](s->name, s->id, &p, s->data[k]) != 0;
+        BENCH_BARRIER();
+        for (int k = 0; k < NAIVE_SUBS; k++)
+            failures += s->finish[k](s->name, s->id, &p, s->data[k]) != 0;
+        BENCH_USE(failures);
+    }
+}
+
+static void case_naive_evented10_noclock(bench_ctx *b)
+{
+    bench_expect_calls(b, loop_naive_evented10_noclock, &naive, 2 * NAIVE_SUBS);
+    bench_measure(b, loop_naive_evented10_noclock, &naive);
+}
+
 static void case_naive_evented10(bench_ctx *b)
 {
     bench_expect_calls(b, loop_naive_evented10, &naive, 2 * NAIVE_SUBS);
@@ -291,6 +314,8 @@ const bench_case bench_baseline_cases[] = {
      "10 function pointers called after the block, 2 CLOCK_MONOTONIC reads"},
     {"baseline/naive_evented10", BENCH_KIND_BASELINE, case_naive_evented10,
      "10 start + 10 finish function-pointer calls, 2 CLOCK_MONOTONIC reads"},
+    {"baseline/naive_evented10_noclock", BENCH_KIND_BASELINE, case_naive_evented10_noclock,
+     "10 start + 10 finish function-pointer calls and no clock read"},
     {"baseline/naive_timed10_cpu", BENCH_KIND_BASELINE, case_naive_timed10_cpu,
      "naive_timed10 with an event struct and 2 CLOCK_THREAD_CPUTIME_ID reads"},
     {"baseline/naive_timed10_2threads", BENCH_KIND_BASELINE, case_naive_timed10_2threads,

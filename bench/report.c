@@ -144,8 +144,20 @@ static const budget budgets[] = {
     {"hark/silenced", "ruby/silenced", 500, AT_LEAST_FASTER},
 };
 
+/* Ratios worth reading that carry no budget: printed as INFO lines. */
+static const budget infos[] = {
+    {"hark/evented", "baseline/naive_evented10_noclock", 0, AT_MOST},
+    {"hark/event_object_nocpu", "baseline/naive_timed10", 0, AT_MOST},
+    {"hark/timed_1sub", "baseline/naive_timed10", 0, AT_MOST},
+    {"hark/silenced_dynamic", "hark/silenced", 0, AT_MOST},
+    {"hark/by_name_lookup_unsubscribed", "hark/by_name_unsubscribed", 0, AT_MOST},
+    {"hark/logsub_sql_active_fd", "baseline/write_devnull", 0, AT_MOST},
+    {"hark/timed@shared", "hark/timed", 0, AT_MOST},
+    {"hark/evented@shared", "hark/evented", 0, AT_MOST},
+};
+
 typedef struct verdict {
-    char what[160], verdict[8];
+    char what[320], verdict[8];
     double ratio, ratio_min;
 } verdict;
 
@@ -173,7 +185,7 @@ static void record(const char *what, const char *v, double ratio, double ratio_m
 
 static void check_budget(const budget *bg, const char *lhs_name, const char *rhs_name)
 {
-    char what[160], detail[160];
+    char what[320], detail[160];
     row *l = find(lhs_name), *r = find(rhs_name);
     if (bg->type == AT_MOST)
         snprintf(what, sizeof what, "%s <= %.2fx %s", lhs_name, bg->limit, rhs_name);
@@ -223,7 +235,7 @@ static void check_budgets(void)
         row *r = &rows[i];
         if (strcmp(r->kind, "instrument") != 0)
             continue;
-        char what[160], detail[64];
+        char what[320], detail[64];
         snprintf(what, sizeof what, "%s allocs_per_op == 0", r->name);
         if (!r->has_ns || r->allocs < 0) {
             record(what, "SKIP", NAN, NAN, "(not measured)");
@@ -233,6 +245,17 @@ static void check_budgets(void)
         record(what, r->allocs == 0 ? "PASS" : "MISS", r->allocs, r->allocs, detail);
     }
     printf("%d PASS, %d MISS, %d SKIP\n", npass, nmiss, nskip);
+
+    printf("\n== other ratios (no budget) ==\n");
+    for (size_t i = 0; i < sizeof infos / sizeof infos[0]; i++) {
+        const row *l = find(infos[i].lhs), *r = find(infos[i].rhs);
+        if (l == NULL || r == NULL)
+            continue;
+        char what[320];
+        snprintf(what, sizeof what, "%s / %s", l->name, r->name);
+        printf("INFO  %-66s %.2fx (min/min %.2fx; %.2f vs %.2f ns)\n", what,
+               l->ns_median / r->ns_median, l->ns_min / r->ns_min, l->ns_median, r->ns_median);
+    }
 }
 
 /* ---- table ---------------------------------------------------------------------------- */
