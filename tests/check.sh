@@ -66,7 +66,7 @@ tier_asan() {
   CC=$cc configure_and_build "$PREFIX-asan" -DHARK_SANITIZE=address,undefined -DHARK_BUILD_FUZZ=ON &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.25} ctest_in "$PREFIX-asan"
+    HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.5} ctest_in "$PREFIX-asan"
 }
 
 tier_tsan() {
@@ -75,11 +75,11 @@ tier_tsan() {
   setarch "$(uname -m)" -R true 2>/dev/null && run=(setarch "$(uname -m)" -R)
   configure_and_build "$PREFIX-tsan" -DHARK_SANITIZE=thread &&
     (cd "$PREFIX-tsan" && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-      HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.1} "${run[@]}" ctest --output-on-failure -j "$JOBS")
+      HARK_TEST_SCALE=${HARK_TEST_SCALE:-1} "${run[@]}" ctest --output-on-failure -j "$JOBS")
 }
 
 valgrind_one() { # test binary; writes <binary>.valgrind.log, returns memcheck's status
-  HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.02} valgrind -q --error-exitcode=99 --leak-check=full \
+  HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.05} valgrind -q --error-exitcode=99 --leak-check=full \
     --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
     --track-origins=yes --fair-sched=yes "$1" >"$1.valgrind.log" 2>&1
 }
