@@ -1,13 +1,15 @@
 /*
  * bench/main.c -- runs the benchmark cases and writes one TSV row per case.
  *
- *   hark_bench [--only LIST] [--tsv FILE] [--suffix S] [--list]
+ *   hark_bench [--only LIST] [--tsv FILE] [--suffix S] [--list] [--strict]
  *   hark_bench CASE N icount          (icount mode, see bench.h)
  *
  * LIST is comma-separated; an item selects every case whose name contains it, or
  * exactly one case when it ends with '$'. BENCH_TARGET_MS, BENCH_REPEAT and
  * BENCH_ROUNDS tune the harness: every selected case is measured once per round,
- * BENCH_REPEAT runs each time, and min and median are taken over all the runs. bench/report.c turns the TSV rows into the table, ratios and budgets.
+ * BENCH_REPEAT runs each time, and min and median are taken over all the runs.
+ * With --strict the exit status is 1 when a case failed its sanity checks (wrong
+ * subscriber call counts, unexpected state word, a hark call failing in setup). bench/report.c turns the TSV rows into the table, ratios and budgets.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -88,7 +90,7 @@ static void write_row(FILE *f, const bench_ctx *b, const char *name)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: hark_bench [--only LIST] [--tsv FILE] [--suffix S] [--list]\n"
+    fprintf(f, "usage: hark_bench [--only LIST] [--tsv FILE] [--suffix S] [--list] [--strict]\n"
                "       hark_bench CASE N icount\n");
 }
 
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
     bench_config_from_env(&cfg);
     const char *only = getenv("ONLY");
     const char *tsv_path = NULL, *suffix = "";
-    int list = 0;
+    int list = 0, strict = 0;
 
     if (argc == 4 && strcmp(argv[3], "icount") == 0) {
         char *end;
@@ -124,6 +126,8 @@ int main(int argc, char **argv)
                 suffix = argv[++i];
             else if (strcmp(argv[i], "--list") == 0)
                 list = 1;
+            else if (strcmp(argv[i], "--strict") == 0)
+                strict = 1;
             else {
                 usage(strcmp(argv[i], "--help") == 0 ? stdout : stderr);
                 return strcmp(argv[i], "--help") == 0 ? 0 : 2;
@@ -204,8 +208,10 @@ int main(int argc, char **argv)
     if (cfg.icount_n)
         return 0;
 
+    int failed = 0;
     for (size_t i = 0; i < ncases; i++) {
         bench_ctx *b = &ctx[i];
+        failed += b->failed;
         bench_finish(b);
         if (b->measured && !b->skipped)
             printf("%-40s %10.2f %10.2f ns/op  %8.3f allocs/op%s%s\n", names[i], b->ns_min,
@@ -220,5 +226,9 @@ int main(int argc, char **argv)
     free(ctx);
     free(names);
     free(needs_hark);
+    if (strict && failed) {
+        fprintf(stderr, "bench: %d case(s) failed their sanity checks\n", failed);
+        return 1;
+    }
     return 0;
 }
