@@ -11,9 +11,6 @@
 
 enum { STATE_BUILT = 1, STATE_STARTED = 2, STATE_FINISHED = 3 };
 
-void hark__callback_enter(void) { hark__self.in_callback++; }
-void hark__callback_leave(void) { hark__self.in_callback--; }
-
 static inline void note(hark_status *status, int rc)
 {
     if (rc != 0 && status->failures++ == 0)
@@ -21,7 +18,7 @@ static inline void note(hark_status *status, int rc)
 }
 
 /* Whether a silenceable entry sits this event out. Asks only dynamic and polled ones. */
-bool hark__entry_silenced(const struct hark__entry *e, const char *name)
+static inline bool entry_silenced(const struct hark__entry *e, const char *name)
 {
     const hark__sub *s = e->sub;
     if (s->silence == HARK_SILENCE_CACHED && atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
@@ -31,6 +28,7 @@ bool hark__entry_silenced(const struct hark__entry *e, const char *name)
     hark__callback_leave();
     return silenced;
 }
+
 
 static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 64] >> (i % 64)) & 1u; }
 
@@ -46,10 +44,8 @@ static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 
         }                                                                                \
     } while (0)
 
-int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
+static inline void build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    if (!h || !t)
-        return HARK_EINVAL;
     h->topic_ = t;
     h->name_ = t->name;
     h->state_ = STATE_BUILT;
@@ -77,7 +73,7 @@ int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
             bool any = group->first_silenceable > group->first;
             for (uint32_t i = group->first_silenceable; i < group->end; i++) {
                 const struct hark__entry *e = &snap->entries[i];
-                if (!hark__entry_silenced(e, t->name)) {
+                if (!entry_silenced(e, t->name)) {
                     h->active_[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
                     any = true;
                 }
@@ -91,16 +87,29 @@ int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
         /* A null handle: nobody takes part, so nothing must stay pinned. */
         h->snap_ = NULL;
         hark__read_exit(bank, true);
-        return 0;
+        return;
     }
     hark__fill_id(h->id_, t->notifier);
+}
+
+int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
+{
+    if (!h || !t)
+        return HARK_EINVAL;
+    build(h, t, payload);
     return 0;
 }
 
-int hark_handle_start(hark_handle *h)
+/* Index of the lowest set bit: groups are visited in order, skipping inactive ones. */
+static inline unsigned next_group(unsigned *mask)
 {
-    if (!h || h->state_ != STATE_BUILT)
-        return HARK_ESTATE;
+    unsigned g = (unsigned)__builtin_ctz(*mask);
+    *mask &= *mask - 1;
+    return g;
+}
+
+static inline int start(hark_handle *h)
+{
     /* The state moves on before any subscriber runs (SPEC 4.2). */
     h->state_ = STATE_STARTED;
     h->status_.failures = 0;
@@ -110,10 +119,8 @@ int hark_handle_start(hark_handle *h)
     const hark_clock *clock = &h->topic_->notifier->clock;
     const struct hark__snapshot *snap = h->snap_;
     hark__callback_enter();
-    for (uint32_t g = 0; g < snap->group_count; g++) {
-        if (!(h->groups_ & (1u << g)))
-            continue;
-        const struct hark__group *group = &snap->groups[g];
+    for (unsigned mask = h->groups_; mask;) {
+        const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
         case HARK_KIND_TIMED:
             h->wall_start_ = hark__wall(clock);
@@ -135,10 +142,15 @@ int hark_handle_start(hark_handle *h)
     return h->status_.failures ? HARK_ESUBSCRIBER : 0;
 }
 
-int hark_handle_finish(hark_handle *h)
+int hark_handle_start(hark_handle *h)
 {
-    if (!h || h->state_ != STATE_STARTED)
+    if (!h || h->state_ != STATE_BUILT)
         return HARK_ESTATE;
+    return start(h);
+}
+
+static inline int finish(hark_handle *h)
+{
     h->state_ = STATE_FINISHED;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
@@ -149,10 +161,8 @@ int hark_handle_finish(hark_handle *h)
     const char *name = h->name_;
     hark_payload *payload = h->payload_;
     hark__callback_enter();
-    for (uint32_t g = 0; g < snap->group_count; g++) {
-        if (!(h->groups_ & (1u << g)))
-            continue;
-        const struct hark__group *group = &snap->groups[g];
+    for (unsigned mask = h->groups_; mask;) {
+        const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
         case HARK_KIND_TIMED: {
             double finish = hark__wall(clock);
@@ -186,6 +196,13 @@ int hark_handle_finish(hark_handle *h)
     return h->status_.failures ? HARK_ESUBSCRIBER : 0;
 }
 
+int hark_handle_finish(hark_handle *h)
+{
+    if (!h || h->state_ != STATE_STARTED)
+        return HARK_ESTATE;
+    return finish(h);
+}
+
 void hark__handle_abandon(hark_handle *h)
 {
     if (h->snap_ && h->state_ != STATE_FINISHED) {
@@ -203,14 +220,14 @@ int hark_handle_fail(hark_handle *h, const char *type, const char *message, void
 
 void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    hark_handle_build(h, t, payload);
-    hark_handle_start(h);
+    build(h, t, payload);
+    start(h);
 }
 
 void hark__end(hark_handle *h, hark_status *status)
 {
     hark_status started = h->status_;
-    hark_handle_finish(h);
+    finish(h);
     if (status) {
         *status = h->status_;
         status->failures += started.failures;
@@ -233,10 +250,11 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
         return local.block;
     }
     hark_handle h;
-    hark__begin(&h, t, payload);
+    build(&h, t, payload);
+    start(&h);
     hark_status started = h.status_;
     local.block = hark__run_block(h.payload_, block, data);
-    hark_handle_finish(&h);
+    finish(&h);
     local.failures = started.failures + h.status_.failures;
     local.first_failure = started.failures ? started.first_failure : h.status_.first_failure;
     if (status)
@@ -269,7 +287,7 @@ bool hark_listening(hark_topic *t)
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     for (uint32_t i = 0; snap && i < snap->entry_count && !listening; i++) {
         const struct hark__entry *e = &snap->entries[i];
-        listening = e->sub->silence == HARK_SILENCE_NEVER || !hark__entry_silenced(e, t->name);
+        listening = e->sub->silence == HARK_SILENCE_NEVER || !entry_silenced(e, t->name);
     }
     hark__read_exit(bank, true);
     return listening;
@@ -284,7 +302,7 @@ static void publish_walk(hark_topic *t, hark_status *status,
     hark__callback_enter();
     for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
         const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
-        if (e->sub->silence != HARK_SILENCE_NEVER && hark__entry_silenced(e, t->name))
+        if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
             continue;
         visit(e->sub, status, ctx);
     }

@@ -14,13 +14,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-struct id_cache {
-    uint64_t seed[2];
-    uint64_t serial; /* notifier serial of `id`, 0 when empty */
-    char id[HARK_ID_LEN + 1];
-};
-
-static _Thread_local struct id_cache ids __attribute__((tls_model("initial-exec")));
+_Thread_local struct hark__id_cache hark__ids __attribute__((tls_model("initial-exec")));
 
 static uint64_t mix(uint64_t x)
 {
@@ -31,7 +25,7 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static void seed_thread(struct id_cache *c)
+static void seed_thread(struct hark__id_cache *c)
 {
     if (getrandom(c->seed, sizeof c->seed, GRND_NONBLOCK) != (ssize_t)sizeof c->seed) {
         struct timespec ts;
@@ -42,23 +36,20 @@ static void seed_thread(struct id_cache *c)
     c->seed[0] |= 1; /* never all zero, so "seeded" is observable */
 }
 
-void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n)
+void hark__id_refresh(const hark_notifier *n)
 {
-    struct id_cache *c = &ids;
-    if (HARK_UNLIKELY(c->serial != n->serial)) {
-        if (!c->seed[0])
-            seed_thread(c);
-        static const char hex[] = "0123456789abcdef";
-        uint64_t hi = mix(c->seed[0] ^ mix(n->serial));
-        uint64_t lo = mix(c->seed[1] ^ hi);
-        for (int i = 0; i < 16; i++)
-            c->id[i] = hex[(hi >> (60 - 4 * i)) & 0xf];
-        for (int i = 0; i < 4; i++)
-            c->id[16 + i] = hex[(lo >> (12 - 4 * i)) & 0xf];
-        c->id[HARK_ID_LEN] = '\0';
-        c->serial = n->serial;
-    }
-    memcpy(out, c->id, HARK_ID_LEN + 1);
+    struct hark__id_cache *c = &hark__ids;
+    if (!c->seed[0])
+        seed_thread(c);
+    static const char hex[] = "0123456789abcdef";
+    uint64_t hi = mix(c->seed[0] ^ mix(n->serial));
+    uint64_t lo = mix(c->seed[1] ^ hi);
+    for (int i = 0; i < 16; i++)
+        c->id[i] = hex[(hi >> (60 - 4 * i)) & 0xf];
+    for (int i = 0; i < 4; i++)
+        c->id[16 + i] = hex[(lo >> (12 - 4 * i)) & 0xf];
+    c->id[HARK_ID_LEN] = '\0';
+    c->serial = n->serial;
 }
 
 int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1])

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <regex.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #define HARK_KIND_COUNT 4
 
@@ -150,13 +151,26 @@ void hark__topic_update_state(hark_topic *t);
 void hark__snapshot_free(struct hark__snapshot *snap);
 
 /* dispatch.c */
-bool hark__entry_silenced(const struct hark__entry *e, const char *name);
-void hark__callback_enter(void);
-void hark__callback_leave(void);
+/* Marks the calling thread as running subscriber code (hark__epoch_would_self_wait). */
+static inline void hark__callback_enter(void) { hark__self.in_callback++; }
+static inline void hark__callback_leave(void) { hark__self.in_callback--; }
 /* Ends the reader section of a handle that will never be finished. */
 void hark__handle_abandon(hark_handle *h);
 
-/* instrumenter.c */
-void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n);
+/* instrumenter.c: the calling thread's transaction id for the notifier it used last. */
+struct hark__id_cache {
+    uint64_t seed[2];
+    uint64_t serial; /* notifier serial of `id`, 0 when empty */
+    char id[HARK_ID_LEN + 1];
+};
+extern _Thread_local struct hark__id_cache hark__ids __attribute__((tls_model("initial-exec")));
+void hark__id_refresh(const hark_notifier *n);
+
+static inline void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n)
+{
+    if (__builtin_expect(hark__ids.serial != n->serial, 0))
+        hark__id_refresh(n);
+    memcpy(out, hark__ids.id, HARK_ID_LEN + 1);
+}
 
 #endif

@@ -457,15 +457,26 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
  */
 #define HARK_INSTRUMENT(topic, payload, ...) HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
 
-/* As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not NULL. */
+/*
+ * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
+ * NULL. The macro's own variables are named after the line, so instruments nested in
+ * one function do not shadow each other.
+ */
 #define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                      \
+    HARK__INSTRUMENT_AT(__LINE__, topic, payload, status_ptr, __VA_ARGS__)
+#define HARK__INSTRUMENT_AT(line, topic, payload, status_ptr, ...)                   \
+    HARK__INSTRUMENT_NAMES(HARK__CAT(hark_t_, line), HARK__CAT(hark_h_, line), topic,  \
+                           payload, status_ptr, __VA_ARGS__)
+#define HARK__CAT(a, b) HARK__CAT2(a, b)
+#define HARK__CAT2(a, b) a##b
+#define HARK__INSTRUMENT_NAMES(t_, h_, topic, payload, status_ptr, ...)               \
     do {                                                                              \
-        hark_topic *hark_t_ = (topic);                                                \
-        if (HARK_UNLIKELY(hark_enabled(hark_t_))) {                                   \
-            hark_handle hark_h_;                                                      \
-            hark__begin(&hark_h_, hark_t_, (payload));                                \
+        hark_topic *t_ = (topic);                                                     \
+        if (HARK_UNLIKELY(hark_enabled(t_))) {                                        \
+            hark_handle h_;                                                           \
+            hark__begin(&h_, t_, (payload));                                          \
             { __VA_ARGS__ }                                                           \
-            hark__end(&hark_h_, (status_ptr));                                        \
+            hark__end(&h_, (status_ptr));                                             \
         } else {                                                                      \
             __VA_ARGS__                                                               \
         }                                                                             \
@@ -507,9 +518,11 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
 
 /* HARK_INSTRUMENT on the default notifier by literal name, with a call-site cache. */
 #define HARK_INSTRUMENT_NAMED(name, payload, ...)                                     \
+    HARK__INSTRUMENT_NAMED_AT(HARK__CAT(hark_named_, __LINE__), name, payload, __VA_ARGS__)
+#define HARK__INSTRUMENT_NAMED_AT(var, name, payload, ...)                            \
     do {                                                                              \
-        HARK_TOPIC_STATIC(hark_named_, name);                                         \
-        HARK_INSTRUMENT(hark_named_, payload, __VA_ARGS__);                           \
+        HARK_TOPIC_STATIC(var, name);                                                 \
+        HARK_INSTRUMENT(var, payload, __VA_ARGS__);                                   \
     } while (0)
 
 /* ------------------------------------------------------------------------- */
