@@ -32,24 +32,42 @@ static inline bool entry_silenced(const struct hark__entry *e, const char *name)
 
 static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 64] >> (i % 64)) & 1u; }
 
-/* Calls fn for every member of group g that takes part in the event of `h`. */
-#define FOR_EACH_MEMBER(h, g, e, body)                                                   \
+/*
+ * Runs `body` for every member `e` of `group` that takes part in the event of `h`:
+ * all non-silenceable members, then the silenceable ones chosen at build time.
+ * Bounds are held in locals so that callbacks (opaque calls) do not force reloads.
+ */
+#define FOR_EACH_MEMBER(h, snap, group, e, body)                                         \
     do {                                                                                 \
-        const struct hark__snapshot *snap_ = (h)->snap_;                                 \
-        for (uint32_t i_ = (g)->first; i_ < (g)->end; i_++) {                            \
-            const struct hark__entry *e = &snap_->entries[i_];                           \
-            if (i_ >= (g)->first_silenceable && !bit_set((h)->active_, e->silence_bit))  \
-                continue;                                                                \
+        const struct hark__entry *e = &(snap)->entries[(group)->first];                  \
+        const struct hark__entry *const mid_ = &(snap)->entries[(group)->first_silenceable]; \
+        const struct hark__entry *const end_ = &(snap)->entries[(group)->end];           \
+        for (; e < mid_; e++) {                                                          \
             body;                                                                        \
+        }                                                                                \
+        for (; e < end_; e++) {                                                          \
+            if (bit_set((h)->active_, e->silence_bit)) {                                 \
+                body;                                                                    \
+            }                                                                            \
         }                                                                                \
     } while (0)
 
-static inline void build(hark_handle *h, hark_topic *t, hark_payload *payload)
+/* Failure counting in locals, stored into the handle once per start or finish. */
+#define NOTE(rc)                                                                         \
+    do {                                                                                 \
+        int rc_ = (rc);                                                                  \
+        if (HARK_UNLIKELY(rc_ != 0) && failures++ == 0)                                  \
+            first_failure = rc_;                                                         \
+    } while (0)
+
+/* Inlined into every entry point so that the macro path makes one call per side. */
+#define HARK_HOT static inline __attribute__((always_inline))
+
+HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     h->topic_ = t;
     h->name_ = t->name;
     h->state_ = STATE_BUILT;
-    h->groups_ = 0;
     h->status_.block = 0;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
@@ -64,25 +82,25 @@ static inline void build(hark_handle *h, hark_topic *t, hark_payload *payload)
     h->snap_ = snap;
     h->epoch_ = (uint8_t)bank;
     h->reader_ = &hark__self;
-    uint16_t groups = 0;
+    unsigned groups = 0;
     if (snap) {
-        if (snap->silenceable_count)
-            memset(h->active_, 0, sizeof h->active_);
-        for (uint32_t g = 0; g < snap->group_count; g++) {
-            const struct hark__group *group = &snap->groups[g];
-            bool any = group->first_silenceable > group->first;
-            for (uint32_t i = group->first_silenceable; i < group->end; i++) {
-                const struct hark__entry *e = &snap->entries[i];
-                if (!entry_silenced(e, t->name)) {
-                    h->active_[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
-                    any = true;
+        groups = snap->fixed_groups;
+        if (snap->silenceable_count) {
+            /* Only the silenceable members need asking (or their cached answer read). */
+            memset(h->active_, 0, ((snap->silenceable_count + 63) / 64) * sizeof h->active_[0]);
+            for (uint32_t g = 0; g < snap->group_count; g++) {
+                const struct hark__group *group = &snap->groups[g];
+                for (uint32_t i = group->first_silenceable; i < group->end; i++) {
+                    const struct hark__entry *e = &snap->entries[i];
+                    if (!entry_silenced(e, t->name)) {
+                        h->active_[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
+                        groups |= 1u << g;
+                    }
                 }
             }
-            if (any)
-                groups |= (uint16_t)(1u << g);
         }
     }
-    h->groups_ = groups;
+    h->groups_ = (uint16_t)groups;
     if (!groups) {
         /* A null handle: nobody takes part, so nothing must stay pinned. */
         h->snap_ = NULL;
@@ -108,17 +126,21 @@ static inline unsigned next_group(unsigned *mask)
     return g;
 }
 
-static inline int start(hark_handle *h)
+HARK_HOT int start(hark_handle *h)
 {
     /* The state moves on before any subscriber runs (SPEC 4.2). */
     h->state_ = STATE_STARTED;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
-    if (!h->snap_)
+    const struct hark__snapshot *snap = h->snap_;
+    if (!snap)
         return 0;
     const hark_clock *clock = &h->topic_->notifier->clock;
-    const struct hark__snapshot *snap = h->snap_;
-    hark__callback_enter();
+    const char *name = h->name_;
+    const char *id = h->id_;
+    hark_payload *payload = h->payload_;
+    uint32_t failures = 0;
+    int first_failure = 0;
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
@@ -129,17 +151,19 @@ static inline int start(hark_handle *h)
             h->mono_start_ = hark__monotonic(clock);
             break;
         case HARK_KIND_EVENT:
-            hark_event_init(&h->event_, h->name_, -1, -1, h->id_, h->payload_);
+            hark_event_init(&h->event_, name, -1, -1, id, payload);
             hark__event_begin(&h->event_, clock, snap->need_cpu);
             break;
         case HARK_KIND_EVENTED:
-            FOR_EACH_MEMBER(h, group, e,
-                            note(&h->status_, e->sub->start(h->name_, h->id_, h->payload_, e->sub->data)));
+            hark__callback_enter();
+            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->call.evented(name, id, payload, e->data)));
+            hark__callback_leave();
             break;
         }
     }
-    hark__callback_leave();
-    return h->status_.failures ? HARK_ESUBSCRIBER : 0;
+    h->status_.failures = failures;
+    h->status_.first_failure = first_failure;
+    return failures ? HARK_ESUBSCRIBER : 0;
 }
 
 int hark_handle_start(hark_handle *h)
@@ -149,7 +173,7 @@ int hark_handle_start(hark_handle *h)
     return start(h);
 }
 
-static inline int finish(hark_handle *h)
+HARK_HOT int finish(hark_handle *h)
 {
     h->state_ = STATE_FINISHED;
     h->status_.failures = 0;
@@ -159,41 +183,46 @@ static inline int finish(hark_handle *h)
         return 0;
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
+    const char *id = h->id_;
     hark_payload *payload = h->payload_;
+    uint32_t failures = 0;
+    int first_failure = 0;
     hark__callback_enter();
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
-        case HARK_KIND_TIMED: {
-            double finish = hark__wall(clock);
-            FOR_EACH_MEMBER(h, group, e,
-                            note(&h->status_, e->sub->timed(name, h->wall_start_, finish, h->id_,
-                                                            payload, e->sub->data)));
+        /* Both times are read from the handle at each call rather than kept in
+         * locals: no register survives a call, and reloading two stable values is
+         * cheaper than spilling and reloading one around every callback. */
+        case HARK_KIND_TIMED:
+            h->end_ = hark__wall(clock);
+            FOR_EACH_MEMBER(h, snap, group, e,
+                            NOTE(e->call.timed(name, h->wall_start_, h->end_, id, payload, e->data)));
             break;
-        }
-        case HARK_KIND_MONOTONIC: {
-            double finish = hark__monotonic(clock);
-            FOR_EACH_MEMBER(h, group, e,
-                            note(&h->status_, e->sub->timed(name, h->mono_start_, finish, h->id_,
-                                                            payload, e->sub->data)));
+        case HARK_KIND_MONOTONIC:
+            h->end_ = hark__monotonic(clock);
+            FOR_EACH_MEMBER(h, snap, group, e,
+                            NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
             break;
-        }
-        case HARK_KIND_EVENT:
+        case HARK_KIND_EVENT: {
             /* The payload (and, for the legacy stack, the name) given at finish wins. */
-            h->event_.name = name;
-            h->event_.payload = payload;
-            hark__event_end(&h->event_, clock);
-            FOR_EACH_MEMBER(h, group, e, note(&h->status_, e->sub->event(&h->event_, e->sub->data)));
+            hark_event *ev = &h->event_;
+            ev->name = name;
+            ev->payload = payload;
+            hark__event_end(ev, clock);
+            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->call.event(ev, e->data)));
             break;
+        }
         case HARK_KIND_EVENTED:
-            FOR_EACH_MEMBER(h, group, e,
-                            note(&h->status_, e->sub->finish(name, h->id_, payload, e->sub->data)));
+            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->finish(name, id, payload, e->data)));
             break;
         }
     }
     hark__callback_leave();
     hark__read_exit(h->epoch_, h->reader_ == &hark__self);
-    return h->status_.failures ? HARK_ESUBSCRIBER : 0;
+    h->status_.failures = failures;
+    h->status_.first_failure = first_failure;
+    return failures ? HARK_ESUBSCRIBER : 0;
 }
 
 int hark_handle_finish(hark_handle *h)

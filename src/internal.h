@@ -47,8 +47,16 @@ struct hark_subscription {
 };
 typedef struct hark_subscription hark__sub;
 
-/* One subscription as it appears in one topic's snapshot. */
+/* One subscription as it appears in one topic's snapshot. The callback and its data
+ * are copied from the subscription so that dispatch touches only the snapshot. */
 struct hark__entry {
+    union {
+        hark_timed_fn timed;     /* TIMED, MONOTONIC */
+        hark_event_fn event;     /* EVENT */
+        hark_evented_fn evented; /* EVENTED: start */
+    } call;
+    hark_evented_fn finish;      /* EVENTED: finish */
+    void *data;
     hark__sub *sub;
     /* Cached-mode answer for this topic's name: 1 silenced, 0 not. Written under the
      * notifier lock by silence recomputes, read relaxed by instrumenting threads. */
@@ -70,6 +78,7 @@ struct hark__snapshot {
     uint32_t entry_count;
     uint32_t silenceable_count;
     bool need_cpu; /* an event-object member wants thread CPU time */
+    uint32_t fixed_groups; /* bit g: group g has non-silenceable members, so always runs */
     struct hark__group groups[HARK_KIND_COUNT];
     /* Entry indices in listener order (registration order, exact first), which is
      * the order publish and publish_event use; stored after entries[]. */

@@ -109,6 +109,20 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                 listener_order[i] = e;
                 struct hark__entry *entry = &snap->entries[e++];
                 entry->sub = s;
+                entry->data = s->data;
+                switch (s->kind) {
+                case HARK_KIND_TIMED:
+                case HARK_KIND_MONOTONIC:
+                    entry->call.timed = s->timed;
+                    break;
+                case HARK_KIND_EVENT:
+                    entry->call.event = s->event;
+                    break;
+                case HARK_KIND_EVENTED:
+                    entry->call.evented = s->start;
+                    entry->finish = s->finish;
+                    break;
+                }
                 if (pass == 1)
                     entry->silence_bit = (uint16_t)snap->silenceable_count++;
                 if (s->silence == HARK_SILENCE_CACHED)
@@ -118,6 +132,8 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
             }
         }
         group->end = e;
+        if (group->first_silenceable > group->first)
+            snap->fixed_groups |= 1u << g;
     }
     snap->entry_count = e;
     hark__free(list);

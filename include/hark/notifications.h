@@ -379,6 +379,7 @@ typedef struct hark_handle {
     hark_status status_;
     double wall_start_;
     double mono_start_;
+    double end_;
     hark_event event_;
     uint64_t active_[HARK_SILENCEABLE_MAX / 64];
     char id_[HARK_ID_LEN + 1];
