@@ -240,6 +240,17 @@ void hark__handle_abandon(hark_handle *h)
     }
 }
 
+int hark_handle_discard(hark_handle *h)
+{
+    if (!h)
+        return HARK_EINVAL;
+    if (h->state_ != STATE_BUILT && h->state_ != STATE_STARTED)
+        return HARK_ESTATE;
+    hark__handle_abandon(h);
+    h->state_ = STATE_FINISHED;
+    return 0;
+}
+
 int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object)
 {
     if (!h)

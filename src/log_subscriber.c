@@ -370,10 +370,19 @@ int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler
 {
     if (!is_log(s) || suffix == NULL || fn == NULL)
         return HARK_EINVAL;
+    /* Both steps or neither: a failed add puts the previous level (or none) back. */
+    int previous = hark_log_subscriber_event_level(s, suffix);
     int rc = hark_log_subscriber_set_event_level(s, suffix, level);
     if (rc != 0)
         return rc;
-    return hark_subscriber_add(s, suffix, fn, data);
+    rc = hark_subscriber_add(s, suffix, fn, data);
+    if (rc != 0) {
+        if (previous >= 0)
+            hark_log_subscriber_set_event_level(s, suffix, (hark_log_level)previous);
+        else
+            hark_log_subscriber_clear_event_level(s, suffix);
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------------------- */

@@ -469,6 +469,11 @@ static void rows_handles(void)
     /* A built handle holds the thread's reader section until it is finished. */
     assert_int_equal(hark_handle_start(&h), 0);
     assert_int_equal(hark_handle_finish(&h), 0);
+    ROW("hark_handle_discard", "NULL handle", HARK_EINVAL, hark_handle_discard(NULL));
+    ROW("hark_handle_discard", "a finished handle", HARK_ESTATE, hark_handle_discard(&h));
+    assert_int_equal(hark_handle_build(&h, t, NULL), 0);
+    ROW("hark_handle_discard", "a handle built but not started", 0, hark_handle_discard(&h));
+    ROW("hark_handle_discard", "a discarded handle", HARK_ESTATE, hark_handle_discard(&h));
 
     ROW("hark_instrument", "NULL topic", HARK_EINVAL, hark_instrument(NULL, NULL, NULL, NULL, NULL));
     ROW("hark_instrument", "NULL block", 0, hark_instrument(t, NULL, NULL, NULL, NULL));

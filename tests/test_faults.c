@@ -514,16 +514,12 @@ static int op_attach(void) { return hark_subscriber_attach(F.ls, F.n, "db"); }
 
 /*
  * hark_log_subscriber_add() is set_event_level() then hark_subscriber_add(); when
- * the second fails (HARK_ENOMEM) the event level stays registered although the
- * call failed. Compiled only with -DHARK_KNOWN_BUG_log_subscriber_add_oom until
- * the log-subscriber layer rolls it back; then drop the #ifdef.
+ * the second fails (HARK_ENOMEM) the event level set by the first is rolled back.
  */
 static void failed_log_subscriber_add(void)
 {
     assert_int_equal(hark_subscriber_handler_count(F.ls), 0);
-#ifdef HARK_KNOWN_BUG_log_subscriber_add_oom
     assert_int_equal(hark_log_subscriber_event_level(F.ls, "sql"), HARK_ENOENT);
-#endif
 }
 
 static void x_gets_sql(void)

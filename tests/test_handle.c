@@ -464,6 +464,27 @@ static void test_release_runs_once_after_in_flight_event(void **state)
     assert_int_equal(atomic_load(&x.releases), 1);
 }
 
+/* A built handle that is never started is discarded: nobody is called, and the
+ * subscription it kept alive can then be released. */
+static void test_discarded_handle_releases_without_calls(void **state)
+{
+    fx *f = *state;
+    struct release_probe x = {0, 0, -1};
+    hark_subscription_id id;
+    subscribe_probe(f, &x, &id);
+    hark_handle h;
+    assert_int_equal(hark_handle_build(&h, topic(f->n, "x"), NULL), 0);
+    assert_int_equal(hark_unsubscribe(f->n, id), 0);
+    assert_int_equal(hark_notifier_quiesce(f->n), HARK_EBUSY);
+    assert_int_equal(hark_handle_discard(&h), 0);
+    assert_int_equal(hark_handle_discard(&h), HARK_ESTATE);
+    assert_int_equal(hark_handle_start(&h), HARK_ESTATE);
+    assert_int_equal(hark_handle_discard(NULL), HARK_EINVAL);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+    assert_int_equal(atomic_load(&x.releases), 1);
+    assert_int_equal(atomic_load(&x.finishes), 0);
+}
+
 /* Subscriptions still registered are released by hark_notifier_free, once. */
 static void test_release_runs_once_on_notifier_free(void **state)
 {
@@ -671,6 +692,7 @@ int main(void)
         T(test_unsubscribed_during_event_still_gets_finish),
         T(test_subscription_added_during_event_does_not_get_it),
         T(test_release_runs_once_after_in_flight_event),
+        T(test_discarded_handle_releases_without_calls),
         T(test_release_runs_once_on_notifier_free),
         T(test_release_waits_for_event_of_another_thread),
         T(test_free_with_own_event_in_flight_is_ebusy),

@@ -391,6 +391,10 @@ typedef struct hark_handle {
  * Rails' build_handle: fixes who takes part in one event on `t` -- asking dynamic
  * and polled subscribers now, once -- and prepares `h`. `payload` may be NULL (an
  * empty payload of the handle's own is used). Nothing is timed yet.
+ * From here until hark_handle_finish() (or hark_handle_discard()) the handle keeps
+ * its subscribers alive: their release callbacks, hark_notifier_quiesce() and
+ * hark_notifier_free() wait for it. Every built handle must be finished or
+ * discarded.
  * Errors: HARK_EINVAL (NULL h or t); `h` is then unusable.
  * Thread-safety: safe.
  */
@@ -411,6 +415,16 @@ HARK_API int hark_handle_start(hark_handle *h);
  * Thread-safety: one thread at a time per handle; any thread may finish.
  */
 HARK_API int hark_handle_finish(hark_handle *h);
+
+/*
+ * Gives up an event that will not be finished: no subscriber is called, and the
+ * subscribers the handle kept alive may be reclaimed. Meant for a handle that was
+ * built but whose work never started; discarding a started handle means its
+ * start/finish subscribers never get finish. Errors: HARK_EINVAL (NULL),
+ * HARK_ESTATE (already finished or discarded). Thread-safety: one thread at a time
+ * per handle.
+ */
+HARK_API int hark_handle_discard(hark_handle *h);
 
 /* Whether anybody takes part in the handle's event (false for a "null handle"). */
 static inline bool hark_handle_listening(const hark_handle *h) { return h->snap_ != NULL; }
