@@ -88,7 +88,9 @@ typedef enum hark_silence_mode {
 typedef enum hark_pattern_kind {
     HARK_PATTERN_EXACT = 0, /* byte-for-byte equality with the event name */
     HARK_PATTERN_REGEX = 1, /* POSIX extended regular expression (regcomp REG_EXTENDED),
-                               unanchored: it matches if it matches anywhere in the name */
+                               unanchored: it matches if it matches anywhere in the name.
+                               Stacked duplication symbols ("a+*", "b{2}{3}"), undefined
+                               in POSIX, are refused with HARK_EPATTERN */
     HARK_PATTERN_ALL = 2    /* every event of the notifier */
 } hark_pattern_kind;
 
