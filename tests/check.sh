@@ -10,6 +10,8 @@
 #   valgrind  memcheck on every test binary of the -Werror build, leaks are errors
 #   fuzz      the committed fuzz corpora replayed through the gcc drivers
 #   headers   every public header as strict C11 and C++17, -Werror
+#   install   install into a scratch prefix, then build the quickstart against it
+#             through pkg-config and through find_package(hark)
 #
 # Environment: JOBS (default nproc), CHECK_TIERS (space-separated subset to run),
 # CHECK_BUILD_PREFIX (default build-check), HARK_TEST_SCALE (multiplier for the
@@ -19,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
-TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers"}
+TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install"}
 SLOW_TESTS='^test_(stress|churn)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
@@ -120,6 +122,27 @@ tier_fuzz() {
 
 tier_headers() {
   bash tests/header_compile/run.sh
+}
+
+tier_install() {
+  [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
+  local root; root=$(pwd)
+  local dest="$root/$PREFIX-install"
+  rm -rf "$dest" "$PREFIX-consumer"
+  cmake --install "$PREFIX-werror" --prefix "$dest" >/dev/null || return 1
+  local libdir; libdir=$(dirname "$(find "$dest" -name hark.pc)")/..
+  PKG_CONFIG_PATH="$libdir/pkgconfig" cc examples/quickstart.c \
+    $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark) \
+    -Wl,-rpath,"$libdir" -o "$dest/quickstart-pc" &&
+    "$dest/quickstart-pc" | grep -q "sql.db (" || { echo "install: pkg-config build failed"; return 1; }
+  mkdir -p "$PREFIX-consumer"
+  printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
+    'find_package(hark REQUIRED)' "add_executable(quickstart $root/examples/quickstart.c)" \
+    'target_link_libraries(quickstart PRIVATE hark::hark)' >"$PREFIX-consumer/CMakeLists.txt"
+  cmake -S "$PREFIX-consumer" -B "$PREFIX-consumer/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
+    cmake --build "$PREFIX-consumer/build" >/dev/null &&
+    "$PREFIX-consumer/build/quickstart" | grep -q "sql.db (" || { echo "install: find_package build failed"; return 1; }
+  echo "install: pkg-config and find_package(hark) consumers built and ran"
 }
 
 for tier in $TIERS; do
