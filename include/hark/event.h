@@ -90,6 +90,10 @@ HARK_API int hark_event_init(hark_event *ev, const char *name, double start_s, d
 HARK_API int hark_event_start(hark_event *ev, bool with_cpu);
 HARK_API int hark_event_finish(hark_event *ev);
 
+/*
+ * Readers of an event; each returns 0 (or 0.0) for a NULL event.
+ * Thread-safety: safe alongside other readers of the same event.
+ */
 /* Start and end in seconds (monotonic for events built by a notifier); 0 if unset. */
 HARK_API double hark_event_time(const hark_event *ev);
 HARK_API double hark_event_end(const hark_event *ev);
@@ -122,7 +126,7 @@ typedef int (*hark_block_fn)(hark_payload *payload, hark_failure *failure, void 
  * Rails' Event#record: starts the event (with CPU time), runs `block` once, records
  * a failure in the payload, and finishes the event. Returns the block's status.
  * `block` may be NULL (nothing runs; the event is still timed).
- * Errors: HARK_EINVAL if `ev` is NULL.
+ * Errors: HARK_EINVAL if `ev` is NULL. Thread-safety: the caller's event only.
  */
 HARK_API int hark_event_record(hark_event *ev, hark_block_fn block, void *data);
 

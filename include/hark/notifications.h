@@ -171,7 +171,10 @@ HARK_API int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock);
  */
 HARK_API int hark_notifier_quiesce(hark_notifier *n);
 
-/* Number of distinct names interned in `n` (Rails' "patterns" count is close to this). */
+/*
+ * Number of distinct names interned in `n` (0 for NULL). Rails' "patterns" count is
+ * close to this. Thread-safety: safe.
+ */
 HARK_API size_t hark_notifier_topic_count(const hark_notifier *n);
 
 /* ------------------------------------------------------------------------- */
@@ -259,7 +262,8 @@ typedef struct hark_subscribe_options {
     {HARK_PATTERN_ALL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, \
     NULL, false, false, NULL, NULL}
 
-/* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT. */
+/* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT (NULL is ignored).
+ * Thread-safety: the caller's options only. */
 HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
 
 /*
@@ -277,7 +281,11 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
 HARK_API int hark_subscribe(hark_subscription_id *out, hark_notifier *n,
                             const hark_subscribe_options *opts);
 
-/* Shorthands for hark_subscribe() with one kind and no silence, release or prepend. */
+/*
+ * Shorthands for hark_subscribe() with one kind and no silence, release or prepend;
+ * event-object subscribers measure thread CPU time. Errors and thread-safety: as
+ * hark_subscribe() (a NULL callback is HARK_EINVAL).
+ */
 HARK_API int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
                                   hark_timed_fn fn, void *data);
 HARK_API int hark_subscribe_monotonic(hark_subscription_id *out, hark_notifier *n,
@@ -343,7 +351,8 @@ HARK_API int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opt
  */
 HARK_API int hark_silence_changed(hark_notifier *n);
 
-/* The same for one subscription. Errors: HARK_EINVAL, HARK_ENOENT. */
+/* The same for one subscription. Errors: HARK_EINVAL, HARK_ENOENT, HARK_EBUSY (from a
+ * silenced() callback). Thread-safety: safe. */
 HARK_API int hark_subscription_silence_changed(hark_notifier *n, hark_subscription_id id);
 
 /*
@@ -440,7 +449,7 @@ static inline hark_payload *hark_handle_payload(hark_handle *h) { return h->payl
 /*
  * Records a failure of the work in the handle's payload (`exception` and
  * `exception_object`), exactly as a failing block would. Errors: HARK_EINVAL,
- * HARK_EFULL.
+ * HARK_EFULL. Thread-safety: as the payload setters (payload.h).
  */
 HARK_API int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object);
 
@@ -456,7 +465,8 @@ HARK_API int hark_handle_fail(hark_handle *h, const char *type, const char *mess
 HARK_API int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block,
                              void *data, hark_status *status);
 
-/* The same by name, on notifier `n` (interning the name on every call). */
+/* The same by name, on notifier `n` (interning the name on every call; prefer a topic).
+ * Errors: also those of hark_topic_get(). Thread-safety: safe. */
 HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_payload *payload,
                                   hark_block_fn block, void *data, hark_status *status);
 
@@ -499,7 +509,8 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
         }                                                                             \
     } while (0)
 
-/* Used by the macros: build + start, and finish + status. Not for direct use. */
+/* Used by the macros: build + start, and finish + status. Not for direct use; they
+ * skip the argument checks of the public functions. Thread-safety: as those. */
 HARK_API void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload);
 HARK_API void hark__end(hark_handle *h, hark_status *status);
 
@@ -512,6 +523,7 @@ typedef struct hark__site {
     uint64_t generation;
 } hark__site;
 
+/* Used by the call-site macros below; not for direct use. Thread-safety: safe. */
 HARK_API extern uint64_t hark__default_generation;
 HARK_API hark_topic *hark__site_resolve(hark__site *site, const char *name);
 

@@ -90,7 +90,8 @@ HARK_API int hark_payload_init(hark_payload *payload, hark_field *fields, uint32
  * or appends a new one. Keys are compared with strcmp and borrowed.
  * Errors: HARK_EINVAL for a NULL payload or key, HARK_ENAME for an empty key,
  * HARK_EFULL when a new field would take one of the reserved slots. On error the
- * payload is unchanged.
+ * payload is unchanged. Thread-safety: the caller's payload only; not concurrently
+ * with other writers or readers of the same payload.
  */
 HARK_API int hark_payload_set_int(hark_payload *payload, const char *key, int64_t value);
 HARK_API int hark_payload_set_uint(hark_payload *payload, const char *key, uint64_t value);
@@ -106,7 +107,7 @@ HARK_API int hark_payload_set_payload(hark_payload *payload, const char *key, ha
  * borrowed) and `exception_object` a HARK_TYPE_POINTER field holding `object`
  * (may be NULL). Uses the reserved slots if needed.
  * Errors: HARK_EINVAL for a NULL payload or type, HARK_EFULL if even the reserved
- * slots are taken.
+ * slots are taken. Thread-safety: as the setters above.
  */
 HARK_API int hark_payload_set_exception(hark_payload *payload, const char *type,
                                         const char *message, void *object);
@@ -114,13 +115,14 @@ HARK_API int hark_payload_set_exception(hark_payload *payload, const char *type,
 /*
  * Returns the field named `key`, or NULL when there is none (or an argument is NULL).
  * The pointer is valid until the payload is next changed.
+ * Thread-safety: safe alongside other readers, not alongside a writer.
  */
 HARK_API const hark_field *hark_payload_get(const hark_payload *payload, const char *key);
 
 /*
  * Typed lookups: store the value in *out and return 0, or return HARK_ENOENT when
  * the key is missing and HARK_EINVAL when it holds another type (or an argument is
- * NULL). *out is untouched on error.
+ * NULL). *out is untouched on error. Thread-safety: as hark_payload_get().
  */
 HARK_API int hark_payload_get_int(const hark_payload *payload, const char *key, int64_t *out);
 HARK_API int hark_payload_get_double(const hark_payload *payload, const char *key, double *out);
@@ -129,7 +131,7 @@ HARK_API int hark_payload_get_str(const hark_payload *payload, const char *key, 
 
 /*
  * Removes the field named `key`, keeping the order of the others.
- * Errors: HARK_EINVAL, HARK_ENOENT.
+ * Errors: HARK_EINVAL, HARK_ENOENT. Thread-safety: as the setters.
  */
 HARK_API int hark_payload_remove(hark_payload *payload, const char *key);
 
