@@ -116,15 +116,30 @@ int hark__check_name(const char *name, size_t *length)
     return 0;
 }
 
-/* FNV-1a, 64 bits: names are short and this runs only when interning. */
+/*
+ * Eight bytes at a time, then a final avalanche so that the low bits the table
+ * masks with depend on every byte. Runs on every lookup by runtime name.
+ */
 uint64_t hark__hash(const char *name, size_t length)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < length; i++) {
-        h ^= (unsigned char)name[i];
-        h *= 1099511628211ull;
+    const uint64_t k = 0xff51afd7ed558ccdull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ length;
+    size_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t w;
+        memcpy(&w, name + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
     }
-    return h;
+    if (i < length) {
+        uint64_t w = 0;
+        memcpy(&w, name + i, length - i);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 static hark_topic *table_find(const struct hark__topic_table *table, const char *name,
