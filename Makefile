@@ -14,6 +14,10 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 BUILD_PKGS = cmake gcc make pkg-config libcmocka-dev libsqlite3-dev
+# The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
+# valgrind and clang's sanitizer runtimes; bench-icount needs valgrind.
+CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev
+ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format
 
@@ -46,7 +50,8 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-check: deps
+check:
+	$(call ensure_pkgs,$(CHECK_PKGS))
 	bash tests/check.sh
 
 demo: build
@@ -55,10 +60,12 @@ demo: build
 bench: deps
 	bash bench/run.sh
 
-bench-icount: deps
+bench-icount:
+	$(call ensure_pkgs,$(ICOUNT_PKGS))
 	bash bench/icount.sh
 
-fuzz: deps
+fuzz:
+	$(call ensure_pkgs,$(CHECK_PKGS))
 	bash fuzz/run.sh
 
 install: build
