@@ -344,6 +344,30 @@ static void test_group_members_see_identical_timestamps(void **state)
 /* SPEC 4.1 / 2.4: participants are fixed when the handle is built            */
 /* ------------------------------------------------------------------------- */
 
+/* `break` inside the macro's block ends the block, not the event: finish still runs,
+ * and a loop around the macro is not left. */
+static void test_break_in_block_still_finishes(void **state)
+{
+    fx *f = *state;
+    rec_sub ev = rec_sub_make(f->rec, "ev");
+    assert_int_equal(hark_subscribe_evented(NULL, f->n, hark_exact("brk"), rec_start, rec_finish, &ev), 0);
+    hark_topic *t = topic(f->n, "brk");
+    int after_break = 0, iterations = 0;
+    for (int i = 0; i < 2; i++) {
+        iterations++;
+        HARK_INSTRUMENT(t, NULL, {
+            if (i >= 0)
+                break;
+            after_break++;
+        });
+    }
+    assert_int_equal(iterations, 2);
+    assert_int_equal(after_break, 0);
+    assert_string_equal(rec_trace(f->rec), "ev.start ev.finish ev.start ev.finish");
+    /* Nothing stays pinned: waiting for reclamation returns at once. */
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+}
+
 static void test_unsubscribed_during_event_still_gets_finish(void **state)
 {
     fx *f = *state;
@@ -691,6 +715,7 @@ int main(void)
         T(test_group_members_see_identical_timestamps),
         T(test_unsubscribed_during_event_still_gets_finish),
         T(test_subscription_added_during_event_does_not_get_it),
+        T(test_break_in_block_still_finishes),
         T(test_release_runs_once_after_in_flight_event),
         T(test_discarded_handle_releases_without_calls),
         T(test_release_runs_once_on_notifier_free),

@@ -477,10 +477,12 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
  *
  * Reads the topic's word; when nobody listens it runs the block and nothing else:
  * the payload expression is not even evaluated. Otherwise it builds, starts and
- * finishes a handle around the block. The block runs exactly once either way and
- * must be left by falling off its end (no return, goto or break out of it), or the
- * event never finishes. Use HARK_INSTRUMENT_STATUS to learn about subscriber
- * failures; record a failure of the work with hark_payload_set_exception().
+ * finishes a handle around the block. The block runs exactly once either way.
+ * `break` and `continue` inside it end the block early (the event still finishes;
+ * they do not reach a loop around the macro). Never leave it with return, goto or
+ * longjmp: the event would never finish, and what it keeps alive would never be
+ * reclaimed. Use HARK_INSTRUMENT_STATUS to learn about subscriber failures; record a
+ * failure of the work with hark_payload_set_exception().
  */
 #define HARK_INSTRUMENT(topic, payload, ...) HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
 
@@ -502,10 +504,14 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
         if (HARK_UNLIKELY(hark_enabled(t_))) {                                        \
             hark_handle h_;                                                           \
             hark__begin(&h_, t_, (payload));                                          \
-            { __VA_ARGS__ }                                                           \
+            do {                                                                      \
+                __VA_ARGS__                                                           \
+            } while (0);                                                              \
             hark__end(&h_, (status_ptr));                                             \
         } else {                                                                      \
-            __VA_ARGS__                                                               \
+            do {                                                                      \
+                __VA_ARGS__                                                           \
+            } while (0);                                                              \
         }                                                                             \
     } while (0)
 
