@@ -37,20 +37,8 @@ baseline/naive_evented10_noclock hark/evented
 baseline/naive_timed10_cpu hark/event_object hark/event_object_nocpu hark/nested8
 baseline/fprintf_devnull hark/logsub_sql_active"
 
-selected() {
-  local name=$1 item
-  [ -z "$ONLY" ] && return 0
-  IFS=',' read -r -a items <<<"$ONLY"
-  for item in "${items[@]}"; do
-    [ -z "$item" ] && continue
-    if [[ $item == *'$' ]]; then
-      [ "$name" = "${item%\$}" ] && return 0
-    elif [[ $name == *"$item"* ]]; then
-      return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=bench/select.sh
+. "$ROOT/bench/select.sh"
 
 if ! command -v valgrind >/dev/null 2>&1 || [ ! -f /usr/include/valgrind/callgrind.h ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -42,21 +42,8 @@ rm -f "$OUT_DIR"/rows-*.tsv
 
 note() { printf 'bench: %s\n' "$*"; }
 
-# Whether a case name is selected by ONLY (same rules as the bench program).
-selected() {
-  local name=$1 item
-  [ -z "$ONLY" ] && return 0
-  IFS=',' read -r -a items <<<"$ONLY"
-  for item in "${items[@]}"; do
-    [ -z "$item" ] && continue
-    if [[ $item == *'$' ]]; then
-      [ "$name" = "${item%\$}" ] && return 0
-    elif [[ $name == *"$item"* ]]; then
-      return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=bench/select.sh
+. "$ROOT/bench/select.sh"
 
 # ---- build -------------------------------------------------------------------------
 note "configuring $BUILD_DIR (Release, -O2)"
