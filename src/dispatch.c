@@ -11,10 +11,16 @@
 
 enum { STATE_BUILT = 1, STATE_STARTED = 2, STATE_FINISHED = 3 };
 
+/* Counts a callback's failure: how many, and the first nonzero value. */
+static inline void count_failure(uint32_t *failures, int *first_failure, int rc)
+{
+    if (HARK_UNLIKELY(rc != 0) && (*failures)++ == 0)
+        *first_failure = rc;
+}
+
 static inline void note(hark_status *status, int rc)
 {
-    if (rc != 0 && status->failures++ == 0)
-        status->first_failure = rc;
+    count_failure(&status->failures, &status->first_failure, rc);
 }
 
 /* Whether a silenceable entry sits this event out. Asks only dynamic and polled ones. */
@@ -28,7 +34,6 @@ static inline bool entry_silenced(const struct hark__entry *e, const char *name)
     hark__callback_leave();
     return silenced;
 }
-
 
 static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 64] >> (i % 64)) & 1u; }
 
@@ -53,12 +58,7 @@ static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 
     } while (0)
 
 /* Failure counting in locals, stored into the handle once per start or finish. */
-#define NOTE(rc)                                                                         \
-    do {                                                                                 \
-        int rc_ = (rc);                                                                  \
-        if (HARK_UNLIKELY(rc_ != 0) && failures++ == 0)                                  \
-            first_failure = rc_;                                                         \
-    } while (0)
+#define NOTE(rc) count_failure(&failures, &first_failure, (rc))
 
 /* Inlined into every entry point so that the macro path makes one call per side. */
 #define HARK_HOT static inline __attribute__((always_inline))
