@@ -7,6 +7,7 @@
 #   make demo       build and run the instrumented SQLite demo
 #   make bench      run the benchmark suite and print ratios against its baselines
 #   make install    install into PREFIX (default /usr/local)
+#   make format     clang-format the tree; make format-check fails if it would change
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -19,7 +20,7 @@ BUILD_PKGS = cmake gcc make pkg-config libcmocka-dev libsqlite3-dev
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 
-.PHONY: all deps build test check demo bench bench-icount fuzz install clean format
+.PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check
 
 all: build
 
@@ -71,8 +72,15 @@ fuzz:
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# Every C source and header the project owns (git ls-files, so a new file is covered
+# as soon as it is added); format-check fails on any file clang-format would change.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.hpp' '*.cpp' 2>/dev/null)
+
 format:
-	clang-format -i include/*.h include/hark/*.h src/*.c src/*.h tests/*.c
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -40,9 +40,15 @@ static void note_free(void *p)
         __atomic_fetch_sub(&live_bytes, (int64_t)malloc_usable_size(p), __ATOMIC_RELAXED);
 }
 
-uint64_t bench_thread_allocs(void) { return thread_allocs; }
+uint64_t bench_thread_allocs(void)
+{
+    return thread_allocs;
+}
 
-int64_t bench_heap_bytes(void) { return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED); }
+int64_t bench_heap_bytes(void)
+{
+    return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+}
 
 void *malloc(size_t size)
 {

@@ -109,7 +109,10 @@ static BENCH_NOINLINE void loop_empty(uint64_t n, void *arg)
         BENCH_BARRIER();
 }
 
-static void case_empty_loop(bench_ctx *b) { bench_measure(b, loop_empty, NULL); }
+static void case_empty_loop(bench_ctx *b)
+{
+    bench_measure(b, loop_empty, NULL);
+}
 
 /* ---- baseline/flag_guard ------------------------------------------------------ */
 
@@ -123,7 +126,10 @@ static BENCH_NOINLINE void flag_slow_begin(plain_payload *p)
     BENCH_BARRIER();
 }
 
-static BENCH_NOINLINE void flag_slow_end(plain_payload *p) { BENCH_USE(p); }
+static BENCH_NOINLINE void flag_slow_end(plain_payload *p)
+{
+    BENCH_USE(p);
+}
 
 static BENCH_NOINLINE void loop_flag_guard(uint64_t n, void *arg)
 {
@@ -141,7 +147,10 @@ static BENCH_NOINLINE void loop_flag_guard(uint64_t n, void *arg)
     }
 }
 
-static void case_flag_guard(bench_ctx *b) { bench_measure(b, loop_flag_guard, &naive.flag); }
+static void case_flag_guard(bench_ctx *b)
+{
+    bench_measure(b, loop_flag_guard, &naive.flag);
+}
 
 /* ---- baseline/naive_timed10 ---------------------------------------------------- */
 
@@ -325,6 +334,10 @@ const bench_case bench_baseline_cases[] = {
     {"baseline/write_devnull", BENCH_KIND_BASELINE, case_write_devnull,
      "one formatted log line snprintf'd and written with write(2) to /dev/null"},
 };
-const size_t bench_baseline_case_count = sizeof bench_baseline_cases / sizeof bench_baseline_cases[0];
+const size_t bench_baseline_case_count =
+    sizeof bench_baseline_cases / sizeof bench_baseline_cases[0];
 
-void bench_baselines_init(void) { naive_setup(); }
+void bench_baselines_init(void)
+{
+    naive_setup();
+}

@@ -51,14 +51,14 @@ static bool always_silenced(const char *name, void *data)
 /* ---- setup ------------------------------------------------------------------------ */
 
 typedef struct topics {
-    hark_topic *unsubscribed, *silenced, *silenced_dynamic, *timed, *timed_monotonic,
-        *event_object, *event_object_nocpu, *evented, *timed_1sub, *pattern_timed;
+    hark_topic *unsubscribed, *silenced, *silenced_dynamic, *timed, *timed_monotonic, *event_object,
+        *event_object_nocpu, *evented, *timed_1sub, *pattern_timed;
     hark_topic *nest[NEST_DEPTH];
 } topics;
 
 static topics T;
-static int setup_error;         /* the first hark error met while subscribing */
-static char setup_what[128];    /* and what was being done */
+static int setup_error;      /* the first hark error met while subscribing */
+static char setup_what[128]; /* and what was being done */
 
 static void note_error(int rc, const char *what)
 {
@@ -75,8 +75,8 @@ static hark_topic *topic(const char *name)
     return t;
 }
 
-static void subscribe_n(const char *name, hark_kind kind, hark_silence_mode silence,
-                        bool skip_cpu, int count, bool regex)
+static void subscribe_n(const char *name, hark_kind kind, hark_silence_mode silence, bool skip_cpu,
+                        int count, bool regex)
 {
     char pattern[64];
     for (int i = 0; i < count; i++) {
@@ -139,8 +139,7 @@ static int setup_failed(bench_ctx *b)
     if (setup_error == 0)
         return 0;
     char why[256];
-    snprintf(why, sizeof why, "setup failed at \"%s\": %s", setup_what,
-             hark_strerror(setup_error));
+    snprintf(why, sizeof why, "setup failed at \"%s\": %s", setup_what, hark_strerror(setup_error));
     bench_skip(b, why);
     return 1;
 }
@@ -216,19 +215,46 @@ static void instrument_case(bench_ctx *b, hark_topic *t, int want_enabled, uint6
     bench_measure(b, loop_instrument, t);
 }
 
-static void case_unsubscribed(bench_ctx *b) { instrument_case(b, T.unsubscribed, 0, 0); }
-static void case_silenced(bench_ctx *b) { instrument_case(b, T.silenced, 0, 0); }
-static void case_silenced_dynamic(bench_ctx *b) { instrument_case(b, T.silenced_dynamic, 1, 0); }
-static void case_timed(bench_ctx *b) { instrument_case(b, T.timed, 1, SUBS); }
-static void case_timed_monotonic(bench_ctx *b) { instrument_case(b, T.timed_monotonic, 1, SUBS); }
-static void case_event_object(bench_ctx *b) { instrument_case(b, T.event_object, 1, SUBS); }
+static void case_unsubscribed(bench_ctx *b)
+{
+    instrument_case(b, T.unsubscribed, 0, 0);
+}
+static void case_silenced(bench_ctx *b)
+{
+    instrument_case(b, T.silenced, 0, 0);
+}
+static void case_silenced_dynamic(bench_ctx *b)
+{
+    instrument_case(b, T.silenced_dynamic, 1, 0);
+}
+static void case_timed(bench_ctx *b)
+{
+    instrument_case(b, T.timed, 1, SUBS);
+}
+static void case_timed_monotonic(bench_ctx *b)
+{
+    instrument_case(b, T.timed_monotonic, 1, SUBS);
+}
+static void case_event_object(bench_ctx *b)
+{
+    instrument_case(b, T.event_object, 1, SUBS);
+}
 static void case_event_object_nocpu(bench_ctx *b)
 {
     instrument_case(b, T.event_object_nocpu, 1, SUBS);
 }
-static void case_evented(bench_ctx *b) { instrument_case(b, T.evented, 1, 2 * SUBS); }
-static void case_timed_1sub(bench_ctx *b) { instrument_case(b, T.timed_1sub, 1, 1); }
-static void case_pattern_timed(bench_ctx *b) { instrument_case(b, T.pattern_timed, 1, SUBS); }
+static void case_evented(bench_ctx *b)
+{
+    instrument_case(b, T.evented, 1, 2 * SUBS);
+}
+static void case_timed_1sub(bench_ctx *b)
+{
+    instrument_case(b, T.timed_1sub, 1, 1);
+}
+static void case_pattern_timed(bench_ctx *b)
+{
+    instrument_case(b, T.pattern_timed, 1, SUBS);
+}
 
 static void case_by_name(bench_ctx *b)
 {

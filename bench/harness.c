@@ -106,7 +106,10 @@ static uint64_t calibrate(double (*run)(void *, uint64_t), void *self, double ta
     }
 }
 
-static void signal_marker(int sig) { (void)sig; }
+static void signal_marker(int sig)
+{
+    (void)sig;
+}
 
 /* icount mode: exactly n iterations between two markers, after a short warm-up. */
 static void icount_run(bench_ctx *b, bench_loop_fn loop, void *arg)

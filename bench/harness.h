@@ -32,8 +32,8 @@ struct bench_ctx {
     int reps, threads;
     double samples[BENCH_MAX_SAMPLES];
     int nsamples;
-    uint64_t allocs;   /* allocations made by the measured threads over all samples */
-    double ops;        /* operations over all samples, all threads */
+    uint64_t allocs; /* allocations made by the measured threads over all samples */
+    double ops;      /* operations over all samples, all threads */
     char note[256];
     struct {
         char key[48];

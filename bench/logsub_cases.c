@@ -102,9 +102,18 @@ static void demo_case(bench_ctx *b, demo *d, int want_enabled, uint64_t calls_pe
     bench_measure(b, loop_logsub, d->topic);
 }
 
-static void case_silenced(bench_ctx *b) { demo_case(b, &quiet, 0, 0); }
-static void case_active(bench_ctx *b) { demo_case(b, &loud, 1, 1); }
-static void case_active_fd(bench_ctx *b) { demo_case(b, &loud_fd, 1, 1); }
+static void case_silenced(bench_ctx *b)
+{
+    demo_case(b, &quiet, 0, 0);
+}
+static void case_active(bench_ctx *b)
+{
+    demo_case(b, &loud, 1, 1);
+}
+static void case_active_fd(bench_ctx *b)
+{
+    demo_case(b, &loud_fd, 1, 1);
+}
 
 const bench_case bench_logsub_cases[] = {
     {"hark/logsub_sql_silenced", BENCH_KIND_INSTRUMENT, case_silenced,

@@ -9,7 +9,8 @@
  * BENCH_ROUNDS tune the harness: every selected case is measured once per round,
  * BENCH_REPEAT runs each time, and min and median are taken over all the runs.
  * With --strict the exit status is 1 when a case failed its sanity checks (wrong
- * subscriber call counts, unexpected state word, a hark call failing in setup). bench/report.c turns the TSV rows into the table, ratios and budgets.
+ * subscriber call counts, unexpected state word, a hark call failing in setup). bench/report.c
+ * turns the TSV rows into the table, ratios and budgets.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -66,9 +67,12 @@ static int selected(const char *name, const char *only)
 static const char *kind_name(bench_kind k)
 {
     switch (k) {
-    case BENCH_KIND_INSTRUMENT: return "instrument";
-    case BENCH_KIND_REGISTRY: return "registry";
-    default: return "baseline";
+    case BENCH_KIND_INSTRUMENT:
+        return "instrument";
+    case BENCH_KIND_REGISTRY:
+        return "registry";
+    default:
+        return "baseline";
     }
 }
 

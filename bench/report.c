@@ -71,8 +71,8 @@ static void read_rows(const char *path)
         copy(r->name, sizeof r->name, field[0]);
         copy(r->kind, sizeof r->kind, field[1]);
         copy(r->status, sizeof r->status, field[2]);
-        r->has_ns = field[3] && field[3][0] && field[4] && field[4][0] &&
-                    strcmp(r->status, "skip") != 0;
+        r->has_ns =
+            field[3] && field[3][0] && field[4] && field[4][0] && strcmp(r->status, "skip") != 0;
         r->ns_min = r->has_ns ? strtod(field[3], NULL) : NAN;
         r->ns_median = r->has_ns ? strtod(field[4], NULL) : NAN;
         r->allocs = field[5] && field[5][0] ? strtod(field[5], NULL) : -1;
@@ -202,8 +202,8 @@ static void check_budget(const budget *bg, const char *lhs_name, const char *rhs
         ratio = l->ns_median / r->ns_median;
         ratio_min = l->ns_min / r->ns_min;
         ok = ratio <= bg->limit;
-        snprintf(detail, sizeof detail, "%.2fx (min/min %.2fx; %.2f vs %.2f ns)", ratio,
-                 ratio_min, l->ns_median, r->ns_median);
+        snprintf(detail, sizeof detail, "%.2fx (min/min %.2fx; %.2f vs %.2f ns)", ratio, ratio_min,
+                 l->ns_median, r->ns_median);
     } else {
         ratio = r->ns_median / l->ns_median;
         ratio_min = r->ns_min / l->ns_min;
@@ -278,7 +278,8 @@ static void ratio_text(const row *r, char *out, size_t cap)
         return;
     char shared_ref[160];
     snprintf(shared_ref, sizeof shared_ref, "%s%s", ref, SHARED_SUFFIX);
-    const row *b = strstr(r->name, SHARED_SUFFIX) && find(shared_ref) ? find(shared_ref) : find(ref);
+    const row *b =
+        strstr(r->name, SHARED_SUFFIX) && find(shared_ref) ? find(shared_ref) : find(ref);
     if (b)
         snprintf(out, cap, "%.2fx %s", r->ns_median / b->ns_median, b->name);
 }
@@ -310,7 +311,8 @@ static void print_table(int markdown)
             printf("| `%s` | %.2f | %.2f | %s | %s |\n", r->name, r->ns_min, r->ns_median, allocs,
                    ratio);
         } else {
-            printf("%-40s %10.2f %10.2f %9s  %s\n", r->name, r->ns_min, r->ns_median, allocs, ratio);
+            printf("%-40s %10.2f %10.2f %9s  %s\n", r->name, r->ns_min, r->ns_median, allocs,
+                   ratio);
             if (strcmp(r->status, "fail") == 0 || r->extras[0])
                 printf("%-40s   %s%s%s\n", "", r->note, r->note[0] && r->extras[0] ? "  " : "",
                        r->extras);
@@ -445,7 +447,8 @@ int main(int argc, char **argv)
             read_rows(argv[i]);
     }
     if (nrows == 0) {
-        fprintf(stderr, "usage: hark_bench_report [--json F] [--budgets F] [--markdown] ROWS.tsv...\n");
+        fprintf(stderr,
+                "usage: hark_bench_report [--json F] [--budgets F] [--markdown] ROWS.tsv...\n");
         return 2;
     }
     print_table(markdown);

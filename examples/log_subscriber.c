@@ -27,9 +27,9 @@ int main(void)
     hark_subscriber_attach(logs, hark_default(), "db");
     hark_topic_get(&sql, hark_default(), "sql.db");
 
-    query(sql, "SELECT 1");                     /* logged: the logger is at DEBUG */
+    query(sql, "SELECT 1"); /* logged: the logger is at DEBUG */
     hark_logger_set_level(logger, HARK_LOG_INFO);
-    query(sql, "SELECT 2");                     /* silenced: one load and a branch */
+    query(sql, "SELECT 2"); /* silenced: one load and a branch */
     printf("sql.db is %s\n", hark_enabled(sql) ? "listened to" : "silenced");
 
     hark_subscriber_free(logs);

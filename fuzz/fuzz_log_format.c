@@ -24,23 +24,29 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                              \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "fuzz_log_format: check failed at %s:%d: %s\n", __FILE__, __LINE__,  \
-                    #cond);                                                                      \
-            abort();                                                                             \
-        }                                                                                        \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_log_format: check failed at %s:%d: %s\n", __FILE__, __LINE__,    \
+                    #cond);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 #define MAX_TEXT 512
 #define MAX_OUT 2048
 
 static const int colours[] = {30, 31, 32, 33, 34, 35, 36, 37, 29, 38}; /* last two invalid */
-static const int mode_values[] = {0, 1, 3, 4, 2, 7};                     /* last two invalid */
+static const int mode_values[] = {0, 1, 3, 4, 2, 7};                   /* last two invalid */
 
-static int colour_valid(int c) { return c >= 30 && c <= 37; }
-static int mode_valid(int m) { return m == 0 || m == 1 || m == 3 || m == 4; }
+static int colour_valid(int c)
+{
+    return c >= 30 && c <= 37;
+}
+static int mode_valid(int m)
+{
+    return m == 0 || m == 1 || m == 3 || m == 4;
+}
 
 /* The expected colourised text, or -1 for HARK_EINVAL. */
 static int expect_colorize(char *out, const char *text, const char *escape, const int *modes,
@@ -203,7 +209,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Ordinary times, and times gmtime_r() cannot convert (not finite, or past
      * the year 2^31): the formatter must still produce a well-formed line, the
      * same one on every call. */
-    double times[] = {1700000000.123456, 0.0, -1.5, 1e18, NAN, INFINITY, -INFINITY, 253402300799.9999999};
+    double times[] = {1700000000.123456,   0.0, -1.5, 1e18, NAN, INFINITY, -INFINITY,
+                      253402300799.9999999};
     hark_log_record rec = {level, times[(flags >> 6) + (small & 4)], text, tlen};
     struct format_ctx fc = {&rec, fflags};
     int flen = (int)hark_log_format_default(NULL, 0, &rec, fflags);
@@ -240,7 +247,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(line_count == 1);
     hark_log_record r2 = {level, 0.0, text, tlen};
     char want_line[MAX_OUT + 8];
-    int wl = (int)hark_log_format_default(want_line, sizeof want_line, &r2, fflags & HARK_LOG_FORMAT_LEVEL);
+    int wl = (int)hark_log_format_default(want_line, sizeof want_line, &r2,
+                                          fflags & HARK_LOG_FORMAT_LEVEL);
     CHECK(last_len == (size_t)wl && memcmp(last_line, want_line, last_len) == 0);
 
     struct lazy_ctx lz = {&cc, 1};

@@ -21,13 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_SEGS 8
 #define MAX_SEG_LEN 400
 
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "fuzz_names: check failed at %s:%d: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                               \
-            abort();                                                                      \
-        }                                                                                 \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_names: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 static int count_cb(const char *name, double start, double finish, const char *id,

@@ -18,17 +18,26 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "fuzz_payload: check failed at %s:%d: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                                  \
-            abort();                                                                         \
-        }                                                                                    \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_payload: check failed at %s:%d: %s\n", __FILE__, __LINE__,       \
+                    #cond);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
-static const char *const keys[] = {"sql", "name", "rows", "cached", "", "exception",
-                                   "exception_object", "a", "b", "binds", "key with spaces",
+static const char *const keys[] = {"sql",
+                                   "name",
+                                   "rows",
+                                   "cached",
+                                   "",
+                                   "exception",
+                                   "exception_object",
+                                   "a",
+                                   "b",
+                                   "binds",
+                                   "key with spaces",
                                    "\xc3\xa9t\xc3\xa9"};
 #define NKEYS (sizeof keys / sizeof keys[0])
 static const char *const strs[] = {"SELECT 1", "", "\x1b[31mred\x1b[0m", "\xff\xfe"};
@@ -38,16 +47,24 @@ static int same_field(const hark_field *a, const hark_field *b)
     if (strcmp(a->key, b->key) != 0 || a->type != b->type)
         return 0;
     switch (a->type) {
-    case HARK_TYPE_INT: return a->as.i == b->as.i;
-    case HARK_TYPE_UINT: return a->as.u == b->as.u;
-    case HARK_TYPE_DOUBLE: return memcmp(&a->as.d, &b->as.d, sizeof a->as.d) == 0;
-    case HARK_TYPE_BOOL: return a->as.b == b->as.b;
-    case HARK_TYPE_STRING: return a->as.s == b->as.s;
-    case HARK_TYPE_POINTER: return a->as.p == b->as.p;
-    case HARK_TYPE_PAYLOAD: return a->as.payload == b->as.payload;
+    case HARK_TYPE_INT:
+        return a->as.i == b->as.i;
+    case HARK_TYPE_UINT:
+        return a->as.u == b->as.u;
+    case HARK_TYPE_DOUBLE:
+        return memcmp(&a->as.d, &b->as.d, sizeof a->as.d) == 0;
+    case HARK_TYPE_BOOL:
+        return a->as.b == b->as.b;
+    case HARK_TYPE_STRING:
+        return a->as.s == b->as.s;
+    case HARK_TYPE_POINTER:
+        return a->as.p == b->as.p;
+    case HARK_TYPE_PAYLOAD:
+        return a->as.payload == b->as.payload;
     case HARK_TYPE_ERROR:
         return a->as.error.type == b->as.error.type && a->as.error.message == b->as.error.message;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -107,18 +124,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nf.key = key;
         int rc;
         switch (op) {
-        case 0: rc = hark_payload_set_int(&p, key, (int64_t)v - 128); nf.type = HARK_TYPE_INT; nf.as.i = (int64_t)v - 128; break;
-        case 1: rc = hark_payload_set_uint(&p, key, (uint64_t)v << 56); nf.type = HARK_TYPE_UINT; nf.as.u = (uint64_t)v << 56; break;
-        case 2: rc = hark_payload_set_double(&p, key, v / 7.0); nf.type = HARK_TYPE_DOUBLE; nf.as.d = v / 7.0; break;
-        case 3: rc = hark_payload_set_bool(&p, key, v & 1); nf.type = HARK_TYPE_BOOL; nf.as.b = v & 1; break;
+        case 0:
+            rc = hark_payload_set_int(&p, key, (int64_t)v - 128);
+            nf.type = HARK_TYPE_INT;
+            nf.as.i = (int64_t)v - 128;
+            break;
+        case 1:
+            rc = hark_payload_set_uint(&p, key, (uint64_t)v << 56);
+            nf.type = HARK_TYPE_UINT;
+            nf.as.u = (uint64_t)v << 56;
+            break;
+        case 2:
+            rc = hark_payload_set_double(&p, key, v / 7.0);
+            nf.type = HARK_TYPE_DOUBLE;
+            nf.as.d = v / 7.0;
+            break;
+        case 3:
+            rc = hark_payload_set_bool(&p, key, v & 1);
+            nf.type = HARK_TYPE_BOOL;
+            nf.as.b = v & 1;
+            break;
         case 4: {
             const char *s = (v & 4) ? NULL : strs[v % 4];
-            rc = hark_payload_set_str(&p, key, s); nf.type = HARK_TYPE_STRING; nf.as.s = s;
+            rc = hark_payload_set_str(&p, key, s);
+            nf.type = HARK_TYPE_STRING;
+            nf.as.s = s;
             break;
         }
-        case 5: rc = hark_payload_set_ptr(&p, key, (v & 1) ? &anchor : NULL); nf.type = HARK_TYPE_POINTER; nf.as.p = (v & 1) ? &anchor : NULL; break;
-        case 6: rc = hark_payload_set_payload(&p, key, (v & 1) ? &p : &nested); nf.type = HARK_TYPE_PAYLOAD; nf.as.payload = (v & 1) ? &p : &nested; break;
-        default: rc = 1; break;
+        case 5:
+            rc = hark_payload_set_ptr(&p, key, (v & 1) ? &anchor : NULL);
+            nf.type = HARK_TYPE_POINTER;
+            nf.as.p = (v & 1) ? &anchor : NULL;
+            break;
+        case 6:
+            rc = hark_payload_set_payload(&p, key, (v & 1) ? &p : &nested);
+            nf.type = HARK_TYPE_PAYLOAD;
+            nf.as.payload = (v & 1) ? &p : &nested;
+            break;
+        default:
+            rc = 1;
+            break;
         }
         if (op <= 6) {
             int idx = model_find(model, mcount, key);
@@ -152,16 +197,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 hark_field e, o;
                 memset(&e, 0, sizeof e);
                 memset(&o, 0, sizeof o);
-                e.key = "exception", e.type = HARK_TYPE_ERROR, e.as.error.type = type, e.as.error.message = msg;
+                e.key = "exception", e.type = HARK_TYPE_ERROR, e.as.error.type = type,
+                e.as.error.message = msg;
                 o.key = "exception_object", o.type = HARK_TYPE_POINTER, o.as.p = obj;
                 /* Compare by lookup: the library names its own key strings. */
                 const hark_field *fe = hark_payload_get(&p, "exception");
                 const hark_field *fo = hark_payload_get(&p, "exception_object");
                 CHECK(fe && fe->type == HARK_TYPE_ERROR && fe->as.error.type == type);
                 CHECK(fo && fo->type == HARK_TYPE_POINTER && fo->as.p == obj);
-                if (ie >= 0) model[ie] = *fe; else model[mcount++] = *fe;
+                if (ie >= 0)
+                    model[ie] = *fe;
+                else
+                    model[mcount++] = *fe;
                 io = model_find(model, mcount, "exception_object");
-                if (io >= 0) model[io] = *fo; else model[mcount++] = *fo;
+                if (io >= 0)
+                    model[io] = *fo;
+                else
+                    model[mcount++] = *fo;
                 (void)e, (void)o;
             } else {
                 CHECK(rc == HARK_EFULL);
@@ -178,7 +230,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       (key[0] == '\0' && rc == HARK_EINVAL));
             } else {
                 CHECK(rc == 0);
-                memmove(&model[idx], &model[idx + 1], sizeof(hark_field) * (mcount - (uint32_t)idx - 1));
+                memmove(&model[idx], &model[idx + 1],
+                        sizeof(hark_field) * (mcount - (uint32_t)idx - 1));
                 mcount--;
             }
             check_against(&p, model, mcount);
@@ -196,7 +249,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int rs = hark_payload_get_str(&p, key, &s);
             if (idx < 0) {
                 CHECK(hark_payload_get(&p, key) == NULL);
-                CHECK(ri == HARK_ENOENT && rd == HARK_ENOENT && rb == HARK_ENOENT && rs == HARK_ENOENT);
+                CHECK(ri == HARK_ENOENT && rd == HARK_ENOENT && rb == HARK_ENOENT &&
+                      rs == HARK_ENOENT);
                 CHECK(i64 == 42 && d == 4.5 && b && strcmp(s, "untouched") == 0);
             } else {
                 hark_type t = model[idx].type;
@@ -204,10 +258,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 CHECK((rd == 0) == (t == HARK_TYPE_DOUBLE));
                 CHECK((rb == 0) == (t == HARK_TYPE_BOOL));
                 CHECK((rs == 0) == (t == HARK_TYPE_STRING));
-                if (ri == 0) CHECK(i64 == model[idx].as.i); else CHECK(ri == HARK_EINVAL && i64 == 42);
-                if (rd == 0) CHECK(memcmp(&d, &model[idx].as.d, sizeof d) == 0); else CHECK(rd == HARK_EINVAL && d == 4.5);
-                if (rb == 0) CHECK(b == model[idx].as.b); else CHECK(rb == HARK_EINVAL && b);
-                if (rs == 0) CHECK(s == model[idx].as.s); else CHECK(rs == HARK_EINVAL);
+                if (ri == 0)
+                    CHECK(i64 == model[idx].as.i);
+                else
+                    CHECK(ri == HARK_EINVAL && i64 == 42);
+                if (rd == 0)
+                    CHECK(memcmp(&d, &model[idx].as.d, sizeof d) == 0);
+                else
+                    CHECK(rd == HARK_EINVAL && d == 4.5);
+                if (rb == 0)
+                    CHECK(b == model[idx].as.b);
+                else
+                    CHECK(rb == HARK_EINVAL && b);
+                if (rs == 0)
+                    CHECK(s == model[idx].as.s);
+                else
+                    CHECK(rs == HARK_EINVAL);
             }
             break;
         }

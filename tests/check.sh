@@ -55,7 +55,8 @@ check_bad_input_doc() {
 tier_stress() {
   [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
   # Verbose: the churn test prints its resident-set and live-block figures.
-  cmake --build "$PREFIX-werror" -j "$JOBS" && ctest_in "$PREFIX-werror" -j 1 -V -R "$SLOW_TESTS"
+  cmake --build "$PREFIX-werror" -j "$JOBS" &&
+    HARK_TEST_SCALE=${HARK_TEST_SCALE:-1} ctest_in "$PREFIX-werror" -j 1 -V -R "$SLOW_TESTS"
 }
 
 tier_asan() {

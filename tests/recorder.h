@@ -37,12 +37,18 @@ typedef enum rec_what {
 static inline const char *rec_what_name(rec_what w)
 {
     switch (w) {
-    case REC_TIMED: return "timed";
-    case REC_START: return "start";
-    case REC_FINISH: return "finish";
-    case REC_EVENT: return "event";
-    case REC_PUBLISH: return "publish";
-    case REC_PUBLISH_EVENT: return "publish_event";
+    case REC_TIMED:
+        return "timed";
+    case REC_START:
+        return "start";
+    case REC_FINISH:
+        return "finish";
+    case REC_EVENT:
+        return "event";
+    case REC_PUBLISH:
+        return "publish";
+    case REC_PUBLISH_EVENT:
+        return "publish_event";
     }
     return "?";
 }
@@ -52,15 +58,15 @@ typedef struct rec_entry {
     rec_what what;
     char name[HARK_NAME_MAX + 1];
     char id[64];
-    double start, finish;        /* timed and publish calls */
-    hark_payload *payload;       /* the pointer the subscriber received */
-    uint32_t nfields;            /* payload->count at the call (0 for a NULL payload) */
+    double start, finish;  /* timed and publish calls */
+    hark_payload *payload; /* the pointer the subscriber received */
+    uint32_t nfields;      /* payload->count at the call (0 for a NULL payload) */
     hark_field fields[REC_FIELDS];
     const hark_event *event_ptr; /* event and publish_event calls */
     hark_event event;            /* a copy, valid after the call */
     double time_s, end_s, duration, cpu, idle;
     uint64_t allocations;
-    pthread_t thread;            /* the thread the callback ran on */
+    pthread_t thread; /* the thread the callback ran on */
 } rec_entry;
 
 typedef struct recorder {
@@ -252,8 +258,14 @@ static inline const char *rec_trace_names(recorder *r, int with_names)
     return buf;
 }
 
-static inline const char *rec_trace(recorder *r) { return rec_trace_names(r, 0); }
-static inline const char *rec_trace_n(recorder *r) { return rec_trace_names(r, 1); }
+static inline const char *rec_trace(recorder *r)
+{
+    return rec_trace_names(r, 0);
+}
+static inline const char *rec_trace_n(recorder *r)
+{
+    return rec_trace_names(r, 1);
+}
 
 /* A field of the payload as it was at the call. */
 static inline const hark_field *rec_field(const rec_entry *e, const char *key)
@@ -319,9 +331,15 @@ static inline int test_clock_install(hark_notifier *n, test_clock *c)
 
 static _Thread_local uint64_t test_allocations;
 
-static inline uint64_t test_allocation_counter(void) { return test_allocations; }
+static inline uint64_t test_allocation_counter(void)
+{
+    return test_allocations;
+}
 
 /* Stands in for allocating `n` objects (Ruby's `100.times { Object.new }`). */
-static inline void test_allocate(unsigned n) { test_allocations += n; }
+static inline void test_allocate(unsigned n)
+{
+    test_allocations += n;
+}
 
 #endif /* HARK_TEST_RECORDER_H */

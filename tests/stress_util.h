@@ -13,11 +13,15 @@
 
 /*
  * HARK_TEST_SCALE multiplies the iteration counts of the long tests (default 1).
- * The sanitizer and valgrind tiers lower it; it never goes below 1/1000.
+ * The sanitizer and valgrind tiers lower it; it never goes below 1/1000. When it is
+ * unset, HARK_TEST_SCALE_FAST (set by CTest for `make test`, the fast tier) applies;
+ * `make check` sets HARK_TEST_SCALE and so runs the full size.
  */
 static inline double stress_scale(void)
 {
     const char *s = getenv("HARK_TEST_SCALE");
+    if (!s)
+        s = getenv("HARK_TEST_SCALE_FAST");
     double v = s ? strtod(s, NULL) : 1.0;
     if (!(v > 0.001))
         v = 0.001;
@@ -56,7 +60,10 @@ static inline uint32_t stress_rand(stress_rng *r)
 }
 
 /* Uniform-ish integer in [0, n). */
-static inline uint32_t stress_below(stress_rng *r, uint32_t n) { return n ? stress_rand(r) % n : 0; }
+static inline uint32_t stress_below(stress_rng *r, uint32_t n)
+{
+    return n ? stress_rand(r) % n : 0;
+}
 
 /* Resident set size in KiB from /proc/self/statm, or -1 when unavailable. */
 static inline long stress_rss_kib(void)
@@ -73,6 +80,9 @@ static inline long stress_rss_kib(void)
 }
 
 /* True when running under valgrind or a sanitizer that slows everything down. */
-static inline int stress_slow_env(void) { return stress_scale() < 1.0; }
+static inline int stress_slow_env(void)
+{
+    return stress_scale() < 1.0;
+}
 
 #endif /* HARK_TESTS_STRESS_UTIL_H */

@@ -31,7 +31,7 @@
 /* Rows: one assertion and one line of the table each                        */
 /* ------------------------------------------------------------------------- */
 
-static int markdown;      /* print the table instead of cmocka output */
+static int markdown; /* print the table instead of cmocka output */
 static int mismatches;
 static const char *section_fn; /* the function the current rows are about */
 
@@ -90,19 +90,19 @@ static const char *code_text(int v, char *buf, size_t size)
 }
 
 /* ROW: the call returns an int that must equal `want` (a HARK_E* code or a count). */
-#define ROW(fn, input, want, expr)                                                        \
-    do {                                                                                  \
-        int got_ = (int)(expr);                                                           \
-        char w_[64], g_[64];                                                              \
-        record(fn, input, code_text((want), w_, sizeof w_), got_ == (want), __LINE__,     \
-               code_text(got_, g_, sizeof g_));                                           \
+#define ROW(fn, input, want, expr)                                                                 \
+    do {                                                                                           \
+        int got_ = (int)(expr);                                                                    \
+        char w_[64], g_[64];                                                                       \
+        record(fn, input, code_text((want), w_, sizeof w_), got_ == (want), __LINE__,              \
+               code_text(got_, g_, sizeof g_));                                                    \
     } while (0)
 
 /* ROWT: any other result, described by `text` and checked by `cond`. */
-#define ROWT(fn, input, text, cond)                                                       \
-    do {                                                                                  \
-        int ok_ = (cond) ? 1 : 0;                                                         \
-        record(fn, input, text, ok_, __LINE__, "something else");                         \
+#define ROWT(fn, input, text, cond)                                                                \
+    do {                                                                                           \
+        int ok_ = (cond) ? 1 : 0;                                                                  \
+        record(fn, input, text, ok_, __LINE__, "something else");                                  \
     } while (0)
 
 /* ------------------------------------------------------------------------- */
@@ -190,7 +190,10 @@ static int block_fn(hark_payload *p, hark_failure *f, void *d)
     return 0;
 }
 
-static size_t count_topics(void) { return hark_notifier_topic_count(N); }
+static size_t count_topics(void)
+{
+    return hark_notifier_topic_count(N);
+}
 
 /* ------------------------------------------------------------------------- */
 /* Sections                                                                  */
@@ -202,7 +205,8 @@ static void rows_common(void)
     ROWT("hark_strerror", "an unknown code (12345)", "\"unknown hark error\"",
          strcmp(hark_strerror(12345), "unknown hark error") == 0);
     ROWT("hark_strerror", "0", "a non-empty description", hark_strerror(0) && *hark_strerror(0));
-    ROWT("hark_err_name", "an unknown code (12345)", "a non-NULL string", hark_err_name(12345) != NULL);
+    ROWT("hark_err_name", "an unknown code (12345)", "a non-NULL string",
+         hark_err_name(12345) != NULL);
     ROWT("hark_set_allocator", "NULL for every function", "restores malloc/realloc/free",
          (hark_set_allocator(NULL, NULL, NULL), 1));
     ROWT("hark_version", "(none)", "`HARK_VERSION_NUMBER`", hark_version() == HARK_VERSION_NUMBER);
@@ -221,7 +225,8 @@ static void rows_notifier(void)
     hark_notifier *builtin = hark_default();
     ROWT("hark_set_default", "NULL", "restores the built-in notifier, returns the previous one",
          hark_set_default(NULL) == builtin && hark_default() == builtin);
-    ROW("hark_notifier_set_clock", "NULL notifier", HARK_EINVAL, hark_notifier_set_clock(NULL, NULL));
+    ROW("hark_notifier_set_clock", "NULL notifier", HARK_EINVAL,
+        hark_notifier_set_clock(NULL, NULL));
     ROW("hark_notifier_set_clock", "NULL clock", 0, hark_notifier_set_clock(N, NULL));
     ROW("hark_notifier_quiesce", "NULL", HARK_EINVAL, hark_notifier_quiesce(NULL));
     ROW("hark_notifier_topic_count", "NULL", 0, hark_notifier_topic_count(NULL));
@@ -234,15 +239,18 @@ static void rows_notifier(void)
     assert_int_equal(hark_subscribe(&inside_id, N, &o), 0);
     assert_int_equal(hark_instrument_name(N, "bad.inside", NULL, NULL, NULL, NULL), 0);
     ROW("hark_notifier_quiesce", "from inside a subscriber callback", HARK_EBUSY, inside_quiesce);
-    ROW("hark_notifier_free", "from inside a subscriber callback (nothing is freed)", HARK_EBUSY, inside_free);
+    ROW("hark_notifier_free", "from inside a subscriber callback (nothing is freed)", HARK_EBUSY,
+        inside_free);
     ROW("hark_subscribe", "from inside a subscriber callback", 0, inside_subscribe);
     ROW("hark_unsubscribe", "its own subscription, from inside its callback", 0, inside_unsub_self);
     hark_topic *bt = NULL;
     assert_int_equal(hark_topic_get(&bt, N, "bad.block"), 0);
     assert_int_equal(hark_subscribe_timed(NULL, N, hark_exact("bad.block"), timed_cb, NULL), 0);
     assert_int_equal(hark_instrument(bt, NULL, block_fn, NULL, NULL), 0);
-    ROW("hark_notifier_quiesce", "inside an instrumented block of the calling thread", HARK_EBUSY, block_quiesce);
-    ROW("hark_notifier_free", "inside an instrumented block of the calling thread", HARK_EBUSY, block_free);
+    ROW("hark_notifier_quiesce", "inside an instrumented block of the calling thread", HARK_EBUSY,
+        block_quiesce);
+    ROW("hark_notifier_free", "inside an instrumented block of the calling thread", HARK_EBUSY,
+        block_free);
     assert_int_equal(hark_unsubscribe_name(N, "bad.block"), 1);
     assert_true(count_topics() >= topics);
 }
@@ -256,7 +264,8 @@ static void rows_topics(void)
     ROW("hark_topic_get", "NULL notifier", HARK_EINVAL, hark_topic_get(&t, NULL, "a"));
     ROW("hark_topic_get", "NULL name", HARK_EINVAL, hark_topic_get(&t, N, NULL));
     ROW("hark_topic_get", "empty name", HARK_ENAME, hark_topic_get(&t, N, ""));
-    ROW("hark_topic_get", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG, hark_topic_get(&t, N, name256));
+    ROW("hark_topic_get", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
+        hark_topic_get(&t, N, name256));
     ROWT("hark_topic_get", "any of the above", "`*out` untouched, no topic created",
          t == sentinel && count_topics() == topics);
     ROW("hark_topic_get", "name of exactly HARK_NAME_MAX bytes", 0, hark_topic_get(&t, N, name255));
@@ -310,13 +319,15 @@ static void rows_subscribe(void)
     o = opts_timed(hark_exact(""));
     ROW("hark_subscribe", "exact pattern, empty", HARK_ENAME, sub_with(o));
     o = opts_timed(hark_exact(name256));
-    ROW("hark_subscribe", "exact pattern of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG, sub_with(o));
+    ROW("hark_subscribe", "exact pattern of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
+        sub_with(o));
     o = opts_timed(hark_regex(NULL));
     ROW("hark_subscribe", "regex pattern, NULL text", HARK_EINVAL, sub_with(o));
     o = opts_timed(hark_regex(""));
     ROW("hark_subscribe", "regex pattern, empty", HARK_ENAME, sub_with(o));
     o = opts_timed(hark_regex(name256));
-    ROW("hark_subscribe", "regex pattern of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG, sub_with(o));
+    ROW("hark_subscribe", "regex pattern of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
+        sub_with(o));
     o = opts_timed(hark_regex("(unclosed"));
     ROW("hark_subscribe", "regex `(unclosed`", HARK_EPATTERN, sub_with(o));
     o = opts_timed(hark_regex("[z-a]"));
@@ -332,7 +343,8 @@ static void rows_subscribe(void)
     o = opts_timed(hark_exact("bad.sub"));
     o.pattern.kind = (hark_pattern_kind)7;
     ROW("hark_subscribe", "pattern kind 7", HARK_EINVAL, sub_with(o));
-    ROWT("hark_subscribe", "any of the above", "`*out` untouched, nothing subscribed, release not run",
+    ROWT("hark_subscribe", "any of the above",
+         "`*out` untouched, nothing subscribed, release not run",
          id == 12345 && released == 0 && count_topics() == topics);
     o = opts_timed(hark_exact("bad.sub"));
     ROW("hark_subscribe", "NULL out (the id is not wanted)", 0, hark_subscribe(NULL, N, &o));
@@ -356,13 +368,18 @@ static void rows_subscribe(void)
     ROW("hark_subscribe", "the same name, not silenceable", 0, hark_subscribe(&plain, N, &o));
     assert_int_equal(hark_unsubscribe_name(N, "bad.limit"), HARK_SILENCEABLE_MAX + 1);
 
-    ROW("hark_subscribe_timed", "NULL fn", HARK_EINVAL, hark_subscribe_timed(NULL, N, hark_exact("x"), NULL, NULL));
-    ROW("hark_subscribe_monotonic", "NULL fn", HARK_EINVAL, hark_subscribe_monotonic(NULL, N, hark_exact("x"), NULL, NULL));
-    ROW("hark_subscribe_event", "NULL fn", HARK_EINVAL, hark_subscribe_event(NULL, N, hark_exact("x"), NULL, NULL));
+    ROW("hark_subscribe_timed", "NULL fn", HARK_EINVAL,
+        hark_subscribe_timed(NULL, N, hark_exact("x"), NULL, NULL));
+    ROW("hark_subscribe_monotonic", "NULL fn", HARK_EINVAL,
+        hark_subscribe_monotonic(NULL, N, hark_exact("x"), NULL, NULL));
+    ROW("hark_subscribe_event", "NULL fn", HARK_EINVAL,
+        hark_subscribe_event(NULL, N, hark_exact("x"), NULL, NULL));
     ROW("hark_subscribe_evented", "NULL start or finish", HARK_EINVAL,
         hark_subscribe_evented(NULL, N, hark_exact("x"), evented_cb, NULL, NULL));
-    ROW("hark_subscribe_timed", "NULL notifier", HARK_EINVAL, hark_subscribe_timed(NULL, NULL, hark_exact("x"), timed_cb, NULL));
-    ROW("hark_subscribe_event", "invalid regex", HARK_EPATTERN, hark_subscribe_event(NULL, N, hark_regex("("), event_cb, NULL));
+    ROW("hark_subscribe_timed", "NULL notifier", HARK_EINVAL,
+        hark_subscribe_timed(NULL, NULL, hark_exact("x"), timed_cb, NULL));
+    ROW("hark_subscribe_event", "invalid regex", HARK_EPATTERN,
+        hark_subscribe_event(NULL, N, hark_regex("("), event_cb, NULL));
     hark_subscribe_options_init(NULL);
     ROWT("hark_subscribe_options_init", "NULL", "ignored", 1);
 }
@@ -390,20 +407,26 @@ static void rows_unsubscribe(void)
     ROW("hark_unsubscribe_name", "NULL notifier", HARK_EINVAL, hark_unsubscribe_name(NULL, "a"));
     ROW("hark_unsubscribe_name", "NULL name", HARK_EINVAL, hark_unsubscribe_name(N, NULL));
     ROW("hark_unsubscribe_name", "empty name", HARK_ENAME, hark_unsubscribe_name(N, ""));
-    ROW("hark_unsubscribe_name", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG, hark_unsubscribe_name(N, name256));
-    ROW("hark_unsubscribe_name", "a name nobody subscribed to", 0, hark_unsubscribe_name(N, "bad.nobody"));
+    ROW("hark_unsubscribe_name", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
+        hark_unsubscribe_name(N, name256));
+    ROW("hark_unsubscribe_name", "a name nobody subscribed to", 0,
+        hark_unsubscribe_name(N, "bad.nobody"));
     assert_int_equal(hark_subscribe_timed(NULL, N, hark_exact("bad.twice"), timed_cb, NULL), 0);
-    ROW("hark_unsubscribe_name", "a name with one exact subscription", 1, hark_unsubscribe_name(N, "bad.twice"));
+    ROW("hark_unsubscribe_name", "a name with one exact subscription", 1,
+        hark_unsubscribe_name(N, "bad.twice"));
     ROW("hark_unsubscribe_name", "the same name again", 0, hark_unsubscribe_name(N, "bad.twice"));
 
     assert_int_equal(hark_subscribe(&id, N, &o), 0);
     ROW("hark_subscribed_to", "NULL notifier", HARK_EINVAL, hark_subscribed_to(NULL, id, "a"));
     ROW("hark_subscribed_to", "NULL name", HARK_EINVAL, hark_subscribed_to(N, id, NULL));
-    ROW("hark_subscribed_to", "an unknown id", HARK_ENOENT, hark_subscribed_to(N, id + 1000000, "a"));
-    ROW("hark_subscribed_to", "a name the pattern does not match", 0, hark_subscribed_to(N, id, "nope"));
+    ROW("hark_subscribed_to", "an unknown id", HARK_ENOENT,
+        hark_subscribed_to(N, id + 1000000, "a"));
+    ROW("hark_subscribed_to", "a name the pattern does not match", 0,
+        hark_subscribed_to(N, id, "nope"));
     ROW("hark_subscribed_to", "empty name", 0, hark_subscribed_to(N, id, ""));
     assert_int_equal(hark_unsubscribe(N, id), 0);
-    ROW("hark_subscribed_to", "an unsubscribed id", HARK_ENOENT, hark_subscribed_to(N, id, "bad.un"));
+    ROW("hark_subscribed_to", "an unsubscribed id", HARK_ENOENT,
+        hark_subscribed_to(N, id, "bad.un"));
 
     body_runs = 0;
     o = opts_timed(hark_regex("("));
@@ -422,18 +445,26 @@ static void rows_silence(void)
     o.silenced = silenced_cb;
     assert_int_equal(hark_subscribe(&id, N, &o), 0);
     ROW("hark_silence_changed", "NULL", HARK_EINVAL, hark_silence_changed(NULL));
-    ROW("hark_subscription_silence_changed", "NULL notifier", HARK_EINVAL, hark_subscription_silence_changed(NULL, id));
-    ROW("hark_subscription_silence_changed", "an unknown id", HARK_ENOENT, hark_subscription_silence_changed(N, id + 1000000));
-    ROW("hark_subscription_poll_begin", "NULL notifier", HARK_EINVAL, hark_subscription_poll_begin(NULL, id));
-    ROW("hark_subscription_poll_begin", "an unknown id", HARK_ENOENT, hark_subscription_poll_begin(N, id + 1000000));
-    ROW("hark_subscription_poll_end", "NULL notifier", HARK_EINVAL, hark_subscription_poll_end(NULL, id));
-    ROW("hark_subscription_poll_end", "an unknown id", HARK_ENOENT, hark_subscription_poll_end(N, id + 1000000));
-    ROW("hark_subscription_poll_end", "without poll_begin", HARK_ESTATE, hark_subscription_poll_end(N, id));
+    ROW("hark_subscription_silence_changed", "NULL notifier", HARK_EINVAL,
+        hark_subscription_silence_changed(NULL, id));
+    ROW("hark_subscription_silence_changed", "an unknown id", HARK_ENOENT,
+        hark_subscription_silence_changed(N, id + 1000000));
+    ROW("hark_subscription_poll_begin", "NULL notifier", HARK_EINVAL,
+        hark_subscription_poll_begin(NULL, id));
+    ROW("hark_subscription_poll_begin", "an unknown id", HARK_ENOENT,
+        hark_subscription_poll_begin(N, id + 1000000));
+    ROW("hark_subscription_poll_end", "NULL notifier", HARK_EINVAL,
+        hark_subscription_poll_end(NULL, id));
+    ROW("hark_subscription_poll_end", "an unknown id", HARK_ENOENT,
+        hark_subscription_poll_end(N, id + 1000000));
+    ROW("hark_subscription_poll_end", "without poll_begin", HARK_ESTATE,
+        hark_subscription_poll_end(N, id));
     ROW("hark_subscription_poll_begin", "twice (calls nest)", 0,
         hark_subscription_poll_begin(N, id) + hark_subscription_poll_begin(N, id));
     ROW("hark_subscription_poll_end", "twice after two begins, then a third time", HARK_ESTATE,
         (hark_subscription_poll_end(N, id) + hark_subscription_poll_end(N, id)) == 0
-            ? hark_subscription_poll_end(N, id) : 1);
+            ? hark_subscription_poll_end(N, id)
+            : 1);
     assert_int_equal(hark_unsubscribe(N, id), 0);
 }
 
@@ -441,25 +472,28 @@ static void rows_handles(void)
 {
     section("Handles and instrumenting (`hark/notifications.h`)", NULL);
     hark_handle h;
-    assert_int_equal(hark_subscribe_evented(NULL, N, hark_exact("bad.handle"), evented_cb, evented_cb, NULL), 0);
+    assert_int_equal(
+        hark_subscribe_evented(NULL, N, hark_exact("bad.handle"), evented_cb, evented_cb, NULL), 0);
     hark_topic *t = NULL;
     assert_int_equal(hark_topic_get(&t, N, "bad.handle"), 0);
     ROW("hark_handle_build", "NULL handle", HARK_EINVAL, hark_handle_build(NULL, t, NULL));
     ROW("hark_handle_build", "NULL topic", HARK_EINVAL, hark_handle_build(&h, NULL, NULL));
     assert_int_equal(hark_handle_build(&h, t, NULL), 0);
-    ROW("hark_handle_finish", "a handle built but not started", HARK_ESTATE, hark_handle_finish(&h));
+    ROW("hark_handle_finish", "a handle built but not started", HARK_ESTATE,
+        hark_handle_finish(&h));
     ROW("hark_handle_start", "a freshly built handle", 0, hark_handle_start(&h));
     ROW("hark_handle_start", "a started handle", HARK_ESTATE, hark_handle_start(&h));
     ROW("hark_handle_finish", "a started handle", 0, hark_handle_finish(&h));
     ROW("hark_handle_finish", "a finished handle", HARK_ESTATE, hark_handle_finish(&h));
     ROW("hark_handle_start", "a finished handle", HARK_ESTATE, hark_handle_start(&h));
-    ROW("hark_handle_start", "NULL (not a freshly built handle)", HARK_ESTATE, hark_handle_start(NULL));
+    ROW("hark_handle_start", "NULL (not a freshly built handle)", HARK_ESTATE,
+        hark_handle_start(NULL));
     ROW("hark_handle_finish", "NULL (not a started handle)", HARK_ESTATE, hark_handle_finish(NULL));
     hark_topic *quiet = NULL;
     assert_int_equal(hark_topic_get(&quiet, N, "bad.quiet"), 0);
     assert_int_equal(hark_handle_build(&h, quiet, NULL), 0);
-    ROWT("hark_handle_build", "a topic nobody listens to", "0, a null handle (`hark_handle_listening` false)",
-         !hark_handle_listening(&h));
+    ROWT("hark_handle_build", "a topic nobody listens to",
+         "0, a null handle (`hark_handle_listening` false)", !hark_handle_listening(&h));
     ROW("hark_handle_start", "a null handle", 0, hark_handle_start(&h));
     ROW("hark_handle_finish", "a null handle", 0, hark_handle_finish(&h));
     ROW("hark_handle_finish", "a null handle, again", HARK_ESTATE, hark_handle_finish(&h));
@@ -475,11 +509,15 @@ static void rows_handles(void)
     ROW("hark_handle_discard", "a handle built but not started", 0, hark_handle_discard(&h));
     ROW("hark_handle_discard", "a discarded handle", HARK_ESTATE, hark_handle_discard(&h));
 
-    ROW("hark_instrument", "NULL topic", HARK_EINVAL, hark_instrument(NULL, NULL, NULL, NULL, NULL));
+    ROW("hark_instrument", "NULL topic", HARK_EINVAL,
+        hark_instrument(NULL, NULL, NULL, NULL, NULL));
     ROW("hark_instrument", "NULL block", 0, hark_instrument(t, NULL, NULL, NULL, NULL));
-    ROW("hark_instrument_name", "NULL notifier", HARK_EINVAL, hark_instrument_name(NULL, "a", NULL, NULL, NULL, NULL));
-    ROW("hark_instrument_name", "NULL name", HARK_EINVAL, hark_instrument_name(N, NULL, NULL, NULL, NULL, NULL));
-    ROW("hark_instrument_name", "empty name", HARK_ENAME, hark_instrument_name(N, "", NULL, NULL, NULL, NULL));
+    ROW("hark_instrument_name", "NULL notifier", HARK_EINVAL,
+        hark_instrument_name(NULL, "a", NULL, NULL, NULL, NULL));
+    ROW("hark_instrument_name", "NULL name", HARK_EINVAL,
+        hark_instrument_name(N, NULL, NULL, NULL, NULL, NULL));
+    ROW("hark_instrument_name", "empty name", HARK_ENAME,
+        hark_instrument_name(N, "", NULL, NULL, NULL, NULL));
     ROW("hark_instrument_name", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
         hark_instrument_name(N, name256, NULL, NULL, NULL, NULL));
     ROW("hark_publish", "NULL topic", HARK_EINVAL, hark_publish(NULL, 0, 0, NULL, NULL, NULL));
@@ -488,20 +526,24 @@ static void rows_handles(void)
     assert_int_equal(hark_event_init(&ev, "", -1, -1, NULL, NULL), 0);
     ROW("hark_publish_event", "NULL notifier", HARK_EINVAL, hark_publish_event(NULL, &ev, NULL));
     ROW("hark_publish_event", "NULL event", HARK_EINVAL, hark_publish_event(N, NULL, NULL));
-    ROW("hark_publish_event", "an event with an empty name", HARK_ENAME, hark_publish_event(N, &ev, NULL));
+    ROW("hark_publish_event", "an event with an empty name", HARK_ENAME,
+        hark_publish_event(N, &ev, NULL));
     ev.name = NULL;
-    ROW("hark_publish_event", "an event with a NULL name", HARK_EINVAL, hark_publish_event(N, &ev, NULL));
+    ROW("hark_publish_event", "an event with a NULL name", HARK_EINVAL,
+        hark_publish_event(N, &ev, NULL));
 
     ROW("hark_start", "NULL notifier", HARK_EINVAL, hark_start(NULL, "a", NULL));
     ROW("hark_start", "NULL name", HARK_EINVAL, hark_start(N, NULL, NULL));
     ROW("hark_start", "empty name", HARK_ENAME, hark_start(N, "", NULL));
-    ROW("hark_start", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG, hark_start(N, name256, NULL));
+    ROW("hark_start", "name of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
+        hark_start(N, name256, NULL));
     ROW("hark_finish", "with an empty stack", HARK_ESTATE, hark_finish(N, "a", NULL));
     int pushed = 0;
     while (pushed < HARK_STACK_MAX && hark_start(N, "bad.deep", NULL) == 0)
         pushed++;
     assert_int_equal(pushed, HARK_STACK_MAX);
-    ROW("hark_start", "HARK_STACK_MAX + 1 levels deep", HARK_ELIMIT, hark_start(N, "bad.deep", NULL));
+    ROW("hark_start", "HARK_STACK_MAX + 1 levels deep", HARK_ELIMIT,
+        hark_start(N, "bad.deep", NULL));
     int popped = 0;
     while (hark_finish(N, "bad.deep", NULL) == 0)
         popped++;
@@ -519,9 +561,11 @@ static void rows_payload(void)
     hark_field f[3];
     hark_payload p;
     ROW("hark_payload_init", "NULL payload", HARK_EINVAL, hark_payload_init(NULL, f, 3));
-    ROW("hark_payload_init", "NULL fields, capacity 3", HARK_EINVAL, hark_payload_init(&p, NULL, 3));
+    ROW("hark_payload_init", "NULL fields, capacity 3", HARK_EINVAL,
+        hark_payload_init(&p, NULL, 3));
     ROW("hark_payload_init", "NULL fields, capacity 0", 0, hark_payload_init(&p, NULL, 0));
-    ROW("hark_payload_set_int", "a payload with no room (capacity 0)", HARK_EFULL, hark_payload_set_int(&p, "k", 1));
+    ROW("hark_payload_set_int", "a payload with no room (capacity 0)", HARK_EFULL,
+        hark_payload_set_int(&p, "k", 1));
     assert_int_equal(hark_payload_init(&p, f, 3), 0);
     ROW("hark_payload_set_int", "NULL payload", HARK_EINVAL, hark_payload_set_int(NULL, "k", 1));
     ROW("hark_payload_set_int", "NULL key", HARK_EINVAL, hark_payload_set_int(&p, NULL, 1));
@@ -532,33 +576,44 @@ static void rows_payload(void)
     ROW("hark_payload_set_str", "NULL key", HARK_EINVAL, hark_payload_set_str(&p, NULL, "v"));
     ROW("hark_payload_set_str", "NULL value", 0, hark_payload_set_str(&p, "s", NULL));
     ROW("hark_payload_set_ptr", "NULL key", HARK_EINVAL, hark_payload_set_ptr(&p, NULL, NULL));
-    ROW("hark_payload_set_payload", "NULL key", HARK_EINVAL, hark_payload_set_payload(&p, NULL, NULL));
+    ROW("hark_payload_set_payload", "NULL key", HARK_EINVAL,
+        hark_payload_set_payload(&p, NULL, NULL));
     ROW("hark_payload_set_int", "a new key when only the reserved slots are left", HARK_EFULL,
         hark_payload_set_int(&p, "k2", 1));
-    ROW("hark_payload_set_int", "an existing key when full (replaces it)", 0, hark_payload_set_int(&p, "s", 7));
-    ROW("hark_payload_set_exception", "NULL payload", HARK_EINVAL, hark_payload_set_exception(NULL, "E", "m", NULL));
-    ROW("hark_payload_set_exception", "NULL type", HARK_EINVAL, hark_payload_set_exception(&p, NULL, "m", NULL));
-    ROW("hark_payload_set_exception", "into the reserved slots", 0, hark_payload_set_exception(&p, "E", "m", NULL));
+    ROW("hark_payload_set_int", "an existing key when full (replaces it)", 0,
+        hark_payload_set_int(&p, "s", 7));
+    ROW("hark_payload_set_exception", "NULL payload", HARK_EINVAL,
+        hark_payload_set_exception(NULL, "E", "m", NULL));
+    ROW("hark_payload_set_exception", "NULL type", HARK_EINVAL,
+        hark_payload_set_exception(&p, NULL, "m", NULL));
+    ROW("hark_payload_set_exception", "into the reserved slots", 0,
+        hark_payload_set_exception(&p, "E", "m", NULL));
     hark_field g[2];
     hark_payload q;
     assert_int_equal(hark_payload_init(&q, g, 1), 0);
     ROW("hark_payload_set_exception", "only one free slot (two are needed)", HARK_EFULL,
         hark_payload_set_exception(&q, "E", "m", NULL));
     ROWT("hark_payload_get", "NULL payload or key, or a missing key", "NULL",
-         !hark_payload_get(NULL, "s") && !hark_payload_get(&p, NULL) && !hark_payload_get(&p, "zz"));
+         !hark_payload_get(NULL, "s") && !hark_payload_get(&p, NULL) &&
+             !hark_payload_get(&p, "zz"));
     int64_t i = 5;
     double d = 5;
     bool b = true;
     const char *s = "x";
     ROW("hark_payload_get_int", "a missing key", HARK_ENOENT, hark_payload_get_int(&p, "zz", &i));
-    ROW("hark_payload_get_int", "a key of another type", HARK_EINVAL, hark_payload_get_int(&p, "exception", &i));
+    ROW("hark_payload_get_int", "a key of another type", HARK_EINVAL,
+        hark_payload_get_int(&p, "exception", &i));
     ROW("hark_payload_get_int", "NULL out", HARK_EINVAL, hark_payload_get_int(&p, "s", NULL));
     ROW("hark_payload_get_int", "NULL payload", HARK_EINVAL, hark_payload_get_int(NULL, "s", &i));
-    ROW("hark_payload_get_double", "a key of another type", HARK_EINVAL, hark_payload_get_double(&p, "s", &d));
-    ROW("hark_payload_get_bool", "a key of another type", HARK_EINVAL, hark_payload_get_bool(&p, "s", &b));
-    ROW("hark_payload_get_str", "a key of another type", HARK_EINVAL, hark_payload_get_str(&p, "s", &s));
+    ROW("hark_payload_get_double", "a key of another type", HARK_EINVAL,
+        hark_payload_get_double(&p, "s", &d));
+    ROW("hark_payload_get_bool", "a key of another type", HARK_EINVAL,
+        hark_payload_get_bool(&p, "s", &b));
+    ROW("hark_payload_get_str", "a key of another type", HARK_EINVAL,
+        hark_payload_get_str(&p, "s", &s));
     ROW("hark_payload_get_str", "a missing key", HARK_ENOENT, hark_payload_get_str(&p, "zz", &s));
-    ROWT("hark_payload_get_*", "any error", "`*out` untouched", i == 5 && d == 5 && b && strcmp(s, "x") == 0);
+    ROWT("hark_payload_get_*", "any error", "`*out` untouched",
+         i == 5 && d == 5 && b && strcmp(s, "x") == 0);
     ROW("hark_payload_remove", "NULL payload", HARK_EINVAL, hark_payload_remove(NULL, "s"));
     ROW("hark_payload_remove", "NULL key", HARK_EINVAL, hark_payload_remove(&p, NULL));
     ROW("hark_payload_remove", "a missing key", HARK_ENOENT, hark_payload_remove(&p, "zz"));
@@ -578,7 +633,8 @@ static void rows_event(void)
     hark_event ev;
     ROW("hark_event_init", "NULL event", HARK_EINVAL, hark_event_init(NULL, "a", 0, 0, NULL, NULL));
     ROW("hark_event_init", "NULL name", HARK_EINVAL, hark_event_init(&ev, NULL, 0, 0, NULL, NULL));
-    ROW("hark_event_init", "negative start and end (not set)", 0, hark_event_init(&ev, "a", -1, -1, NULL, NULL));
+    ROW("hark_event_init", "negative start and end (not set)", 0,
+        hark_event_init(&ev, "a", -1, -1, NULL, NULL));
     ROWT("hark_event_duration", "start or end not set", "0", hark_event_duration(&ev) == 0.0);
     ROWT("hark_event_cpu_time", "not started with CPU time", "0", hark_event_cpu_time(&ev) == 0.0);
     ROWT("hark_event_idle_time", "not started", "0", hark_event_idle_time(&ev) == 0.0);
@@ -586,9 +642,9 @@ static void rows_event(void)
     ROWT("hark_event_time / hark_event_end", "not set", "0",
          hark_event_time(&ev) == 0.0 && hark_event_end(&ev) == 0.0);
     ROWT("hark_event_time, _end, _duration, _cpu_time, _idle_time, _allocations", "NULL", "0",
-         hark_event_time(NULL) == 0.0 && hark_event_end(NULL) == 0.0 && hark_event_duration(NULL) == 0.0 &&
-             hark_event_cpu_time(NULL) == 0.0 && hark_event_idle_time(NULL) == 0.0 &&
-             hark_event_allocations(NULL) == 0);
+         hark_event_time(NULL) == 0.0 && hark_event_end(NULL) == 0.0 &&
+             hark_event_duration(NULL) == 0.0 && hark_event_cpu_time(NULL) == 0.0 &&
+             hark_event_idle_time(NULL) == 0.0 && hark_event_allocations(NULL) == 0);
     ROW("hark_event_start", "NULL", HARK_EINVAL, hark_event_start(NULL, true));
     ROW("hark_event_finish", "NULL", HARK_EINVAL, hark_event_finish(NULL));
     ROW("hark_event_finish", "an event never started", 0, hark_event_finish(&ev));
@@ -601,7 +657,8 @@ static void rows_event(void)
     ROW("hark_event_record", "a block returning 3", 3, hark_event_record(&ev, fail_block, NULL));
     ROWT("hark_event_record", "a block returning 3, no failure filled in",
          "`exception` recorded as type \"error\"",
-         hark_payload_get(&p, "exception") && strcmp(hark_payload_get(&p, "exception")->as.error.type, "error") == 0);
+         hark_payload_get(&p, "exception") &&
+             strcmp(hark_payload_get(&p, "exception")->as.error.type, "error") == 0);
     ROWT("hark_clock_wall / hark_clock_monotonic / hark_clock_thread_cpu", "(none)",
          "never fail: positive seconds",
          hark_clock_wall() > 0 && hark_clock_monotonic() > 0 && hark_clock_thread_cpu() > 0);
@@ -670,37 +727,49 @@ static void rows_logger(void)
         hark_logger_new_path(&lg, "/nonexistent-hark-dir/x.log"));
     ROW("hark_logger_new_fd", "fd -1", HARK_EINVAL, hark_logger_new_fd(&lg, -1, false));
     ROW("hark_logger_new_fd", "NULL out", HARK_EINVAL, hark_logger_new_fd(NULL, 2, false));
-    ROW("hark_logger_new_syslog", "NULL out", HARK_EINVAL, hark_logger_new_syslog(NULL, NULL, LOG_USER));
+    ROW("hark_logger_new_syslog", "NULL out", HARK_EINVAL,
+        hark_logger_new_syslog(NULL, NULL, LOG_USER));
     ROW("hark_logger_new_syslog", "a facility with bits outside LOG_FACMASK", HARK_EINVAL,
         hark_logger_new_syslog(&lg, NULL, LOG_USER | 7));
     ROW("hark_logger_new_sink", "NULL sink", HARK_EINVAL, hark_logger_new_sink(&lg, NULL));
     sink.write = NULL;
-    ROW("hark_logger_new_sink", "a sink without `write`", HARK_EINVAL, hark_logger_new_sink(&lg, &sink));
+    ROW("hark_logger_new_sink", "a sink without `write`", HARK_EINVAL,
+        hark_logger_new_sink(&lg, &sink));
     sink.write = sink_write;
     ROW("hark_logger_new_sink", "NULL out", HARK_EINVAL, hark_logger_new_sink(NULL, &sink));
     ROW("hark_logger_free", "NULL", 0, hark_logger_free(NULL));
     assert_int_equal(hark_logger_new_sink(&lg, &sink), 0);
 
-    ROW("hark_logger_set_level", "NULL logger", HARK_EINVAL, hark_logger_set_level(NULL, HARK_LOG_INFO));
-    ROW("hark_logger_set_level", "level -1", HARK_EINVAL, hark_logger_set_level(lg, (hark_log_level)-1));
-    ROW("hark_logger_set_level", "level HARK_LOG_LEVELS", HARK_EINVAL, hark_logger_set_level(lg, (hark_log_level)HARK_LOG_LEVELS));
+    ROW("hark_logger_set_level", "NULL logger", HARK_EINVAL,
+        hark_logger_set_level(NULL, HARK_LOG_INFO));
+    ROW("hark_logger_set_level", "level -1", HARK_EINVAL,
+        hark_logger_set_level(lg, (hark_log_level)-1));
+    ROW("hark_logger_set_level", "level HARK_LOG_LEVELS", HARK_EINVAL,
+        hark_logger_set_level(lg, (hark_log_level)HARK_LOG_LEVELS));
     ROW("hark_logger_level", "NULL", HARK_EINVAL, hark_logger_level(NULL));
     ROW("hark_logger_effective_level", "NULL", HARK_EINVAL, hark_logger_effective_level(NULL));
     ROWT("hark_logger_enabled", "NULL logger, or level -1 or 99", "false",
-         !hark_logger_enabled(NULL, 0) && !hark_logger_enabled(lg, -1) && !hark_logger_enabled(lg, 99));
+         !hark_logger_enabled(NULL, 0) && !hark_logger_enabled(lg, -1) &&
+             !hark_logger_enabled(lg, 99));
 
-    ROW("hark_logger_silence_begin", "NULL logger", HARK_EINVAL, hark_logger_silence_begin(NULL, HARK_LOG_ERROR));
-    ROW("hark_logger_silence_begin", "level 99", HARK_EINVAL, hark_logger_silence_begin(lg, (hark_log_level)99));
-    ROW("hark_logger_log_at_begin", "NULL logger", HARK_EINVAL, hark_logger_log_at_begin(NULL, HARK_LOG_DEBUG));
-    ROW("hark_logger_log_at_begin", "level -1", HARK_EINVAL, hark_logger_log_at_begin(lg, (hark_log_level)-1));
+    ROW("hark_logger_silence_begin", "NULL logger", HARK_EINVAL,
+        hark_logger_silence_begin(NULL, HARK_LOG_ERROR));
+    ROW("hark_logger_silence_begin", "level 99", HARK_EINVAL,
+        hark_logger_silence_begin(lg, (hark_log_level)99));
+    ROW("hark_logger_log_at_begin", "NULL logger", HARK_EINVAL,
+        hark_logger_log_at_begin(NULL, HARK_LOG_DEBUG));
+    ROW("hark_logger_log_at_begin", "level -1", HARK_EINVAL,
+        hark_logger_log_at_begin(lg, (hark_log_level)-1));
     ROW("hark_logger_override_end", "NULL", HARK_EINVAL, hark_logger_override_end(NULL));
     ROW("hark_logger_override_end", "with no override", HARK_ESTATE, hark_logger_override_end(lg));
     int depth = 0;
     while (depth < HARK_LOG_OVERRIDE_MAX && hark_logger_silence_begin(lg, HARK_LOG_ERROR) == 0)
         depth++;
     assert_int_equal(depth, HARK_LOG_OVERRIDE_MAX);
-    ROW("hark_logger_silence_begin", "HARK_LOG_OVERRIDE_MAX + 1 deep", HARK_ELIMIT, hark_logger_silence_begin(lg, HARK_LOG_ERROR));
-    ROW("hark_logger_free", "while this thread is inside silence (nothing is freed)", HARK_EBUSY, hark_logger_free(lg));
+    ROW("hark_logger_silence_begin", "HARK_LOG_OVERRIDE_MAX + 1 deep", HARK_ELIMIT,
+        hark_logger_silence_begin(lg, HARK_LOG_ERROR));
+    ROW("hark_logger_free", "while this thread is inside silence (nothing is freed)", HARK_EBUSY,
+        hark_logger_free(lg));
     hark_logger *lg2 = NULL;
     assert_int_equal(hark_logger_new_sink(&lg2, &sink), 0);
     ROW("hark_logger_override_end", "for another logger than the innermost override", HARK_ESTATE,
@@ -708,21 +777,31 @@ static void rows_logger(void)
     while (depth > 0 && hark_logger_override_end(lg) == 0)
         depth--;
     assert_int_equal(depth, 0);
-    ROW("hark_logger_override_end", "one more than begun", HARK_ESTATE, hark_logger_override_end(lg));
+    ROW("hark_logger_override_end", "one more than begun", HARK_ESTATE,
+        hark_logger_override_end(lg));
     body_runs = 0;
-    ROW("hark_logger_silence", "NULL logger", HARK_EINVAL, hark_logger_silence(NULL, HARK_LOG_ERROR, body, NULL));
-    ROW("hark_logger_log_at", "bad level", HARK_EINVAL, hark_logger_log_at(lg, (hark_log_level)42, body, NULL));
-    ROWT("hark_logger_silence / hark_logger_log_at", "any of the above", "the body does not run", body_runs == 0);
+    ROW("hark_logger_silence", "NULL logger", HARK_EINVAL,
+        hark_logger_silence(NULL, HARK_LOG_ERROR, body, NULL));
+    ROW("hark_logger_log_at", "bad level", HARK_EINVAL,
+        hark_logger_log_at(lg, (hark_log_level)42, body, NULL));
+    ROWT("hark_logger_silence / hark_logger_log_at", "any of the above", "the body does not run",
+         body_runs == 0);
 
     hark_log_record rec = {HARK_LOG_INFO, 0.0, "abc", 3};
-    ROW("hark_log_format_default", "NULL buffer, size 0", 4, (int)hark_log_format_default(NULL, 0, &rec, 0));
+    ROW("hark_log_format_default", "NULL buffer, size 0", 4,
+        (int)hark_log_format_default(NULL, 0, &rec, 0));
     char small[2];
-    ROWT("hark_log_format_default", "a 2-byte buffer", "the full length (4), truncated and NUL-terminated",
+    ROWT("hark_log_format_default", "a 2-byte buffer",
+         "the full length (4), truncated and NUL-terminated",
          hark_log_format_default(small, sizeof small, &rec, 0) == 4 && small[1] == '\0');
-    ROW("hark_logger_set_format_flags", "NULL logger", HARK_EINVAL, hark_logger_set_format_flags(NULL, 0));
-    ROW("hark_logger_set_format_flags", "an unknown flag (0x80)", HARK_EINVAL, hark_logger_set_format_flags(lg, 0x80));
-    ROW("hark_logger_set_formatter", "NULL logger", HARK_EINVAL, hark_logger_set_formatter(NULL, NULL, NULL));
-    ROW("hark_logger_set_formatter", "NULL formatter (restores the default)", 0, hark_logger_set_formatter(lg, NULL, NULL));
+    ROW("hark_logger_set_format_flags", "NULL logger", HARK_EINVAL,
+        hark_logger_set_format_flags(NULL, 0));
+    ROW("hark_logger_set_format_flags", "an unknown flag (0x80)", HARK_EINVAL,
+        hark_logger_set_format_flags(lg, 0x80));
+    ROW("hark_logger_set_formatter", "NULL logger", HARK_EINVAL,
+        hark_logger_set_formatter(NULL, NULL, NULL));
+    ROW("hark_logger_set_formatter", "NULL formatter (restores the default)", 0,
+        hark_logger_set_formatter(lg, NULL, NULL));
 
     ROW("hark_log", "NULL logger", HARK_EINVAL, hark_log(NULL, HARK_LOG_INFO, "x"));
     ROW("hark_log", "level 6", HARK_EINVAL, hark_log(lg, (hark_log_level)6, "x"));
@@ -732,8 +811,10 @@ static void rows_logger(void)
     ROW("hark_log_str", "NULL logger", HARK_EINVAL, hark_log_str(NULL, HARK_LOG_ERROR, "x"));
     ROW("hark_logv", "NULL logger", HARK_EINVAL, logv_null(NULL, "%d", 1));
     ROW("hark_log_lazy", "NULL fn", HARK_EINVAL, hark_log_lazy(lg, HARK_LOG_ERROR, NULL, NULL));
-    ROW("hark_log_lazy", "NULL logger", HARK_EINVAL, hark_log_lazy(NULL, HARK_LOG_ERROR, lazy_msg, NULL));
-    ROW("hark_log_lazy", "bad level", HARK_EINVAL, hark_log_lazy(lg, (hark_log_level)9, lazy_msg, NULL));
+    ROW("hark_log_lazy", "NULL logger", HARK_EINVAL,
+        hark_log_lazy(NULL, HARK_LOG_ERROR, lazy_msg, NULL));
+    ROW("hark_log_lazy", "bad level", HARK_EINVAL,
+        hark_log_lazy(lg, (hark_log_level)9, lazy_msg, NULL));
     int bufrc[3] = {1, 1, 1};
     assert_int_equal(hark_log_lazy(lg, HARK_LOG_ERROR, lazy_buf_null, bufrc), 0);
     ROW("hark_log_buf_append", "NULL buffer", HARK_EINVAL, bufrc[0]);
@@ -759,25 +840,35 @@ static void rows_subscriber(void)
     ROW("hark_subscriber_new", "NULL out", HARK_EINVAL, hark_subscriber_new(NULL));
     assert_int_equal(hark_subscriber_new(&s), 0);
     ROW("hark_subscriber_new_from", "NULL out", HARK_EINVAL, hark_subscriber_new_from(NULL, s));
-    ROW("hark_subscriber_new_from", "NULL parent", HARK_EINVAL, hark_subscriber_new_from(&s2, NULL));
+    ROW("hark_subscriber_new_from", "NULL parent", HARK_EINVAL,
+        hark_subscriber_new_from(&s2, NULL));
     ROW("hark_subscriber_free", "NULL", 0, hark_subscriber_free(NULL));
-    ROW("hark_subscriber_add", "NULL subscriber", HARK_EINVAL, hark_subscriber_add(NULL, "sql", handler, NULL));
-    ROW("hark_subscriber_add", "NULL suffix", HARK_EINVAL, hark_subscriber_add(s, NULL, handler, NULL));
+    ROW("hark_subscriber_add", "NULL subscriber", HARK_EINVAL,
+        hark_subscriber_add(NULL, "sql", handler, NULL));
+    ROW("hark_subscriber_add", "NULL suffix", HARK_EINVAL,
+        hark_subscriber_add(s, NULL, handler, NULL));
     ROW("hark_subscriber_add", "NULL fn", HARK_EINVAL, hark_subscriber_add(s, "sql", NULL, NULL));
-    ROW("hark_subscriber_add", "empty suffix", HARK_ENAME, hark_subscriber_add(s, "", handler, NULL));
+    ROW("hark_subscriber_add", "empty suffix", HARK_ENAME,
+        hark_subscriber_add(s, "", handler, NULL));
     ROW("hark_subscriber_add", "suffix of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
         hark_subscriber_add(s, name256, handler, NULL));
-    ROW("hark_subscriber_add_table", "NULL subscriber", HARK_EINVAL, hark_subscriber_add_table(NULL, NULL, 0));
-    ROW("hark_subscriber_add_table", "NULL entries, count 1", HARK_EINVAL, hark_subscriber_add_table(s, NULL, 1));
+    ROW("hark_subscriber_add_table", "NULL subscriber", HARK_EINVAL,
+        hark_subscriber_add_table(NULL, NULL, 0));
+    ROW("hark_subscriber_add_table", "NULL entries, count 1", HARK_EINVAL,
+        hark_subscriber_add_table(s, NULL, 1));
     ROW("hark_subscriber_remove", "NULL", HARK_EINVAL, hark_subscriber_remove(NULL, "sql"));
-    ROW("hark_subscriber_remove", "an unknown suffix", HARK_ENOENT, hark_subscriber_remove(s, "nope"));
+    ROW("hark_subscriber_remove", "an unknown suffix", HARK_ENOENT,
+        hark_subscriber_remove(s, "nope"));
     assert_int_equal(hark_subscriber_add(s, "sql", handler, NULL), 0);
-    ROW("hark_subscriber_attach", "NULL subscriber", HARK_EINVAL, hark_subscriber_attach(NULL, N, "ns"));
-    ROW("hark_subscriber_attach", "NULL notifier", HARK_EINVAL, hark_subscriber_attach(s, NULL, "ns"));
-    ROW("hark_subscriber_attach", "NULL namespace", HARK_EINVAL, hark_subscriber_attach(s, N, NULL));
+    ROW("hark_subscriber_attach", "NULL subscriber", HARK_EINVAL,
+        hark_subscriber_attach(NULL, N, "ns"));
+    ROW("hark_subscriber_attach", "NULL notifier", HARK_EINVAL,
+        hark_subscriber_attach(s, NULL, "ns"));
+    ROW("hark_subscriber_attach", "NULL namespace", HARK_EINVAL,
+        hark_subscriber_attach(s, N, NULL));
     ROW("hark_subscriber_attach", "empty namespace", HARK_ENAME, hark_subscriber_attach(s, N, ""));
-    ROW("hark_subscriber_attach", "\"sql.<namespace>\" longer than HARK_NAME_MAX", HARK_ENAMETOOLONG,
-        hark_subscriber_attach(s, N, name255));
+    ROW("hark_subscriber_attach", "\"sql.<namespace>\" longer than HARK_NAME_MAX",
+        HARK_ENAMETOOLONG, hark_subscriber_attach(s, N, name255));
     ROWT("hark_subscriber_attach", "any of the above", "nothing subscribed",
          hark_subscriber_subscription_count(s) == 0);
     ROW("hark_subscriber_attach", "the same namespace twice", 0,
@@ -785,7 +876,8 @@ static void rows_subscriber(void)
     ROW("hark_subscriber_add", "a suffix making an attached name too long", HARK_ENAMETOOLONG,
         hark_subscriber_add(s, name255, handler, NULL));
     ROW("hark_subscriber_detach", "NULL", HARK_EINVAL, hark_subscriber_detach(NULL, N, "bad"));
-    ROW("hark_subscriber_detach", "a namespace not attached", HARK_ENOENT, hark_subscriber_detach(s, N, "other"));
+    ROW("hark_subscriber_detach", "a namespace not attached", HARK_ENOENT,
+        hark_subscriber_detach(s, N, "other"));
     ROW("hark_subscriber_detach", "twice", HARK_ENOENT,
         hark_subscriber_detach(s, N, "bad") == 0 ? hark_subscriber_detach(s, N, "bad") : 1);
     ROWT("hark_subscriber_handler_count / _subscription_count", "NULL", "0",
@@ -805,13 +897,17 @@ static void rows_log_subscriber(void)
     assert_int_equal(hark_logger_new_sink(&lg, &sink), 0);
     assert_int_equal(hark_subscriber_new(&plain), 0);
     ROW("hark_log_subscriber_new", "NULL out", HARK_EINVAL, hark_log_subscriber_new(NULL, lg));
-    ROW("hark_log_subscriber_new", "NULL logger (none bound yet)", 0, hark_log_subscriber_new(&ls, NULL));
+    ROW("hark_log_subscriber_new", "NULL logger (none bound yet)", 0,
+        hark_log_subscriber_new(&ls, NULL));
     ROWT("hark_subscriber_is_log", "NULL, or a plain subscriber", "false",
          !hark_subscriber_is_log(NULL) && !hark_subscriber_is_log(plain));
-    ROW("hark_log_subscriber_set_logger", "NULL subscriber", HARK_EINVAL, hark_log_subscriber_set_logger(NULL, lg));
-    ROW("hark_log_subscriber_set_logger", "a plain subscriber", HARK_EINVAL, hark_log_subscriber_set_logger(plain, lg));
+    ROW("hark_log_subscriber_set_logger", "NULL subscriber", HARK_EINVAL,
+        hark_log_subscriber_set_logger(NULL, lg));
+    ROW("hark_log_subscriber_set_logger", "a plain subscriber", HARK_EINVAL,
+        hark_log_subscriber_set_logger(plain, lg));
     ROWT("hark_log_subscriber_logger", "NULL, a plain subscriber, or none bound", "NULL",
-         !hark_log_subscriber_logger(NULL) && !hark_log_subscriber_logger(plain) && !hark_log_subscriber_logger(ls));
+         !hark_log_subscriber_logger(NULL) && !hark_log_subscriber_logger(plain) &&
+             !hark_log_subscriber_logger(ls));
     ROW("hark_log_subscriber_info", "no logger bound", 0, hark_log_subscriber_info(ls, "x"));
     ROW("hark_log_subscriber_set_event_level", "NULL subscriber", HARK_EINVAL,
         hark_log_subscriber_set_event_level(NULL, "sql", HARK_LOG_INFO));
@@ -825,44 +921,61 @@ static void rows_log_subscriber(void)
         hark_log_subscriber_set_event_level(ls, NULL, HARK_LOG_INFO));
     ROW("hark_log_subscriber_clear_event_level", "a suffix with no level", HARK_ENOENT,
         hark_log_subscriber_clear_event_level(ls, "sql"));
-    ROW("hark_log_subscriber_clear_event_level", "NULL", HARK_EINVAL, hark_log_subscriber_clear_event_level(NULL, "sql"));
-    ROW("hark_log_subscriber_event_level", "a suffix with no level", HARK_ENOENT, hark_log_subscriber_event_level(ls, "sql"));
-    ROW("hark_log_subscriber_event_level", "NULL", HARK_EINVAL, hark_log_subscriber_event_level(NULL, "sql"));
+    ROW("hark_log_subscriber_clear_event_level", "NULL", HARK_EINVAL,
+        hark_log_subscriber_clear_event_level(NULL, "sql"));
+    ROW("hark_log_subscriber_event_level", "a suffix with no level", HARK_ENOENT,
+        hark_log_subscriber_event_level(ls, "sql"));
+    ROW("hark_log_subscriber_event_level", "NULL", HARK_EINVAL,
+        hark_log_subscriber_event_level(NULL, "sql"));
     ROW("hark_log_subscriber_add", "level 99", HARK_EINVAL,
         hark_log_subscriber_add(ls, "sql", handler, NULL, (hark_log_level)99));
-    ROW("hark_log_subscriber_add", "NULL fn", HARK_EINVAL, hark_log_subscriber_add(ls, "sql", NULL, NULL, HARK_LOG_INFO));
+    ROW("hark_log_subscriber_add", "NULL fn", HARK_EINVAL,
+        hark_log_subscriber_add(ls, "sql", NULL, NULL, HARK_LOG_INFO));
     ROW("hark_log_subscriber_add", "a plain subscriber", HARK_EINVAL,
         hark_log_subscriber_add(plain, "sql", handler, NULL, HARK_LOG_INFO));
     ROWT("hark_log_subscriber_silenced", "NULL subscriber or name, or a plain subscriber", "false",
-         !hark_log_subscriber_silenced(NULL, "sql.bad") && !hark_log_subscriber_silenced(ls, NULL) &&
+         !hark_log_subscriber_silenced(NULL, "sql.bad") &&
+             !hark_log_subscriber_silenced(ls, NULL) &&
              !hark_log_subscriber_silenced(plain, "sql.bad"));
-    ROW("hark_log_subscriber_log", "NULL subscriber", HARK_EINVAL, hark_log_subscriber_log(NULL, HARK_LOG_INFO, "x"));
-    ROW("hark_log_subscriber_debug, _info, _warn, _error, _fatal, _unknown", "NULL subscriber", HARK_EINVAL,
-        (hark_log_subscriber_debug(NULL, "x") == HARK_EINVAL && hark_log_subscriber_info(NULL, "x") == HARK_EINVAL &&
-         hark_log_subscriber_warn(NULL, "x") == HARK_EINVAL && hark_log_subscriber_error(NULL, "x") == HARK_EINVAL &&
+    ROW("hark_log_subscriber_log", "NULL subscriber", HARK_EINVAL,
+        hark_log_subscriber_log(NULL, HARK_LOG_INFO, "x"));
+    ROW("hark_log_subscriber_debug, _info, _warn, _error, _fatal, _unknown", "NULL subscriber",
+        HARK_EINVAL,
+        (hark_log_subscriber_debug(NULL, "x") == HARK_EINVAL &&
+         hark_log_subscriber_info(NULL, "x") == HARK_EINVAL &&
+         hark_log_subscriber_warn(NULL, "x") == HARK_EINVAL &&
+         hark_log_subscriber_error(NULL, "x") == HARK_EINVAL &&
          hark_log_subscriber_fatal(NULL, "x") == HARK_EINVAL)
-            ? hark_log_subscriber_unknown(NULL, "x") : 1);
+            ? hark_log_subscriber_unknown(NULL, "x")
+            : 1);
     ROW("hark_log_subscriber_flush_all", "(none)", 0, hark_log_subscriber_flush_all());
     ROW("hark_log_subscriber_log_lazy", "NULL subscriber", HARK_EINVAL,
         hark_log_subscriber_log_lazy(NULL, HARK_LOG_INFO, lazy_msg, NULL));
     assert_int_equal(hark_log_subscriber_set_logger(ls, lg), 0);
-    ROW("hark_logger_free", "while a log subscriber is bound (nothing is freed)", HARK_EBUSY, hark_logger_free(lg));
-    ROW("hark_log_subscriber_log", "bad level", HARK_EINVAL, hark_log_subscriber_log(ls, (hark_log_level)7, "x"));
+    ROW("hark_logger_free", "while a log subscriber is bound (nothing is freed)", HARK_EBUSY,
+        hark_logger_free(lg));
+    ROW("hark_log_subscriber_log", "bad level", HARK_EINVAL,
+        hark_log_subscriber_log(ls, (hark_log_level)7, "x"));
 
-    ROWT("hark_color_escape", "a value that is no colour (99)", "NULL", hark_color_escape((hark_color)99) == NULL);
+    ROWT("hark_color_escape", "a value that is no colour (99)", "NULL",
+         hark_color_escape((hark_color)99) == NULL);
     char buf[64];
-    ROW("hark_colorize", "NULL text", HARK_EINVAL, hark_colorize(buf, sizeof buf, NULL, HARK_COLOR_RED, NULL, 0));
-    ROW("hark_colorize", "NULL buffer with size > 0", HARK_EINVAL, hark_colorize(NULL, 8, "x", HARK_COLOR_RED, NULL, 0));
-    ROW("hark_colorize", "NULL modes with count > 0", HARK_EINVAL, hark_colorize(buf, sizeof buf, "x", HARK_COLOR_RED, NULL, 2));
+    ROW("hark_colorize", "NULL text", HARK_EINVAL,
+        hark_colorize(buf, sizeof buf, NULL, HARK_COLOR_RED, NULL, 0));
+    ROW("hark_colorize", "NULL buffer with size > 0", HARK_EINVAL,
+        hark_colorize(NULL, 8, "x", HARK_COLOR_RED, NULL, 0));
+    ROW("hark_colorize", "NULL modes with count > 0", HARK_EINVAL,
+        hark_colorize(buf, sizeof buf, "x", HARK_COLOR_RED, NULL, 2));
     int crc = 1;
     assert_int_equal(hark_log_lazy(lg, HARK_LOG_ERROR, lazy_colorize_null, &crc), 0);
     ROW("hark_log_buf_colorize", "NULL buffer", HARK_EINVAL, crc);
     bool was = hark_colorize_logging();
     hark_set_colorize_logging(!was);
-    ROWT("hark_set_colorize_logging / hark_colorize_logging", "(no bad input possible)", "round-trips",
-         hark_colorize_logging() == !was);
+    ROWT("hark_set_colorize_logging / hark_colorize_logging", "(no bad input possible)",
+         "round-trips", hark_colorize_logging() == !was);
     hark_set_colorize_logging(was);
-    ROW("hark_colorize_raw", "NULL escape", HARK_EINVAL, hark_colorize_raw(buf, sizeof buf, "x", NULL, NULL, 0));
+    ROW("hark_colorize_raw", "NULL escape", HARK_EINVAL,
+        hark_colorize_raw(buf, sizeof buf, "x", NULL, NULL, 0));
 
     assert_int_equal(hark_subscriber_free(ls), 0);
     assert_int_equal(hark_subscriber_free(plain), 0);
@@ -878,13 +991,16 @@ static void rows_testing(void)
     ROWT("hark_capture_logger", "NULL", "NULL", hark_capture_logger(NULL) == NULL);
     assert_int_equal(hark_capture_new(&c), 0);
     ROWT("hark_capture_count", "NULL, or level 99", "0",
-         hark_capture_count(NULL, HARK_LOG_INFO) == 0 && hark_capture_count(c, (hark_log_level)99) == 0);
+         hark_capture_count(NULL, HARK_LOG_INFO) == 0 &&
+             hark_capture_count(c, (hark_log_level)99) == 0);
     ROWT("hark_capture_total / hark_capture_flush_count", "NULL", "0",
          hark_capture_total(NULL) == 0 && hark_capture_flush_count(NULL) == 0);
     ROWT("hark_capture_message", "NULL, or an index past the end", "NULL",
-         hark_capture_message(NULL, HARK_LOG_INFO, 0) == NULL && hark_capture_message(c, HARK_LOG_INFO, 5) == NULL);
+         hark_capture_message(NULL, HARK_LOG_INFO, 0) == NULL &&
+             hark_capture_message(c, HARK_LOG_INFO, 5) == NULL);
     ROWT("hark_capture_contains", "NULL capture or text", "false",
-         !hark_capture_contains(NULL, HARK_LOG_INFO, "x") && !hark_capture_contains(c, HARK_LOG_INFO, NULL));
+         !hark_capture_contains(NULL, HARK_LOG_INFO, "x") &&
+             !hark_capture_contains(c, HARK_LOG_INFO, NULL));
     hark_capture_clear(NULL);
     ROWT("hark_capture_clear", "NULL", "ignored", 1);
     ROW("hark_test_fixture_setup", "NULL", HARK_EINVAL, hark_test_fixture_setup(NULL));
@@ -933,13 +1049,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         markdown = 1;
-        printf("# Bad input: what each public function returns\n\n"
-               "Generated from `tests/test_bad_input.c` (`build/tests/test_bad_input --markdown`);\n"
-               "every row below is an assertion of that test, so the table cannot drift from\n"
-               "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
-               "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
-               "leaves the notifier, payload or logger exactly as it was.\n",
-               HARK_NAME_MAX);
+        printf(
+            "# Bad input: what each public function returns\n\n"
+            "Generated from `tests/test_bad_input.c` (`build/tests/test_bad_input --markdown`);\n"
+            "every row below is an assertion of that test, so the table cannot drift from\n"
+            "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
+            "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
+            "leaves the notifier, payload or logger exactly as it was.\n",
+            HARK_NAME_MAX);
         run_all_rows();
         if (mismatches)
             fprintf(stderr, "test_bad_input: %d rows did not hold\n", mismatches);

@@ -121,15 +121,34 @@ static int churn_once(hark_notifier *n, long i)
 {
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     switch (i % 3) {
-    case 0: o.pattern = hark_exact(names[i % NNAMES]); break;
-    case 1: o.pattern = hark_regex("^(sql|render)\\."); break;
-    default: o.pattern = hark_all(); break;
+    case 0:
+        o.pattern = hark_exact(names[i % NNAMES]);
+        break;
+    case 1:
+        o.pattern = hark_regex("^(sql|render)\\.");
+        break;
+    default:
+        o.pattern = hark_all();
+        break;
     }
     switch ((i / 3) % 4) {
-    case 0: o.kind = HARK_KIND_TIMED; o.timed = timed_cb; break;
-    case 1: o.kind = HARK_KIND_MONOTONIC; o.timed = timed_cb; break;
-    case 2: o.kind = HARK_KIND_EVENT; o.event = event_cb; break;
-    default: o.kind = HARK_KIND_EVENTED; o.start = evented_cb; o.finish = evented_cb; break;
+    case 0:
+        o.kind = HARK_KIND_TIMED;
+        o.timed = timed_cb;
+        break;
+    case 1:
+        o.kind = HARK_KIND_MONOTONIC;
+        o.timed = timed_cb;
+        break;
+    case 2:
+        o.kind = HARK_KIND_EVENT;
+        o.event = event_cb;
+        break;
+    default:
+        o.kind = HARK_KIND_EVENTED;
+        o.start = evented_cb;
+        o.finish = evented_cb;
+        break;
     }
     o.release = release_cb;
     hark_subscription_id id = 0;
@@ -179,12 +198,14 @@ static void test_churn_memory_bounded(void **state)
     for (int k = 0; k < NINSTR; k++)
         pthread_join(th[k], NULL);
 
-    printf("test_churn: %ld subscribe/unsubscribe cycles, %lu events instrumented, %lu deliveries\n",
-           cycles, atomic_load(&instrumented), atomic_load(&delivered));
+    printf(
+        "test_churn: %ld subscribe/unsubscribe cycles, %lu events instrumented, %lu deliveries\n",
+        cycles, atomic_load(&instrumented), atomic_load(&delivered));
     printf("test_churn: resident set %ld KiB after warm-up (%ld cycles), %ld KiB at the end: "
-           "%+ld KiB\n", rss_warm, warmup, rss_end, rss_end - rss_warm);
-    printf("test_churn: live hark blocks %ld after warm-up, %ld at the end, peak %ld\n",
-           live_warm, live_end, live_peak);
+           "%+ld KiB\n",
+           rss_warm, warmup, rss_end, rss_end - rss_warm);
+    printf("test_churn: live hark blocks %ld after warm-up, %ld at the end, peak %ld\n", live_warm,
+           live_end, live_peak);
 
     /* Reclamation keeps up: pending garbage never piles up with the cycle count.
      * Each cycle allocates and retires several blocks, so a scheme that reclaimed

@@ -206,7 +206,7 @@ static void test_notifier_event_units_and_derived_values(void **state)
 
     const rec_entry *e = rec_nth(x.r, "obj", 0);
     assert_non_null(e);
-    assert_true(e->time_s == 10.0);  /* monotonic seconds, not wall, not ms */
+    assert_true(e->time_s == 10.0); /* monotonic seconds, not wall, not ms */
     assert_true(e->end_s == 10.25);
     assert_true(e->duration == 250.0);
     double cpu = e->cpu;

@@ -293,8 +293,9 @@ static void test_listen_to_regexp(void **state)
     assert_int_equal(hark_start(f->n, "hello.world", &s1), 0);
     assert_int_equal(hark_finish(f->n, "hello.world", &s2), 0);
 
-    assert_string_equal(rec_trace_n(f->rec),
-                        "l.start:hi.world l.finish:hi.world l.start:hello.world l.finish:hello.world");
+    assert_string_equal(
+        rec_trace_n(f->rec),
+        "l.start:hi.world l.finish:hi.world l.start:hello.world l.finish:hello.world");
     assert_call(f, "l", 0, REC_START, "hi.world", &s1);
     assert_call(f, "l", 1, REC_FINISH, "hi.world", &s2);
     assert_call(f, "l", 2, REC_START, "hello.world", &s1);

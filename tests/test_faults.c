@@ -36,10 +36,10 @@
 /* The failing allocator                                                     */
 /* ------------------------------------------------------------------------- */
 
-static long alloc_calls;   /* malloc and realloc calls seen */
-static long fail_at = -1;  /* index of the call to fail, -1 for none */
-static int injected;       /* whether that call has happened */
-static long live;          /* blocks handed out and not freed */
+static long alloc_calls;  /* malloc and realloc calls seen */
+static long fail_at = -1; /* index of the call to fail, -1 for none */
+static int injected;      /* whether that call has happened */
+static long live;         /* blocks handed out and not freed */
 
 static void *f_malloc(size_t n)
 {
@@ -90,9 +90,9 @@ typedef struct fx {
     hark_topic *fresh;    /* made by the topic_get operation */
     hark_logger *lg;      /* logger and log subscriber of the logging operations */
     hark_subscriber *ls;
-    hark_logger *lg2;     /* made by the logger creation operations */
+    hark_logger *lg2; /* made by the logger creation operations */
     hark_subscriber *copy;
-    unsigned long lines;  /* lines the logger's sink received */
+    unsigned long lines; /* lines the logger's sink received */
     char path[64];
 } fx;
 
@@ -131,7 +131,10 @@ static bool never_silenced(const char *name, void *d)
     return false;
 }
 
-static void release_cb(void *d) { F.released[(size_t)d]++; }
+static void release_cb(void *d)
+{
+    F.released[(size_t)d]++;
+}
 
 static void fx_setup(void)
 {
@@ -144,11 +147,13 @@ static void fx_setup(void)
     o.release = release_cb, o.data = (void *)(size_t)S_A;
     assert_int_equal(hark_subscribe(&F.id[S_A], F.n, &o), 0);
     assert_int_equal(hark_subscribe_evented(&F.id[S_B], F.n, hark_regex("^sql\\."), start_cb,
-                                            finish_cb, (void *)(size_t)S_B), 0);
-    assert_int_equal(hark_subscribe_event(&F.id[S_C], F.n, hark_all(), event_cb,
-                                          (void *)(size_t)S_C), 0);
-    assert_int_equal(hark_subscribe_monotonic(&F.id[S_D], F.n, hark_exact("render.view"),
-                                              timed_cb, (void *)(size_t)S_D), 0);
+                                            finish_cb, (void *)(size_t)S_B),
+                     0);
+    assert_int_equal(
+        hark_subscribe_event(&F.id[S_C], F.n, hark_all(), event_cb, (void *)(size_t)S_C), 0);
+    assert_int_equal(hark_subscribe_monotonic(&F.id[S_D], F.n, hark_exact("render.view"), timed_cb,
+                                              (void *)(size_t)S_D),
+                     0);
     assert_int_equal(hark_notifier_quiesce(F.n), 0);
 }
 
@@ -185,7 +190,8 @@ static void assert_matrix_equal(matrix a, matrix b, const char *op, long k)
         for (int t = 0; t < NTOP; t++)
             if (a[s][t] != b[s][t]) {
                 print_error("%s, allocation %ld failed: subscriber %d got %lu events on %s, "
-                            "expected %lu\n", op, k, s, b[s][t], topic_names[t], a[s][t]);
+                            "expected %lu\n",
+                            op, k, s, b[s][t], topic_names[t], a[s][t]);
                 fail();
             }
 }
@@ -263,13 +269,34 @@ static int subscribe_x(hark_kind kind, hark_pattern pat, hark_silence_mode silen
     return hark_subscribe(&F.id[S_X], F.n, &o);
 }
 
-static int op_sub_exact(void) { return subscribe_x(HARK_KIND_TIMED, hark_exact("sql.db"), HARK_SILENCE_NEVER, false); }
-static int op_sub_new_name(void) { return subscribe_x(HARK_KIND_MONOTONIC, hark_exact("brand.new"), HARK_SILENCE_NEVER, false); }
-static int op_sub_regex(void) { return subscribe_x(HARK_KIND_EVENTED, hark_regex("(view|other)"), HARK_SILENCE_NEVER, false); }
-static int op_sub_all(void) { return subscribe_x(HARK_KIND_EVENT, hark_all(), HARK_SILENCE_NEVER, false); }
-static int op_sub_cached(void) { return subscribe_x(HARK_KIND_TIMED, hark_exact("sql.db"), HARK_SILENCE_CACHED, false); }
-static int op_sub_dynamic(void) { return subscribe_x(HARK_KIND_EVENT, hark_regex("^sql"), HARK_SILENCE_DYNAMIC, false); }
-static int op_sub_prepend(void) { return subscribe_x(HARK_KIND_TIMED, hark_exact("render.view"), HARK_SILENCE_NEVER, true); }
+static int op_sub_exact(void)
+{
+    return subscribe_x(HARK_KIND_TIMED, hark_exact("sql.db"), HARK_SILENCE_NEVER, false);
+}
+static int op_sub_new_name(void)
+{
+    return subscribe_x(HARK_KIND_MONOTONIC, hark_exact("brand.new"), HARK_SILENCE_NEVER, false);
+}
+static int op_sub_regex(void)
+{
+    return subscribe_x(HARK_KIND_EVENTED, hark_regex("(view|other)"), HARK_SILENCE_NEVER, false);
+}
+static int op_sub_all(void)
+{
+    return subscribe_x(HARK_KIND_EVENT, hark_all(), HARK_SILENCE_NEVER, false);
+}
+static int op_sub_cached(void)
+{
+    return subscribe_x(HARK_KIND_TIMED, hark_exact("sql.db"), HARK_SILENCE_CACHED, false);
+}
+static int op_sub_dynamic(void)
+{
+    return subscribe_x(HARK_KIND_EVENT, hark_regex("^sql"), HARK_SILENCE_DYNAMIC, false);
+}
+static int op_sub_prepend(void)
+{
+    return subscribe_x(HARK_KIND_TIMED, hark_exact("render.view"), HARK_SILENCE_NEVER, true);
+}
 
 /* After a successful subscribe of X: X receives exactly the topics its pattern
  * matches, and its release runs once after unsubscribing. */
@@ -285,18 +312,36 @@ static void x_receives(int sql, int view, int other)
     assert_int_equal(F.released[S_X], 1);
 }
 
-static void ok_sub_exact(void) { x_receives(1, 0, 0); }
+static void ok_sub_exact(void)
+{
+    x_receives(1, 0, 0);
+}
 static void ok_sub_new_name(void)
 {
     x_receives(0, 0, 0);
     hark_topic *t = NULL;
     assert_int_equal(hark_topic_get(&t, F.n, "brand.new"), 0);
 }
-static void ok_sub_regex(void) { x_receives(0, 1, 1); }
-static void ok_sub_all(void) { x_receives(1, 1, 1); }
-static void ok_sub_cached(void) { x_receives(1, 0, 0); }
-static void ok_sub_dynamic(void) { x_receives(1, 0, 0); }
-static void ok_sub_prepend(void) { x_receives(0, 1, 0); }
+static void ok_sub_regex(void)
+{
+    x_receives(0, 1, 1);
+}
+static void ok_sub_all(void)
+{
+    x_receives(1, 1, 1);
+}
+static void ok_sub_cached(void)
+{
+    x_receives(1, 0, 0);
+}
+static void ok_sub_dynamic(void)
+{
+    x_receives(1, 0, 0);
+}
+static void ok_sub_prepend(void)
+{
+    x_receives(0, 1, 0);
+}
 
 static void failed_sub(void)
 {
@@ -305,7 +350,10 @@ static void failed_sub(void)
     assert_int_equal(F.got[S_X], 0);
 }
 
-static int op_unsubscribe(void) { return hark_unsubscribe(F.n, F.id[S_A]); }
+static int op_unsubscribe(void)
+{
+    return hark_unsubscribe(F.n, F.id[S_A]);
+}
 
 static void ok_unsubscribe(void)
 {
@@ -358,7 +406,10 @@ static void ok_instrument_name(void)
     assert_int_equal(hark_notifier_topic_count(F.n), NTOP + 1);
 }
 
-static int op_start(void) { return hark_start(F.n, "sql.stack", NULL); }
+static int op_start(void)
+{
+    return hark_start(F.n, "sql.stack", NULL);
+}
 
 static void ok_start(void)
 {
@@ -366,7 +417,10 @@ static void ok_start(void)
     assert_int_equal(hark_finish(F.n, "sql.stack", NULL), HARK_ESTATE);
 }
 
-static void failed_start(void) { assert_int_equal(hark_finish(F.n, "sql.stack", NULL), HARK_ESTATE); }
+static void failed_start(void)
+{
+    assert_int_equal(hark_finish(F.n, "sql.stack", NULL), HARK_ESTATE);
+}
 
 /*
  * hark_subscribed() must always unsubscribe before it returns, also when its
@@ -414,10 +468,15 @@ static int op_publish_event(void)
     return hark_publish_event(F.n, &ev, NULL);
 }
 
-static void ok_publish_event(void) { assert_int_equal(hark_notifier_topic_count(F.n), NTOP + 1); }
+static void ok_publish_event(void)
+{
+    assert_int_equal(hark_notifier_topic_count(F.n), NTOP + 1);
+}
 
-static int op_silence_changed(void) { return hark_silence_changed(F.n); }
-
+static int op_silence_changed(void)
+{
+    return hark_silence_changed(F.n);
+}
 
 /* ---- Loggers and log subscribers ---------------------------------------- */
 
@@ -438,7 +497,10 @@ static int log_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, v
     return 0;
 }
 
-static void prep_logger(void) { assert_int_equal(hark_logger_new_sink(&F.lg, &the_sink), 0); }
+static void prep_logger(void)
+{
+    assert_int_equal(hark_logger_new_sink(&F.lg, &the_sink), 0);
+}
 
 static void prep_log_sub(void)
 {
@@ -481,7 +543,10 @@ static void log_cleanup(void)
     F.copy = NULL, F.ls = NULL, F.lg = NULL, F.lg2 = NULL, F.path[0] = '\0';
 }
 
-static int op_logger_new_sink(void) { return hark_logger_new_sink(&F.lg2, &the_sink); }
+static int op_logger_new_sink(void)
+{
+    return hark_logger_new_sink(&F.lg2, &the_sink);
+}
 
 static int op_logger_new_path(void)
 {
@@ -495,10 +560,19 @@ static void ok_logger_new(void)
     assert_int_equal(hark_log(F.lg2, HARK_LOG_INFO, "written %d", 1), 0);
 }
 
-static int op_log_subscriber_new(void) { return hark_log_subscriber_new(&F.ls, F.lg); }
-static void ok_log_subscriber_new(void) { assert_ptr_equal(hark_log_subscriber_logger(F.ls), F.lg); }
+static int op_log_subscriber_new(void)
+{
+    return hark_log_subscriber_new(&F.ls, F.lg);
+}
+static void ok_log_subscriber_new(void)
+{
+    assert_ptr_equal(hark_log_subscriber_logger(F.ls), F.lg);
+}
 
-static int op_subscriber_new_from(void) { return hark_subscriber_new_from(&F.copy, F.ls); }
+static int op_subscriber_new_from(void)
+{
+    return hark_subscriber_new_from(&F.copy, F.ls);
+}
 static void ok_subscriber_new_from(void)
 {
     assert_true(hark_subscriber_is_log(F.copy));
@@ -510,7 +584,10 @@ static int op_log_subscriber_add(void)
     return hark_log_subscriber_add(F.ls, "sql", log_handler, NULL, HARK_LOG_INFO);
 }
 
-static int op_attach(void) { return hark_subscriber_attach(F.ls, F.n, "db"); }
+static int op_attach(void)
+{
+    return hark_subscriber_attach(F.ls, F.n, "db");
+}
 
 /*
  * hark_log_subscriber_add() is set_event_level() then hark_subscriber_add(); when
@@ -536,7 +613,10 @@ static void failed_attach(void)
     assert_false(hark_subscriber_attached(F.ls, F.n, "db"));
 }
 
-static int op_set_level(void) { return hark_logger_set_level(F.lg, HARK_LOG_ERROR); }
+static int op_set_level(void)
+{
+    return hark_logger_set_level(F.lg, HARK_LOG_ERROR);
+}
 
 static void ok_set_level(void)
 {
@@ -546,9 +626,15 @@ static void ok_set_level(void)
     assert_int_equal(hark_logger_level(F.lg), HARK_LOG_ERROR);
 }
 
-static void failed_set_level(void) { assert_int_equal(hark_logger_level(F.lg), HARK_LOG_DEBUG); }
+static void failed_set_level(void)
+{
+    assert_int_equal(hark_logger_level(F.lg), HARK_LOG_DEBUG);
+}
 
-static int op_silence_begin(void) { return hark_logger_silence_begin(F.lg, HARK_LOG_ERROR); }
+static int op_silence_begin(void)
+{
+    return hark_logger_silence_begin(F.lg, HARK_LOG_ERROR);
+}
 
 static void ok_silence_begin(void)
 {
@@ -566,36 +652,56 @@ static void failed_silence_begin(void)
     assert_int_equal(hark_logger_override_end(F.lg), HARK_ESTATE);
 }
 
-static int op_log(void) { return hark_log(F.lg, HARK_LOG_WARN, "%s took %.1f ms", "query", 1.5); }
-static void ok_log(void) { assert_int_equal(F.lines, 1); }
-static void failed_log(void) { assert_int_equal(F.lines, 0); }
+static int op_log(void)
+{
+    return hark_log(F.lg, HARK_LOG_WARN, "%s took %.1f ms", "query", 1.5);
+}
+static void ok_log(void)
+{
+    assert_int_equal(F.lines, 1);
+}
+static void failed_log(void)
+{
+    assert_int_equal(F.lines, 0);
+}
 
 static const op ops[] = {
     {"hark_notifier_new", op_notifier_new, NULL, NULL, ok_notifier_new, NULL, false},
     {"hark_topic_get (new name)", op_topic_get, NULL, NULL, ok_topic_get, NULL, false},
     {"hark_subscribe exact", op_sub_exact, NULL, NULL, ok_sub_exact, failed_sub, false},
-    {"hark_subscribe exact, name not yet interned", op_sub_new_name, NULL, NULL, ok_sub_new_name, failed_sub, false},
+    {"hark_subscribe exact, name not yet interned", op_sub_new_name, NULL, NULL, ok_sub_new_name,
+     failed_sub, false},
     {"hark_subscribe regex", op_sub_regex, NULL, NULL, ok_sub_regex, failed_sub, false},
     {"hark_subscribe all", op_sub_all, NULL, NULL, ok_sub_all, failed_sub, false},
     {"hark_subscribe cached silence", op_sub_cached, NULL, NULL, ok_sub_cached, failed_sub, false},
-    {"hark_subscribe dynamic silence", op_sub_dynamic, NULL, NULL, ok_sub_dynamic, failed_sub, false},
+    {"hark_subscribe dynamic silence", op_sub_dynamic, NULL, NULL, ok_sub_dynamic, failed_sub,
+     false},
     {"hark_subscribe prepend", op_sub_prepend, NULL, NULL, ok_sub_prepend, failed_sub, false},
     {"hark_unsubscribe", op_unsubscribe, NULL, NULL, ok_unsubscribe, failed_unsubscribe, true},
-    {"hark_unsubscribe_name", op_unsubscribe_name, NULL, NULL, ok_unsubscribe_name, failed_unsubscribe_name, false},
-    {"hark_instrument_name (new name)", op_instrument_name, NULL, NULL, ok_instrument_name, NULL, false},
+    {"hark_unsubscribe_name", op_unsubscribe_name, NULL, NULL, ok_unsubscribe_name,
+     failed_unsubscribe_name, false},
+    {"hark_instrument_name (new name)", op_instrument_name, NULL, NULL, ok_instrument_name, NULL,
+     false},
     {"hark_start (new name)", op_start, NULL, NULL, ok_start, failed_start, false},
     {"hark_subscribed", op_subscribed, NULL, NULL, ok_subscribed, failed_subscribed, false},
     {"hark_publish_event (new name)", op_publish_event, NULL, NULL, ok_publish_event, NULL, false},
     {"hark_silence_changed", op_silence_changed, NULL, NULL, NULL, NULL, true},
     {"hark_logger_new_sink", op_logger_new_sink, NULL, log_cleanup, ok_logger_new, NULL, false},
     {"hark_logger_new_path", op_logger_new_path, NULL, log_cleanup, ok_logger_new, NULL, false},
-    {"hark_log_subscriber_new", op_log_subscriber_new, prep_logger, log_cleanup, ok_log_subscriber_new, NULL, false},
-    {"hark_subscriber_new_from (log subscriber)", op_subscriber_new_from, prep_log_sub_handler, log_cleanup, ok_subscriber_new_from, NULL, false},
-    {"hark_log_subscriber_add, not attached", op_log_subscriber_add, prep_log_sub, log_cleanup, NULL, failed_log_subscriber_add, false},
-    {"hark_log_subscriber_add, attached", op_log_subscriber_add, prep_attached_empty, log_cleanup, x_gets_sql, failed_log_subscriber_add, false},
-    {"hark_subscriber_attach (log subscriber)", op_attach, prep_log_sub_handler, log_cleanup, x_gets_sql, failed_attach, false},
-    {"hark_logger_set_level (bound, attached)", op_set_level, prep_attached, log_cleanup, ok_set_level, failed_set_level, true},
-    {"hark_logger_silence_begin (bound, attached)", op_silence_begin, prep_attached, log_cleanup, ok_silence_begin, failed_silence_begin, true},
+    {"hark_log_subscriber_new", op_log_subscriber_new, prep_logger, log_cleanup,
+     ok_log_subscriber_new, NULL, false},
+    {"hark_subscriber_new_from (log subscriber)", op_subscriber_new_from, prep_log_sub_handler,
+     log_cleanup, ok_subscriber_new_from, NULL, false},
+    {"hark_log_subscriber_add, not attached", op_log_subscriber_add, prep_log_sub, log_cleanup,
+     NULL, failed_log_subscriber_add, false},
+    {"hark_log_subscriber_add, attached", op_log_subscriber_add, prep_attached_empty, log_cleanup,
+     x_gets_sql, failed_log_subscriber_add, false},
+    {"hark_subscriber_attach (log subscriber)", op_attach, prep_log_sub_handler, log_cleanup,
+     x_gets_sql, failed_attach, false},
+    {"hark_logger_set_level (bound, attached)", op_set_level, prep_attached, log_cleanup,
+     ok_set_level, failed_set_level, true},
+    {"hark_logger_silence_begin (bound, attached)", op_silence_begin, prep_attached, log_cleanup,
+     ok_silence_begin, failed_silence_begin, true},
     {"hark_log", op_log, prep_logger, log_cleanup, ok_log, failed_log, true},
 };
 
@@ -648,7 +754,8 @@ static void run_op(const op *o)
         if (!injected) {
             /* The operation needs fewer than k + 1 allocations: all points covered. */
             if (rc != 0)
-                print_error("%s without a fault returned %d (%s)\n", o->name, rc, hark_strerror(rc));
+                print_error("%s without a fault returned %d (%s)\n", o->name, rc,
+                            hark_strerror(rc));
             assert_int_equal(rc, 0);
             if (o->succeeded)
                 o->succeeded();
@@ -691,12 +798,14 @@ static void run_op(const op *o)
             o->cleanup();
         fx_teardown();
         if (live != baseline)
-            print_error("%s with allocation %ld failing: %ld blocks left after hark_notifier_free\n",
-                        o->name, k, live - baseline);
+            print_error(
+                "%s with allocation %ld failing: %ld blocks left after hark_notifier_free\n",
+                o->name, k, live - baseline);
         assert_int_equal(live, baseline);
     }
     printf("test_faults: %-45s %3ld allocation points failed (%ld tolerated, %ld kept a block "
-           "until free)\n", o->name, points, tolerated, retained);
+           "until free)\n",
+           o->name, points, tolerated, retained);
     if (!o->may_not_allocate)
         assert_true(points > 0);
 }

@@ -196,8 +196,9 @@ static void test_ordering_spec_example(void **state)
 
     hark_topic *t = topic(f->n, "sql.db");
     HARK_INSTRUMENT(t, NULL, { rec_publish("sql.db", 0, 0, NULL, NULL, &blk); });
-    assert_string_equal(rec_trace(f->rec),
-                        "E1.start E2.start block.publish E1.finish E2.finish T1.timed T2.timed O.event");
+    assert_string_equal(
+        rec_trace(f->rec),
+        "E1.start E2.start block.publish E1.finish E2.finish T1.timed T2.timed O.event");
 }
 
 /* Exact subscriptions come before pattern ones whatever the registration order. */
@@ -227,7 +228,8 @@ static void test_nested_handles_inner_first(void **state)
     assert_int_equal(hark_handle_start(&inner), 0);
     assert_int_equal(hark_handle_finish(&inner), 0);
     assert_int_equal(hark_handle_finish(&outer), 0);
-    assert_string_equal(rec_trace_n(f->rec), "s.start:outer s.start:inner s.finish:inner s.finish:outer");
+    assert_string_equal(rec_trace_n(f->rec),
+                        "s.start:outer s.start:inner s.finish:inner s.finish:outer");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -264,8 +266,9 @@ static void test_failures_in_every_group_all_subscribers_run(void **state)
     assert_int_equal(st.block, 0);
     assert_int_equal(st.failures, 3);
     assert_int_equal(st.first_failure, 11);
-    assert_string_equal(rec_trace(f->rec),
-                        "Va.start Vb.start Ta.timed Tb.timed Oa.event Ob.event Va.finish Vb.finish");
+    assert_string_equal(
+        rec_trace(f->rec),
+        "Va.start Vb.start Ta.timed Tb.timed Oa.event Ob.event Va.finish Vb.finish");
 
     /* A failing start is counted too and, coming first, is the cause. */
     rec_clear(f->rec);
@@ -301,22 +304,29 @@ static void test_failures_in_every_group_all_subscribers_run(void **state)
 static void test_group_members_see_identical_timestamps(void **state)
 {
     fx *f = *state;
-    test_clock c = {.wall = 1000.0, .mono = 50.0, .cpu = 3.0,
-                    .wall_step = 1.0, .mono_step = 0.5, .cpu_step = 0.25};
+    test_clock c = {.wall = 1000.0,
+                    .mono = 50.0,
+                    .cpu = 3.0,
+                    .wall_step = 1.0,
+                    .mono_step = 0.5,
+                    .cpu_step = 0.25};
     assert_int_equal(test_clock_install(f->n, &c), 0);
     const char *timed[] = {"t1", "t2", "t3"}, *mono[] = {"m1", "m2"}, *obj[] = {"o1", "o2"};
     rec_sub subs[7];
     for (int i = 0; i < 3; i++) {
         subs[i] = rec_sub_make(f->rec, timed[i]);
         assert_int_equal(hark_subscribe_timed(NULL, f->n, i == 2 ? hark_all() : hark_exact("x"),
-                                              rec_timed, &subs[i]), 0);
+                                              rec_timed, &subs[i]),
+                         0);
     }
     for (int i = 0; i < 2; i++) {
         subs[3 + i] = rec_sub_make(f->rec, mono[i]);
-        assert_int_equal(hark_subscribe_monotonic(NULL, f->n, hark_exact("x"), rec_timed, &subs[3 + i]), 0);
+        assert_int_equal(
+            hark_subscribe_monotonic(NULL, f->n, hark_exact("x"), rec_timed, &subs[3 + i]), 0);
         subs[5 + i] = rec_sub_make(f->rec, obj[i]);
         assert_int_equal(hark_subscribe_event(NULL, f->n, i ? hark_regex("x") : hark_exact("x"),
-                                              rec_event, &subs[5 + i]), 0);
+                                              rec_event, &subs[5 + i]),
+                         0);
     }
     assert_int_equal(hark_instrument(topic(f->n, "x"), NULL, NULL, NULL, NULL), 0);
 
@@ -350,7 +360,8 @@ static void test_break_in_block_still_finishes(void **state)
 {
     fx *f = *state;
     rec_sub ev = rec_sub_make(f->rec, "ev");
-    assert_int_equal(hark_subscribe_evented(NULL, f->n, hark_exact("brk"), rec_start, rec_finish, &ev), 0);
+    assert_int_equal(
+        hark_subscribe_evented(NULL, f->n, hark_exact("brk"), rec_start, rec_finish, &ev), 0);
     hark_topic *t = topic(f->n, "brk");
     int after_break = 0, iterations = 0;
     for (int i = 0; i < 2; i++) {
@@ -374,7 +385,8 @@ static void test_unsubscribed_during_event_still_gets_finish(void **state)
     rec_sub ev = rec_sub_make(f->rec, "ev"), re = rec_sub_make(f->rec, "re"),
             obj = rec_sub_make(f->rec, "obj");
     hark_subscription_id ev_id, obj_id;
-    assert_int_equal(hark_subscribe_evented(&ev_id, f->n, hark_exact("x.y"), rec_start, rec_finish, &ev), 0);
+    assert_int_equal(
+        hark_subscribe_evented(&ev_id, f->n, hark_exact("x.y"), rec_start, rec_finish, &ev), 0);
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_regex("^x\\."), rec_timed, &re), 0);
     assert_int_equal(hark_subscribe_event(&obj_id, f->n, hark_all(), rec_event, &obj), 0);
 
@@ -613,7 +625,8 @@ static void test_quiesce_from_callback_is_ebusy(void **state)
 {
     fx *f = *state;
     struct in_callback x = {f->n, -100};
-    assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("x"), quiesce_from_callback, &x), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("x"), quiesce_from_callback, &x),
+                     0);
     assert_int_equal(hark_instrument(topic(f->n, "x"), NULL, NULL, NULL, NULL), 0);
     assert_int_equal(x.quiesce_rc, HARK_EBUSY);
 }
@@ -658,7 +671,8 @@ static void test_handle_started_on_one_thread_finished_on_another(void **state)
     fx *f = *state;
     rec_sub ev = rec_sub_make(f->rec, "ev"), obj = rec_sub_make(f->rec, "obj");
     hark_subscription_id ev_id, obj_id;
-    assert_int_equal(hark_subscribe_evented(&ev_id, f->n, hark_exact("x"), rec_start, rec_finish, &ev), 0);
+    assert_int_equal(
+        hark_subscribe_evented(&ev_id, f->n, hark_exact("x"), rec_start, rec_finish, &ev), 0);
     assert_int_equal(hark_subscribe_event(&obj_id, f->n, hark_exact("x"), rec_event, &obj), 0);
     struct release_probe x = {0, 0, -1};
     hark_subscription_id probe_id;

@@ -112,7 +112,8 @@ static void test_instrument(void **state)
 {
     fx *f = *state;
     bool called = false;
-    assert_int_equal(hark_instrument(topic(f->n, "foo"), &f->payload, block_set_called, &called, NULL), 0);
+    assert_int_equal(
+        hark_instrument(topic(f->n, "foo"), &f->payload, block_set_called, &called, NULL), 0);
     assert_true(called);
 }
 
@@ -360,7 +361,8 @@ static void test_transaction_id_differs_across_threads(void **state)
 {
     fx *f = *state;
     struct thread_id_ctx x = {f, "", "", -1};
-    assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("in.thread"), keep_timed_id, x.seen), 0);
+    assert_int_equal(
+        hark_subscribe_timed(NULL, f->n, hark_exact("in.thread"), keep_timed_id, x.seen), 0);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, thread_id_main, &x), 0);
     assert_int_equal(pthread_join(th, NULL), 0);

@@ -141,14 +141,19 @@ static int block_alloc_one(hark_payload *p, hark_failure *failure, void *data)
 static void test_subscribe_events(void **state)
 {
     fx *f = *state;
-    test_clock c = {.wall = 1.6e9, .mono = 100.0, .cpu = 5.0,
-                    .wall_step = 0.001, .mono_step = 0.002, .cpu_step = 0.001};
+    test_clock c = {.wall = 1.6e9,
+                    .mono = 100.0,
+                    .cpu = 5.0,
+                    .wall_step = 0.001,
+                    .mono_step = 0.002,
+                    .cpu_step = 0.001};
     assert_int_equal(test_clock_install(f->n, &c), 0);
     hark_set_allocation_counter(test_allocation_counter);
     rec_sub s = rec_sub_make(f->mine, "obj");
     assert_int_equal(hark_subscribe_event(NULL, f->n, hark_all(), rec_event, &s), 0);
 
-    assert_int_equal(hark_instrument_name(hark_default(), "foo", NULL, block_alloc_one, NULL, NULL), 0);
+    assert_int_equal(hark_instrument_name(hark_default(), "foo", NULL, block_alloc_one, NULL, NULL),
+                     0);
 
     const rec_entry *e = rec_nth(f->mine, "obj", 0);
     assert_non_null(e); /* "should have an event" */
@@ -172,7 +177,8 @@ static void test_subscribe_to_events_where_payload_is_changed_during_instrumenta
     rec_sub s = rec_sub_make(f->mine, "obj");
     assert_int_equal(hark_subscribe_event(NULL, f->n, hark_all(), rec_event, &s), 0);
     HARK_PAYLOAD(p, 2);
-    assert_int_equal(hark_instrument_name(hark_default(), "foo", &p, block_set_my_key, NULL, NULL), 0);
+    assert_int_equal(hark_instrument_name(hark_default(), "foo", &p, block_set_my_key, NULL, NULL),
+                     0);
     assert_int_equal(rec_count_tag(f->mine, "obj"), 1);
     const rec_entry *e = rec_nth(f->mine, "obj", 0);
     assert_ptr_equal(e->payload, &p);
@@ -238,7 +244,8 @@ static void test_subscribe_to_events_can_handle_nested_hashes_in_the_paylaod(voi
     HARK_PAYLOAD(outer, 1);
     assert_int_equal(hark_payload_set_payload(&outer, "some_key", &inner), 0);
 
-    assert_int_equal(hark_instrument_name(hark_default(), "foo", &outer, block_nested_set, NULL, NULL), 0);
+    assert_int_equal(
+        hark_instrument_name(hark_default(), "foo", &outer, block_nested_set, NULL, NULL), 0);
     assert_int_equal(seen.calls, 1);
     assert_non_null(seen.key_one);
     assert_non_null(seen.key_two);
@@ -255,7 +262,8 @@ static void test_subscribe_via_top_level_api(void **state)
     hark_notifier *old = hark_set_default(fresh);
     recorder *r = rec_new();
     rec_sub s = rec_sub_make(r, "top");
-    assert_int_equal(hark_subscribe_event(NULL, hark_default(), hark_exact("foo"), rec_event, &s), 0);
+    assert_int_equal(hark_subscribe_event(NULL, hark_default(), hark_exact("foo"), rec_event, &s),
+                     0);
     hark_set_allocation_counter(test_allocation_counter);
 
     HARK_PAYLOAD(p, 1);
@@ -351,7 +359,8 @@ static void test_subscribe(void **state)
     test_clock c;
     install_far_apart_clock(f->n, &c);
     rec_sub s = rec_sub_make(f->mine, "timed");
-    assert_int_equal(hark_subscribe_timed(NULL, hark_default(), hark_exact("foo"), rec_timed, &s), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, hark_default(), hark_exact("foo"), rec_timed, &s),
+                     0);
     instrument("foo");
     assert_int_equal(rec_count_tag(f->mine, "timed"), 1);
     assert_wall_pair(rec_nth(f->mine, "timed", 0));
@@ -364,7 +373,8 @@ static void test_monotonic_subscribe(void **state)
     test_clock c;
     install_far_apart_clock(f->n, &c);
     rec_sub s = rec_sub_make(f->mine, "mono");
-    assert_int_equal(hark_subscribe_monotonic(NULL, hark_default(), hark_exact("foo"), rec_timed, &s), 0);
+    assert_int_equal(
+        hark_subscribe_monotonic(NULL, hark_default(), hark_exact("foo"), rec_timed, &s), 0);
     instrument("foo");
     assert_int_equal(rec_count_tag(f->mine, "mono"), 1);
     assert_mono_pair(rec_nth(f->mine, "mono", 0));
@@ -520,7 +530,8 @@ static int block_subscribe_foo(hark_payload *p, hark_failure *failure, void *dat
 {
     (void)p, (void)failure;
     struct inside_ctx *x = data;
-    x->subscribe_rc = hark_subscribe_timed(NULL, hark_default(), hark_exact("foo"), rec_timed, x->late);
+    x->subscribe_rc =
+        hark_subscribe_timed(NULL, hark_default(), hark_exact("foo"), rec_timed, x->late);
     return 0;
 }
 
@@ -659,7 +670,9 @@ static void test_unsubscribing_by_name_leaves_regexp_matched_subscriptions(void 
     fx *f = *state;
     rec_sub matched = rec_sub_make(f->rec, "matched");
     hark_subscription_id matched_id;
-    assert_int_equal(hark_subscribe_timed(&matched_id, f->n, hark_regex("subscription"), rec_timed, &matched), 0);
+    assert_int_equal(
+        hark_subscribe_timed(&matched_id, f->n, hark_regex("subscription"), rec_timed, &matched),
+        0);
     publish(f->n, "named.subscription", "before");
     assert_true(includes(f->rec, "events", "named.subscription", "before"));
     assert_true(includes(f->rec, "named", "named.subscription", "before"));
@@ -707,7 +720,8 @@ static void test_publishing_after_a_new_subscribe_works(void **state)
     publish(f->n, "foo", NULL);
     publish(f->n, "foo", NULL);
     rec_sub other = rec_sub_make(f->rec, "events");
-    assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("not_existent"), rec_timed, &other), 0);
+    assert_int_equal(
+        hark_subscribe_timed(NULL, f->n, hark_exact("not_existent"), rec_timed, &other), 0);
     publish(f->n, "foo", NULL);
     publish(f->n, "foo", NULL);
     assert_string_equal(rec_trace_n(f->rec),
@@ -784,7 +798,8 @@ static void test_instrument_returns_block_result(void **state)
     (void)state;
     int result = 0;
     hark_status st = {-1, 99, 99};
-    assert_int_equal(hark_instrument_name(hark_default(), "awesome", NULL, block_one_plus_one, &result, &st), 0);
+    assert_int_equal(
+        hark_instrument_name(hark_default(), "awesome", NULL, block_one_plus_one, &result, &st), 0);
     assert_int_equal(result, 2);
     assert_int_equal(st.block, 0);
     assert_int_equal(st.failures, 0);
@@ -805,7 +820,8 @@ static void test_instrument_yields_the_payload_for_further_modification(void **s
 {
     fx *f = *state;
     HARK_PAYLOAD(p, 2);
-    assert_int_equal(hark_instrument_name(hark_default(), "awesome", &p, block_set_result, NULL, NULL), 0);
+    assert_int_equal(
+        hark_instrument_name(hark_default(), "awesome", &p, block_set_result, NULL, NULL), 0);
     assert_int_equal(rec_count_tag(f->rec, "events"), 1);
     const rec_entry *e = rec_nth(f->rec, "events", 0);
     assert_string_equal(e->name, "awesome");
@@ -897,7 +913,8 @@ static void test_instrument_publishes_when_exception_is_raised(void **state)
     hark_payload_set_str(&p, "payload", "notifications");
     hark_status st = {0, 0, 0};
     /* The "exception" propagates: the block's status comes back. */
-    assert_int_equal(hark_instrument_name(hark_default(), "awesome", &p, block_raise_fail, NULL, &st), 99);
+    assert_int_equal(
+        hark_instrument_name(hark_default(), "awesome", &p, block_raise_fail, NULL, &st), 99);
     assert_int_equal(st.block, 99);
     assert_int_equal(st.failures, 0);
 
@@ -970,7 +987,11 @@ static void test_events_consumes_information_given_as_payload(void **state)
 }
 
 static int release_calls;
-static void count_release(void *data) { (void)data; release_calls++; }
+static void count_release(void *data)
+{
+    (void)data;
+    release_calls++;
+}
 
 /*
  * Ruby's Symbol or arbitrary-object pattern has no C spelling; the nearest are a
@@ -1132,7 +1153,7 @@ static void test_publish_event_units_and_delivery(void **state)
     for (unsigned i = 0; i < 3; i++) {
         const rec_entry *e = rec_nth(r, seconds_subs[i], 0);
         assert_non_null(e);
-        assert_true(e->start == 1.5);  /* seconds, not 1500 ms */
+        assert_true(e->start == 1.5); /* seconds, not 1500 ms */
         assert_true(e->finish == 2.0);
         assert_string_equal(e->id, "abcdefabcdefabcdefab");
         assert_ptr_equal(e->payload, &p);
@@ -1202,7 +1223,8 @@ static void test_unsubscribe_by_name_exclusion_survives_later_exact_subscription
     fx *f = *state;
     rec_sub re = rec_sub_make(f->mine, "re"), ex = rec_sub_make(f->mine, "ex");
     hark_subscription_id re_id;
-    assert_int_equal(hark_subscribe_timed(&re_id, f->n, hark_regex("\\.world$"), rec_timed, &re), 0);
+    assert_int_equal(hark_subscribe_timed(&re_id, f->n, hark_regex("\\.world$"), rec_timed, &re),
+                     0);
     assert_int_equal(hark_unsubscribe_name(f->n, "hi.world"), 0);
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("hi.world"), rec_timed, &ex), 0);
     instrument("hi.world");

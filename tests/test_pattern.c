@@ -6,7 +6,8 @@
 
 #include <hark.h>
 
-static int count_calls(const char *name, double s, double f, const char *id, hark_payload *p, void *data)
+static int count_calls(const char *name, double s, double f, const char *id, hark_payload *p,
+                       void *data)
 {
     (void)name, (void)s, (void)f, (void)id, (void)p;
     ++*(int *)data;
@@ -33,11 +34,11 @@ static void test_extended_syntax_unanchored(void **state)
     assert_int_equal(subscribe_regex(n, "^render\\.", &anchored), 0);
     assert_int_equal(subscribe_regex(n, "x{2}", &interval), 0);
     assert_int_equal(subscribe_regex(n, "[[:digit:]]+$", &klass), 0);
-    fire(n, "sql.db");          /* alternation */
-    fire(n, "my.cache.db");     /* unanchored: matches inside the name */
-    fire(n, "render.view");     /* anchored at the start */
-    fire(n, "prerender.view");  /* not at the start */
-    fire(n, "boxx.job7");       /* interval and character class */
+    fire(n, "sql.db");         /* alternation */
+    fire(n, "my.cache.db");    /* unanchored: matches inside the name */
+    fire(n, "render.view");    /* anchored at the start */
+    fire(n, "prerender.view"); /* not at the start */
+    fire(n, "boxx.job7");      /* interval and character class */
     assert_int_equal(alternation, 2);
     assert_int_equal(anchored, 1);
     assert_int_equal(interval, 1);
@@ -51,12 +52,14 @@ static void test_stacked_quantifiers_refused(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     int calls = 0;
-    static const char *const refused[] = {"a+*", "b**", "c?+", "x{2}{3}", "y{1,2}+",
-                                          "x++++++++++++++++++++++++++++++++++++++++++++++++++"};
+    static const char *const refused[] = {
+        "a+*",     "b**",     "c?+",
+        "x{2}{3}", "y{1,2}+", "x++++++++++++++++++++++++++++++++++++++++++++++++++"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         assert_int_equal(subscribe_regex(n, refused[i], &calls), HARK_EPATTERN);
     /* Quantifiers that only look stacked: escaped, inside brackets, or apart. */
-    static const char *const accepted[] = {"a\\+*", "[+*]+", "a+b*", "[]+]?", "[[:alpha:]+]*", "(a+)*"};
+    static const char *const accepted[] = {"a\\+*", "[+*]+",         "a+b*",
+                                           "[]+]?", "[[:alpha:]+]*", "(a+)*"};
     for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
         assert_int_equal(subscribe_regex(n, accepted[i], &calls), 0);
     assert_int_equal(subscribe_regex(n, "(unclosed", &calls), HARK_EPATTERN);

@@ -55,7 +55,8 @@ static int on_finish(const char *name, const char *id, hark_payload *p, void *da
     return 0;
 }
 
-static int on_timed(const char *name, double a, double b, const char *id, hark_payload *p, void *data)
+static int on_timed(const char *name, double a, double b, const char *id, hark_payload *p,
+                    void *data)
 {
     (void)name, (void)a, (void)b, (void)id, (void)p;
     struct sub *s = data;
@@ -214,7 +215,6 @@ static void test_dynamic_leaves_other_topics_on_fast_path(void **state)
     assert_int_equal(plain.events, 1);
 }
 
-
 static void test_pairing_when_answer_flips_mid_event(void **state)
 {
     hark_notifier *n = *state;
@@ -252,7 +252,8 @@ static void test_silenceable_run_after_plain_of_same_kind(void **state)
 static void test_silenced_member_skipped_but_group_runs(void **state)
 {
     hark_notifier *n = *state;
-    struct sub a = {"A", false, 0, 0, 0, 0}, b = {"B", true, 0, 0, 0, 0}, c = {"C", false, 0, 0, 0, 0};
+    struct sub a = {"A", false, 0, 0, 0, 0}, b = {"B", true, 0, 0, 0, 0},
+               c = {"C", false, 0, 0, 0, 0};
     subscribe(n, "g", HARK_KIND_TIMED, HARK_SILENCE_DYNAMIC, &a);
     subscribe(n, "g", HARK_KIND_TIMED, HARK_SILENCE_CACHED, &b);
     subscribe(n, "g", HARK_KIND_TIMED, HARK_SILENCE_DYNAMIC, &c);
@@ -457,16 +458,23 @@ static void test_reentrant_silenced_gets_ebusy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_cached_is_asked_on_subscribe_and_change_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_is_asked_on_subscribe_and_change_only, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_all_silenced_costs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_is_asked_once_per_event, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dynamic_leaves_other_topics_on_fast_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dynamic_leaves_other_topics_on_fast_path, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_pairing_when_answer_flips_mid_event, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_silenceable_run_after_plain_of_same_kind, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_silenced_member_skipped_but_group_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_listening_and_publish_respect_silence, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_subscription_silence_changed_targets_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_change_seen_by_other_thread_next_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_silenceable_run_after_plain_of_same_kind, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_silenced_member_skipped_but_group_runs, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_listening_and_publish_respect_silence, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_subscription_silence_changed_targets_one, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_change_seen_by_other_thread_next_event, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_thread_local_override_stays_local, setup, teardown),
         cmocka_unit_test_setup_teardown(test_poll_rejects_non_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_silence_mode_requires_callback, setup, teardown),

@@ -47,22 +47,38 @@
 /* Topics and patterns                                                       */
 /* ------------------------------------------------------------------------- */
 
-static const char *const topic_names[] = {"sql.db", "sql.cache", "render.view",
-                                          "render.partial", "job.run"};
+static const char *const topic_names[] = {"sql.db", "sql.cache", "render.view", "render.partial",
+                                          "job.run"};
 #define NTOPICS 5
 
-enum { PAT_EXACT0, PAT_EXACT2, PAT_EXACT4, PAT_RE_SQL, PAT_RE_RENDER, PAT_RE_SUFFIX, PAT_ALL, NPATS };
+enum {
+    PAT_EXACT0,
+    PAT_EXACT2,
+    PAT_EXACT4,
+    PAT_RE_SQL,
+    PAT_RE_RENDER,
+    PAT_RE_SUFFIX,
+    PAT_ALL,
+    NPATS
+};
 
 static hark_pattern pattern_of(int p)
 {
     switch (p) {
-    case PAT_EXACT0: return hark_exact("sql.db");
-    case PAT_EXACT2: return hark_exact("render.view");
-    case PAT_EXACT4: return hark_exact("job.run");
-    case PAT_RE_SQL: return hark_regex("^sql\\.");
-    case PAT_RE_RENDER: return hark_regex("render");
-    case PAT_RE_SUFFIX: return hark_regex("\\.(db|run)$");
-    default: return hark_all();
+    case PAT_EXACT0:
+        return hark_exact("sql.db");
+    case PAT_EXACT2:
+        return hark_exact("render.view");
+    case PAT_EXACT4:
+        return hark_exact("job.run");
+    case PAT_RE_SQL:
+        return hark_regex("^sql\\.");
+    case PAT_RE_RENDER:
+        return hark_regex("render");
+    case PAT_RE_SUFFIX:
+        return hark_regex("\\.(db|run)$");
+    default:
+        return hark_all();
     }
 }
 
@@ -88,7 +104,7 @@ typedef struct rec {
     atomic_int active;        /* callbacks of this record running now */
     atomic_int released;      /* poison: set by release */
     atomic_int release_count;
-    atomic_ulong calls;       /* callbacks received (all kinds) */
+    atomic_ulong calls; /* callbacks received (all kinds) */
 } rec;
 
 static rec *recs;
@@ -97,8 +113,8 @@ static size_t max_recs;
 static atomic_ulong seq = 1;
 
 /* Violation counters, checked by the main thread (cmocka is not thread-safe). */
-static atomic_ulong v_wrong_topic, v_dup, v_unpaired, v_missing, v_after_release,
-    v_release_active, v_double_release, v_log_overflow, v_api, v_never_released, v_override;
+static atomic_ulong v_wrong_topic, v_dup, v_unpaired, v_missing, v_after_release, v_release_active,
+    v_double_release, v_log_overflow, v_api, v_never_released, v_override;
 static atomic_int reported;
 
 static void violation(atomic_ulong *counter, const char *fmt, ...)
@@ -188,7 +204,8 @@ static int check_id(const char *id)
     return 0;
 }
 
-static int timed_cb(const char *name, double s, double f, const char *id, hark_payload *p, void *data)
+static int timed_cb(const char *name, double s, double f, const char *id, hark_payload *p,
+                    void *data)
 {
     (void)s, (void)f;
     check_id(id);
@@ -251,7 +268,8 @@ static bool silenced_cb(const char *name, void *data)
     (void)name;
     atomic_fetch_add(&r->active, 1);
     if (atomic_load(&r->released))
-        violation(&v_after_release, "silenced() of record %zu after its release", (size_t)(r - recs));
+        violation(&v_after_release, "silenced() of record %zu after its release",
+                  (size_t)(r - recs));
     bool s = atomic_load(&r->silenced_now);
     atomic_fetch_sub(&r->active, 1);
     return s;
@@ -262,7 +280,8 @@ static void rec_release(void *data)
     rec *r = data;
     atomic_store(&r->released, 1);
     if (atomic_load(&r->active) != 0)
-        violation(&v_release_active, "release of record %zu while a callback runs", (size_t)(r - recs));
+        violation(&v_release_active, "release of record %zu while a callback runs",
+                  (size_t)(r - recs));
     if (atomic_fetch_add(&r->release_count, 1) != 0)
         violation(&v_double_release, "record %zu released twice", (size_t)(r - recs));
 }
@@ -274,8 +293,12 @@ static int rec_subscribe(rec *r)
     o.pattern = pattern_of(r->pattern);
     switch (r->kind) {
     case HARK_KIND_TIMED:
-    case HARK_KIND_MONOTONIC: o.timed = timed_cb; break;
-    case HARK_KIND_EVENT: o.event = event_cb; break;
+    case HARK_KIND_MONOTONIC:
+        o.timed = timed_cb;
+        break;
+    case HARK_KIND_EVENT:
+        o.event = event_cb;
+        break;
     case HARK_KIND_EVENTED:
         o.start = start_cb;
         o.finish = finish_cb;
@@ -329,10 +352,12 @@ static void log_sub_setup(void)
     recs[log_sql_rec].silence = HARK_SILENCE_CACHED;
     recs[log_render_rec].pattern = PAT_EXACT2, recs[log_render_rec].kind = HARK_KIND_EVENT;
     recs[log_render_rec].silence = HARK_SILENCE_CACHED;
-    assert_int_equal(hark_log_subscriber_add(the_log_sub, "sql", log_handler,
-                                             (void *)log_sql_rec, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_log_subscriber_add(the_log_sub, "sql", log_handler, (void *)log_sql_rec,
+                                             HARK_LOG_INFO),
+                     0);
     assert_int_equal(hark_log_subscriber_add(the_log_sub, "render", log_handler,
-                                             (void *)log_render_rec, HARK_LOG_DEBUG), 0);
+                                             (void *)log_render_rec, HARK_LOG_DEBUG),
+                     0);
     assert_int_equal(hark_subscriber_attach(the_log_sub, the_notifier, "db"), 0);
     assert_int_equal(hark_subscriber_attach(the_log_sub, the_notifier, "view"), 0);
 }
@@ -376,9 +401,10 @@ static void expect_received(const ev_log *lg, size_t ri, unsigned long c0, unsig
     int got = r->kind == HARK_KIND_EVENTED ? log_count(lg, (uint32_t)ri, SAW_FINISH)
                                            : log_count(lg, (uint32_t)ri, SAW_CALL);
     if (got != 1)
-        violation(&v_missing, "record %zu (kind %d, pattern %d) present for the whole event on %s "
-                  "but received it %d times", ri, (int)r->kind, r->pattern,
-                  topic_names[lg->topic], got);
+        violation(&v_missing,
+                  "record %zu (kind %d, pattern %d) present for the whole event on %s "
+                  "but received it %d times",
+                  ri, (int)r->kind, r->pattern, topic_names[lg->topic], got);
 }
 
 static void check_event(const ev_log *lg, unsigned long c0, unsigned long c1)
@@ -410,10 +436,13 @@ static void check_event(const ev_log *lg, unsigned long c0, unsigned long c1)
             violation(&v_override, "log handler ran for %s built inside silence(ERROR)",
                       topic_names[lg->topic]);
         if (lg->mode == OVERRIDE_LOG_AT && lg->topic == 0 && sql != 1)
-            violation(&v_override, "INFO handler ran %d times for sql.db built inside log_at(DEBUG)", sql);
+            violation(&v_override,
+                      "INFO handler ran %d times for sql.db built inside log_at(DEBUG)", sql);
         if (lg->mode == OVERRIDE_LOG_AT && lg->topic == 2 && render != 1)
-            violation(&v_override, "DEBUG handler ran %d times for render.view built inside "
-                      "log_at(DEBUG)", render);
+            violation(&v_override,
+                      "DEBUG handler ran %d times for render.view built inside "
+                      "log_at(DEBUG)",
+                      render);
     }
     for (int p = 0; p < NPERM; p++)
         expect_received(lg, perm[p], c0, c1);
@@ -631,9 +660,9 @@ static void *subscriber_main(void *arg)
             if (r->silence != HARK_SILENCE_NEVER && stress_below(&w->rng, 2)) {
                 atomic_store(&r->silenced_now, !atomic_load(&r->silenced_now));
                 int rc = r->silence == HARK_SILENCE_CACHED
-                             ? (stress_below(&w->rng, 2) ? hark_silence_changed(the_notifier)
-                                                         : hark_subscription_silence_changed(
-                                                               the_notifier, r->id))
+                             ? (stress_below(&w->rng, 2)
+                                    ? hark_silence_changed(the_notifier)
+                                    : hark_subscription_silence_changed(the_notifier, r->id))
                              : 0;
                 if (rc != 0)
                     violation(&v_api, "silence_changed: %s", hark_strerror(rc));
@@ -648,8 +677,9 @@ static void *subscriber_main(void *arg)
             r->pattern = (int)stress_below(&w->rng, NPATS);
             r->kind = kinds[stress_below(&w->rng, 4)];
             uint32_t m = stress_below(&w->rng, 8);
-            r->silence = m == 0 ? HARK_SILENCE_DYNAMIC : m == 1 ? HARK_SILENCE_CACHED
-                                                                : HARK_SILENCE_NEVER;
+            r->silence = m == 0   ? HARK_SILENCE_DYNAMIC
+                         : m == 1 ? HARK_SILENCE_CACHED
+                                  : HARK_SILENCE_NEVER;
             atomic_store(&r->silenced_now, stress_below(&w->rng, 2));
             int rc = rec_subscribe(r);
             if (rc != 0)
@@ -715,8 +745,8 @@ static void test_stress_subscribe_instrument_release(void **state)
     static const struct {
         int pattern;
         hark_kind kind;
-    } pdef[NPERM] = {{PAT_ALL, HARK_KIND_EVENTED}, {PAT_ALL, HARK_KIND_TIMED},
-                     {PAT_EXACT0, HARK_KIND_EVENT}, {PAT_RE_RENDER, HARK_KIND_EVENTED},
+    } pdef[NPERM] = {{PAT_ALL, HARK_KIND_EVENTED},         {PAT_ALL, HARK_KIND_TIMED},
+                     {PAT_EXACT0, HARK_KIND_EVENT},        {PAT_RE_RENDER, HARK_KIND_EVENTED},
                      {PAT_RE_SUFFIX, HARK_KIND_MONOTONIC}, {PAT_EXACT4, HARK_KIND_EVENTED}};
     log_sub_setup();
     for (int p = 0; p < NPERM; p++) {
@@ -806,9 +836,11 @@ static void test_stress_subscribe_instrument_release(void **state)
 
     assert_int_equal(hark_notifier_free(the_notifier), 0);
     printf("test_stress: %lu events (%lu finished on another thread), %zu subscriptions, "
-           "all released once\n", total, atomic_load(&handed_off), subscribed);
+           "all released once\n",
+           total, atomic_load(&handed_off), subscribed);
     printf("test_stress: %lu logger level changes, %lu thread-local overrides, %lu lines logged\n",
-           atomic_load(&level_changes), atomic_load(&overrides_entered), atomic_load(&lines_written));
+           atomic_load(&level_changes), atomic_load(&overrides_entered),
+           atomic_load(&lines_written));
     free(recs);
     recs = NULL;
 }

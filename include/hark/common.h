@@ -79,8 +79,7 @@ HARK_API const char *hark_err_name(int err);
  * you keep the same functions. Meant for fault-injection tests and custom heaps.
  * Thread-safety: not thread-safe; call while no other thread uses hark.
  */
-HARK_API void hark_set_allocator(void *(*malloc_fn)(size_t),
-                                 void *(*realloc_fn)(void *, size_t),
+HARK_API void hark_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
                                  void (*free_fn)(void *));
 
 #ifdef __cplusplus

@@ -25,11 +25,11 @@ extern "C" {
 #define HARK_ID_LEN 20
 
 /* Flags in hark_event.flags. */
-#define HARK_EVENT_HAS_TIME 0x1u  /* time_ms is set */
-#define HARK_EVENT_HAS_END 0x2u   /* end_ms is set */
-#define HARK_EVENT_STARTED 0x4u   /* hark_event_start() ran: cpu/alloc starts are set */
-#define HARK_EVENT_FINISHED 0x8u  /* hark_event_finish() ran: cpu/alloc ends are set */
-#define HARK_EVENT_CPU 0x10u      /* thread CPU time is measured */
+#define HARK_EVENT_HAS_TIME 0x1u /* time_ms is set */
+#define HARK_EVENT_HAS_END 0x2u  /* end_ms is set */
+#define HARK_EVENT_STARTED 0x4u  /* hark_event_start() ran: cpu/alloc starts are set */
+#define HARK_EVENT_FINISHED 0x8u /* hark_event_finish() ran: cpu/alloc ends are set */
+#define HARK_EVENT_CPU 0x10u     /* thread CPU time is measured */
 
 typedef struct hark_event {
     const char *name;           /* borrowed: the topic's interned name */
@@ -41,7 +41,7 @@ typedef struct hark_event {
     double cpu_end_ms;
     uint64_t allocations_start; /* per-thread allocation counter at start */
     uint64_t allocations_end;
-    unsigned flags;             /* HARK_EVENT_* */
+    unsigned flags; /* HARK_EVENT_* */
 } hark_event;
 
 /*

@@ -100,9 +100,21 @@ typedef struct hark_pattern {
     const char *text; /* copied at subscribe time; ignored for HARK_PATTERN_ALL */
 } hark_pattern;
 
-static inline hark_pattern hark_exact(const char *name) { hark_pattern p = {HARK_PATTERN_EXACT, name}; return p; }
-static inline hark_pattern hark_regex(const char *re) { hark_pattern p = {HARK_PATTERN_REGEX, re}; return p; }
-static inline hark_pattern hark_all(void) { hark_pattern p = {HARK_PATTERN_ALL, NULL}; return p; }
+static inline hark_pattern hark_exact(const char *name)
+{
+    hark_pattern p = {HARK_PATTERN_EXACT, name};
+    return p;
+}
+static inline hark_pattern hark_regex(const char *re)
+{
+    hark_pattern p = {HARK_PATTERN_REGEX, re};
+    return p;
+}
+static inline hark_pattern hark_all(void)
+{
+    hark_pattern p = {HARK_PATTERN_ALL, NULL};
+    return p;
+}
 
 /* Callback shapes. `data` is the subscription's user data. Return 0, or nonzero on failure. */
 typedef int (*hark_timed_fn)(const char *name, double start, double finish, const char *id,
@@ -114,9 +126,9 @@ typedef bool (*hark_silenced_fn)(const char *name, void *data);
 
 /* The outcome of one instrument, start, finish or publish call. */
 typedef struct hark_status {
-    int block;             /* what the block returned (0 when there was none) */
-    uint32_t failures;     /* subscriber callbacks that returned nonzero */
-    int first_failure;     /* the first such value, 0 when failures == 0 */
+    int block;         /* what the block returned (0 when there was none) */
+    uint32_t failures; /* subscriber callbacks that returned nonzero */
+    int first_failure; /* the first such value, 0 when failures == 0 */
 } hark_status;
 
 /* ------------------------------------------------------------------------- */
@@ -239,7 +251,7 @@ HARK_API bool hark_listening(hark_topic *t);
  * hark_subscribe_options_init()) and set what you need.
  */
 typedef struct hark_subscribe_options {
-    unsigned version;            /* HARK_SUBSCRIBE_OPTIONS_VERSION */
+    unsigned version; /* HARK_SUBSCRIBE_OPTIONS_VERSION */
     hark_kind kind;
     hark_pattern pattern;
     hark_timed_fn timed;         /* TIMED and MONOTONIC: required */
@@ -258,9 +270,11 @@ typedef struct hark_subscribe_options {
     void *data;
 } hark_subscribe_options;
 
-#define HARK_SUBSCRIBE_OPTIONS_INIT {HARK_SUBSCRIBE_OPTIONS_VERSION, HARK_KIND_TIMED, \
-    {HARK_PATTERN_ALL, NULL}, NULL, NULL, NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, \
-    NULL, false, false, NULL, NULL}
+#define HARK_SUBSCRIBE_OPTIONS_INIT                                                                \
+    {                                                                                              \
+        HARK_SUBSCRIBE_OPTIONS_VERSION, HARK_KIND_TIMED, {HARK_PATTERN_ALL, NULL}, NULL, NULL,     \
+            NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, NULL, false, false, NULL, NULL             \
+    }
 
 /* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT (NULL is ignored).
  * Thread-safety: the caller's options only. */
@@ -438,13 +452,22 @@ HARK_API int hark_handle_finish(hark_handle *h);
 HARK_API int hark_handle_discard(hark_handle *h);
 
 /* Whether anybody takes part in the handle's event (false for a "null handle"). */
-static inline bool hark_handle_listening(const hark_handle *h) { return h->snap_ != NULL; }
+static inline bool hark_handle_listening(const hark_handle *h)
+{
+    return h->snap_ != NULL;
+}
 
 /* Failures of the last start or finish of `h`. */
-static inline hark_status hark_handle_status(const hark_handle *h) { return h->status_; }
+static inline hark_status hark_handle_status(const hark_handle *h)
+{
+    return h->status_;
+}
 
 /* The payload subscribers see (the caller's, or the handle's own). */
-static inline hark_payload *hark_handle_payload(hark_handle *h) { return h->payload_; }
+static inline hark_payload *hark_handle_payload(hark_handle *h)
+{
+    return h->payload_;
+}
 
 /*
  * Records a failure of the work in the handle's payload (`exception` and
@@ -462,8 +485,8 @@ HARK_API int hark_handle_fail(hark_handle *h, const char *type, const char *mess
  * Returns HARK_ESUBSCRIBER if any subscriber failed, else the block's return value.
  * Thread-safety: safe.
  */
-HARK_API int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block,
-                             void *data, hark_status *status);
+HARK_API int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, void *data,
+                             hark_status *status);
 
 /* The same by name, on notifier `n` (interning the name on every call; prefer a topic).
  * Errors: also those of hark_topic_get(). Thread-safety: safe. */
@@ -484,35 +507,36 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
  * reclaimed. Use HARK_INSTRUMENT_STATUS to learn about subscriber failures; record a
  * failure of the work with hark_payload_set_exception().
  */
-#define HARK_INSTRUMENT(topic, payload, ...) HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
+#define HARK_INSTRUMENT(topic, payload, ...)                                                       \
+    HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
 
 /*
  * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
  * NULL. The macro's own variables are named after the line, so instruments nested in
  * one function do not shadow each other.
  */
-#define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                      \
+#define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                                    \
     HARK__INSTRUMENT_AT(__LINE__, topic, payload, status_ptr, __VA_ARGS__)
-#define HARK__INSTRUMENT_AT(line, topic, payload, status_ptr, ...)                   \
-    HARK__INSTRUMENT_NAMES(HARK__CAT(hark_t_, line), HARK__CAT(hark_h_, line), topic,  \
-                           payload, status_ptr, __VA_ARGS__)
+#define HARK__INSTRUMENT_AT(line, topic, payload, status_ptr, ...)                                 \
+    HARK__INSTRUMENT_NAMES(HARK__CAT(hark_t_, line), HARK__CAT(hark_h_, line), topic, payload,     \
+                           status_ptr, __VA_ARGS__)
 #define HARK__CAT(a, b) HARK__CAT2(a, b)
 #define HARK__CAT2(a, b) a##b
-#define HARK__INSTRUMENT_NAMES(t_, h_, topic, payload, status_ptr, ...)               \
-    do {                                                                              \
-        hark_topic *t_ = (topic);                                                     \
-        if (HARK_UNLIKELY(hark_enabled(t_))) {                                        \
-            hark_handle h_;                                                           \
-            hark__begin(&h_, t_, (payload));                                          \
-            do {                                                                      \
-                __VA_ARGS__                                                           \
-            } while (0);                                                              \
-            hark__end(&h_, (status_ptr));                                             \
-        } else {                                                                      \
-            do {                                                                      \
-                __VA_ARGS__                                                           \
-            } while (0);                                                              \
-        }                                                                             \
+#define HARK__INSTRUMENT_NAMES(t_, h_, topic, payload, status_ptr, ...)                            \
+    do {                                                                                           \
+        hark_topic *t_ = (topic);                                                                  \
+        if (HARK_UNLIKELY(hark_enabled(t_))) {                                                     \
+            hark_handle h_;                                                                        \
+            hark__begin(&h_, t_, (payload));                                                       \
+            do {                                                                                   \
+                __VA_ARGS__                                                                        \
+            } while (0);                                                                           \
+            hark__end(&h_, (status_ptr));                                                          \
+        } else {                                                                                   \
+            do {                                                                                   \
+                __VA_ARGS__                                                                        \
+            } while (0);                                                                           \
+        }                                                                                          \
     } while (0)
 
 /* Used by the macros: build + start, and finish + status. Not for direct use; they
@@ -547,17 +571,17 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
  * name cannot be interned (out of memory), the topic is a silent stand-in and the
  * next execution retries.
  */
-#define HARK_TOPIC_STATIC(var, name)                                                  \
-    static hark__site var##_hark_site;                                                \
+#define HARK_TOPIC_STATIC(var, name)                                                               \
+    static hark__site var##_hark_site;                                                             \
     hark_topic *var = hark__site_topic(&var##_hark_site, (name))
 
 /* HARK_INSTRUMENT on the default notifier by literal name, with a call-site cache. */
-#define HARK_INSTRUMENT_NAMED(name, payload, ...)                                     \
+#define HARK_INSTRUMENT_NAMED(name, payload, ...)                                                  \
     HARK__INSTRUMENT_NAMED_AT(HARK__CAT(hark_named_, __LINE__), name, payload, __VA_ARGS__)
-#define HARK__INSTRUMENT_NAMED_AT(var, name, payload, ...)                            \
-    do {                                                                              \
-        HARK_TOPIC_STATIC(var, name);                                                 \
-        HARK_INSTRUMENT(var, payload, __VA_ARGS__);                                   \
+#define HARK__INSTRUMENT_NAMED_AT(var, name, payload, ...)                                         \
+    do {                                                                                           \
+        HARK_TOPIC_STATIC(var, name);                                                              \
+        HARK_INSTRUMENT(var, payload, __VA_ARGS__);                                                \
     } while (0)
 
 /* ------------------------------------------------------------------------- */

@@ -73,8 +73,8 @@ struct hark_payload {
  * Declares `hark_payload name` with room for `n` fields of your own, backed by an
  * array on the current stack. `n` must be a positive integer constant.
  */
-#define HARK_PAYLOAD(name, n)                                              \
-    hark_field name##_hark_fields[(n) + HARK_PAYLOAD_RESERVED];            \
+#define HARK_PAYLOAD(name, n)                                                                      \
+    hark_field name##_hark_fields[(n) + HARK_PAYLOAD_RESERVED];                                    \
     hark_payload name = {name##_hark_fields, 0, (n) + HARK_PAYLOAD_RESERVED}
 
 /*

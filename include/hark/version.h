@@ -9,7 +9,8 @@
 #define HARK_VERSION_PATCH 0
 #define HARK_VERSION_STRING "0.1.0"
 /* One number that grows with each release: major * 10000 + minor * 100 + patch. */
-#define HARK_VERSION_NUMBER (HARK_VERSION_MAJOR * 10000 + HARK_VERSION_MINOR * 100 + HARK_VERSION_PATCH)
+#define HARK_VERSION_NUMBER                                                                        \
+    (HARK_VERSION_MAJOR * 10000 + HARK_VERSION_MINOR * 100 + HARK_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {

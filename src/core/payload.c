@@ -56,16 +56,16 @@ static int slot(hark_payload *payload, const char *key, bool reserved_ok, hark_f
     return 0;
 }
 
-#define DEFINE_SETTER(fn, ctype, tag, member)                                          \
-    int fn(hark_payload *payload, const char *key, ctype value)                        \
-    {                                                                                  \
-        hark_field *f;                                                                 \
-        int rc = slot(payload, key, false, &f);                                        \
-        if (rc == 0) {                                                                 \
-            f->type = tag;                                                             \
-            f->as.member = value;                                                      \
-        }                                                                              \
-        return rc;                                                                     \
+#define DEFINE_SETTER(fn, ctype, tag, member)                                                      \
+    int fn(hark_payload *payload, const char *key, ctype value)                                    \
+    {                                                                                              \
+        hark_field *f;                                                                             \
+        int rc = slot(payload, key, false, &f);                                                    \
+        if (rc == 0) {                                                                             \
+            f->type = tag;                                                                         \
+            f->as.member = value;                                                                  \
+        }                                                                                          \
+        return rc;                                                                                 \
     }
 
 DEFINE_SETTER(hark_payload_set_int, int64_t, HARK_TYPE_INT, i)
@@ -82,7 +82,8 @@ int hark_payload_set_exception(hark_payload *payload, const char *type, const ch
     if (!payload || !type)
         return HARK_EINVAL;
     /* Both fields or neither: check room for the pair before writing either. */
-    uint32_t needed = (find(payload, "exception") ? 0 : 1) + (find(payload, "exception_object") ? 0 : 1);
+    uint32_t needed =
+        (find(payload, "exception") ? 0 : 1) + (find(payload, "exception_object") ? 0 : 1);
     if (payload->count + needed > payload->capacity)
         return HARK_EFULL;
     hark_field *f;
@@ -103,7 +104,8 @@ const hark_field *hark_payload_get(const hark_payload *payload, const char *key)
     return find(payload, key);
 }
 
-static int typed(const hark_payload *payload, const char *key, hark_type type, const hark_field **out)
+static int typed(const hark_payload *payload, const char *key, hark_type type,
+                 const hark_field **out)
 {
     if (!payload || !key)
         return HARK_EINVAL;
@@ -116,16 +118,16 @@ static int typed(const hark_payload *payload, const char *key, hark_type type, c
     return 0;
 }
 
-#define DEFINE_GETTER(fn, ctype, tag, member)                                          \
-    int fn(const hark_payload *payload, const char *key, ctype *out)                   \
-    {                                                                                  \
-        const hark_field *f;                                                           \
-        if (!out)                                                                      \
-            return HARK_EINVAL;                                                        \
-        int rc = typed(payload, key, tag, &f);                                         \
-        if (rc == 0)                                                                   \
-            *out = f->as.member;                                                       \
-        return rc;                                                                     \
+#define DEFINE_GETTER(fn, ctype, tag, member)                                                      \
+    int fn(const hark_payload *payload, const char *key, ctype *out)                               \
+    {                                                                                              \
+        const hark_field *f;                                                                       \
+        if (!out)                                                                                  \
+            return HARK_EINVAL;                                                                    \
+        int rc = typed(payload, key, tag, &f);                                                     \
+        if (rc == 0)                                                                               \
+            *out = f->as.member;                                                                   \
+        return rc;                                                                                 \
     }
 
 DEFINE_GETTER(hark_payload_get_int, int64_t, HARK_TYPE_INT, i)

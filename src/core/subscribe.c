@@ -397,7 +397,8 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
     /* Regex subscriptions that match the name and will exclude it from now on. */
     size_t regex_count = 0;
     for (size_t i = 0; i < n->pattern_count; i++)
-        if (n->patterns[i]->pattern_kind == HARK_PATTERN_REGEX && hark__sub_matches(n->patterns[i], name))
+        if (n->patterns[i]->pattern_kind == HARK_PATTERN_REGEX &&
+            hark__sub_matches(n->patterns[i], name))
             regex_count++;
     char **copies = hark__calloc(regex_count + 1, sizeof *copies);
     if (!copies)
@@ -509,4 +510,7 @@ int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts, int (*
     return unsub == HARK_ENOMEM ? HARK_ENOMEM : rc;
 }
 
-hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id) { return find_sub(n, id); }
+hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id)
+{
+    return find_sub(n, id);
+}

@@ -27,7 +27,8 @@ static inline void note(hark_status *status, int rc)
 static inline bool entry_silenced(const struct hark__entry *e, const char *name)
 {
     const hark__sub *s = e->sub;
-    if (s->silence == HARK_SILENCE_CACHED && atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
+    if (s->silence == HARK_SILENCE_CACHED &&
+        atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
         return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
     hark__callback_enter();
     bool silenced = s->silenced(name, s->data);
@@ -35,26 +36,29 @@ static inline bool entry_silenced(const struct hark__entry *e, const char *name)
     return silenced;
 }
 
-static inline bool bit_set(const uint64_t *bits, unsigned i) { return (bits[i / 64] >> (i % 64)) & 1u; }
+static inline bool bit_set(const uint64_t *bits, unsigned i)
+{
+    return (bits[i / 64] >> (i % 64)) & 1u;
+}
 
 /*
  * Runs `body` for every member `e` of `group` that takes part in the event of `h`:
  * all non-silenceable members, then the silenceable ones chosen at build time.
  * Bounds are held in locals so that callbacks (opaque calls) do not force reloads.
  */
-#define FOR_EACH_MEMBER(h, snap, group, e, body)                                         \
-    do {                                                                                 \
-        const struct hark__entry *e = &(snap)->entries[(group)->first];                  \
-        const struct hark__entry *const mid_ = &(snap)->entries[(group)->first_silenceable]; \
-        const struct hark__entry *const end_ = &(snap)->entries[(group)->end];           \
-        for (; e < mid_; e++) {                                                          \
-            body;                                                                        \
-        }                                                                                \
-        for (; e < end_; e++) {                                                          \
-            if (bit_set((h)->active_, e->silence_bit)) {                                 \
-                body;                                                                    \
-            }                                                                            \
-        }                                                                                \
+#define FOR_EACH_MEMBER(h, snap, group, e, body)                                                   \
+    do {                                                                                           \
+        const struct hark__entry *e = &(snap)->entries[(group)->first];                            \
+        const struct hark__entry *const mid_ = &(snap)->entries[(group)->first_silenceable];       \
+        const struct hark__entry *const end_ = &(snap)->entries[(group)->end];                     \
+        for (; e < mid_; e++) {                                                                    \
+            body;                                                                                  \
+        }                                                                                          \
+        for (; e < end_; e++) {                                                                    \
+            if (bit_set((h)->active_, e->silence_bit)) {                                           \
+                body;                                                                              \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* Failure counting in locals, stored into the handle once per start or finish. */
@@ -196,13 +200,15 @@ HARK_HOT int finish(hark_handle *h)
          * cheaper than spilling and reloading one around every callback. */
         case HARK_KIND_TIMED:
             h->end_ = hark__wall(clock);
-            FOR_EACH_MEMBER(h, snap, group, e,
-                            NOTE(e->call.timed(name, h->wall_start_, h->end_, id, payload, e->data)));
+            FOR_EACH_MEMBER(
+                h, snap, group, e,
+                NOTE(e->call.timed(name, h->wall_start_, h->end_, id, payload, e->data)));
             break;
         case HARK_KIND_MONOTONIC:
             h->end_ = hark__monotonic(clock);
-            FOR_EACH_MEMBER(h, snap, group, e,
-                            NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
+            FOR_EACH_MEMBER(
+                h, snap, group, e,
+                NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
             break;
         case HARK_KIND_EVENT: {
             /* The payload (and, for the legacy stack, the name) given at finish wins. */
@@ -335,7 +341,8 @@ bool hark_listening(hark_topic *t)
 
 /* Walks every listener that is not silenced, in listener (registration) order. */
 static void publish_walk(hark_topic *t, hark_status *status,
-                         void (*visit)(const hark__sub *s, hark_status *status, void *ctx), void *ctx)
+                         void (*visit)(const hark__sub *s, hark_status *status, void *ctx),
+                         void *ctx)
 {
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
@@ -361,7 +368,8 @@ struct publish_args {
 static void visit_publish(const hark__sub *s, hark_status *status, void *ctx)
 {
     const struct publish_args *a = ctx;
-    hark_timed_fn fn = (s->kind == HARK_KIND_TIMED || s->kind == HARK_KIND_MONOTONIC) ? s->timed : s->publish;
+    hark_timed_fn fn =
+        (s->kind == HARK_KIND_TIMED || s->kind == HARK_KIND_MONOTONIC) ? s->timed : s->publish;
     if (fn)
         note(status, fn(a->name, a->start, a->finish, a->id, a->payload, s->data));
 }
@@ -409,8 +417,9 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
     if (rc != 0)
         return rc;
     /* Timed subscribers get the event's times in seconds (SPEC 2.9, newest behaviour). */
-    struct publish_args a = {ev->name, hark_event_time(ev), hark_event_end(ev),
-                             ev->transaction_id ? ev->transaction_id : "", ev->payload, ev};
+    struct publish_args a = {ev->name,           hark_event_time(ev),
+                             hark_event_end(ev), ev->transaction_id ? ev->transaction_id : "",
+                             ev->payload,        ev};
     publish_walk(t, &local, visit_publish_event, &a);
     return finish_status(status, local);
 }

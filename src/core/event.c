@@ -99,8 +99,6 @@ uint64_t hark_event_allocations(const hark_event *ev)
     return ev->allocations_end - ev->allocations_start;
 }
 
-
-
 int hark_event_record(hark_event *ev, hark_block_fn block, void *data)
 {
     if (!ev)

@@ -12,9 +12,18 @@ static double read_clock(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double hark_clock_wall(void) { return read_clock(CLOCK_REALTIME); }
-double hark_clock_monotonic(void) { return read_clock(CLOCK_MONOTONIC); }
-double hark_clock_thread_cpu(void) { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+double hark_clock_wall(void)
+{
+    return read_clock(CLOCK_REALTIME);
+}
+double hark_clock_monotonic(void)
+{
+    return read_clock(CLOCK_MONOTONIC);
+}
+double hark_clock_thread_cpu(void)
+{
+    return read_clock(CLOCK_THREAD_CPUTIME_ID);
+}
 
 /* Read on every event-object start/finish; written rarely. */
 static uint64_t (*allocation_counter)(void);

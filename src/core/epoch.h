@@ -44,10 +44,10 @@
  * (a locked instruction is a full barrier on x86 as well).
  */
 #ifdef HARK_TSAN
-#define hark__full_fence()                                                              \
-    do {                                                                                \
-        static _Thread_local atomic_int hark_fence_word_;                               \
-        atomic_exchange_explicit(&hark_fence_word_, 0, memory_order_seq_cst);           \
+#define hark__full_fence()                                                                         \
+    do {                                                                                           \
+        static _Thread_local atomic_int hark_fence_word_;                                          \
+        atomic_exchange_explicit(&hark_fence_word_, 0, memory_order_seq_cst);                      \
     } while (0)
 #else
 #define hark__full_fence() atomic_thread_fence(memory_order_seq_cst)
@@ -58,8 +58,8 @@ struct hark__reader {
     atomic_ulong unlock[2];
     struct hark__reader *next;
     bool registered;
-    int open;          /* events entered on this thread and not yet left on it */
-    int in_callback;   /* depth of subscriber callbacks running on this thread */
+    int open;        /* events entered on this thread and not yet left on it */
+    int in_callback; /* depth of subscriber callbacks running on this thread */
 };
 
 extern _Thread_local struct hark__reader hark__self __attribute__((tls_model("initial-exec")));

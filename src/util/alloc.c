@@ -17,7 +17,10 @@ void hark_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, 
     free_hook = free_fn ? free_fn : free;
 }
 
-void *hark__malloc(size_t size) { return malloc_hook(size ? size : 1); }
+void *hark__malloc(size_t size)
+{
+    return malloc_hook(size ? size : 1);
+}
 
 void *hark__calloc(size_t count, size_t size)
 {
@@ -29,7 +32,10 @@ void *hark__calloc(size_t count, size_t size)
     return p;
 }
 
-void *hark__realloc(void *ptr, size_t size) { return realloc_hook(ptr, size ? size : 1); }
+void *hark__realloc(void *ptr, size_t size)
+{
+    return realloc_hook(ptr, size ? size : 1);
+}
 
 void hark__free(void *ptr)
 {
@@ -47,4 +53,7 @@ char *hark__strndup(const char *s, size_t len)
     return copy;
 }
 
-char *hark__strdup(const char *s) { return hark__strndup(s, strlen(s)); }
+char *hark__strdup(const char *s)
+{
+    return hark__strndup(s, strlen(s));
+}

@@ -36,7 +36,10 @@ static size_t collect(hark__sub **list, const hark_topic *t, const struct hark__
     return n;
 }
 
-static bool silenceable(const hark__sub *s) { return s->silence != HARK_SILENCE_NEVER; }
+static bool silenceable(const hark__sub *s)
+{
+    return s->silence != HARK_SILENCE_NEVER;
+}
 
 /* Kinds in group order; returns how many. */
 static unsigned group_order(hark_kind order[HARK_KIND_COUNT], hark__sub **list, size_t n)
@@ -145,11 +148,15 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
     return 0;
 }
 
-void hark__snapshot_free(struct hark__snapshot *snap) { hark__free(snap); }
+void hark__snapshot_free(struct hark__snapshot *snap)
+{
+    hark__free(snap);
+}
 
 static void reclaim_snapshot(struct hark__retired *node)
 {
-    hark__snapshot_free((struct hark__snapshot *)((char *)node - offsetof(struct hark__snapshot, retired)));
+    hark__snapshot_free(
+        (struct hark__snapshot *)((char *)node - offsetof(struct hark__snapshot, retired)));
 }
 
 /*

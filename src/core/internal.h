@@ -27,9 +27,9 @@ struct hark_subscription {
     hark_pattern_kind pattern_kind;
     bool prepend;
     bool want_cpu;
-    char *pattern;            /* exact name or regex source; NULL for all events */
-    regex_t regex;            /* compiled when pattern_kind is REGEX */
-    char **exclusions;        /* names removed from a regex by unsubscribe-by-name */
+    char *pattern;     /* exact name or regex source; NULL for all events */
+    regex_t regex;     /* compiled when pattern_kind is REGEX */
+    char **exclusions; /* names removed from a regex by unsubscribe-by-name */
     size_t exclusion_count;
     hark_timed_fn timed;
     hark_event_fn event;
@@ -55,7 +55,7 @@ struct hark__entry {
         hark_event_fn event;     /* EVENT */
         hark_evented_fn evented; /* EVENTED: start */
     } call;
-    hark_evented_fn finish;      /* EVENTED: finish */
+    hark_evented_fn finish; /* EVENTED: finish */
     void *data;
     hark__sub *sub;
     /* Cached-mode answer for this topic's name: 1 silenced, 0 not. Written under the
@@ -77,7 +77,7 @@ struct hark__snapshot {
     uint32_t group_count;
     uint32_t entry_count;
     uint32_t silenceable_count;
-    bool need_cpu; /* an event-object member wants thread CPU time */
+    bool need_cpu;         /* an event-object member wants thread CPU time */
     uint32_t fixed_groups; /* bit g: group g has non-silenceable members, so always runs */
     struct hark__group groups[HARK_KIND_COUNT];
     /* Entry indices in listener order (registration order, exact first), which is
@@ -113,11 +113,11 @@ struct hark_notifier {
     bool builtin;
     hark_clock clock;
     _Atomic(struct hark__topic_table *) table;
-    size_t topic_count;       /* guarded by lock */
-    hark_topic **topics;      /* every topic, in creation order; guarded by lock */
+    size_t topic_count;  /* guarded by lock */
+    hark_topic **topics; /* every topic, in creation order; guarded by lock */
     size_t topics_capacity;
-    hark__sub *subs;          /* live subscriptions, newest first; guarded by lock */
-    hark__sub **patterns;     /* live regex/all subscriptions in registration order */
+    hark__sub *subs;      /* live subscriptions, newest first; guarded by lock */
+    hark__sub **patterns; /* live regex/all subscriptions in registration order */
     size_t pattern_count, pattern_capacity;
     hark_subscription_id next_id;
 };
@@ -146,13 +146,14 @@ void hark__sub_free_pattern(hark__sub *sub);
 
 /* snapshot.c: what changes in a topic's listener lists; see hark__snapshot_build(). */
 struct hark__delta {
-    hark__sub *add;     /* exact (front if prepend, else back) or pattern (back) */
-    hark__sub *remove;  /* drop this subscription */
-    bool drop_exact;    /* drop every exact subscription (unsubscribe by name) */
-    bool drop_regex;    /* drop every regex subscription (unsubscribe by name) */
+    hark__sub *add;    /* exact (front if prepend, else back) or pattern (back) */
+    hark__sub *remove; /* drop this subscription */
+    bool drop_exact;   /* drop every exact subscription (unsubscribe by name) */
+    bool drop_regex;   /* drop every regex subscription (unsubscribe by name) */
 };
 /* Builds the snapshot the topic will have once `delta` is applied. Locking: notifier lock. */
-int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t, const struct hark__delta *delta);
+int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
+                         const struct hark__delta *delta);
 /* Publishes `snap` (may be NULL) for `t`, retiring the previous one. Locking: notifier lock. */
 void hark__snapshot_publish(hark_topic *t, struct hark__snapshot *snap);
 /* Recomputes a topic's state word from its snapshot. Locking: notifier lock. */
@@ -161,8 +162,14 @@ void hark__snapshot_free(struct hark__snapshot *snap);
 
 /* dispatch.c */
 /* Marks the calling thread as running subscriber code (hark__epoch_would_self_wait). */
-static inline void hark__callback_enter(void) { hark__self.in_callback++; }
-static inline void hark__callback_leave(void) { hark__self.in_callback--; }
+static inline void hark__callback_enter(void)
+{
+    hark__self.in_callback++;
+}
+static inline void hark__callback_leave(void)
+{
+    hark__self.in_callback--;
+}
 /* Ends the reader section of a handle that will never be finished. */
 void hark__handle_abandon(hark_handle *h);
 

@@ -85,7 +85,10 @@ static void free_stack(void *arg)
     hark__free(s);
 }
 
-static void stack_setup(void) { pthread_key_create(&stack_key, free_stack); }
+static void stack_setup(void)
+{
+    pthread_key_create(&stack_key, free_stack);
+}
 
 /* The calling thread's stack, allocated once per thread on first use. */
 static struct legacy_stack *thread_stack(void)

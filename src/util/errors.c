@@ -48,6 +48,12 @@ const char *hark_err_name(int err)
     return e ? e->name : "HARK_E?";
 }
 
-int hark_version(void) { return HARK_VERSION_NUMBER; }
+int hark_version(void)
+{
+    return HARK_VERSION_NUMBER;
+}
 
-const char *hark_version_string(void) { return HARK_VERSION_STRING; }
+const char *hark_version_string(void)
+{
+    return HARK_VERSION_STRING;
+}

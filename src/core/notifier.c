@@ -41,7 +41,10 @@ int hark__lock(hark_notifier *n)
     return rc == EDEADLK ? HARK_EBUSY : rc == 0 ? 0 : HARK_EINVAL;
 }
 
-void hark__unlock(hark_notifier *n) { pthread_mutex_unlock(&n->lock); }
+void hark__unlock(hark_notifier *n)
+{
+    pthread_mutex_unlock(&n->lock);
+}
 
 int hark_notifier_new(hark_notifier **out)
 {
@@ -167,7 +170,8 @@ static void table_put(struct hark__topic_table *table, hark_topic *t)
 
 static struct hark__topic_table *table_new(size_t slots)
 {
-    struct hark__topic_table *table = hark__calloc(1, sizeof *table + slots * sizeof table->slots[0]);
+    struct hark__topic_table *table =
+        hark__calloc(1, sizeof *table + slots * sizeof table->slots[0]);
     if (table)
         table->mask = slots - 1;
     return table;
@@ -262,7 +266,10 @@ int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, si
     return 0;
 }
 
-void hark__topic_discard(hark_topic *t) { topic_free(t); }
+void hark__topic_discard(hark_topic *t)
+{
+    topic_free(t);
+}
 
 void hark__topic_commit(hark_notifier *n, hark_topic *t)
 {
@@ -296,7 +303,8 @@ int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
      * because a concurrent intern may replace (and retire) it. */
     uint64_t hash = hark__hash(name, length);
     unsigned bank = hark__read_enter();
-    hark_topic *t = table_find(atomic_load_explicit(&n->table, memory_order_acquire), name, length, hash);
+    hark_topic *t =
+        table_find(atomic_load_explicit(&n->table, memory_order_acquire), name, length, hash);
     hark__read_exit(bank, true);
     if (t) {
         *out = t;
@@ -311,9 +319,15 @@ int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
     return rc;
 }
 
-const char *hark_topic_name(const hark_topic *t) { return t ? t->name : NULL; }
+const char *hark_topic_name(const hark_topic *t)
+{
+    return t ? t->name : NULL;
+}
 
-hark_notifier *hark_topic_notifier(const hark_topic *t) { return t ? t->notifier : NULL; }
+hark_notifier *hark_topic_notifier(const hark_topic *t)
+{
+    return t ? t->notifier : NULL;
+}
 
 /* ------------------------------------------------------------------------- */
 /* Quiescence and freeing                                                    */
