@@ -31,6 +31,20 @@ extern "C" {
 #define HARK_EVENT_FINISHED 0x8u /* hark_event_finish() ran: cpu/alloc ends are set */
 #define HARK_EVENT_CPU 0x10u     /* thread CPU time is measured */
 
+/*
+ * The identity of one delivered event. `id` is unique within the process (never 0
+ * for a delivered event, never reused); `parent` is the id of the event enclosing
+ * it on the same thread -- started there and not yet finished when this one
+ * started -- or 0 at top level. Where Rails' transaction id names the thread's
+ * instrumenter (the same for every event of a thread), these name one event.
+ * Ids are given only to events somebody receives: an unsubscribed or silenced
+ * event costs nothing more for them.
+ */
+typedef struct hark_event_ids {
+    uint64_t id;
+    uint64_t parent;
+} hark_event_ids;
+
 typedef struct hark_event {
     const char *name;           /* borrowed: the topic's interned name */
     const char *transaction_id; /* borrowed: HARK_ID_LEN hex characters, or "" */
@@ -41,7 +55,9 @@ typedef struct hark_event {
     double cpu_end_ms;
     uint64_t allocations_start; /* per-thread allocation counter at start */
     uint64_t allocations_end;
-    unsigned flags; /* HARK_EVENT_* */
+    unsigned flags;     /* HARK_EVENT_* */
+    uint64_t id;        /* hark_event_ids.id; 0 for an event built by hand */
+    uint64_t parent_id; /* hark_event_ids.parent */
 } hark_event;
 
 /*

@@ -406,6 +406,7 @@ typedef struct hark_handle {
     double mono_start_;
     double end_;
     hark_event event_;
+    hark_event_ids ids_;
     uint64_t active_[HARK_SILENCEABLE_MAX / 64];
     char id_[HARK_ID_LEN + 1];
     hark_field own_fields_[HARK_PAYLOAD_RESERVED];
@@ -455,6 +456,12 @@ HARK_API int hark_handle_discard(hark_handle *h);
 static inline bool hark_handle_listening(const hark_handle *h)
 {
     return h->snap_ != NULL;
+}
+
+/* The event's id and parent id; both 0 until a listened-to handle is started. */
+static inline hark_event_ids hark_handle_ids(const hark_handle *h)
+{
+    return h->ids_;
 }
 
 /* Failures of the last start or finish of `h`. */
@@ -631,6 +638,29 @@ HARK_API int hark_finish(hark_notifier *n, const char *name, hark_payload *paylo
  * Errors: HARK_EINVAL. Thread-safety: safe.
  */
 HARK_API int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1]);
+
+/*
+ * The identity (hark_event_ids, event.h) of the calling thread's current event:
+ * inside any subscriber callback -- timed, monotonic, event object, start, finish,
+ * publish or publish_event -- the event being delivered; elsewhere, the innermost
+ * event this thread started (and someone listens to) that has not finished; {0, 0}
+ * when there is none. Event-object subscribers also find it in ev->id and
+ * ev->parent_id. Ids are assigned when a listened-to event starts, so an event
+ * nobody receives has none and does not enclose anything.
+ *
+ * Nesting is per thread and kept for HARK_NEST_MAX levels; deeper events get
+ * the deepest kept level as parent. A handle finished out of order or on another thread is
+ * delivered with its own ids; on its starting thread it stays the enclosing event
+ * of later events until an event that encloses it there finishes (finish handles on
+ * the thread that started them when parent ids matter).
+ * hark_publish() gives the pushed event a fresh id; hark_publish_event() keeps a
+ * nonzero ev->id, or stores a fresh id and parent into *ev.
+ * Errors: none. Thread-safety: safe (reads the calling thread's state only).
+ */
+HARK_API hark_event_ids hark_current_event_ids(void);
+
+/* Enclosing events kept per thread for parent ids (see hark_current_event_ids()). */
+#define HARK_NEST_MAX 64
 
 #ifdef __cplusplus
 }

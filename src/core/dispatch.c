@@ -75,6 +75,8 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
     h->status_.block = 0;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
+    h->ids_.id = 0;
+    h->ids_.parent = 0;
     if (payload) {
         h->payload_ = payload;
     } else {
@@ -139,6 +141,7 @@ HARK_HOT int start(hark_handle *h)
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
         return 0;
+    hark__nest_push(&h->ids_);
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
     const char *id = h->id_;
@@ -156,6 +159,8 @@ HARK_HOT int start(hark_handle *h)
             break;
         case HARK_KIND_EVENT:
             hark_event_init(&h->event_, name, -1, -1, id, payload);
+            h->event_.id = h->ids_.id;
+            h->event_.parent_id = h->ids_.parent;
             hark__event_begin(&h->event_, clock, snap->need_cpu);
             break;
         case HARK_KIND_EVENTED:
@@ -191,6 +196,8 @@ HARK_HOT int finish(hark_handle *h)
     hark_payload *payload = h->payload_;
     uint32_t failures = 0;
     int first_failure = 0;
+    /* Delivered as the thread's current event; usually it already is (LIFO). */
+    bool entered = hark__nest_enter(&h->ids_);
     hark__callback_enter();
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
@@ -225,6 +232,9 @@ HARK_HOT int finish(hark_handle *h)
         }
     }
     hark__callback_leave();
+    if (entered)
+        hark__nest_pop(h->ids_.id);
+    hark__nest_pop(h->ids_.id);
     hark__read_exit(h->epoch_, h->reader_ == &hark__self);
     h->status_.failures = failures;
     h->status_.first_failure = first_failure;
@@ -339,11 +349,16 @@ bool hark_listening(hark_topic *t)
     return listening;
 }
 
-/* Walks every listener that is not silenced, in listener (registration) order. */
-static void publish_walk(hark_topic *t, hark_status *status,
+/*
+ * Walks every listener that is not silenced, in listener (registration) order,
+ * with `ids` as the thread's current event. An id of 0 is replaced by a fresh one,
+ * taken only once a listener is found (then `ev`, if any, gets it too).
+ */
+static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids, hark_event *ev,
                          void (*visit)(const hark__sub *s, hark_status *status, void *ctx),
                          void *ctx)
 {
+    bool assigned = false, entered = false;
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     hark__callback_enter();
@@ -351,9 +366,24 @@ static void publish_walk(hark_topic *t, hark_status *status,
         const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
         if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
             continue;
+        if (!assigned) {
+            assigned = true;
+            if (ids->id) {
+                entered = hark__nest_enter(ids);
+            } else {
+                hark__nest_push(ids);
+                entered = true;
+                if (ev) {
+                    ev->id = ids->id;
+                    ev->parent_id = ids->parent;
+                }
+            }
+        }
         visit(e->sub, status, ctx);
     }
     hark__callback_leave();
+    if (entered)
+        hark__nest_pop(ids->id);
     hark__read_exit(bank, true);
 }
 
@@ -388,7 +418,8 @@ int hark_publish(hark_topic *t, double start, double finish, const char *id, har
     if (!t)
         return HARK_EINVAL;
     struct publish_args a = {t->name, start, finish, id ? id : "", payload, NULL};
-    publish_walk(t, &local, visit_publish, &a);
+    hark_event_ids ids = {0, 0};
+    publish_walk(t, &local, &ids, NULL, visit_publish, &a);
     return finish_status(status, local);
 }
 
@@ -420,6 +451,7 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
     struct publish_args a = {ev->name,           hark_event_time(ev),
                              hark_event_end(ev), ev->transaction_id ? ev->transaction_id : "",
                              ev->payload,        ev};
-    publish_walk(t, &local, visit_publish_event, &a);
+    hark_event_ids ids = {ev->id, ev->parent_id};
+    publish_walk(t, &local, &ids, ev, visit_publish_event, &a);
     return finish_status(status, local);
 }

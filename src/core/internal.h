@@ -189,4 +189,18 @@ static inline void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier 
     memcpy(out, hark__ids.id, HARK_ID_LEN + 1);
 }
 
+/* identity.c: event ids and the calling thread's enclosing events. */
+struct hark__nest {
+    uint64_t next_id, end_id; /* this thread's unused block of ids */
+    uint32_t depth;           /* events entered; frames beyond HARK_NEST_MAX are not kept */
+    hark_event_ids frames[HARK_NEST_MAX];
+};
+extern _Thread_local struct hark__nest hark__nest;
+/* Gives `ids` a fresh id and the current top as parent, and makes it the top. */
+void hark__nest_push(hark_event_ids *ids);
+/* Makes existing `ids` the top for a delivery; false when it already is (nothing to undo). */
+bool hark__nest_enter(const hark_event_ids *ids);
+/* Removes the entry with this id and everything above it, if the thread has it. */
+void hark__nest_pop(uint64_t id);
+
 #endif
