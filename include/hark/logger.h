@@ -23,8 +23,9 @@
  * rotation), a file descriptor, syslog, or callbacks of your own.
  *
  * Changing a logger's level (or entering silence/log_at on any thread) is pushed to
- * the log subscribers bound to it (see hark/log_subscriber.h), so that a log
- * subscriber silenced by its level costs nothing per event.
+ * its observers (hark/sys/logger_observer.h): the log subscribers bound to it (see
+ * hark/log_subscriber.h) are among them, so that a log subscriber silenced by its
+ * level costs nothing per event.
  */
 #ifndef HARK_LOGGER_H
 #define HARK_LOGGER_H
@@ -133,8 +134,9 @@ HARK_API int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink);
 /*
  * Flushes and frees the logger; closes what it owns (a path's descriptor, an owned
  * fd, the user sink's `close`). NULL is accepted and ignored.
- * Errors: HARK_EBUSY when a log subscriber is still bound to the logger, or some
- * thread is inside silence/log_at for it; nothing is freed then.
+ * Errors: HARK_EBUSY when a log subscriber is still bound to the logger (or any other
+ * observer is registered), or some thread is inside silence/log_at for it; nothing
+ * is freed then.
  * Thread-safety: no other thread may use the logger during or after the call.
  */
 HARK_API int hark_logger_free(hark_logger *logger);

@@ -359,7 +359,9 @@ HARK_API int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opt
  * Re-asks every HARK_SILENCE_CACHED subscription of `n` for every name it matches,
  * and updates the topics' state words. Call it after anything its answers depend on
  * has changed (a logger level, a feature flag). Effective for every event built
- * after it returns, on every thread.
+ * after it returns, on every thread. To learn when a logger's level changes (or a
+ * thread starts overriding it, when answers must be polled per event instead), see
+ * hark_logger_observe() in hark/sys/logger_observer.h.
  * Errors: HARK_EINVAL. Thread-safety: safe; must not be called from inside a
  * silenced() callback.
  */

@@ -1,10 +1,9 @@
 /*
  * The logger: levels, the write path (level check, formatting, one sink write per
- * line under a mutex), flush, reopen, and the list of log subscribers to tell when
- * the level changes.
+ * line under a mutex), flush and reopen. Level changes are announced to observers
+ * (observer.c).
  */
 #include "logger_internal.h"
-#include "subscriber_internal.h"
 #include "alloc.h"
 
 #include <string.h>
@@ -17,28 +16,33 @@ static bool level_ok(int level)
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind)
 {
     hark_logger *l = hark__calloc(1, sizeof *l);
-    if (l == NULL)
+    if (!l)
         return NULL;
-    if (pthread_mutex_init(&l->io_mu, NULL) != 0) {
-        hark__free(l);
-        return NULL;
-    }
-    if (pthread_mutex_init(&l->ctl_mu, NULL) != 0) {
-        pthread_mutex_destroy(&l->io_mu);
-        hark__free(l);
-        return NULL;
-    }
-    l->level = HARK_LOG_DEBUG;
+    if (pthread_mutex_init(&l->io_lock, NULL) != 0)
+        goto fail_io;
+    if (pthread_mutex_init(&l->observer_lock, NULL) != 0)
+        goto fail_observer;
+    if (pthread_cond_init(&l->observer_cond, NULL) != 0)
+        goto fail_idle;
+    atomic_init(&l->level, HARK_LOG_DEBUG);
+    atomic_init(&l->overrides, 0);
     l->kind = kind;
     l->fd = -1;
     return l;
+fail_idle:
+    pthread_mutex_destroy(&l->observer_lock);
+fail_observer:
+    pthread_mutex_destroy(&l->io_lock);
+fail_io:
+    hark__free(l);
+    return NULL;
 }
 
 void hark__logger_dealloc(hark_logger *l)
 {
-    pthread_mutex_destroy(&l->io_mu);
-    pthread_mutex_destroy(&l->ctl_mu);
-    hark__free(l->watchers);
+    pthread_cond_destroy(&l->observer_cond);
+    pthread_mutex_destroy(&l->observer_lock);
+    pthread_mutex_destroy(&l->io_lock);
     hark__free(l->path);
     hark__free(l->ident);
     hark__free(l);
@@ -46,16 +50,17 @@ void hark__logger_dealloc(hark_logger *l)
 
 int hark_logger_free(hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return 0;
-    pthread_mutex_lock(&l->ctl_mu);
-    bool busy = l->watcher_count > 0 || l->overrides > 0;
-    pthread_mutex_unlock(&l->ctl_mu);
+    pthread_mutex_lock(&l->observer_lock);
+    bool busy =
+        l->observer_count > 0 || atomic_load_explicit(&l->overrides, memory_order_relaxed) > 0;
+    pthread_mutex_unlock(&l->observer_lock);
     if (busy)
         return HARK_EBUSY;
-    pthread_mutex_lock(&l->io_mu);
+    pthread_mutex_lock(&l->io_lock);
     (void)hark__sink_flush(l);
-    pthread_mutex_unlock(&l->io_mu);
+    pthread_mutex_unlock(&l->io_lock);
     hark__sink_close(l);
     hark__logger_dealloc(l);
     return 0;
@@ -67,88 +72,48 @@ int hark_logger_free(hark_logger *l)
 
 int hark_logger_set_level(hark_logger *l, hark_log_level level)
 {
-    if (l == NULL || !level_ok((int)level))
+    if (!l || !level_ok((int)level))
         return HARK_EINVAL;
-    pthread_mutex_lock(&l->ctl_mu);
-    /* Relaxed: the recompute below publishes under the notifier's mutex, and
-     * threads that read the level race benignly with a concurrent change. */
-    __atomic_store_n(&l->level, (int)level, __ATOMIC_RELAXED);
-    hark__logger_notify_locked(l);
-    pthread_mutex_unlock(&l->ctl_mu);
+    /* Relaxed: observers publish what they derive from the level under their own
+     * locks, and threads that read the level race benignly with a change. */
+    atomic_store_explicit(&l->level, (int)level, memory_order_relaxed);
+    hark__logger_notify(l, HARK_LOGGER_LEVEL);
     return 0;
 }
 
 int hark_logger_level(const hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
-    return __atomic_load_n(&l->level, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 
 int hark_logger_effective_level(const hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
-    if (__atomic_load_n(&l->overrides, __ATOMIC_RELAXED) != 0) {
+    if (atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0) {
         int local = hark__logger_thread_level(l);
         if (local >= 0)
             return local;
     }
-    return __atomic_load_n(&l->level, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 
 bool hark_logger_enabled(const hark_logger *l, int level)
 {
-    if (HARK_UNLIKELY(l == NULL || !level_ok(level)))
+    if (HARK_UNLIKELY(!l || !level_ok(level)))
         return false;
     /* The common case: no thread has an override, so no thread-local lookup. A
      * thread that has one always sees its own increment of `overrides`. */
-    if (HARK_LIKELY(__atomic_load_n(&l->overrides, __ATOMIC_RELAXED) == 0))
-        return level >= __atomic_load_n(&l->level, __ATOMIC_RELAXED);
+    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
+        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
     return level >= hark_logger_effective_level(l);
 }
 
-/* ------------------------------------------------------------------------- */
-/* Watchers                                                                  */
-/* ------------------------------------------------------------------------- */
-
-int hark__logger_watch(hark_logger *l, struct hark_subscriber *s)
+bool hark_logger_overrides_active(const hark_logger *l)
 {
-    pthread_mutex_lock(&l->ctl_mu);
-    if (l->watcher_count == l->watcher_cap) {
-        size_t cap = l->watcher_cap ? l->watcher_cap * 2 : 4;
-        struct hark_subscriber **w = hark__realloc(l->watchers, cap * sizeof *w);
-        if (w == NULL) {
-            pthread_mutex_unlock(&l->ctl_mu);
-            return HARK_ENOMEM;
-        }
-        l->watchers = w;
-        l->watcher_cap = cap;
-    }
-    l->watchers[l->watcher_count++] = s;
-    pthread_mutex_unlock(&l->ctl_mu);
-    return 0;
-}
-
-void hark__logger_unwatch(hark_logger *l, struct hark_subscriber *s)
-{
-    pthread_mutex_lock(&l->ctl_mu);
-    for (size_t i = 0; i < l->watcher_count; i++) {
-        if (l->watchers[i] == s) {
-            memmove(&l->watchers[i], &l->watchers[i + 1],
-                    (l->watcher_count - i - 1) * sizeof *l->watchers);
-            l->watcher_count--;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&l->ctl_mu);
-}
-
-/* Locking contract: l->ctl_mu held. */
-void hark__logger_notify_locked(hark_logger *l)
-{
-    for (size_t i = 0; i < l->watcher_count; i++)
-        hark__log_subscriber_logger_changed(l->watchers[i], l);
+    return l && atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -178,9 +143,9 @@ int hark_logger_set_formatter(hark_logger *l, hark_log_format_fn fn, void *data)
 
 static int emit(hark_logger *l, hark_log_level level, const char *line, size_t len)
 {
-    pthread_mutex_lock(&l->io_mu);
+    pthread_mutex_lock(&l->io_lock);
     int rc = hark__sink_write(l, level, line, len);
-    pthread_mutex_unlock(&l->io_mu);
+    pthread_mutex_unlock(&l->io_lock);
     return rc;
 }
 
@@ -307,9 +272,9 @@ int hark_logger_flush(hark_logger *l)
 {
     if (l == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(&l->io_mu);
+    pthread_mutex_lock(&l->io_lock);
     int rc = hark__sink_flush(l);
-    pthread_mutex_unlock(&l->io_mu);
+    pthread_mutex_unlock(&l->io_lock);
     return rc;
 }
 

@@ -1,21 +1,18 @@
 /*
- * Internal: the logger's data, its sinks, its message buffers and the link to the
- * log subscribers bound to it. Never installed.
+ * Internal: the logger's data, its sinks, its message buffers and its observers.
+ * Never installed.
  */
 #ifndef HARK_LOGGER_INTERNAL_H
 #define HARK_LOGGER_INTERNAL_H
 
 #include "hark/logger.h"
+#include "hark/sys/logger_observer.h"
 
 #include <pthread.h>
-
-/* Library-internal thread-local data uses the initial-exec model (DESIGN 2.7). */
-#define HARK__LOG_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#include <stdatomic.h>
 
 /* Bytes of message text kept on the stack before a line spills to the heap. */
 #define HARK__LOG_STACK 1024
-
-struct hark_subscriber;
 
 enum hark__sink_kind {
     HARK__SINK_FILE,
@@ -28,26 +25,31 @@ enum hark__sink_kind {
 struct hark_logger {
     /* The logger's own level; read relaxed on every log call, written by
      * hark_logger_set_level(). */
-    int level;
+    atomic_int level;
     /* Number of silence/log_at overrides active on all threads. Zero on the common
-     * path, which then never touches thread-local data. Written under ctl_mu. */
-    unsigned overrides;
-    /* True while overrides > 0: bound log subscribers must be polled per event.
-     * Written under ctl_mu, read relaxed by the subscriber layer. */
-    bool poll_wanted;
+     * path, which then never touches thread-local data. Observers are told when it
+     * leaves zero and when it returns there. Changed under observer_lock (read
+     * anywhere), so that a change and `starting` move together. */
+    atomic_uint overrides;
 
     unsigned format_flags;
     hark_log_format_fn formatter; /* NULL: hark_log_format_default with format_flags */
     void *formatter_data;
 
     /* Serialises sink writes, flushes and the reopen switch. */
-    pthread_mutex_t io_mu;
-    /* Serialises level changes, override counting and the watcher list. Lock order:
-     * ctl_mu, then a subscriber's mutex, then the notifier's. */
-    pthread_mutex_t ctl_mu;
-    struct hark_subscriber **watchers;
-    size_t watcher_count;
-    size_t watcher_cap;
+    pthread_mutex_t io_lock;
+    /* Guards the observer list, each observer's call count, `starting` and changes
+     * of `overrides`; never held while an observer's callback runs. */
+    pthread_mutex_t observer_lock;
+    /* Signalled when a removed observer's last running callback returns, and when
+     * an announcement that overrides started ends. */
+    pthread_cond_t observer_cond;
+    /* Announcements of "overrides started" still running. A thread that begins an
+     * override while one runs waits for it: only once the observers know can it
+     * rely on them polling. */
+    unsigned starting;
+    hark_logger_observer *observers;
+    size_t observer_count;
 
     enum hark__sink_kind kind;
     FILE *fp;
@@ -80,15 +82,15 @@ int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time,
 /* Wall clock in seconds, for formatters. */
 double hark__log_now(void);
 
-/* logger.c: a zeroed logger of `kind` at level DEBUG with its mutexes ready. */
+/* logger.c: a zeroed logger of `kind` at level DEBUG with its locks ready. */
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind);
 /* logger.c: frees what hark__logger_alloc() made (not the sink's resources). */
 void hark__logger_dealloc(hark_logger *l);
 
-/* logger_sinks.c. Must be called with io_mu held; return 0 or HARK_EIO. */
+/* logger_sinks.c. Must be called with io_lock held; return 0 or HARK_EIO. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len);
 int hark__sink_flush(hark_logger *l);
-/* Takes io_mu itself for the switch only. Returns 0 or HARK_EIO. */
+/* Takes io_lock itself for the switch only. Returns 0 or HARK_EIO. */
 int hark__sink_reopen(hark_logger *l);
 /* Closes what the logger owns; no other thread may use it. */
 void hark__sink_close(hark_logger *l);
@@ -97,19 +99,12 @@ void hark__sink_close(hark_logger *l);
 int hark__logger_thread_level(const hark_logger *l);
 
 /*
- * Watchers: the log subscribers bound to a logger. watch/unwatch take ctl_mu.
- * The logger calls hark__log_subscriber_logger_changed() (log_subscriber.c) for
- * each watcher, with ctl_mu held, whenever its level or poll_wanted changed.
- * Errors of watch: HARK_ENOMEM.
+ * observer.c: calls every observer with `what` (HARK_LOGGER_LEVEL and/or
+ * HARK_LOGGER_OVERRIDES). Locking contract: called with no logger lock held; takes
+ * observer_lock only between callbacks.
  */
-int hark__logger_watch(hark_logger *l, struct hark_subscriber *s);
-void hark__logger_unwatch(hark_logger *l, struct hark_subscriber *s);
-/* Must be called with l->ctl_mu held. */
-void hark__logger_notify_locked(hark_logger *l);
-
-static inline bool hark__logger_poll_wanted(const hark_logger *l)
-{
-    return __atomic_load_n(&l->poll_wanted, __ATOMIC_RELAXED);
-}
+void hark__logger_notify(hark_logger *l, unsigned what);
+/* observer.c: whether the calling thread is inside an observer callback of `l`. */
+bool hark__logger_notifying(const hark_logger *l);
 
 #endif /* HARK_LOGGER_INTERNAL_H */

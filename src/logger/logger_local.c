@@ -4,20 +4,22 @@
  *
  * Each thread keeps a small stack of (logger, level) pairs. Each logger counts the
  * overrides active on all threads: while that count is zero, hark_logger_enabled()
- * never looks at thread-local data, and the log subscribers bound to the logger
- * keep their cached answers. When the count leaves zero the logger asks them to be
- * polled per event (so each thread gets its own answer); when it returns to zero,
- * polling stops and the cached answers are recomputed.
+ * never looks at thread-local data, and whoever caches answers derived from the
+ * level (a log subscriber) may keep them. When the count leaves zero and when it
+ * returns there, the logger's observers are told (HARK_LOGGER_OVERRIDES): while it
+ * is nonzero a cached answer must be polled per event, so that each thread gets
+ * its own.
  */
 #include "logger_internal.h"
+#include "tls.h"
 
 struct override {
     const hark_logger *logger;
     int level;
 };
 
-static HARK__LOG_TLS struct override tl_stack[HARK_LOG_OVERRIDE_MAX];
-static HARK__LOG_TLS unsigned tl_depth;
+static HARK__TLS struct override tl_stack[HARK_LOG_OVERRIDE_MAX];
+static HARK__TLS unsigned tl_depth;
 
 int hark__logger_thread_level(const hark_logger *l)
 {
@@ -45,12 +47,26 @@ static int override_begin(hark_logger *l, int level, bool raise_only)
     tl_stack[tl_depth].level = level;
     tl_depth++;
 
-    pthread_mutex_lock(&l->ctl_mu);
-    if (__atomic_fetch_add(&l->overrides, 1, __ATOMIC_RELAXED) == 0) {
-        __atomic_store_n(&l->poll_wanted, true, __ATOMIC_RELAXED);
-        hark__logger_notify_locked(l);
+    /* Relaxed: changed under observer_lock, and observers re-read the count after
+     * being told. */
+    pthread_mutex_lock(&l->observer_lock);
+    if (atomic_fetch_add_explicit(&l->overrides, 1, memory_order_relaxed) == 0) {
+        /* The first override: tell the observers, with no lock held. */
+        l->starting++;
+        pthread_mutex_unlock(&l->observer_lock);
+        hark__logger_notify(l, HARK_LOGGER_OVERRIDES);
+        pthread_mutex_lock(&l->observer_lock);
+        l->starting--;
+        pthread_cond_broadcast(&l->observer_cond);
+    } else {
+        /* Another thread's first override may still be being announced: until it
+         * is, an observer may not poll yet and this thread's override would not be
+         * seen. A callback that begins an override of its own logger does not wait
+         * for itself. */
+        while (l->starting > 0 && !hark__logger_notifying(l))
+            pthread_cond_wait(&l->observer_cond, &l->observer_lock);
     }
-    pthread_mutex_unlock(&l->ctl_mu);
+    pthread_mutex_unlock(&l->observer_lock);
     return 0;
 }
 
@@ -73,12 +89,11 @@ int hark_logger_override_end(hark_logger *l)
     tl_depth--;
     tl_stack[tl_depth].logger = NULL;
 
-    pthread_mutex_lock(&l->ctl_mu);
-    if (__atomic_sub_fetch(&l->overrides, 1, __ATOMIC_RELAXED) == 0) {
-        __atomic_store_n(&l->poll_wanted, false, __ATOMIC_RELAXED);
-        hark__logger_notify_locked(l);
-    }
-    pthread_mutex_unlock(&l->ctl_mu);
+    pthread_mutex_lock(&l->observer_lock);
+    bool last = atomic_fetch_sub_explicit(&l->overrides, 1, memory_order_relaxed) == 1;
+    pthread_mutex_unlock(&l->observer_lock);
+    if (last)
+        hark__logger_notify(l, HARK_LOGGER_OVERRIDES);
     return 0;
 }
 

@@ -125,7 +125,7 @@ static int syslog_priority(hark_log_level level)
     return map[level];
 }
 
-/* Locking contract: l->io_mu held. */
+/* Locking contract: l->io_lock held. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len)
 {
     switch (l->kind) {
@@ -149,7 +149,7 @@ int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, siz
     return HARK_EINVAL;
 }
 
-/* Locking contract: l->io_mu held. */
+/* Locking contract: l->io_lock held. */
 int hark__sink_flush(hark_logger *l)
 {
     switch (l->kind) {
@@ -169,9 +169,9 @@ int hark__sink_reopen(hark_logger *l)
     if (l->kind == HARK__SINK_USER) {
         if (l->user.reopen == NULL)
             return 0;
-        pthread_mutex_lock(&l->io_mu);
+        pthread_mutex_lock(&l->io_lock);
         int rc = l->user.reopen(l->user.data);
-        pthread_mutex_unlock(&l->io_mu);
+        pthread_mutex_unlock(&l->io_lock);
         return rc == 0 ? 0 : HARK_EIO;
     }
     if (l->kind != HARK__SINK_PATH)
@@ -181,10 +181,10 @@ int hark__sink_reopen(hark_logger *l)
     int fd = open_append(l->path);
     if (fd < 0)
         return HARK_EIO;
-    pthread_mutex_lock(&l->io_mu);
+    pthread_mutex_lock(&l->io_lock);
     int old = l->fd;
     l->fd = fd;
-    pthread_mutex_unlock(&l->io_mu);
+    pthread_mutex_unlock(&l->io_lock);
     close(old);
     return 0;
 }

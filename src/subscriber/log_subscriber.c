@@ -4,44 +4,101 @@
  * polled per event while a thread overrides the level), with logging helpers, the
  * failure line of Rails' LogSubscriber#call, and flush_all.
  *
- * Lock order: the registry lock, then a logger's ctl_mu, then a subscriber's mu,
- * then the notifier's own lock (inside the notifier calls). The registry lock also
- * covers a logger's flush in flush_all, so a logger unbound by set_logger() is
- * never flushed afterwards.
+ * A log subscriber is a plain subscriber (subscriber.c) extended through its
+ * operations table: its struct embeds the plain one first, its slots embed the
+ * plain slot first. It learns of level changes as any user would, through a
+ * logger observer (hark/sys/logger_observer.h).
+ *
+ * Lock order: the registry lock, then a subscriber's lock, then the notifier's own
+ * lock (inside the notifier calls); a logger's observer lock is taken alone. The
+ * registry lock also covers a logger's flush in flush_all, so a logger unbound by
+ * set_logger() is never flushed afterwards.
  */
 #include "subscriber_internal.h"
-#include "logger_internal.h"
 #include "hark/log_subscriber.h"
+#include "hark/sys/logger_observer.h"
 #include "alloc.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
-static hark_subscriber *registry_head; /* attached log subscribers */
+struct event_level {
+    char *suffix;
+    int level;
+};
 
-static pthread_mutex_t *mu_of(const hark_subscriber *s)
-{
-    return (pthread_mutex_t *)(uintptr_t)&s->mu;
-}
+struct log_subscriber {
+    hark_subscriber base; /* must stay first */
+    /* The bound logger. Changed under the registry lock and base.lock, read
+     * anywhere with acquire (logger_of). */
+    _Atomic(hark_logger *) logger;
+    hark_logger_observer *observer; /* on `logger`; under the registry lock */
+    /* Per-suffix event levels; under base.lock. */
+    struct event_level *levels;
+    size_t level_count;
+    size_t level_cap;
+    bool listed; /* on the global list of log subscribers; under the registry lock */
+    struct log_subscriber *list_prev;
+    struct log_subscriber *list_next;
+};
+
+struct log_slot {
+    struct hark__slot base; /* must stay first */
+    /* The event level of this slot's suffix (-1: none). Written under the owner's
+     * lock, read relaxed by silenced() on any thread. */
+    atomic_int level;
+    bool polling; /* poll_begin() is in force; under the owner's lock */
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct log_subscriber *registry_head; /* attached log subscribers */
+
+static const struct hark__subscriber_ops log_ops;
+
+#define lock_of hark__subscriber_lock
 
 static bool is_log(const hark_subscriber *s)
 {
-    return s != NULL && s->is_log;
+    return s && s->ops == &log_ops;
+}
+
+static struct log_subscriber *log_sub(hark_subscriber *s)
+{
+    return (struct log_subscriber *)s;
+}
+
+static const struct log_subscriber *log_sub_c(const hark_subscriber *s)
+{
+    return (const struct log_subscriber *)s;
 }
 
 static hark_logger *logger_of(const hark_subscriber *s)
 {
-    /* Acquire: pairs with the release store in set_logger, so a logger bound on
-     * another thread is seen fully constructed. */
-    return __atomic_load_n(&s->logger, __ATOMIC_ACQUIRE);
+    /* Acquire: pairs with the release store in set_logger_locked(), so a logger
+     * bound on another thread is seen fully constructed. */
+    return atomic_load_explicit(&log_sub_c(s)->logger, memory_order_acquire);
+}
+
+static const char *slot_suffix(const struct hark__slot *slot)
+{
+    return atomic_load_explicit(&slot->handler, memory_order_relaxed)->suffix;
+}
+
+/* Locking contract: s->lock held. The level for `suffix`, or -1. */
+static int level_locked(const struct log_subscriber *ls, const char *suffix)
+{
+    for (size_t i = 0; i < ls->level_count; i++) {
+        if (strcmp(ls->levels[i].suffix, suffix) == 0)
+            return ls->levels[i].level;
+    }
+    return -1;
 }
 
 int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
 {
     if (out == NULL)
         return HARK_EINVAL;
-    hark_subscriber *s = hark__subscriber_alloc(true);
+    hark_subscriber *s = hark__subscriber_alloc(&log_ops);
     if (s == NULL)
         return HARK_ENOMEM;
     if (logger != NULL) {
@@ -70,32 +127,39 @@ hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
 /* ------------------------------------------------------------------------- */
 
 /*
- * The silenced() callback of every log subscription (SPEC 9.4). It runs under
- * the notifier's lock for recomputes and on instrumenting threads while polled:
- * it reads only atomics and the calling thread's overrides, and takes no lock.
+ * The silenced() callback of every log subscription: as Rails' LogSubscriber
+ * silenced? does, an event is silenced when its level is not enabled on the
+ * logger (or there is no logger). It runs under the notifier's lock for
+ * recomputes and on instrumenting threads while polled: it reads only atomics and
+ * the calling thread's overrides, and takes no lock.
  */
-bool hark__log_slot_silenced(const char *name, void *data)
+static bool slot_silenced(const char *name, void *data)
 {
     (void)name;
-    const struct hark__slot *slot = data;
-    hark_logger *l = logger_of(slot->owner);
-    if (l == NULL)
+    const struct log_slot *slot = data;
+    hark_logger *l = logger_of(slot->base.owner);
+    if (!l)
         return true;
-    int level = __atomic_load_n(&slot->level, __ATOMIC_RELAXED);
+    int level = atomic_load_explicit(&slot->level, memory_order_relaxed);
     if (level < 0)
         return false;
     return !hark_logger_enabled(l, level);
 }
 
-/* Locking contract: s->mu held. */
-void hark__log_slot_sync_locked(hark_subscriber *s, struct hark__slot *slot)
+/*
+ * Starts or stops polling `slot` per event as its logger needs: while a thread
+ * overrides the logger's level, answers differ per thread and cannot be cached.
+ * Locking contract: s->lock held.
+ */
+static void slot_sync_locked(hark_subscriber *s, struct hark__slot *base)
 {
-    hark_logger *l = __atomic_load_n(&s->logger, __ATOMIC_RELAXED);
-    bool want = l != NULL && hark__logger_poll_wanted(l);
+    struct log_slot *slot = (struct log_slot *)base;
+    hark_logger *l = atomic_load_explicit(&log_sub(s)->logger, memory_order_relaxed);
+    bool want = hark_logger_overrides_active(l);
     if (want == slot->polling)
         return;
-    int rc = want ? hark_subscription_poll_begin(slot->notifier, slot->id)
-                  : hark_subscription_poll_end(slot->notifier, slot->id);
+    int rc = want ? hark_subscription_poll_begin(base->notifier, base->id)
+                  : hark_subscription_poll_end(base->notifier, base->id);
     if (rc == 0)
         slot->polling = want;
 }
@@ -104,15 +168,15 @@ void hark__log_slot_sync_locked(hark_subscriber *s, struct hark__slot *slot)
  * Re-syncs polling and recomputes the cached answers of every subscription (of
  * `only_suffix` when not NULL). A notifier recomputes one subscription by walking
  * all its topics, so for the whole subscriber each notifier is asked once instead
- * of once per subscription. Locking contract: s->mu held.
+ * of once per subscription. Locking contract: s->lock held.
  */
 static void recompute_locked(hark_subscriber *s, const char *only_suffix)
 {
     for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
         for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
-            if (only_suffix != NULL && strcmp(slot->handler->suffix, only_suffix) != 0)
+            if (only_suffix && strcmp(slot_suffix(slot), only_suffix) != 0)
                 continue;
-            hark__log_slot_sync_locked(s, slot);
+            slot_sync_locked(s, slot);
             if (only_suffix != NULL)
                 (void)hark_subscription_silence_changed(slot->notifier, slot->id);
         }
@@ -128,14 +192,17 @@ static void recompute_locked(hark_subscriber *s, const char *only_suffix)
     }
 }
 
-/* Locking contract: l->ctl_mu held (called by the logger). */
-void hark__log_subscriber_logger_changed(hark_subscriber *s, hark_logger *l)
+/* The logger observer: the level or the overrides of `l` may have changed. Runs
+ * with no hark lock held. */
+static void logger_changed(hark_logger *l, unsigned what, void *data)
 {
-    pthread_mutex_lock(&s->mu);
-    /* A watcher that is being moved to another logger ignores the old one. */
-    if (__atomic_load_n(&s->logger, __ATOMIC_RELAXED) == l)
+    (void)what;
+    hark_subscriber *s = data;
+    pthread_mutex_lock(&s->lock);
+    /* A subscriber that is being moved to another logger ignores the old one. */
+    if (atomic_load_explicit(&log_sub(s)->logger, memory_order_relaxed) == l)
         recompute_locked(s, NULL);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
 }
 
 bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
@@ -148,14 +215,15 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
     const char *dot = strchr(name, '.');
     size_t len = dot != NULL ? (size_t)(dot - name) : strlen(name);
     int level = -1;
-    pthread_mutex_lock(mu_of(s));
-    for (size_t i = 0; i < s->level_count; i++) {
-        if (strlen(s->levels[i].suffix) == len && memcmp(s->levels[i].suffix, name, len) == 0) {
-            level = s->levels[i].level;
+    const struct log_subscriber *ls = log_sub_c(s);
+    pthread_mutex_lock(lock_of(s));
+    for (size_t i = 0; i < ls->level_count; i++) {
+        if (strlen(ls->levels[i].suffix) == len && memcmp(ls->levels[i].suffix, name, len) == 0) {
+            level = ls->levels[i].level;
             break;
         }
     }
-    pthread_mutex_unlock(mu_of(s));
+    pthread_mutex_unlock(lock_of(s));
     return level >= 0 && !hark_logger_enabled(l, level);
 }
 
@@ -163,24 +231,29 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
 /* Logger binding and the global list                                        */
 /* ------------------------------------------------------------------------- */
 
-/* Locking contract: registry_mu held. */
+/* Locking contract: registry_lock held. */
 static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
 {
-    hark_logger *old = __atomic_load_n(&s->logger, __ATOMIC_RELAXED);
+    struct log_subscriber *ls = log_sub(s);
+    hark_logger *old = atomic_load_explicit(&ls->logger, memory_order_relaxed);
     if (old == logger)
         return 0;
-    if (logger != NULL) {
-        int rc = hark__logger_watch(logger, s);
+    hark_logger_observer *observer = NULL;
+    if (logger) {
+        int rc = hark_logger_observe(&observer, logger, logger_changed, s);
         if (rc != 0)
             return rc;
     }
-    pthread_mutex_lock(&s->mu);
+    hark_logger_observer *old_observer = ls->observer;
+    ls->observer = observer;
+    pthread_mutex_lock(&s->lock);
     /* Release: pairs with the acquire in logger_of(). */
-    __atomic_store_n(&s->logger, logger, __ATOMIC_RELEASE);
+    atomic_store_explicit(&ls->logger, logger, memory_order_release);
     recompute_locked(s, NULL);
-    pthread_mutex_unlock(&s->mu);
-    if (old != NULL)
-        hark__logger_unwatch(old, s);
+    pthread_mutex_unlock(&s->lock);
+    /* Waits for a callback still running on another thread for the old logger. */
+    if (old)
+        (void)hark_logger_unobserve(old, old_observer);
     return 0;
 }
 
@@ -188,67 +261,81 @@ int hark_log_subscriber_set_logger(hark_subscriber *s, hark_logger *logger)
 {
     if (!is_log(s))
         return HARK_EINVAL;
-    pthread_mutex_lock(&registry_mu);
+    pthread_mutex_lock(&registry_lock);
     int rc = set_logger_locked(s, logger);
-    pthread_mutex_unlock(&registry_mu);
+    pthread_mutex_unlock(&registry_lock);
     return rc;
 }
 
-void hark__log_subscriber_list_update(hark_subscriber *s)
+/* Locking contract: registry_lock held. */
+static void unlist_locked(struct log_subscriber *ls)
 {
-    pthread_mutex_lock(&registry_mu);
-    pthread_mutex_lock(&s->mu);
-    bool attached = s->attachments != NULL;
-    pthread_mutex_unlock(&s->mu);
-    if (attached && !s->listed) {
-        s->list_prev = NULL;
-        s->list_next = registry_head;
-        if (registry_head != NULL)
-            registry_head->list_prev = s;
-        registry_head = s;
-        s->listed = true;
-    } else if (!attached && s->listed) {
-        if (s->list_prev != NULL)
-            s->list_prev->list_next = s->list_next;
-        else
-            registry_head = s->list_next;
-        if (s->list_next != NULL)
-            s->list_next->list_prev = s->list_prev;
-        s->listed = false;
-    }
-    pthread_mutex_unlock(&registry_mu);
+    if (!ls->listed)
+        return;
+    if (ls->list_prev)
+        ls->list_prev->list_next = ls->list_next;
+    else
+        registry_head = ls->list_next;
+    if (ls->list_next)
+        ls->list_next->list_prev = ls->list_prev;
+    ls->listed = false;
 }
 
-void hark__log_subscriber_teardown(hark_subscriber *s)
+/* Keeps the global list (for flush_all) to the attached log subscribers. */
+static void attachments_changed(hark_subscriber *s)
 {
-    pthread_mutex_lock(&registry_mu);
+    struct log_subscriber *ls = log_sub(s);
+    pthread_mutex_lock(&registry_lock);
+    pthread_mutex_lock(&s->lock);
+    bool attached = s->attachments;
+    pthread_mutex_unlock(&s->lock);
+    if (attached && !ls->listed) {
+        ls->list_prev = NULL;
+        ls->list_next = registry_head;
+        if (registry_head)
+            registry_head->list_prev = ls;
+        registry_head = ls;
+        ls->listed = true;
+    } else if (!attached) {
+        unlist_locked(ls);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* Unbinds the logger and leaves the global list. */
+static void teardown(hark_subscriber *s)
+{
+    pthread_mutex_lock(&registry_lock);
     (void)set_logger_locked(s, NULL);
-    if (s->listed) {
-        if (s->list_prev != NULL)
-            s->list_prev->list_next = s->list_next;
-        else
-            registry_head = s->list_next;
-        if (s->list_next != NULL)
-            s->list_next->list_prev = s->list_prev;
-        s->listed = false;
-    }
-    pthread_mutex_unlock(&registry_mu);
+    unlist_locked(log_sub(s));
+    pthread_mutex_unlock(&registry_lock);
 }
 
-int hark__log_subscriber_copy(hark_subscriber *child, const hark_subscriber *parent)
+static void destroy(hark_subscriber *s)
 {
+    struct log_subscriber *ls = log_sub(s);
+    for (size_t i = 0; i < ls->level_count; i++)
+        hark__free(ls->levels[i].suffix);
+    hark__free(ls->levels);
+}
+
+/* Copies the logger and the levels of `parent` into the fresh `child`. */
+static int copy(hark_subscriber *child_base, const hark_subscriber *parent_base)
+{
+    struct log_subscriber *child = log_sub(child_base);
+    const struct log_subscriber *parent = log_sub_c(parent_base);
     int rc = 0;
-    pthread_mutex_lock(mu_of(parent));
+    pthread_mutex_lock(lock_of(parent_base));
     if (parent->level_count > 0) {
         child->levels = hark__calloc(parent->level_count, sizeof *child->levels);
-        if (child->levels == NULL)
+        if (!child->levels)
             rc = HARK_ENOMEM;
         else
             child->level_cap = parent->level_count;
     }
     for (size_t i = 0; rc == 0 && i < parent->level_count; i++) {
         char *suffix = hark__strdup(parent->levels[i].suffix);
-        if (suffix == NULL) {
+        if (!suffix) {
             rc = HARK_ENOMEM;
             break;
         }
@@ -256,31 +343,31 @@ int hark__log_subscriber_copy(hark_subscriber *child, const hark_subscriber *par
         child->levels[i].level = parent->levels[i].level;
         child->level_count++;
     }
-    hark_logger *l = logger_of(parent);
-    pthread_mutex_unlock(mu_of(parent));
-    if (rc == 0 && l != NULL)
-        rc = hark_log_subscriber_set_logger(child, l);
+    hark_logger *l = logger_of(parent_base);
+    pthread_mutex_unlock(lock_of(parent_base));
+    if (rc == 0 && l)
+        rc = hark_log_subscriber_set_logger(child_base, l);
     return rc;
 }
 
 int hark_log_subscriber_flush_all(void)
 {
     int first = 0;
-    pthread_mutex_lock(&registry_mu);
-    for (hark_subscriber *s = registry_head; s != NULL; s = s->list_next) {
-        hark_logger *l = logger_of(s);
-        if (l == NULL)
+    pthread_mutex_lock(&registry_lock);
+    for (struct log_subscriber *s = registry_head; s; s = s->list_next) {
+        hark_logger *l = logger_of(&s->base);
+        if (!l)
             continue;
         bool seen = false;
-        for (hark_subscriber *p = registry_head; p != s && !seen; p = p->list_next)
-            seen = logger_of(p) == l;
+        for (struct log_subscriber *p = registry_head; p != s && !seen; p = p->list_next)
+            seen = logger_of(&p->base) == l;
         if (seen)
             continue;
         int rc = hark_logger_flush(l);
         if (rc != 0 && first == 0)
             first = rc;
     }
-    pthread_mutex_unlock(&registry_mu);
+    pthread_mutex_unlock(&registry_lock);
     return first;
 }
 
@@ -292,8 +379,9 @@ static void store_slot_levels_locked(hark_subscriber *s, const char *suffix, int
 {
     for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
         for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
-            if (strcmp(slot->handler->suffix, suffix) == 0)
-                __atomic_store_n(&slot->level, level, __ATOMIC_RELAXED);
+            if (strcmp(slot_suffix(slot), suffix) == 0)
+                atomic_store_explicit(&((struct log_slot *)slot)->level, level,
+                                      memory_order_relaxed);
         }
     }
     recompute_locked(s, suffix);
@@ -306,32 +394,33 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
         return HARK_EINVAL;
     if (suffix[0] == '\0')
         return HARK_ENAME;
-    pthread_mutex_lock(&s->mu);
+    struct log_subscriber *ls = log_sub(s);
+    pthread_mutex_lock(&s->lock);
     size_t i = 0;
-    while (i < s->level_count && strcmp(s->levels[i].suffix, suffix) != 0)
+    while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
-    if (i == s->level_count) {
-        if (s->level_count == s->level_cap) {
-            size_t cap = s->level_cap ? s->level_cap * 2 : 8;
-            struct hark__event_level *t = hark__realloc(s->levels, cap * sizeof *t);
-            if (t == NULL) {
-                pthread_mutex_unlock(&s->mu);
+    if (i == ls->level_count) {
+        if (ls->level_count == ls->level_cap) {
+            size_t cap = ls->level_cap ? ls->level_cap * 2 : 8;
+            struct event_level *t = hark__realloc(ls->levels, cap * sizeof *t);
+            if (!t) {
+                pthread_mutex_unlock(&s->lock);
                 return HARK_ENOMEM;
             }
-            s->levels = t;
-            s->level_cap = cap;
+            ls->levels = t;
+            ls->level_cap = cap;
         }
-        char *copy = hark__strdup(suffix);
-        if (copy == NULL) {
-            pthread_mutex_unlock(&s->mu);
+        char *dup = hark__strdup(suffix);
+        if (!dup) {
+            pthread_mutex_unlock(&s->lock);
             return HARK_ENOMEM;
         }
-        s->levels[i].suffix = copy;
-        s->level_count++;
+        ls->levels[i].suffix = dup;
+        ls->level_count++;
     }
-    s->levels[i].level = (int)level;
+    ls->levels[i].level = (int)level;
     store_slot_levels_locked(s, suffix, (int)level);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -339,19 +428,20 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
 {
     if (!is_log(s) || suffix == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->mu);
+    struct log_subscriber *ls = log_sub(s);
+    pthread_mutex_lock(&s->lock);
     size_t i = 0;
-    while (i < s->level_count && strcmp(s->levels[i].suffix, suffix) != 0)
+    while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
-    if (i == s->level_count) {
-        pthread_mutex_unlock(&s->mu);
+    if (i == ls->level_count) {
+        pthread_mutex_unlock(&s->lock);
         return HARK_ENOENT;
     }
-    hark__free(s->levels[i].suffix);
-    memmove(&s->levels[i], &s->levels[i + 1], (s->level_count - i - 1) * sizeof *s->levels);
-    s->level_count--;
+    hark__free(ls->levels[i].suffix);
+    memmove(&ls->levels[i], &ls->levels[i + 1], (ls->level_count - i - 1) * sizeof *ls->levels);
+    ls->level_count--;
     store_slot_levels_locked(s, suffix, -1);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -359,9 +449,9 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
 {
     if (!is_log(s) || suffix == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(mu_of(s));
-    int level = hark__subscriber_level_locked(s, suffix);
-    pthread_mutex_unlock(mu_of(s));
+    pthread_mutex_lock(lock_of(s));
+    int level = level_locked(log_sub_c(s), suffix);
+    pthread_mutex_unlock(lock_of(s));
     return level >= 0 ? level : HARK_ENOENT;
 }
 
@@ -410,8 +500,12 @@ static void inspect_name(char *out, size_t size, const char *name)
     out[n] = '\0';
 }
 
-int hark__log_dispatch(struct hark__slot *slot, struct hark__handler *h, hark_event *ev)
+/* The event callback of every log subscription: Rails' LogSubscriber#call. */
+static int slot_event(hark_event *ev, void *data)
 {
+    struct hark__slot *slot = data;
+    /* Acquire: pairs with the release store that published a replaced handler. */
+    struct hark__handler *h = atomic_load_explicit(&slot->handler, memory_order_acquire);
     hark_subscriber *s = slot->owner;
     hark_logger *l = logger_of(s);
     if (l == NULL)
@@ -488,3 +582,29 @@ int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_
         return 0;
     return hark_log_lazy(l, level, fn, data);
 }
+
+/* ------------------------------------------------------------------------- */
+/* The variant's operations                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Locking contract: s->lock held. */
+static void slot_init_locked(hark_subscriber *s, struct hark__slot *base,
+                             hark_subscribe_options *opts)
+{
+    struct log_slot *slot = (struct log_slot *)base;
+    atomic_init(&slot->level, level_locked(log_sub(s), slot_suffix(base)));
+    opts->silence = HARK_SILENCE_CACHED;
+    opts->silenced = slot_silenced;
+}
+
+static const struct hark__subscriber_ops log_ops = {
+    .size = sizeof(struct log_subscriber),
+    .slot_size = sizeof(struct log_slot),
+    .slot_event = slot_event,
+    .slot_init_locked = slot_init_locked,
+    .slot_added_locked = slot_sync_locked,
+    .attachments_changed = attachments_changed,
+    .teardown = teardown,
+    .destroy = destroy,
+    .copy = copy,
+};

@@ -1,29 +1,29 @@
 /*
  * Namespace subscribers: a handler table attached to namespaces of notifiers, one
- * event-object subscription per handler and attachment.
+ * event-object subscription per handler and attachment. Variants (the log
+ * subscriber) extend it only through the operations table in s->ops.
  */
 #include "subscriber_internal.h"
 #include "alloc.h"
 
 #include <string.h>
 
-/* The mutex of a subscriber reached through a const pointer (queries lock too). */
-static pthread_mutex_t *mu_of(const hark_subscriber *s)
-{
-    return (pthread_mutex_t *)(uintptr_t)&s->mu;
-}
+const struct hark__subscriber_ops hark__plain_subscriber_ops = {
+    .size = sizeof(hark_subscriber),
+    .slot_size = sizeof(struct hark__slot),
+};
 
-hark_subscriber *hark__subscriber_alloc(bool is_log)
+hark_subscriber *hark__subscriber_alloc(const struct hark__subscriber_ops *ops)
 {
-    hark_subscriber *s = hark__calloc(1, sizeof *s);
-    if (s == NULL)
+    hark_subscriber *s = hark__calloc(1, ops->size);
+    if (!s)
         return NULL;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
         hark__free(s);
         return NULL;
     }
-    s->refs = 1;
-    s->is_log = is_log;
+    s->ops = ops;
+    atomic_init(&s->refs, 1);
     return s;
 }
 
@@ -43,34 +43,24 @@ static void subscriber_destroy(hark_subscriber *s)
         s->retired = h->retired_next;
         handler_free(h);
     }
-    for (size_t i = 0; i < s->level_count; i++)
-        hark__free(s->levels[i].suffix);
-    hark__free(s->levels);
-    pthread_mutex_destroy(&s->mu);
+    if (s->ops->destroy)
+        s->ops->destroy(s);
+    pthread_mutex_destroy(&s->lock);
     hark__free(s);
 }
 
 void hark__subscriber_unref(hark_subscriber *s)
 {
     /* acq_rel: the last reference must see every write made under the others. */
-    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
         subscriber_destroy(s);
-}
-
-int hark__subscriber_level_locked(const hark_subscriber *s, const char *suffix)
-{
-    for (size_t i = 0; i < s->level_count; i++) {
-        if (strcmp(s->levels[i].suffix, suffix) == 0)
-            return s->levels[i].level;
-    }
-    return -1;
 }
 
 int hark_subscriber_new(hark_subscriber **out)
 {
     if (out == NULL)
         return HARK_EINVAL;
-    hark_subscriber *s = hark__subscriber_alloc(false);
+    hark_subscriber *s = hark__subscriber_alloc(&hark__plain_subscriber_ops);
     if (s == NULL)
         return HARK_ENOMEM;
     *out = s;
@@ -85,9 +75,7 @@ static int slot_event(hark_event *ev, void *data)
 {
     struct hark__slot *slot = data;
     /* Acquire: pairs with the release store that published a replaced handler. */
-    struct hark__handler *h = __atomic_load_n(&slot->handler, __ATOMIC_ACQUIRE);
-    if (slot->owner->is_log)
-        return hark__log_dispatch(slot, h, ev);
+    struct hark__handler *h = atomic_load_explicit(&slot->handler, memory_order_acquire);
     hark_failure failure = {NULL, NULL, NULL};
     return h->fn(slot->owner, ev, &failure, h->data);
 }
@@ -114,7 +102,7 @@ static int full_name(char *out, const char *suffix, const char *ns)
 
 /*
  * Subscribes handler `h` on attachment `att` and links the new slot into it.
- * Locking contract: s->mu held.
+ * Locking contract: s->lock held.
  */
 static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, struct hark__handler *h)
 {
@@ -122,53 +110,50 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
     int rc = full_name(name, h->suffix, att->ns);
     if (rc != 0)
         return rc;
-    struct hark__slot *slot = hark__calloc(1, sizeof *slot);
-    if (slot == NULL)
+    struct hark__slot *slot = hark__calloc(1, s->ops->slot_size);
+    if (!slot)
         return HARK_ENOMEM;
     slot->owner = s;
-    slot->handler = h;
-    slot->level = s->is_log ? hark__subscriber_level_locked(s, h->suffix) : -1;
+    atomic_init(&slot->handler, h);
     slot->notifier = att->notifier;
 
     hark_subscribe_options opts;
     hark_subscribe_options_init(&opts);
     opts.kind = HARK_KIND_EVENT;
     opts.pattern = hark_exact(name);
-    opts.event = slot_event;
+    opts.event = s->ops->slot_event ? s->ops->slot_event : slot_event;
     opts.release = slot_release;
     opts.data = slot;
     /* Thread CPU time is a system call: read only when asked for. */
     opts.skip_cpu_time = !s->want_cpu;
-    if (s->is_log) {
-        opts.silence = HARK_SILENCE_CACHED;
-        opts.silenced = hark__log_slot_silenced;
-    }
-    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+    if (s->ops->slot_init_locked)
+        s->ops->slot_init_locked(s, slot, &opts);
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
     rc = hark_subscribe(&slot->id, att->notifier, &opts);
     if (rc != 0) {
         /* Not subscribed, so release will never run: undo by hand. */
-        __atomic_sub_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+        atomic_fetch_sub_explicit(&s->refs, 1, memory_order_relaxed);
         hark__free(slot);
         return rc;
     }
     slot->next = att->slots;
     att->slots = slot;
-    if (s->is_log)
-        hark__log_slot_sync_locked(s, slot);
+    if (s->ops->slot_added_locked)
+        s->ops->slot_added_locked(s, slot);
     return 0;
 }
 
 /*
  * Unsubscribes every slot of `att` whose handler is `h` (every slot when h is
  * NULL) and unlinks them. The slots themselves are freed by their release
- * callbacks. Locking contract: s->mu held.
+ * callbacks. Locking contract: s->lock held.
  */
 static void slots_unsubscribe(struct hark__attachment *att, const struct hark__handler *h)
 {
     struct hark__slot **link = &att->slots;
     while (*link != NULL) {
         struct hark__slot *slot = *link;
-        if (h != NULL && slot->handler != h) {
+        if (h && atomic_load_explicit(&slot->handler, memory_order_relaxed) != h) {
             link = &slot->next;
             continue;
         }
@@ -225,10 +210,10 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
     if (strlen(suffix) > HARK_NAME_MAX)
         return HARK_ENAMETOOLONG;
 
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->lock);
     struct hark__handler *h = handler_new(suffix, fn, data);
     if (h == NULL) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return HARK_ENOMEM;
     }
 
@@ -239,13 +224,14 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         s->handlers[at] = h;
         for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
             for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
-                if (slot->handler == old)
-                    __atomic_store_n(&slot->handler, h, __ATOMIC_RELEASE);
+                /* Release: pairs with the acquire in slot_event(). */
+                if (atomic_load_explicit(&slot->handler, memory_order_relaxed) == old)
+                    atomic_store_explicit(&slot->handler, h, memory_order_release);
             }
         }
         old->retired_next = s->retired;
         s->retired = old;
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return 0;
     }
 
@@ -271,11 +257,11 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         for (struct hark__attachment *b = s->attachments; b != NULL; b = b->next)
             slots_unsubscribe(b, h);
         handler_free(h);
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return rc;
     }
     s->handlers[s->handler_count++] = h;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -295,10 +281,10 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 {
     if (s == NULL || suffix == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->lock);
     size_t at = find_handler(s, suffix);
     if (at == SIZE_MAX) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return HARK_ENOENT;
     }
     struct hark__handler *h = s->handlers[at];
@@ -309,7 +295,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
     s->handler_count--;
     h->retired_next = s->retired;
     s->retired = h;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     return 0;
 }
 
@@ -326,16 +312,16 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     if (strlen(ns) > HARK_NAME_MAX)
         return HARK_ENAMETOOLONG;
 
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->lock);
     if (find_attachment(s, n, ns) != NULL) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return 0;
     }
     char name[HARK_NAME_MAX + 1];
     for (size_t i = 0; i < s->handler_count; i++) {
         int rc = full_name(name, s->handlers[i]->suffix, ns);
         if (rc != 0) {
-            pthread_mutex_unlock(&s->mu);
+            pthread_mutex_unlock(&s->lock);
             return rc;
         }
     }
@@ -344,7 +330,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     if (att == NULL || copy == NULL) {
         hark__free(att);
         hark__free(copy);
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return HARK_ENOMEM;
     }
     att->notifier = n;
@@ -355,15 +341,15 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
             slots_unsubscribe(att, NULL);
             hark__free(att->ns);
             hark__free(att);
-            pthread_mutex_unlock(&s->mu);
+            pthread_mutex_unlock(&s->lock);
             return rc;
         }
     }
     att->next = s->attachments;
     s->attachments = att;
-    pthread_mutex_unlock(&s->mu);
-    if (s->is_log)
-        hark__log_subscriber_list_update(s);
+    pthread_mutex_unlock(&s->lock);
+    if (s->ops->attachments_changed)
+        s->ops->attachments_changed(s);
     return 0;
 }
 
@@ -371,22 +357,22 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
     if (s == NULL || n == NULL || ns == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->lock);
     struct hark__attachment **link = &s->attachments;
     while (*link != NULL && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
         link = &(*link)->next;
     struct hark__attachment *att = *link;
     if (att == NULL) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->lock);
         return HARK_ENOENT;
     }
     *link = att->next;
     slots_unsubscribe(att, NULL);
     hark__free(att->ns);
     hark__free(att);
-    pthread_mutex_unlock(&s->mu);
-    if (s->is_log)
-        hark__log_subscriber_list_update(s);
+    pthread_mutex_unlock(&s->lock);
+    if (s->ops->attachments_changed)
+        s->ops->attachments_changed(s);
     return 0;
 }
 
@@ -394,9 +380,9 @@ int hark_subscriber_free(hark_subscriber *s)
 {
     if (s == NULL)
         return 0;
-    if (s->is_log)
-        hark__log_subscriber_teardown(s);
-    pthread_mutex_lock(&s->mu);
+    if (s->ops->teardown)
+        s->ops->teardown(s);
+    pthread_mutex_lock(&s->lock);
     while (s->attachments != NULL) {
         struct hark__attachment *att = s->attachments;
         s->attachments = att->next;
@@ -404,7 +390,7 @@ int hark_subscriber_free(hark_subscriber *s)
         hark__free(att->ns);
         hark__free(att);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     hark__subscriber_unref(s);
     return 0;
 }
@@ -413,11 +399,11 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
 {
     if (out == NULL || parent == NULL)
         return HARK_EINVAL;
-    hark_subscriber *s = hark__subscriber_alloc(parent->is_log);
+    hark_subscriber *s = hark__subscriber_alloc(parent->ops);
     if (s == NULL)
         return HARK_ENOMEM;
     int rc = 0;
-    pthread_mutex_lock(mu_of(parent));
+    pthread_mutex_lock(hark__subscriber_lock(parent));
     s->want_cpu = parent->want_cpu;
     if (parent->handler_count > 0) {
         s->handlers = hark__calloc(parent->handler_count, sizeof *s->handlers);
@@ -434,9 +420,9 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
         else
             s->handlers[s->handler_count++] = h;
     }
-    pthread_mutex_unlock(mu_of(parent));
-    if (rc == 0 && parent->is_log)
-        rc = hark__log_subscriber_copy(s, parent);
+    pthread_mutex_unlock(hark__subscriber_lock(parent));
+    if (rc == 0 && parent->ops->copy)
+        rc = parent->ops->copy(s, parent);
     if (rc != 0) {
         hark_subscriber_free(s);
         return rc;
@@ -449,11 +435,11 @@ int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 {
     if (s == NULL)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->lock);
     int rc = s->attachments != NULL ? HARK_ESTATE : 0;
     if (rc == 0)
         s->want_cpu = measure;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
@@ -465,9 +451,9 @@ size_t hark_subscriber_handler_count(const hark_subscriber *s)
 {
     if (s == NULL)
         return 0;
-    pthread_mutex_lock(mu_of(s));
+    pthread_mutex_lock(hark__subscriber_lock(s));
     size_t n = s->handler_count;
-    pthread_mutex_unlock(mu_of(s));
+    pthread_mutex_unlock(hark__subscriber_lock(s));
     return n;
 }
 
@@ -476,12 +462,12 @@ size_t hark_subscriber_subscription_count(const hark_subscriber *s)
     if (s == NULL)
         return 0;
     size_t n = 0;
-    pthread_mutex_lock(mu_of(s));
+    pthread_mutex_lock(hark__subscriber_lock(s));
     for (const struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
         for (const struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next)
             n++;
     }
-    pthread_mutex_unlock(mu_of(s));
+    pthread_mutex_unlock(hark__subscriber_lock(s));
     return n;
 }
 
@@ -489,8 +475,8 @@ bool hark_subscriber_attached(const hark_subscriber *s, const hark_notifier *n, 
 {
     if (s == NULL || n == NULL || ns == NULL)
         return false;
-    pthread_mutex_lock(mu_of(s));
+    pthread_mutex_lock(hark__subscriber_lock(s));
     bool found = find_attachment(s, n, ns) != NULL;
-    pthread_mutex_unlock(mu_of(s));
+    pthread_mutex_unlock(hark__subscriber_lock(s));
     return found;
 }

@@ -1,6 +1,6 @@
 /*
- * Internal: namespace subscribers and what log subscribers add to them. Never
- * installed.
+ * Internal: namespace subscribers, and the operations table through which a
+ * variant (the log subscriber) extends them. Never installed.
  *
  * Memory: a subscriber is reference-counted. Its owner holds one reference and
  * every live subscription ("slot") one more; a slot is freed by the subscription's
@@ -13,9 +13,10 @@
 #define HARK_SUBSCRIBER_INTERNAL_H
 
 #include "hark/subscriber.h"
-#include "hark/logger.h"
+#include "hark/notifications.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* One handler record; immutable once published to slots. */
 struct hark__handler {
@@ -25,17 +26,15 @@ struct hark__handler {
     struct hark__handler *retired_next;
 };
 
-/* One subscription: one handler on one attachment. */
+/* One subscription: one handler on one attachment. A variant may extend it (its
+ * ops' slot_size) by embedding it first in a larger struct. */
 struct hark__slot {
     hark_subscriber *owner;
     /* The current handler for this slot's suffix. Stored with release, loaded with
      * acquire, so a handler replaced at runtime is seen whole. */
-    struct hark__handler *handler;
-    /* The event level for log subscribers (-1: none). Accessed atomically. */
-    int level;
+    _Atomic(struct hark__handler *) handler;
     hark_notifier *notifier;
     hark_subscription_id id;
-    bool polling; /* poll_begin() is in force; under owner->mu */
     struct hark__slot *next;
 };
 
@@ -46,53 +45,59 @@ struct hark__attachment {
     struct hark__attachment *next;
 };
 
-struct hark__event_level {
-    char *suffix;
-    int level;
+/*
+ * What a variant of subscriber (the log subscriber) adds to the plain one. The
+ * plain subscriber's code calls these and nothing else of a variant; NULL entries
+ * mean "nothing to add". Every callback gets the subscriber it was set on.
+ */
+struct hark__subscriber_ops {
+    size_t size;      /* bytes to allocate for the subscriber (its struct embeds the base) */
+    size_t slot_size; /* bytes to allocate for a slot (its struct embeds hark__slot) */
+    /* The event callback of the variant's subscriptions; NULL: the plain one. */
+    hark_event_fn slot_event;
+    /* Adds to the options of a new slot's subscription (silence mode...). Locking
+     * contract: s->lock held. */
+    void (*slot_init_locked)(hark_subscriber *s, struct hark__slot *slot,
+                             hark_subscribe_options *opts);
+    /* After a slot is subscribed. Locking contract: s->lock held. */
+    void (*slot_added_locked)(hark_subscriber *s, struct hark__slot *slot);
+    /* After an attach or detach. Locking contract: s->lock not held. */
+    void (*attachments_changed)(hark_subscriber *s);
+    /* First step of hark_subscriber_free(), before the attachments go. */
+    void (*teardown)(hark_subscriber *s);
+    /* Frees what the variant owns, at the last reference (no other thread left). */
+    void (*destroy)(hark_subscriber *s);
+    /* Copies the variant's settings from `parent` into the fresh `child`
+     * (hark_subscriber_new_from). Returns 0 or a HARK_E* code. */
+    int (*copy)(hark_subscriber *child, const hark_subscriber *parent);
 };
 
 struct hark_subscriber {
-    unsigned refs; /* atomic */
-    /* Protects the table, the attachments, the levels and slot->polling. Held
-     * while calling the notifier (subscribe, unsubscribe, silence recomputes);
+    const struct hark__subscriber_ops *ops;
+    atomic_uint refs;
+    /* Protects the table, the attachments and whatever the variant says it covers.
+     * Held while calling the notifier (subscribe, unsubscribe, silence recomputes);
      * never held while a handler runs. */
-    pthread_mutex_t mu;
+    pthread_mutex_t lock;
     struct hark__handler **handlers;
     size_t handler_count;
     size_t handler_cap;
     struct hark__handler *retired;
     struct hark__attachment *attachments;
-    bool want_cpu; /* event objects measure thread CPU time; under mu */
-
-    /* Log subscribers only. */
-    bool is_log;
-    hark_logger *logger; /* atomic pointer; changed under the registry lock */
-    struct hark__event_level *levels;
-    size_t level_count;
-    size_t level_cap;
-    bool listed; /* on the global list of log subscribers; under the registry lock */
-    hark_subscriber *list_prev;
-    hark_subscriber *list_next;
+    bool want_cpu; /* event objects measure thread CPU time; under lock */
 };
 
-/* subscriber.c */
-hark_subscriber *hark__subscriber_alloc(bool is_log);
-void hark__subscriber_unref(hark_subscriber *s);
-/* Locking contract: s->mu held. The level for `suffix`, or -1. */
-int hark__subscriber_level_locked(const hark_subscriber *s, const char *suffix);
+/* The plain subscriber's ops (all defaults). */
+extern const struct hark__subscriber_ops hark__plain_subscriber_ops;
 
-/* log_subscriber.c */
-bool hark__log_slot_silenced(const char *name, void *data);
-int hark__log_dispatch(struct hark__slot *slot, struct hark__handler *h, hark_event *ev);
-/* Called by a logger (ctl_mu held) when its level or polling need changed. */
-void hark__log_subscriber_logger_changed(hark_subscriber *s, hark_logger *l);
-/* Locking contract: s->mu held. Starts or stops polling `slot` as its logger needs. */
-void hark__log_slot_sync_locked(hark_subscriber *s, struct hark__slot *slot);
-/* Global list of attached log subscribers, for flush_all. Call without s->mu. */
-void hark__log_subscriber_list_update(hark_subscriber *s);
-/* Frees the log part: unbinds the logger and leaves the global list. */
-void hark__log_subscriber_teardown(hark_subscriber *s);
-/* Copies the logger and levels of `parent` into the fresh `child`. */
-int hark__log_subscriber_copy(hark_subscriber *child, const hark_subscriber *parent);
+/* subscriber.c: a zeroed subscriber of ops->size bytes with one reference. */
+hark_subscriber *hark__subscriber_alloc(const struct hark__subscriber_ops *ops);
+void hark__subscriber_unref(hark_subscriber *s);
+
+/* The lock of a subscriber reached through a const pointer (queries lock too). */
+static inline pthread_mutex_t *hark__subscriber_lock(const hark_subscriber *s)
+{
+    return (pthread_mutex_t *)(uintptr_t)&s->lock;
+}
 
 #endif /* HARK_SUBSCRIBER_INTERNAL_H */

@@ -27,7 +27,7 @@ if command -v clang >/dev/null 2>&1 && [ "${compilers_c[0]}" != clang ]; then
 fi
 
 headers=("$root/include/hark.h")
-for h in "$root"/include/hark/*.h; do headers+=("$h"); done
+for h in "$root"/include/hark/*.h "$root"/include/hark/sys/*.h; do headers+=("$h"); done
 
 n=0
 for h in "${headers[@]}"; do
