@@ -91,28 +91,54 @@ typedef enum hark_pattern_kind {
                                unanchored: it matches if it matches anywhere in the name.
                                Stacked duplication symbols ("a+*", "b{2}{3}"), undefined
                                in POSIX, are refused with HARK_EPATTERN */
-    HARK_PATTERN_ALL = 2    /* every event of the notifier */
+    HARK_PATTERN_ALL = 2,   /* every event of the notifier */
+    HARK_PATTERN_MATCH = 3  /* a user function decides which names match (hark_match()) */
 } hark_pattern_kind;
 
-/* What a subscription listens to. Build one with hark_exact(), hark_regex(), hark_all(). */
+/*
+ * A user-supplied matcher: returns true when events named `name` belong to the
+ * subscription. It is asked when the subscription is made (once per existing name)
+ * and once whenever a new name is interned -- never per event -- so its answer for
+ * a name must not change over time. `name` is valid only during the call.
+ * It runs on the thread that subscribes or interns, and may be asked after its
+ * subscription was removed, until the release callback has run.
+ * It is called with the notifier's registry lock held: it must not subscribe,
+ * unsubscribe, intern names (hark_topic_get, hark_start/hark_instrument_name with a
+ * new name), change silence, or quiesce/free the notifier it was registered on --
+ * those calls return HARK_EBUSY from inside it. It may instrument through topics
+ * it already holds and use other notifiers.
+ */
+typedef bool (*hark_match_fn)(const char *name, void *data);
+
+/* What a subscription listens to. Build one with hark_exact(), hark_regex(), hark_all(),
+ * hark_match(). */
 typedef struct hark_pattern {
     hark_pattern_kind kind;
-    const char *text; /* copied at subscribe time; ignored for HARK_PATTERN_ALL */
+    const char *text;    /* EXACT/REGEX: copied at subscribe time */
+    hark_match_fn match; /* MATCH only */
+    void *match_data;    /* MATCH only: passed to match(); must stay valid until the
+                            subscription's release callback has run */
 } hark_pattern;
 
 static inline hark_pattern hark_exact(const char *name)
 {
-    hark_pattern p = {HARK_PATTERN_EXACT, name};
+    hark_pattern p = {HARK_PATTERN_EXACT, name, NULL, NULL};
     return p;
 }
 static inline hark_pattern hark_regex(const char *re)
 {
-    hark_pattern p = {HARK_PATTERN_REGEX, re};
+    hark_pattern p = {HARK_PATTERN_REGEX, re, NULL, NULL};
     return p;
 }
 static inline hark_pattern hark_all(void)
 {
-    hark_pattern p = {HARK_PATTERN_ALL, NULL};
+    hark_pattern p = {HARK_PATTERN_ALL, NULL, NULL, NULL};
+    return p;
+}
+/* Names for which fn(name, data) returns true. A NULL fn is HARK_EINVAL at subscribe. */
+static inline hark_pattern hark_match(hark_match_fn fn, void *data)
+{
+    hark_pattern p = {HARK_PATTERN_MATCH, NULL, fn, data};
     return p;
 }
 
@@ -272,8 +298,8 @@ typedef struct hark_subscribe_options {
 
 #define HARK_SUBSCRIBE_OPTIONS_INIT                                                                \
     {                                                                                              \
-        HARK_SUBSCRIBE_OPTIONS_VERSION, HARK_KIND_TIMED, {HARK_PATTERN_ALL, NULL}, NULL, NULL,     \
-            NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, NULL, false, false, NULL, NULL             \
+        HARK_SUBSCRIBE_OPTIONS_VERSION, HARK_KIND_TIMED, {HARK_PATTERN_ALL, NULL, NULL, NULL},     \
+            NULL, NULL, NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, NULL, false, false, NULL, NULL \
     }
 
 /* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT (NULL is ignored).
@@ -325,8 +351,9 @@ HARK_API int hark_unsubscribe(hark_notifier *n, hark_subscription_id id);
 
 /*
  * Rails' unsubscribe(name): removes every exact subscription to `name`, and makes
- * every regex subscription that matches `name` ignore it from now on (even for
- * exact subscriptions added later). All-events subscriptions are not affected.
+ * every regex or match-function subscription that matches `name` ignore it from now
+ * on (even for exact subscriptions added later). All-events subscriptions are not
+ * affected.
  * Returns the number of exact subscriptions removed (>= 0), or HARK_EINVAL,
  * HARK_ENAME, HARK_ENAMETOOLONG, HARK_ENOMEM (nothing changed).
  * Thread-safety: safe, also from inside callbacks and instrumented blocks.

@@ -27,9 +27,11 @@ struct hark_subscription {
     hark_pattern_kind pattern_kind;
     bool prepend;
     bool want_cpu;
-    char *pattern;     /* exact name or regex source; NULL for all events */
+    char *pattern;       /* exact name or regex source; NULL for all events and MATCH */
+    hark_match_fn match; /* MATCH: the user's matcher and its data */
+    void *match_data;
     regex_t regex;     /* compiled when pattern_kind is REGEX */
-    char **exclusions; /* names removed from a regex by unsubscribe-by-name */
+    char **exclusions; /* names removed from a regex/MATCH by unsubscribe-by-name */
     size_t exclusion_count;
     hark_timed_fn timed;
     hark_event_fn event;
@@ -141,6 +143,11 @@ void hark__unlock(hark_notifier *n);
 
 /* pattern.c */
 bool hark__sub_matches(const hark__sub *sub, const char *name);
+/* Regex and match-function patterns: what unsubscribe-by-name excludes a name from. */
+static inline bool hark__sub_excludable(const hark__sub *sub)
+{
+    return sub->pattern_kind == HARK_PATTERN_REGEX || sub->pattern_kind == HARK_PATTERN_MATCH;
+}
 int hark__sub_compile(hark__sub *sub);
 void hark__sub_free_pattern(hark__sub *sub);
 

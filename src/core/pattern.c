@@ -95,6 +95,8 @@ bool hark__sub_matches(const hark__sub *sub, const char *name)
         return regex_matches(sub, name) && !excluded(sub, name);
     case HARK_PATTERN_ALL:
         return true;
+    case HARK_PATTERN_MATCH:
+        return sub->match(name, sub->match_data) && !excluded(sub, name);
     }
     return false;
 }

@@ -27,7 +27,7 @@ static size_t collect(hark__sub **list, const hark_topic *t, const struct hark__
         list[n++] = d->add;
     for (size_t i = 0; i < t->pattern_count; i++) {
         hark__sub *s = t->patterns[i];
-        if (s == d->remove || (d->drop_regex && s->pattern_kind == HARK_PATTERN_REGEX))
+        if (s == d->remove || (d->drop_regex && hark__sub_excludable(s)))
             continue;
         list[n++] = s;
     }

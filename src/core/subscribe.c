@@ -124,6 +124,10 @@ static int validate(const hark_subscribe_options *o)
     }
     case HARK_PATTERN_ALL:
         return o->prepend ? HARK_EPREPEND : 0;
+    case HARK_PATTERN_MATCH:
+        if (!o->pattern.match)
+            return HARK_EINVAL;
+        return o->prepend ? HARK_EPREPEND : 0;
     }
     return HARK_EINVAL;
 }
@@ -148,7 +152,9 @@ static int make_sub(hark__sub **out, const hark_subscribe_options *o)
     sub->release = o->release;
     sub->data = o->data;
     atomic_init(&sub->poll, 0);
-    if (o->pattern.kind != HARK_PATTERN_ALL) {
+    sub->match = o->pattern.match;
+    sub->match_data = o->pattern.match_data;
+    if (o->pattern.kind == HARK_PATTERN_EXACT || o->pattern.kind == HARK_PATTERN_REGEX) {
         sub->pattern = hark__strdup(o->pattern.text);
         if (!sub->pattern) {
             hark__free(sub);
@@ -394,11 +400,11 @@ int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)
 /* Locking: notifier lock. */
 static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t length)
 {
-    /* Regex subscriptions that match the name and will exclude it from now on. */
+    /* Regex and match-function subscriptions that match the name and will exclude it
+     * from now on. */
     size_t regex_count = 0;
     for (size_t i = 0; i < n->pattern_count; i++)
-        if (n->patterns[i]->pattern_kind == HARK_PATTERN_REGEX &&
-            hark__sub_matches(n->patterns[i], name))
+        if (hark__sub_excludable(n->patterns[i]) && hark__sub_matches(n->patterns[i], name))
             regex_count++;
     char **copies = hark__calloc(regex_count + 1, sizeof *copies);
     if (!copies)
@@ -406,7 +412,7 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
     int rc = 0;
     for (size_t i = 0, c = 0; i < n->pattern_count && rc == 0; i++) {
         hark__sub *s = n->patterns[i];
-        if (s->pattern_kind != HARK_PATTERN_REGEX || !hark__sub_matches(s, name))
+        if (!hark__sub_excludable(s) || !hark__sub_matches(s, name))
             continue;
         size_t capacity = s->exclusion_count; /* exact fit: exclusions are rare */
         copies[c] = hark__strndup(name, length);
@@ -430,7 +436,7 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
     }
     for (size_t i = 0, c = 0; i < n->pattern_count; i++) {
         hark__sub *s = n->patterns[i];
-        if (s->pattern_kind == HARK_PATTERN_REGEX && hark__sub_matches(s, name))
+        if (hark__sub_excludable(s) && hark__sub_matches(s, name))
             s->exclusions[s->exclusion_count++] = copies[c++];
     }
     hark__free(copies);
@@ -442,7 +448,7 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
     t->exact_count = 0;
     size_t kept = 0;
     for (size_t i = 0; i < t->pattern_count; i++)
-        if (t->patterns[i]->pattern_kind != HARK_PATTERN_REGEX)
+        if (!hark__sub_excludable(t->patterns[i]))
             t->patterns[kept++] = t->patterns[i];
     t->pattern_count = kept;
     hark__snapshot_publish(t, snap);

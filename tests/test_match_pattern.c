@@ -1,0 +1,175 @@
+/* HARK_PATTERN_MATCH: a user function decides which names a subscription receives. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include <hark.h>
+
+struct matcher {
+    const char *prefix;
+    int asked;  /* how many times match() ran */
+    int during; /* what hark_subscribe/hark_topic_get returned from inside match() */
+    hark_notifier *reenter;
+};
+
+static bool prefix_match(const char *name, void *data)
+{
+    struct matcher *m = data;
+    m->asked++;
+    if (m->reenter) {
+        hark_topic *t;
+        m->during = hark_topic_get(&t, m->reenter, "brand.new.name.from.match");
+    }
+    return strncmp(name, m->prefix, strlen(m->prefix)) == 0;
+}
+
+static int count_calls(const char *name, double s, double f, const char *id, hark_payload *p,
+                       void *data)
+{
+    (void)name, (void)s, (void)f, (void)id, (void)p;
+    ++*(int *)data;
+    return 0;
+}
+
+static void fire(hark_notifier *n, const char *name)
+{
+    assert_int_equal(hark_instrument_name(n, name, NULL, NULL, NULL, NULL), 0);
+}
+
+static void released(void *data)
+{
+    ++*(int *)data;
+}
+
+static void test_match_existing_and_new_names_never_per_event(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, n, "sql.old"), 0);
+    assert_int_equal(hark_topic_get(&t, n, "cache.old"), 0);
+    struct matcher m = {.prefix = "sql."};
+    int calls = 0;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe_timed(&id, n, hark_match(prefix_match, &m), count_calls, &calls),
+                     0);
+    assert_int_equal(m.asked, 2); /* once per existing name */
+    fire(n, "sql.old");
+    fire(n, "sql.old");
+    fire(n, "cache.old");
+    assert_int_equal(m.asked, 2); /* never per event */
+    fire(n, "sql.new");           /* interned now: asked once */
+    fire(n, "sql.new");
+    fire(n, "cache.new");
+    assert_int_equal(m.asked, 4);
+    assert_int_equal(calls, 4);
+    assert_int_equal(hark_subscribed_to(n, id, "sql.x"), 1);
+    assert_int_equal(hark_subscribed_to(n, id, "cache.x"), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+static void test_match_excluded_by_unsubscribe_name_like_regex(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    struct matcher m = {.prefix = "sql."};
+    int matched = 0, exact = 0, all = 0;
+    hark_subscription_id id;
+    assert_int_equal(
+        hark_subscribe_timed(&id, n, hark_match(prefix_match, &m), count_calls, &matched), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_exact("sql.a"), count_calls, &exact), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), count_calls, &all), 0);
+    /* As Rails: the exact subscriber is removed, the matcher excludes the name. */
+    assert_int_equal(hark_unsubscribe_name(n, "sql.a"), 1);
+    fire(n, "sql.a");
+    fire(n, "sql.b");
+    assert_int_equal(matched, 1); /* sql.b only */
+    assert_int_equal(exact, 0);
+    assert_int_equal(all, 2); /* all-events subscriptions are not affected */
+    assert_int_equal(hark_subscribed_to(n, id, "sql.a"), 0);
+    assert_int_equal(hark_subscribed_to(n, id, "sql.b"), 1);
+    /* Excluded for exact subscriptions added later too. */
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_exact("sql.a"), count_calls, &exact), 0);
+    fire(n, "sql.a");
+    assert_int_equal(matched, 1);
+    assert_int_equal(exact, 1);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+static void test_match_bad_input(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    int calls = 0;
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_match(NULL, NULL), count_calls, &calls),
+                     HARK_EINVAL);
+    struct matcher m = {.prefix = "x"};
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.timed = count_calls;
+    o.data = &calls;
+    o.pattern = hark_match(prefix_match, &m);
+    o.prepend = true;
+    assert_int_equal(hark_subscribe(NULL, n, &o), HARK_EPREPEND);
+    assert_int_equal(hark_notifier_topic_count(n), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+static void test_match_data_valid_until_release(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    struct matcher m = {.prefix = "a."};
+    int calls = 0, releases = 0;
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.timed = count_calls;
+    o.data = &releases;
+    o.release = released;
+    o.pattern = hark_match(prefix_match, &m);
+    (void)calls;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe(&id, n, &o), 0);
+    assert_int_equal(hark_unsubscribe(n, id), 0);
+    assert_int_equal(hark_notifier_quiesce(n), 0);
+    assert_int_equal(releases, 1);
+    int asked = m.asked;
+    fire(n, "a.after"); /* a removed matcher is not asked any more once released */
+    assert_int_equal(m.asked, asked);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+static void test_match_may_use_other_notifiers(void **state)
+{
+    (void)state;
+    hark_notifier *n, *other;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_notifier_new(&other), 0);
+    struct matcher m = {.prefix = "a.", .reenter = other, .during = -1};
+    int calls = 0;
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_match(prefix_match, &m), count_calls, &calls),
+                     0);
+    fire(n, "a.b");
+    assert_int_equal(m.during, 0);
+    assert_int_equal(calls, 1);
+    assert_int_equal(hark_notifier_topic_count(other), 1);
+    assert_int_equal(hark_notifier_free(n), 0);
+    assert_int_equal(hark_notifier_free(other), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_match_existing_and_new_names_never_per_event),
+        cmocka_unit_test(test_match_excluded_by_unsubscribe_name_like_regex),
+        cmocka_unit_test(test_match_bad_input),
+        cmocka_unit_test(test_match_data_valid_until_release),
+        cmocka_unit_test(test_match_may_use_other_notifiers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
