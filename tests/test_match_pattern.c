@@ -55,8 +55,8 @@ static void test_match_existing_and_new_names_never_per_event(void **state)
     struct matcher m = {.prefix = "sql."};
     int calls = 0;
     hark_subscription_id id;
-    assert_int_equal(hark_subscribe_timed(&id, n, hark_match(prefix_match, &m), count_calls, &calls),
-                     0);
+    assert_int_equal(
+        hark_subscribe_timed(&id, n, hark_match(prefix_match, &m), count_calls, &calls), 0);
     assert_int_equal(m.asked, 2); /* once per existing name */
     fire(n, "sql.old");
     fire(n, "sql.old");
@@ -152,8 +152,8 @@ static void test_match_may_use_other_notifiers(void **state)
     assert_int_equal(hark_notifier_new(&other), 0);
     struct matcher m = {.prefix = "a.", .reenter = other, .during = -1};
     int calls = 0;
-    assert_int_equal(hark_subscribe_timed(NULL, n, hark_match(prefix_match, &m), count_calls, &calls),
-                     0);
+    assert_int_equal(
+        hark_subscribe_timed(NULL, n, hark_match(prefix_match, &m), count_calls, &calls), 0);
     fire(n, "a.b");
     assert_int_equal(m.during, 0);
     assert_int_equal(calls, 1);
