@@ -11,6 +11,7 @@
 #include "hark/event.h"
 #include "hark/notifications.h"
 #include "hark/logger.h"
+#include "hark/color.h"
 #include "hark/subscriber.h"
 #include "hark/log_subscriber.h"
 #include "hark/testing.h"

@@ -65,7 +65,7 @@ int hark_notifier_new(hark_notifier **out)
 hark_notifier *hark_default(void)
 {
     hark_notifier *n = atomic_load_explicit(&current_default, memory_order_acquire);
-    if (HARK_LIKELY(n != NULL))
+    if (HARK_LIKELY(n))
         return n;
     pthread_once(&builtin_once, builtin_init);
     hark_notifier *expected = NULL;

@@ -1,23 +1,26 @@
 /*
- * Colour helpers (SPEC 9.7): ANSI escape sequences around text, with optional
- * bold/italic/underline modes in the caller's order, and the global switch.
+ * Colour helpers (hark/color.h), as Rails' LogSubscriber#color: ANSI escape
+ * sequences around text, with optional bold/italic/underline modes in the caller's
+ * order, and the global switch.
  */
-#include "hark/log_subscriber.h"
+#include "hark/color.h"
 #include "logger_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-static bool colorize = true; /* accessed atomically */
+/* Relaxed: a switch with nothing else published along with it. */
+static atomic_bool colorize = true;
 
 void hark_set_colorize_logging(bool on)
 {
-    __atomic_store_n(&colorize, on, __ATOMIC_RELAXED);
+    atomic_store_explicit(&colorize, on, memory_order_relaxed);
 }
 
 bool hark_colorize_logging(void)
 {
-    return __atomic_load_n(&colorize, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&colorize, memory_order_relaxed);
 }
 
 static const char *const escapes[] = {"\033[30m", "\033[31m", "\033[32m", "\033[33m",
@@ -58,7 +61,7 @@ static void put(struct out *o, const char *s, size_t n)
 static int render(struct out *o, bool on, const char *text, const char *escape,
                   const hark_color_mode *modes, size_t mode_count)
 {
-    if (text == NULL || escape == NULL || (modes == NULL && mode_count > 0))
+    if (!text || !escape || (!modes && mode_count > 0))
         return HARK_EINVAL;
     for (size_t i = 0; i < mode_count; i++) {
         if (!mode_ok((int)modes[i]))
@@ -99,7 +102,7 @@ static int finish(struct out *o, int rc)
 static int colorize_into(char *buf, size_t size, bool on, const char *text, const char *escape,
                          const hark_color_mode *modes, size_t mode_count)
 {
-    if (buf == NULL && size > 0)
+    if (!buf && size > 0)
         return HARK_EINVAL;
     struct out o = {buf, size, 0};
     return finish(&o, render(&o, on, text, escape, modes, mode_count));
@@ -115,7 +118,7 @@ int hark_colorize(char *buf, size_t size, const char *text, hark_color color,
                   const hark_color_mode *modes, size_t mode_count)
 {
     const char *escape = hark_color_escape(color);
-    if (escape == NULL)
+    if (!escape)
         return HARK_EINVAL;
     return hark_colorize_raw(buf, size, text, escape, modes, mode_count);
 }
@@ -124,7 +127,7 @@ int hark_log_buf_colorize(hark_log_buf *b, const char *text, hark_color color,
                           const hark_color_mode *modes, size_t mode_count)
 {
     const char *escape = hark_color_escape(color);
-    if (b == NULL || escape == NULL)
+    if (!b || !escape)
         return HARK_EINVAL;
     /* Read the switch once, so that measuring and writing agree. */
     bool on = hark_colorize_logging();

@@ -122,7 +122,7 @@ bool hark_logger_overrides_active(const hark_logger *l)
 
 int hark_logger_set_format_flags(hark_logger *l, unsigned flags)
 {
-    if (l == NULL || (flags & ~(HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL)) != 0)
+    if (!l || (flags & ~(HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL)) != 0)
         return HARK_EINVAL;
     l->format_flags = flags;
     return 0;
@@ -130,10 +130,10 @@ int hark_logger_set_format_flags(hark_logger *l, unsigned flags)
 
 int hark_logger_set_formatter(hark_logger *l, hark_log_format_fn fn, void *data)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
     l->formatter = fn;
-    l->formatter_data = fn != NULL ? data : NULL;
+    l->formatter_data = fn ? data : NULL;
     return 0;
 }
 
@@ -157,7 +157,7 @@ static int emit(hark_logger *l, hark_log_level level, const char *line, size_t l
 static size_t begin_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b, double *time)
 {
     *time = 0;
-    if (l->formatter != NULL) {
+    if (l->formatter) {
         *time = hark__log_now();
         return 0;
     }
@@ -174,7 +174,7 @@ static int end_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b
     int rc = b->err;
     if (rc != 0)
         goto out;
-    if (l->formatter == NULL) {
+    if (!l->formatter) {
         if (b->len == start || b->p[b->len - 1] != '\n')
             rc = hark__lbuf_putc(b, '\n');
         if (rc == 0)
@@ -194,7 +194,7 @@ static int end_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b
         goto out;
     }
     char *big = hark__malloc(n + 1);
-    if (big == NULL) {
+    if (!big) {
         rc = HARK_ENOMEM;
         goto out;
     }
@@ -206,23 +206,56 @@ out:
     return rc;
 }
 
-int hark_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
+/*
+ * The one write path of every log call whose level is enabled: starts the line,
+ * lets `fill` append the message, completes the line and writes it. A nonzero
+ * return of `fill` logs nothing and is returned. (Callers check the level first,
+ * so that a disabled call costs no more than the check.)
+ */
+static int write_line(hark_logger *l, hark_log_level level, hark_log_message_fn fill, void *ctx)
 {
-    if (HARK_UNLIKELY(l == NULL || fmt == NULL || !level_ok((int)level)))
-        return HARK_EINVAL;
-    if (!hark_logger_enabled(l, (int)level))
-        return 0;
     char stack[HARK__LOG_STACK];
     struct hark_log_buf b;
     double time;
     hark__lbuf_init(&b, stack, sizeof stack);
     size_t start = begin_line(l, level, &b, &time);
-    int rc = hark__lbuf_vprintf(&b, fmt, ap);
+    int rc = fill(&b, ctx);
     if (rc != 0) {
         hark__lbuf_release(&b);
         return rc;
     }
     return end_line(l, level, &b, start, time);
+}
+
+struct printf_args {
+    const char *fmt;
+    va_list ap;
+};
+
+static int fill_printf(struct hark_log_buf *b, void *ctx)
+{
+    struct printf_args *a = ctx;
+    return hark__lbuf_vprintf(b, a->fmt, a->ap);
+}
+
+static int fill_str(struct hark_log_buf *b, void *ctx)
+{
+    const char *message = ctx;
+    return hark_log_buf_append(b, message, strlen(message));
+}
+
+int hark_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
+{
+    if (HARK_UNLIKELY(!l || !fmt || !level_ok((int)level)))
+        return HARK_EINVAL;
+    if (!hark_logger_enabled(l, (int)level))
+        return 0;
+    struct printf_args a;
+    a.fmt = fmt;
+    va_copy(a.ap, ap);
+    int rc = write_line(l, level, fill_printf, &a);
+    va_end(a.ap);
+    return rc;
 }
 
 int hark_log(hark_logger *l, hark_log_level level, const char *fmt, ...)
@@ -236,41 +269,26 @@ int hark_log(hark_logger *l, hark_log_level level, const char *fmt, ...)
 
 int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 {
-    if (HARK_UNLIKELY(l == NULL || message == NULL || !level_ok((int)level)))
+    if (HARK_UNLIKELY(!l || !message || !level_ok((int)level)))
         return HARK_EINVAL;
     if (!hark_logger_enabled(l, (int)level))
         return 0;
-    char stack[HARK__LOG_STACK];
-    struct hark_log_buf b;
-    double time;
-    hark__lbuf_init(&b, stack, sizeof stack);
-    size_t start = begin_line(l, level, &b, &time);
-    (void)hark_log_buf_append(&b, message, strlen(message));
-    return end_line(l, level, &b, start, time);
+    /* Cast: fill_str only reads the message. */
+    return write_line(l, level, fill_str, (void *)(uintptr_t)message);
 }
 
 int hark_log_lazy(hark_logger *l, hark_log_level level, hark_log_message_fn fn, void *data)
 {
-    if (HARK_UNLIKELY(l == NULL || fn == NULL || !level_ok((int)level)))
+    if (HARK_UNLIKELY(!l || !fn || !level_ok((int)level)))
         return HARK_EINVAL;
     if (!hark_logger_enabled(l, (int)level))
         return 0;
-    char stack[HARK__LOG_STACK];
-    struct hark_log_buf b;
-    double time;
-    hark__lbuf_init(&b, stack, sizeof stack);
-    size_t start = begin_line(l, level, &b, &time);
-    int rc = fn(&b, data);
-    if (rc != 0) {
-        hark__lbuf_release(&b);
-        return rc;
-    }
-    return end_line(l, level, &b, start, time);
+    return write_line(l, level, fn, data);
 }
 
 int hark_logger_flush(hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
     pthread_mutex_lock(&l->io_lock);
     int rc = hark__sink_flush(l);
@@ -280,7 +298,7 @@ int hark_logger_flush(hark_logger *l)
 
 int hark_logger_reopen(hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
     return hark__sink_reopen(l);
 }

@@ -22,7 +22,7 @@ const char *hark_log_level_name(int level)
 
 int hark_log_level_parse(const char *name, hark_log_level *out)
 {
-    if (name == NULL || out == NULL)
+    if (!name || !out)
         return HARK_EINVAL;
     for (int i = 0; i < HARK_LOG_LEVELS; i++) {
         if (strcasecmp(name, level_names[i]) == 0) {
@@ -63,7 +63,7 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
         if (usec > 999999)
             usec = 999999;
         struct tm tm;
-        if (gmtime_r(&secs, &tm) == NULL) {
+        if (!gmtime_r(&secs, &tm)) {
             secs = 0;
             usec = 0;
             gmtime_r(&secs, &tm);
@@ -75,7 +75,7 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
     }
     if (flags & HARK_LOG_FORMAT_LEVEL) {
         const char *name = hark_log_level_name((int)level);
-        if (name == NULL)
+        if (!name)
             name = "UNKNOWN";
         size_t len = strlen(name);
         memcpy(out + n, name, len);
@@ -88,19 +88,19 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
 
 size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *rec, unsigned flags)
 {
-    if (rec == NULL) {
-        if (buf != NULL && size > 0)
+    if (!rec) {
+        if (buf && size > 0)
             buf[0] = '\0';
         return 0;
     }
     char prefix[96];
     size_t plen = format_prefix(prefix, rec->level, rec->time, flags);
-    const char *msg = rec->message != NULL ? rec->message : "";
-    size_t mlen = rec->message != NULL ? rec->length : 0;
+    const char *msg = rec->message ? rec->message : "";
+    size_t mlen = rec->message ? rec->length : 0;
     bool newline = mlen == 0 || msg[mlen - 1] != '\n';
     size_t total = plen + mlen + (newline ? 1 : 0);
 
-    if (buf == NULL || size == 0)
+    if (!buf || size == 0)
         return total;
     /* Copy as much as fits, always NUL-terminated, like snprintf. */
     size_t room = size - 1, at = 0;
@@ -159,10 +159,10 @@ int hark__lbuf_reserve(struct hark_log_buf *b, size_t extra)
         p = hark__realloc(b->p, cap);
     } else {
         p = hark__malloc(cap);
-        if (p != NULL && b->len > 0)
+        if (p && b->len > 0)
             memcpy(p, b->p, b->len);
     }
-    if (p == NULL) {
+    if (!p) {
         b->err = HARK_ENOMEM;
         return b->err;
     }
@@ -221,7 +221,7 @@ int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time,
 
 int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
 {
-    if (b == NULL || (text == NULL && len > 0))
+    if (!b || (!text && len > 0))
         return HARK_EINVAL;
     int rc = hark__lbuf_reserve(b, len);
     if (rc != 0)
@@ -235,7 +235,7 @@ int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
 
 int hark_log_buf_printf(hark_log_buf *b, const char *fmt, ...)
 {
-    if (b == NULL || fmt == NULL)
+    if (!b || !fmt)
         return HARK_EINVAL;
     va_list ap;
     va_start(ap, fmt);

@@ -32,7 +32,7 @@ int hark__logger_thread_level(const hark_logger *l)
 
 static int override_begin(hark_logger *l, int level, bool raise_only)
 {
-    if (l == NULL || level < 0 || level >= HARK_LOG_LEVELS)
+    if (!l || level < 0 || level >= HARK_LOG_LEVELS)
         return HARK_EINVAL;
     if (tl_depth >= HARK_LOG_OVERRIDE_MAX)
         return HARK_ELIMIT;
@@ -82,7 +82,7 @@ int hark_logger_log_at_begin(hark_logger *l, hark_log_level level)
 
 int hark_logger_override_end(hark_logger *l)
 {
-    if (l == NULL)
+    if (!l)
         return HARK_EINVAL;
     if (tl_depth == 0 || tl_stack[tl_depth - 1].logger != l)
         return HARK_ESTATE;
@@ -102,7 +102,7 @@ static int scoped(hark_logger *l, int level, bool raise_only, int (*body)(void *
     int rc = override_begin(l, level, raise_only);
     if (rc != 0)
         return rc;
-    rc = body != NULL ? body(data) : 0;
+    rc = body ? body(data) : 0;
     (void)hark_logger_override_end(l);
     return rc;
 }

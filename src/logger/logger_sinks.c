@@ -13,10 +13,10 @@
 
 int hark_logger_new_file(hark_logger **out, FILE *fp)
 {
-    if (out == NULL || fp == NULL)
+    if (!out || !fp)
         return HARK_EINVAL;
     hark_logger *l = hark__logger_alloc(HARK__SINK_FILE);
-    if (l == NULL)
+    if (!l)
         return HARK_ENOMEM;
     l->fp = fp;
     *out = l;
@@ -34,13 +34,13 @@ static int open_append(const char *path)
 
 int hark_logger_new_path(hark_logger **out, const char *path)
 {
-    if (out == NULL || path == NULL || path[0] == '\0')
+    if (!out || !path || path[0] == '\0')
         return HARK_EINVAL;
     hark_logger *l = hark__logger_alloc(HARK__SINK_PATH);
-    if (l == NULL)
+    if (!l)
         return HARK_ENOMEM;
     l->path = hark__strdup(path);
-    if (l->path == NULL) {
+    if (!l->path) {
         hark__logger_dealloc(l);
         return HARK_ENOMEM;
     }
@@ -58,10 +58,10 @@ int hark_logger_new_path(hark_logger **out, const char *path)
 
 int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
 {
-    if (out == NULL || fd < 0)
+    if (!out || fd < 0)
         return HARK_EINVAL;
     hark_logger *l = hark__logger_alloc(HARK__SINK_FD);
-    if (l == NULL)
+    if (!l)
         return HARK_ENOMEM;
     l->fd = fd;
     l->own_fd = take_ownership;
@@ -71,15 +71,15 @@ int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
 
 int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
 {
-    if (out == NULL || (facility & ~LOG_FACMASK) != 0)
+    if (!out || (facility & ~LOG_FACMASK) != 0)
         return HARK_EINVAL;
     hark_logger *l = hark__logger_alloc(HARK__SINK_SYSLOG);
-    if (l == NULL)
+    if (!l)
         return HARK_ENOMEM;
-    if (ident != NULL) {
+    if (ident) {
         /* openlog keeps the pointer, so the copy lives as long as the logger. */
         l->ident = hark__strdup(ident);
-        if (l->ident == NULL) {
+        if (!l->ident) {
             hark__logger_dealloc(l);
             return HARK_ENOMEM;
         }
@@ -92,10 +92,10 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
 
 int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
 {
-    if (out == NULL || sink == NULL || sink->write == NULL)
+    if (!out || !sink || !sink->write)
         return HARK_EINVAL;
     hark_logger *l = hark__logger_alloc(HARK__SINK_USER);
-    if (l == NULL)
+    if (!l)
         return HARK_ENOMEM;
     l->user = *sink;
     *out = l;
@@ -156,7 +156,7 @@ int hark__sink_flush(hark_logger *l)
     case HARK__SINK_FILE:
         return fflush(l->fp) == 0 ? 0 : HARK_EIO;
     case HARK__SINK_USER:
-        if (l->user.flush != NULL && l->user.flush(l->user.data) != 0)
+        if (l->user.flush && l->user.flush(l->user.data) != 0)
             return HARK_EIO;
         return 0;
     default:
@@ -167,7 +167,7 @@ int hark__sink_flush(hark_logger *l)
 int hark__sink_reopen(hark_logger *l)
 {
     if (l->kind == HARK__SINK_USER) {
-        if (l->user.reopen == NULL)
+        if (!l->user.reopen)
             return 0;
         pthread_mutex_lock(&l->io_lock);
         int rc = l->user.reopen(l->user.data);
@@ -199,7 +199,7 @@ void hark__sink_close(hark_logger *l)
         l->fd = -1;
         break;
     case HARK__SINK_USER:
-        if (l->user.close != NULL)
+        if (l->user.close)
             l->user.close(l->user.data);
         break;
     default:

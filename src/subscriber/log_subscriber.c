@@ -96,12 +96,12 @@ static int level_locked(const struct log_subscriber *ls, const char *suffix)
 
 int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
 {
-    if (out == NULL)
+    if (!out)
         return HARK_EINVAL;
     hark_subscriber *s = hark__subscriber_alloc(&log_ops);
-    if (s == NULL)
+    if (!s)
         return HARK_ENOMEM;
-    if (logger != NULL) {
+    if (logger) {
         int rc = hark_log_subscriber_set_logger(s, logger);
         if (rc != 0) {
             hark_subscriber_free(s);
@@ -172,22 +172,22 @@ static void slot_sync_locked(hark_subscriber *s, struct hark__slot *base)
  */
 static void recompute_locked(hark_subscriber *s, const char *only_suffix)
 {
-    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
-        for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
+    for (struct hark__attachment *a = s->attachments; a; a = a->next) {
+        for (struct hark__slot *slot = a->slots; slot; slot = slot->next) {
             if (only_suffix && strcmp(slot_suffix(slot), only_suffix) != 0)
                 continue;
             slot_sync_locked(s, slot);
-            if (only_suffix != NULL)
+            if (only_suffix)
                 (void)hark_subscription_silence_changed(slot->notifier, slot->id);
         }
     }
-    if (only_suffix != NULL)
+    if (only_suffix)
         return;
-    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+    for (struct hark__attachment *a = s->attachments; a; a = a->next) {
         bool seen = false;
         for (struct hark__attachment *b = s->attachments; b != a && !seen; b = b->next)
             seen = b->notifier == a->notifier;
-        if (!seen && a->slots != NULL)
+        if (!seen && a->slots)
             (void)hark_silence_changed(a->notifier);
     }
 }
@@ -207,13 +207,13 @@ static void logger_changed(hark_logger *l, unsigned what, void *data)
 
 bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
 {
-    if (!is_log(s) || name == NULL)
+    if (!is_log(s) || !name)
         return false;
     hark_logger *l = logger_of(s);
-    if (l == NULL)
+    if (!l)
         return true;
     const char *dot = strchr(name, '.');
-    size_t len = dot != NULL ? (size_t)(dot - name) : strlen(name);
+    size_t len = dot ? (size_t)(dot - name) : strlen(name);
     int level = -1;
     const struct log_subscriber *ls = log_sub_c(s);
     pthread_mutex_lock(lock_of(s));
@@ -377,8 +377,8 @@ int hark_log_subscriber_flush_all(void)
 
 static void store_slot_levels_locked(hark_subscriber *s, const char *suffix, int level)
 {
-    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
-        for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
+    for (struct hark__attachment *a = s->attachments; a; a = a->next) {
+        for (struct hark__slot *slot = a->slots; slot; slot = slot->next) {
             if (strcmp(slot_suffix(slot), suffix) == 0)
                 atomic_store_explicit(&((struct log_slot *)slot)->level, level,
                                       memory_order_relaxed);
@@ -390,7 +390,7 @@ static void store_slot_levels_locked(hark_subscriber *s, const char *suffix, int
 int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
                                         hark_log_level level)
 {
-    if (!is_log(s) || suffix == NULL || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
+    if (!is_log(s) || !suffix || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
         return HARK_EINVAL;
     if (suffix[0] == '\0')
         return HARK_ENAME;
@@ -426,7 +426,7 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
 
 int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix)
 {
-    if (!is_log(s) || suffix == NULL)
+    if (!is_log(s) || !suffix)
         return HARK_EINVAL;
     struct log_subscriber *ls = log_sub(s);
     pthread_mutex_lock(&s->lock);
@@ -447,7 +447,7 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
 
 int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix)
 {
-    if (!is_log(s) || suffix == NULL)
+    if (!is_log(s) || !suffix)
         return HARK_EINVAL;
     pthread_mutex_lock(lock_of(s));
     int level = level_locked(log_sub_c(s), suffix);
@@ -458,7 +458,7 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
 int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data,
                             hark_log_level level)
 {
-    if (!is_log(s) || suffix == NULL || fn == NULL)
+    if (!is_log(s) || !suffix || !fn)
         return HARK_EINVAL;
     /* Both steps or neither: a failed add puts the previous level (or none) back. */
     int previous = hark_log_subscriber_event_level(s, suffix);
@@ -508,7 +508,7 @@ static int slot_event(hark_event *ev, void *data)
     struct hark__handler *h = atomic_load_explicit(&slot->handler, memory_order_acquire);
     hark_subscriber *s = slot->owner;
     hark_logger *l = logger_of(s);
-    if (l == NULL)
+    if (!l)
         return 0; /* Rails' call does nothing without a logger */
     hark_failure failure = {NULL, NULL, NULL};
     int rc = h->fn(s, ev, &failure, h->data);
@@ -516,13 +516,13 @@ static int slot_event(hark_event *ev, void *data)
         return 0;
     /* The failure is logged, not passed on: later events keep logging. */
     char quoted[4 * HARK_NAME_MAX + 8];
-    inspect_name(quoted, sizeof quoted, ev != NULL && ev->name != NULL ? ev->name : "");
+    inspect_name(quoted, sizeof quoted, ev && ev->name ? ev->name : "");
     l = logger_of(s);
-    if (l == NULL)
+    if (!l)
         return 0;
-    if (failure.type != NULL)
+    if (failure.type)
         (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: %s", quoted, failure.type,
-                       failure.message != NULL ? failure.message : "");
+                       failure.message ? failure.message : "");
     else
         (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. error: handler returned %d",
                        quoted, rc);
@@ -538,10 +538,10 @@ static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_li
 
 static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
 {
-    if (!is_log(s) || fmt == NULL)
+    if (!is_log(s) || !fmt)
         return HARK_EINVAL;
     hark_logger *l = logger_of(s);
-    if (l == NULL)
+    if (!l)
         return 0;
     return hark_logv(l, level, fmt, ap);
 }
@@ -575,10 +575,10 @@ HARK__LEVEL_HELPER(hark_log_subscriber_unknown, HARK_LOG_UNKNOWN)
 int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_log_message_fn fn,
                                  void *data)
 {
-    if (!is_log(s) || fn == NULL)
+    if (!is_log(s) || !fn)
         return HARK_EINVAL;
     hark_logger *l = logger_of(s);
-    if (l == NULL)
+    if (!l)
         return 0;
     return hark_log_lazy(l, level, fn, data);
 }

@@ -38,7 +38,7 @@ static void subscriber_destroy(hark_subscriber *s)
     for (size_t i = 0; i < s->handler_count; i++)
         handler_free(s->handlers[i]);
     hark__free(s->handlers);
-    while (s->retired != NULL) {
+    while (s->retired) {
         struct hark__handler *h = s->retired;
         s->retired = h->retired_next;
         handler_free(h);
@@ -58,10 +58,10 @@ void hark__subscriber_unref(hark_subscriber *s)
 
 int hark_subscriber_new(hark_subscriber **out)
 {
-    if (out == NULL)
+    if (!out)
         return HARK_EINVAL;
     hark_subscriber *s = hark__subscriber_alloc(&hark__plain_subscriber_ops);
-    if (s == NULL)
+    if (!s)
         return HARK_ENOMEM;
     *out = s;
     return 0;
@@ -151,7 +151,7 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
 static void slots_unsubscribe(struct hark__attachment *att, const struct hark__handler *h)
 {
     struct hark__slot **link = &att->slots;
-    while (*link != NULL) {
+    while (*link) {
         struct hark__slot *slot = *link;
         if (h && atomic_load_explicit(&slot->handler, memory_order_relaxed) != h) {
             link = &slot->next;
@@ -166,7 +166,7 @@ static void slots_unsubscribe(struct hark__attachment *att, const struct hark__h
 static struct hark__attachment *find_attachment(const hark_subscriber *s, const hark_notifier *n,
                                                 const char *ns)
 {
-    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
+    for (struct hark__attachment *a = s->attachments; a; a = a->next) {
         if (a->notifier == n && strcmp(a->ns, ns) == 0)
             return a;
     }
@@ -185,10 +185,10 @@ static size_t find_handler(const hark_subscriber *s, const char *suffix)
 static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn, void *data)
 {
     struct hark__handler *h = hark__calloc(1, sizeof *h);
-    if (h == NULL)
+    if (!h)
         return NULL;
     h->suffix = hark__strdup(suffix);
-    if (h->suffix == NULL) {
+    if (!h->suffix) {
         hark__free(h);
         return NULL;
     }
@@ -203,7 +203,7 @@ static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn,
 
 int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data)
 {
-    if (s == NULL || suffix == NULL || fn == NULL)
+    if (!s || !suffix || !fn)
         return HARK_EINVAL;
     if (suffix[0] == '\0')
         return HARK_ENAME;
@@ -212,7 +212,7 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
 
     pthread_mutex_lock(&s->lock);
     struct hark__handler *h = handler_new(suffix, fn, data);
-    if (h == NULL) {
+    if (!h) {
         pthread_mutex_unlock(&s->lock);
         return HARK_ENOMEM;
     }
@@ -222,8 +222,8 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         /* Replace in place: the existing subscriptions now call the new handler. */
         struct hark__handler *old = s->handlers[at];
         s->handlers[at] = h;
-        for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
-            for (struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next) {
+        for (struct hark__attachment *a = s->attachments; a; a = a->next) {
+            for (struct hark__slot *slot = a->slots; slot; slot = slot->next) {
                 /* Release: pairs with the acquire in slot_event(). */
                 if (atomic_load_explicit(&slot->handler, memory_order_relaxed) == old)
                     atomic_store_explicit(&slot->handler, h, memory_order_release);
@@ -237,12 +237,12 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
 
     int rc = 0;
     char name[HARK_NAME_MAX + 1];
-    for (struct hark__attachment *a = s->attachments; a != NULL && rc == 0; a = a->next)
+    for (struct hark__attachment *a = s->attachments; a && rc == 0; a = a->next)
         rc = full_name(name, suffix, a->ns);
     if (rc == 0 && s->handler_count == s->handler_cap) {
         size_t cap = s->handler_cap ? s->handler_cap * 2 : 8;
         struct hark__handler **t = hark__realloc(s->handlers, cap * sizeof *t);
-        if (t == NULL) {
+        if (!t) {
             rc = HARK_ENOMEM;
         } else {
             s->handlers = t;
@@ -250,11 +250,11 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         }
     }
     struct hark__attachment *a = s->attachments;
-    for (; a != NULL && rc == 0; a = a->next)
+    for (; a && rc == 0; a = a->next)
         rc = slot_subscribe(s, a, h);
     if (rc != 0) {
         /* Undo the subscriptions made before the failure. */
-        for (struct hark__attachment *b = s->attachments; b != NULL; b = b->next)
+        for (struct hark__attachment *b = s->attachments; b; b = b->next)
             slots_unsubscribe(b, h);
         handler_free(h);
         pthread_mutex_unlock(&s->lock);
@@ -267,7 +267,7 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
 
 int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_entry *entries, size_t count)
 {
-    if (s == NULL || (entries == NULL && count > 0))
+    if (!s || (!entries && count > 0))
         return HARK_EINVAL;
     for (size_t i = 0; i < count; i++) {
         int rc = hark_subscriber_add(s, entries[i].suffix, entries[i].fn, entries[i].data);
@@ -279,7 +279,7 @@ int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_entry *entr
 
 int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 {
-    if (s == NULL || suffix == NULL)
+    if (!s || !suffix)
         return HARK_EINVAL;
     pthread_mutex_lock(&s->lock);
     size_t at = find_handler(s, suffix);
@@ -288,7 +288,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
         return HARK_ENOENT;
     }
     struct hark__handler *h = s->handlers[at];
-    for (struct hark__attachment *a = s->attachments; a != NULL; a = a->next)
+    for (struct hark__attachment *a = s->attachments; a; a = a->next)
         slots_unsubscribe(a, h);
     memmove(&s->handlers[at], &s->handlers[at + 1],
             (s->handler_count - at - 1) * sizeof *s->handlers);
@@ -305,7 +305,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 
 int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
-    if (s == NULL || n == NULL || ns == NULL)
+    if (!s || !n || !ns)
         return HARK_EINVAL;
     if (ns[0] == '\0')
         return HARK_ENAME;
@@ -313,7 +313,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
         return HARK_ENAMETOOLONG;
 
     pthread_mutex_lock(&s->lock);
-    if (find_attachment(s, n, ns) != NULL) {
+    if (find_attachment(s, n, ns)) {
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
@@ -327,7 +327,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     }
     struct hark__attachment *att = hark__calloc(1, sizeof *att);
     char *copy = hark__strdup(ns);
-    if (att == NULL || copy == NULL) {
+    if (!att || !copy) {
         hark__free(att);
         hark__free(copy);
         pthread_mutex_unlock(&s->lock);
@@ -355,14 +355,14 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
 
 int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
-    if (s == NULL || n == NULL || ns == NULL)
+    if (!s || !n || !ns)
         return HARK_EINVAL;
     pthread_mutex_lock(&s->lock);
     struct hark__attachment **link = &s->attachments;
-    while (*link != NULL && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
+    while (*link && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
         link = &(*link)->next;
     struct hark__attachment *att = *link;
-    if (att == NULL) {
+    if (!att) {
         pthread_mutex_unlock(&s->lock);
         return HARK_ENOENT;
     }
@@ -378,12 +378,12 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 
 int hark_subscriber_free(hark_subscriber *s)
 {
-    if (s == NULL)
+    if (!s)
         return 0;
     if (s->ops->teardown)
         s->ops->teardown(s);
     pthread_mutex_lock(&s->lock);
-    while (s->attachments != NULL) {
+    while (s->attachments) {
         struct hark__attachment *att = s->attachments;
         s->attachments = att->next;
         slots_unsubscribe(att, NULL);
@@ -397,17 +397,17 @@ int hark_subscriber_free(hark_subscriber *s)
 
 int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *parent)
 {
-    if (out == NULL || parent == NULL)
+    if (!out || !parent)
         return HARK_EINVAL;
     hark_subscriber *s = hark__subscriber_alloc(parent->ops);
-    if (s == NULL)
+    if (!s)
         return HARK_ENOMEM;
     int rc = 0;
     pthread_mutex_lock(hark__subscriber_lock(parent));
     s->want_cpu = parent->want_cpu;
     if (parent->handler_count > 0) {
         s->handlers = hark__calloc(parent->handler_count, sizeof *s->handlers);
-        if (s->handlers == NULL)
+        if (!s->handlers)
             rc = HARK_ENOMEM;
         else
             s->handler_cap = parent->handler_count;
@@ -415,7 +415,7 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
     for (size_t i = 0; rc == 0 && i < parent->handler_count; i++) {
         const struct hark__handler *p = parent->handlers[i];
         struct hark__handler *h = handler_new(p->suffix, p->fn, p->data);
-        if (h == NULL)
+        if (!h)
             rc = HARK_ENOMEM;
         else
             s->handlers[s->handler_count++] = h;
@@ -433,10 +433,10 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
 
 int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 {
-    if (s == NULL)
+    if (!s)
         return HARK_EINVAL;
     pthread_mutex_lock(&s->lock);
-    int rc = s->attachments != NULL ? HARK_ESTATE : 0;
+    int rc = s->attachments ? HARK_ESTATE : 0;
     if (rc == 0)
         s->want_cpu = measure;
     pthread_mutex_unlock(&s->lock);
@@ -449,7 +449,7 @@ int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 
 size_t hark_subscriber_handler_count(const hark_subscriber *s)
 {
-    if (s == NULL)
+    if (!s)
         return 0;
     pthread_mutex_lock(hark__subscriber_lock(s));
     size_t n = s->handler_count;
@@ -459,12 +459,12 @@ size_t hark_subscriber_handler_count(const hark_subscriber *s)
 
 size_t hark_subscriber_subscription_count(const hark_subscriber *s)
 {
-    if (s == NULL)
+    if (!s)
         return 0;
     size_t n = 0;
     pthread_mutex_lock(hark__subscriber_lock(s));
-    for (const struct hark__attachment *a = s->attachments; a != NULL; a = a->next) {
-        for (const struct hark__slot *slot = a->slots; slot != NULL; slot = slot->next)
+    for (const struct hark__attachment *a = s->attachments; a; a = a->next) {
+        for (const struct hark__slot *slot = a->slots; slot; slot = slot->next)
             n++;
     }
     pthread_mutex_unlock(hark__subscriber_lock(s));
@@ -473,10 +473,10 @@ size_t hark_subscriber_subscription_count(const hark_subscriber *s)
 
 bool hark_subscriber_attached(const hark_subscriber *s, const hark_notifier *n, const char *ns)
 {
-    if (s == NULL || n == NULL || ns == NULL)
+    if (!s || !n || !ns)
         return false;
     pthread_mutex_lock(hark__subscriber_lock(s));
-    bool found = find_attachment(s, n, ns) != NULL;
+    bool found = find_attachment(s, n, ns);
     pthread_mutex_unlock(hark__subscriber_lock(s));
     return found;
 }

@@ -50,14 +50,14 @@ static int capture_write(hark_log_level level, const char *line, size_t len, voi
     while (len > 0 && isspace((unsigned char)line[len - 1]))
         len--;
     char *copy = hark__strndup(line, len);
-    if (copy == NULL)
+    if (!copy)
         return -1;
     struct level_log *log = &c->levels[level];
     pthread_mutex_lock(&c->mu);
     if (log->count == log->cap) {
         size_t cap = log->cap ? log->cap * 2 : 8;
         char **m = hark__realloc(log->messages, cap * sizeof *m);
-        if (m == NULL) {
+        if (!m) {
             pthread_mutex_unlock(&c->mu);
             hark__free(copy);
             return -1;
@@ -81,10 +81,10 @@ static int capture_flush(void *data)
 
 int hark_capture_new(hark_capture **out)
 {
-    if (out == NULL)
+    if (!out)
         return HARK_EINVAL;
     hark_capture *c = hark__calloc(1, sizeof *c);
-    if (c == NULL)
+    if (!c)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&c->mu, NULL) != 0) {
         hark__free(c);
@@ -114,7 +114,7 @@ static void clear_locked(hark_capture *c)
 
 int hark_capture_free(hark_capture *c)
 {
-    if (c == NULL)
+    if (!c)
         return 0;
     int rc = hark_logger_free(c->logger);
     if (rc != 0)
@@ -129,7 +129,7 @@ int hark_capture_free(hark_capture *c)
 
 hark_logger *hark_capture_logger(hark_capture *c)
 {
-    return c != NULL ? c->logger : NULL;
+    return c ? c->logger : NULL;
 }
 
 static bool level_ok(int level)
@@ -139,7 +139,7 @@ static bool level_ok(int level)
 
 size_t hark_capture_count(const hark_capture *c, hark_log_level level)
 {
-    if (c == NULL || !level_ok((int)level))
+    if (!c || !level_ok((int)level))
         return 0;
     pthread_mutex_lock(mu_of(c));
     size_t n = c->levels[level].count;
@@ -149,7 +149,7 @@ size_t hark_capture_count(const hark_capture *c, hark_log_level level)
 
 size_t hark_capture_total(const hark_capture *c)
 {
-    if (c == NULL)
+    if (!c)
         return 0;
     size_t n = 0;
     pthread_mutex_lock(mu_of(c));
@@ -161,7 +161,7 @@ size_t hark_capture_total(const hark_capture *c)
 
 const char *hark_capture_message(const hark_capture *c, hark_log_level level, size_t index)
 {
-    if (c == NULL || !level_ok((int)level))
+    if (!c || !level_ok((int)level))
         return NULL;
     pthread_mutex_lock(mu_of(c));
     const char *m = index < c->levels[level].count ? c->levels[level].messages[index] : NULL;
@@ -171,19 +171,19 @@ const char *hark_capture_message(const hark_capture *c, hark_log_level level, si
 
 bool hark_capture_contains(const hark_capture *c, hark_log_level level, const char *text)
 {
-    if (c == NULL || text == NULL || !level_ok((int)level))
+    if (!c || !text || !level_ok((int)level))
         return false;
     bool found = false;
     pthread_mutex_lock(mu_of(c));
     for (size_t i = 0; i < c->levels[level].count && !found; i++)
-        found = strstr(c->levels[level].messages[i], text) != NULL;
+        found = strstr(c->levels[level].messages[i], text);
     pthread_mutex_unlock(mu_of(c));
     return found;
 }
 
 size_t hark_capture_flush_count(const hark_capture *c)
 {
-    if (c == NULL)
+    if (!c)
         return 0;
     pthread_mutex_lock(mu_of(c));
     size_t n = c->flushes;
@@ -193,7 +193,7 @@ size_t hark_capture_flush_count(const hark_capture *c)
 
 void hark_capture_clear(hark_capture *c)
 {
-    if (c == NULL)
+    if (!c)
         return;
     pthread_mutex_lock(&c->mu);
     clear_locked(c);
@@ -206,7 +206,7 @@ void hark_capture_clear(hark_capture *c)
 
 int hark_test_fixture_setup(hark_test_fixture *fx)
 {
-    if (fx == NULL)
+    if (!fx)
         return HARK_EINVAL;
     memset(fx, 0, sizeof *fx);
     int rc = hark_notifier_new(&fx->notifier);
@@ -227,21 +227,21 @@ int hark_test_fixture_setup(hark_test_fixture *fx)
 
 int hark_test_fixture_teardown(hark_test_fixture *fx)
 {
-    if (fx == NULL)
+    if (!fx)
         return HARK_EINVAL;
     /* The built-in notifier is restored when setup found it (or it was NULL). */
     hark_notifier *current = hark_set_default(fx->previous_);
     (void)current;
     hark_set_colorize_logging(fx->previous_colorize_);
     int rc = 0;
-    if (fx->notifier != NULL) {
+    if (fx->notifier) {
         int r = hark_notifier_free(fx->notifier);
         if (r != 0)
             rc = r;
         else
             fx->notifier = NULL;
     }
-    if (fx->capture != NULL) {
+    if (fx->capture) {
         int r = hark_capture_free(fx->capture);
         if (r != 0) {
             if (rc == 0)
