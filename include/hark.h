@@ -12,6 +12,8 @@
 #include "hark/notifications.h"
 #include "hark/logger.h"
 #include "hark/color.h"
+#include "hark/log_format.h"
+#include "hark/log_sinks.h"
 #include "hark/subscriber.h"
 #include "hark/log_subscriber.h"
 #include "hark/testing.h"

@@ -787,7 +787,7 @@ static void rows_logger(void)
     ROWT("hark_logger_silence / hark_logger_log_at", "any of the above", "the body does not run",
          body_runs == 0);
 
-    hark_log_record rec = {HARK_LOG_INFO, 0.0, "abc", 3};
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = 0.0, .message = "abc", .length = 3};
     ROW("hark_log_format_default", "NULL buffer, size 0", 4,
         (int)hark_log_format_default(NULL, 0, &rec, 0));
     char small[2];

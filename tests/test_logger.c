@@ -188,33 +188,35 @@ static void test_default_format(void **state)
 {
     (void)state;
     char buf[128];
-    hark_log_record rec = {HARK_LOG_INFO, 0.0, "hello", 5};
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = 0.0, .message = "hello", .length = 5};
     assert_int_equal(hark_log_format_default(buf, sizeof buf, &rec, 0), 6);
     assert_string_equal(buf, "hello\n");
     assert_int_equal(hark_log_format_default(buf, sizeof buf, &rec, HARK_LOG_FORMAT_LEVEL), 11);
     assert_string_equal(buf, "INFO hello\n");
 
     /* A message that already ends with a newline gets no second one. */
-    hark_log_record nl = {HARK_LOG_WARN, 0.0, "done\n", 5};
+    hark_log_record nl = {.level = HARK_LOG_WARN, .time = 0.0, .message = "done\n", .length = 5};
     assert_int_equal(hark_log_format_default(buf, sizeof buf, &nl, 0), 5);
     assert_string_equal(buf, "done\n");
 
     /* 2001-09-09T01:46:40.250000Z is 1000000000.25 */
-    hark_log_record t = {HARK_LOG_ERROR, 1000000000.25, "x", 1};
+    hark_log_record t = {
+        .level = HARK_LOG_ERROR, .time = 1000000000.25, .message = "x", .length = 1};
     hark_log_format_default(buf, sizeof buf, &t, HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL);
     assert_string_equal(buf, "2001-09-09T01:46:40.250000Z ERROR x\n");
 
     /* Negative times round down; times gmtime_r cannot convert print as the epoch. */
-    hark_log_record neg = {HARK_LOG_INFO, -1.5, "n", 1};
+    hark_log_record neg = {.level = HARK_LOG_INFO, .time = -1.5, .message = "n", .length = 1};
     hark_log_format_default(buf, sizeof buf, &neg, HARK_LOG_FORMAT_TIME);
     assert_string_equal(buf, "1969-12-31T23:59:58.500000Z n\n");
     const double odd[] = {1e18, -1e18, NAN, INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
-        hark_log_record r = {HARK_LOG_INFO, odd[i], "o", 1};
+        hark_log_record r = {.level = HARK_LOG_INFO, .time = odd[i], .message = "o", .length = 1};
         hark_log_format_default(buf, sizeof buf, &r, HARK_LOG_FORMAT_TIME);
         assert_string_equal(buf, "1970-01-01T00:00:00.000000Z o\n");
     }
-    hark_log_record last = {HARK_LOG_INFO, 253402300799.25, "l", 1};
+    hark_log_record last = {
+        .level = HARK_LOG_INFO, .time = 253402300799.25, .message = "l", .length = 1};
     hark_log_format_default(buf, sizeof buf, &last, HARK_LOG_FORMAT_TIME);
     assert_string_equal(buf, "9999-12-31T23:59:59.250000Z l\n");
 

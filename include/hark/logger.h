@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "hark/common.h"
+#include "hark/payload.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -223,12 +224,28 @@ HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level, int (
 /* Formatting                                                                */
 /* ------------------------------------------------------------------------- */
 
-/* What a formatter turns into one line. */
+/*
+ * What a formatter turns into one line: a structured record. Everything in it is
+ * borrowed for the duration of the formatter call. The first four members are
+ * always set; the others are zero/NULL when they do not apply.
+ */
 typedef struct hark_log_record {
     hark_log_level level;
     double time;         /* wall clock, seconds since the Unix epoch */
     const char *message; /* NUL-terminated, `length` bytes */
     size_t length;
+    uint64_t thread_id; /* the writing thread's kernel id (gettid), 0 when unknown */
+    /* The event being handled when the line comes from a log subscriber's handler
+     * (hark/log_subscriber.h), else NULL. */
+    const char *event;
+    const char *transaction_id; /* the event's transaction id, or NULL / "" */
+    double duration_ms;         /* the event's duration so far, when `event` is set */
+    /* The calling thread's tags (hark_log_tags_push()), outermost first. */
+    const char *const *tags;
+    size_t tag_count;
+    /* Typed key/value fields: the event payload's, or ones given to hark_log_kv(). */
+    const hark_field *fields;
+    size_t field_count;
 } hark_log_record;
 
 /*

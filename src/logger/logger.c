@@ -182,7 +182,8 @@ static int end_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b
         goto out;
     }
 
-    hark_log_record rec = {level, time, b->p + start, b->len - start};
+    hark_log_record rec = {
+        .level = level, .time = time, .message = b->p + start, .length = b->len - start};
     char stack[HARK__LOG_STACK];
     size_t n = l->formatter(stack, sizeof stack, &rec, l->formatter_data);
     if (n < sizeof stack) {

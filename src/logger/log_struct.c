@@ -1,0 +1,494 @@
+/*
+ * Structured formatters: JSON lines and logfmt. Both write snprintf-style into the
+ * caller's buffer (counting what does not fit), validate UTF-8 (replacing each
+ * maximal invalid subsequence by U+FFFD) and bound every string they copy.
+ */
+#include "log_ext.h"
+
+#include <stdio.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* An snprintf-style output: writes what fits, counts everything. */
+typedef struct sbuf {
+    char *buf;
+    size_t size;
+    size_t len;
+} sbuf;
+
+static void put(sbuf *o, char c)
+{
+    if (o->len + 1 < o->size)
+        o->buf[o->len] = c;
+    o->len++;
+}
+
+static void puts_n(sbuf *o, const char *s, size_t n)
+{
+    if (o->len + 1 < o->size) {
+        size_t room = o->size - 1 - o->len;
+        memcpy(o->buf + o->len, s, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+static void puts_z(sbuf *o, const char *s)
+{
+    puts_n(o, s, strlen(s));
+}
+
+static size_t finish(sbuf *o)
+{
+    if (o->size > 0)
+        o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
+    return o->len;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at p (at most `n` bytes), or 0 when it is
+ * invalid; then *bad is the length of the maximal invalid subpart to replace.
+ */
+static size_t utf8_seq(const unsigned char *p, size_t n, size_t *bad)
+{
+    unsigned c = p[0];
+    size_t need;
+    unsigned lo = 0x80, hi = 0xBF;
+    *bad = 1;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < need; i++) {
+        if (i >= n)
+            return *bad = i, 0;
+        unsigned b = p[i];
+        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
+            return *bad = i, 0;
+    }
+    return need;
+}
+
+/* Where to cut `s` (n bytes) to keep at most `max` bytes without splitting a character. */
+static size_t cut_at(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    size_t cut = max;
+    for (int back = 0; back < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; back++)
+        cut--;
+    return cut;
+}
+
+size_t hark__log_time_iso(char *out, double time)
+{
+    /* Years 1 to 9999 only; anything else (NaN, infinities, far-off times that
+     * gmtime_r cannot convert) is written as the epoch rather than garbage. */
+    if (!(time >= -62135596800.0 && time < 253402300800.0))
+        time = 0.0;
+    /* Round down, so that -1.5 is 23:59:58.500000 of the day before. */
+    time_t secs = (time_t)time;
+    if ((double)secs > time)
+        secs -= 1;
+    long usec = (long)((time - (double)secs) * 1e6);
+    if (usec < 0)
+        usec = 0;
+    if (usec > 999999)
+        usec = 999999;
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm)) {
+        secs = 0;
+        usec = 0;
+        gmtime_r(&secs, &tm);
+    }
+    int w = snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+    return w > 0 && w < 40 ? (size_t)w : 0;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+static void put_u_escape(sbuf *o, unsigned c)
+{
+    char e[6] = {'\\', 'u', '0', '0', hexdig[(c >> 4) & 0xF], hexdig[c & 0xF]};
+    puts_n(o, e, 6);
+}
+
+/* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. */
+static void json_chars(sbuf *o, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            run++;
+            continue;
+        }
+        puts_n(o, s + i - run, run);
+        run = 0;
+        if (c < 0x80) {
+            switch (c) {
+            case '"': puts_n(o, "\\\"", 2); break;
+            case '\\': puts_n(o, "\\\\", 2); break;
+            case '\n': puts_n(o, "\\n", 2); break;
+            case '\r': puts_n(o, "\\r", 2); break;
+            case '\t': puts_n(o, "\\t", 2); break;
+            case '\b': puts_n(o, "\\b", 2); break;
+            case '\f': puts_n(o, "\\f", 2); break;
+            default: put_u_escape(o, c); break;
+            }
+            i++;
+            continue;
+        }
+        size_t bad, k = utf8_seq(p + i, n - i, &bad);
+        if (k == 0) {
+            puts_n(o, "\xEF\xBF\xBD", 3);
+            i += bad;
+        } else {
+            puts_n(o, s + i, k);
+            i += k;
+        }
+    }
+    puts_n(o, s + n - run, run);
+}
+
+/* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
+static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
+{
+    size_t keep = cut_at(s, n, max);
+    put(o, '"');
+    json_chars(o, s, keep);
+    put(o, '"');
+    return keep < n;
+}
+
+static void json_cstr(sbuf *o, const char *s)
+{
+    if (!s) {
+        puts_n(o, "null", 4);
+        return;
+    }
+    (void)json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+}
+
+/* Shortest of %.15g / %.17g that reads back as the same double. */
+static void put_double(sbuf *o, double d, bool json)
+{
+    char tmp[40];
+    if (!isfinite(d)) {
+        puts_z(o, json ? "null" : (isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf"));
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%.15g", d);
+    if (strtod(tmp, NULL) != d)
+        snprintf(tmp, sizeof tmp, "%.17g", d);
+    puts_z(o, tmp);
+}
+
+static void put_int(sbuf *o, int64_t v)
+{
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    puts_z(o, tmp);
+}
+
+static void put_uint(sbuf *o, uint64_t v)
+{
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    puts_z(o, tmp);
+}
+
+static void put_time(sbuf *o, double time)
+{
+    char tmp[40];
+    size_t n = hark__log_time_iso(tmp, time);
+    puts_n(o, tmp, n);
+}
+
+/* The message without its one trailing newline. */
+static size_t message_len(const hark_log_record *rec)
+{
+    if (!rec->message)
+        return 0;
+    size_t n = rec->length;
+    if (n > 0 && rec->message[n - 1] == '\n')
+        n--;
+    return n;
+}
+
+/* ------------------------------------------------------------------------- */
+/* JSON                                                                      */
+/* ------------------------------------------------------------------------- */
+
+static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, size_t *budget);
+
+static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
+{
+    char tmp[40];
+    switch (f->type) {
+    case HARK_TYPE_INT: put_int(o, f->as.i); break;
+    case HARK_TYPE_UINT: put_uint(o, f->as.u); break;
+    case HARK_TYPE_DOUBLE: put_double(o, f->as.d, true); break;
+    case HARK_TYPE_BOOL: puts_z(o, f->as.b ? "true" : "false"); break;
+    case HARK_TYPE_STRING: json_cstr(o, f->as.s); break;
+    case HARK_TYPE_POINTER:
+        snprintf(tmp, sizeof tmp, "\"%p\"", f->as.p);
+        puts_z(o, tmp);
+        break;
+    case HARK_TYPE_PAYLOAD:
+        if (f->as.payload && depth < 4)
+            json_fields(o, f->as.payload->fields, f->as.payload->count, depth + 1, budget);
+        else
+            puts_n(o, "null", 4);
+        break;
+    case HARK_TYPE_ERROR:
+        puts_z(o, "{\"type\":");
+        json_cstr(o, f->as.error.type);
+        puts_z(o, ",\"message\":");
+        json_cstr(o, f->as.error.message);
+        put(o, '}');
+        break;
+    default: puts_n(o, "null", 4); break;
+    }
+}
+
+static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, size_t *budget)
+{
+    put(o, '{');
+    bool first = true;
+    for (size_t i = 0; i < count && *budget > 0; i++) {
+        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+            continue;
+        (*budget)--;
+        if (!first)
+            put(o, ',');
+        first = false;
+        json_cstr(o, f[i].key);
+        put(o, ':');
+        json_value(o, &f[i], depth, budget);
+    }
+    put(o, '}');
+}
+
+size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    (void)data;
+    sbuf o = {buf, buf ? size : 0, 0};
+    if (!rec)
+        return finish(&o);
+    const char *level = hark_log_level_name((int)rec->level);
+    puts_z(&o, "{\"time\":\"");
+    put_time(&o, rec->time);
+    puts_z(&o, "\",\"level\":\"");
+    puts_z(&o, level ? level : "UNKNOWN");
+    put(&o, '"');
+    if (rec->thread_id) {
+        puts_z(&o, ",\"thread\":");
+        put_uint(&o, rec->thread_id);
+    }
+    if (rec->tag_count > 0 && rec->tags) {
+        puts_z(&o, ",\"tags\":[");
+        for (size_t i = 0; i < rec->tag_count; i++) {
+            if (i > 0)
+                put(&o, ',');
+            json_cstr(&o, rec->tags[i] ? rec->tags[i] : "");
+        }
+        put(&o, ']');
+    }
+    if (rec->event) {
+        puts_z(&o, ",\"event\":");
+        json_cstr(&o, rec->event);
+        if (rec->transaction_id && rec->transaction_id[0]) {
+            puts_z(&o, ",\"transaction_id\":");
+            json_cstr(&o, rec->transaction_id);
+        }
+        puts_z(&o, ",\"duration_ms\":");
+        put_double(&o, rec->duration_ms, true);
+    }
+    puts_z(&o, ",\"message\":");
+    bool cut = json_str(&o, rec->message ? rec->message : "", message_len(rec),
+                        HARK_LOG_MESSAGE_MAX);
+    if (cut)
+        puts_z(&o, ",\"truncated\":true");
+    if (rec->field_count > 0 && rec->fields) {
+        size_t budget = HARK_LOG_FIELDS_MAX;
+        puts_z(&o, ",\"fields\":");
+        json_fields(&o, rec->fields, rec->field_count, 0, &budget);
+    }
+    puts_n(&o, "}\n", 2);
+    return finish(&o);
+}
+
+/* ------------------------------------------------------------------------- */
+/* logfmt                                                                    */
+/* ------------------------------------------------------------------------- */
+
+static bool needs_quotes(const char *s, size_t n)
+{
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f)
+            return true;
+        if (c >= 0x80) {
+            size_t bad;
+            if (utf8_seq((const unsigned char *)s + i, n - i, &bad) == 0)
+                return true; /* the replacement is written inside quotes */
+        }
+    }
+    return false;
+}
+
+/* A logfmt value of at most `max` bytes of input; true when it was cut. */
+static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
+{
+    size_t keep = cut_at(s, n, max);
+    if (!needs_quotes(s, keep)) {
+        puts_n(o, s, keep);
+        return keep < n;
+    }
+    put(o, '"');
+    json_chars(o, s, keep); /* the same escapes: \" \\ \n \r \t \uXXXX */
+    put(o, '"');
+    return keep < n;
+}
+
+static void logfmt_key(sbuf *o, const char *prefix, const char *key)
+{
+    put(o, ' ');
+    for (int part = 0; part < 2; part++) {
+        const char *k = part == 0 ? prefix : key;
+        if (!k)
+            continue;
+        if (part == 1 && prefix)
+            put(o, '.');
+        size_t n = strnlen(k, HARK_LOG_VALUE_MAX);
+        for (size_t i = 0; i < n; i++) {
+            char c = k[i];
+            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-' || c == '/';
+            put(o, ok ? c : '_');
+        }
+    }
+    put(o, '=');
+}
+
+static void logfmt_cstr(sbuf *o, const char *s)
+{
+    if (!s)
+        puts_n(o, "null", 4);
+    else
+        (void)logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+}
+
+static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size_t count, int depth,
+                          size_t *budget)
+{
+    char tmp[40];
+    for (size_t i = 0; i < count && *budget > 0; i++) {
+        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+            continue;
+        (*budget)--;
+        if (f[i].type == HARK_TYPE_PAYLOAD) {
+            /* One level of prefix is kept: deeper keys are joined as inner.key. */
+            if (f[i].as.payload && depth < 4)
+                logfmt_fields(o, f[i].key, f[i].as.payload->fields, f[i].as.payload->count,
+                              depth + 1, budget);
+            continue;
+        }
+        logfmt_key(o, prefix, f[i].key);
+        switch (f[i].type) {
+        case HARK_TYPE_INT: put_int(o, f[i].as.i); break;
+        case HARK_TYPE_UINT: put_uint(o, f[i].as.u); break;
+        case HARK_TYPE_DOUBLE: put_double(o, f[i].as.d, false); break;
+        case HARK_TYPE_BOOL: puts_z(o, f[i].as.b ? "true" : "false"); break;
+        case HARK_TYPE_STRING: logfmt_cstr(o, f[i].as.s); break;
+        case HARK_TYPE_POINTER:
+            snprintf(tmp, sizeof tmp, "%p", f[i].as.p);
+            puts_z(o, tmp);
+            break;
+        case HARK_TYPE_ERROR:
+            logfmt_cstr(o, f[i].as.error.type);
+            logfmt_key(o, f[i].key, "message");
+            logfmt_cstr(o, f[i].as.error.message);
+            break;
+        default: puts_n(o, "null", 4); break;
+        }
+    }
+}
+
+size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    (void)data;
+    static const char *const lower[HARK_LOG_LEVELS] = {"debug", "info",  "warn",
+                                                       "error", "fatal", "unknown"};
+    sbuf o = {buf, buf ? size : 0, 0};
+    if (!rec)
+        return finish(&o);
+    int lv = (int)rec->level;
+    puts_z(&o, "time=");
+    put_time(&o, rec->time);
+    puts_z(&o, " level=");
+    puts_z(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
+    if (rec->thread_id) {
+        puts_z(&o, " thread=");
+        put_uint(&o, rec->thread_id);
+    }
+    if (rec->tag_count > 0 && rec->tags) {
+        /* Joined with ',' first, then quoted as one value when needed. */
+        char joined[HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 1)];
+        size_t n = 0;
+        for (size_t i = 0; i < rec->tag_count && i < HARK_LOG_TAGS_MAX; i++) {
+            const char *t = rec->tags[i] ? rec->tags[i] : "";
+            size_t tl = strnlen(t, HARK_LOG_TAG_LEN);
+            if (i > 0)
+                joined[n++] = ',';
+            memcpy(joined + n, t, tl);
+            n += tl;
+        }
+        puts_z(&o, " tags=");
+        (void)logfmt_str(&o, joined, n, sizeof joined);
+    }
+    if (rec->event) {
+        puts_z(&o, " event=");
+        logfmt_cstr(&o, rec->event);
+        if (rec->transaction_id && rec->transaction_id[0]) {
+            puts_z(&o, " transaction_id=");
+            logfmt_cstr(&o, rec->transaction_id);
+        }
+        puts_z(&o, " duration_ms=");
+        put_double(&o, rec->duration_ms, false);
+    }
+    puts_z(&o, " msg=");
+    bool cut = logfmt_str(&o, rec->message ? rec->message : "", message_len(rec),
+                          HARK_LOG_MESSAGE_MAX);
+    if (cut)
+        puts_z(&o, " truncated=true");
+    if (rec->field_count > 0 && rec->fields) {
+        size_t budget = HARK_LOG_FIELDS_MAX;
+        logfmt_fields(&o, NULL, rec->fields, rec->field_count, 0, &budget);
+    }
+    put(&o, '\n');
+    return finish(&o);
+}

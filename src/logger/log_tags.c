@@ -1,0 +1,121 @@
+/*
+ * Thread-local tags (Rails' TaggedLogging): a per-thread stack of copied strings,
+ * allocated on the thread's first push and freed when the thread exits.
+ */
+#include "log_ext.h"
+#include "alloc.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct tag_stack {
+    size_t count;
+    const char *ptrs[HARK_LOG_TAGS_MAX];
+    char text[HARK_LOG_TAGS_MAX][HARK_LOG_TAG_LEN + 1];
+};
+
+/* One pointer per thread; the stack itself is on the heap, so the static TLS block
+ * a dlopen()ed library may use stays small. */
+static _Thread_local struct tag_stack *tls_tags;
+static _Thread_local uint64_t tls_tid;
+
+static pthread_key_t tags_key;
+static pthread_once_t tags_once = PTHREAD_ONCE_INIT;
+static bool tags_key_ok;
+
+static void free_tags(void *p)
+{
+    hark__free(p);
+}
+
+static void make_key(void)
+{
+    tags_key_ok = pthread_key_create(&tags_key, free_tags) == 0;
+}
+
+int hark_log_tags_push(const char *tag)
+{
+    if (!tag || !tag[0])
+        return HARK_EINVAL;
+    struct tag_stack *t = tls_tags;
+    if (!t) {
+        pthread_once(&tags_once, make_key);
+        if (!tags_key_ok)
+            return HARK_ENOMEM;
+        t = hark__calloc(1, sizeof *t);
+        if (!t)
+            return HARK_ENOMEM;
+        if (pthread_setspecific(tags_key, t) != 0) {
+            hark__free(t);
+            return HARK_ENOMEM;
+        }
+        tls_tags = t;
+    }
+    if (t->count == HARK_LOG_TAGS_MAX)
+        return HARK_ELIMIT;
+    char *dst = t->text[t->count];
+    size_t n = strnlen(tag, HARK_LOG_TAG_LEN);
+    /* Cut at a character boundary, not inside a UTF-8 sequence. */
+    if (n == HARK_LOG_TAG_LEN && tag[n] != '\0')
+        while (n > 0 && ((unsigned char)tag[n] & 0xC0) == 0x80)
+            n--;
+    memcpy(dst, tag, n);
+    dst[n] = '\0';
+    t->ptrs[t->count] = dst;
+    t->count++;
+    return 0;
+}
+
+int hark_log_tags_pop(size_t count)
+{
+    struct tag_stack *t = tls_tags;
+    size_t have = t ? t->count : 0;
+    if (count > have)
+        return HARK_ESTATE;
+    if (t)
+        t->count -= count;
+    return 0;
+}
+
+size_t hark_log_tags_count(void)
+{
+    return tls_tags ? tls_tags->count : 0;
+}
+
+size_t hark__log_tags_get(const char *const **tags)
+{
+    struct tag_stack *t = tls_tags;
+    if (!t || t->count == 0) {
+        *tags = NULL;
+        return 0;
+    }
+    *tags = t->ptrs;
+    return t->count;
+}
+
+size_t hark_log_tags(const char *const **tags)
+{
+    const char *const *dummy;
+    return hark__log_tags_get(tags ? tags : &dummy);
+}
+
+int hark_log_tagged(const char *tag, int (*body)(void *data), void *data)
+{
+    if (!body)
+        return HARK_EINVAL;
+    int rc = hark_log_tags_push(tag);
+    if (rc != 0)
+        return rc;
+    rc = body(data);
+    (void)hark_log_tags_pop(1);
+    return rc;
+}
+
+uint64_t hark_log_thread_id(void)
+{
+    if (!tls_tid)
+        tls_tid = (uint64_t)syscall(SYS_gettid);
+    return tls_tid;
+}

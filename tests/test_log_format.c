@@ -1,0 +1,261 @@
+/*
+ * Structured formatters (JSON lines, logfmt): golden lines, escaping, invalid
+ * UTF-8, bounds, snprintf semantics; and thread-local tags. The JSON output is
+ * also parsed back by Python's json module in tests/json_roundtrip.py.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 2001-09-09T01:46:40.250000Z */
+#define T0 1000000000.25
+
+static char *fmt_line(hark_log_format_fn fn, const hark_log_record *rec)
+{
+    size_t n = fn(NULL, 0, rec, NULL);
+    char *buf = malloc(n + 1);
+    assert_non_null(buf);
+    size_t again = fn(buf, n + 1, rec, NULL);
+    assert_int_equal(again, n);
+    assert_int_equal(strlen(buf), n);
+    return buf;
+}
+
+static void test_json_golden(void **state)
+{
+    (void)state;
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = T0, .message = "hello\n", .length = 6};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_string_equal(line, "{\"time\":\"2001-09-09T01:46:40.250000Z\",\"level\":\"INFO\","
+                              "\"message\":\"hello\"}\n");
+    free(line);
+
+    const char *tags[] = {"req-42", "api"};
+    HARK_PAYLOAD(p, 6);
+    hark_payload_set_int(&p, "rows", -3);
+    hark_payload_set_uint(&p, "big", UINT64_MAX);
+    hark_payload_set_double(&p, "ratio", 0.1);
+    hark_payload_set_bool(&p, "ok", true);
+    hark_payload_set_str(&p, "sql", "SELECT \"x\"");
+    hark_payload_set_str(&p, "nil", NULL);
+    hark_log_record full = {.level = HARK_LOG_WARN,
+                            .time = T0,
+                            .message = "done",
+                            .length = 4,
+                            .thread_id = 4711,
+                            .event = "sql.db",
+                            .transaction_id = "abc",
+                            .duration_ms = 1.25,
+                            .tags = tags,
+                            .tag_count = 2,
+                            .fields = p.fields,
+                            .field_count = p.count};
+    line = fmt_line(hark_log_format_json, &full);
+    assert_string_equal(line,
+                        "{\"time\":\"2001-09-09T01:46:40.250000Z\",\"level\":\"WARN\","
+                        "\"thread\":4711,\"tags\":[\"req-42\",\"api\"],\"event\":\"sql.db\","
+                        "\"transaction_id\":\"abc\",\"duration_ms\":1.25,\"message\":\"done\","
+                        "\"fields\":{\"rows\":-3,\"big\":18446744073709551615,\"ratio\":0.1,"
+                        "\"ok\":true,\"sql\":\"SELECT \\\"x\\\"\",\"nil\":null}}\n");
+    free(line);
+
+    line = fmt_line(hark_log_format_logfmt, &full);
+    assert_string_equal(line, "time=2001-09-09T01:46:40.250000Z level=warn thread=4711 "
+                              "tags=req-42,api event=sql.db transaction_id=abc duration_ms=1.25 "
+                              "msg=done rows=-3 big=18446744073709551615 ratio=0.1 ok=true "
+                              "sql=\"SELECT \\\"x\\\"\" nil=null\n");
+    free(line);
+}
+
+static void test_escaping_and_utf8(void **state)
+{
+    (void)state;
+    /* quote, backslash, newline, tab, a control byte, DEL, valid 2/3/4-byte
+     * characters, then invalid: lone continuation, overlong C0 80, truncated
+     * E2 82, surrogate ED A0 80, F5. */
+    static const char msg[] = "q\"b\\n\nt\t\x01\x7f \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                              "|\x80|\xc0\x80|\xe2\x82|\xed\xa0\x80|\xf5";
+    hark_log_record rec = {
+        .level = HARK_LOG_ERROR, .time = 0, .message = msg, .length = sizeof msg - 1};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    const char *want = "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"ERROR\","
+                       "\"message\":\"q\\\"b\\\\n\\nt\\t\\u0001\x7f \xc3\xa9\xe2\x82\xac"
+                       "\xf0\x9f\x98\x80|\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd|"
+                       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\"}\n";
+    assert_string_equal(line, want);
+    free(line);
+
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=\"q\\\"b\\\\n\\nt\\t\\u0001"));
+    free(line);
+
+    /* A plain word is not quoted in logfmt, an empty one is; keys are sanitised. */
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_str(&p, "a key=", "");
+    hark_log_record r2 = {.level = HARK_LOG_DEBUG,
+                          .time = 0,
+                          .message = "plain",
+                          .length = 5,
+                          .fields = p.fields,
+                          .field_count = p.count};
+    line = fmt_line(hark_log_format_logfmt, &r2);
+    assert_string_equal(line,
+                        "time=1970-01-01T00:00:00.000000Z level=debug msg=plain a_key_=\"\"\n");
+    free(line);
+}
+
+static void test_bounds_and_snprintf(void **state)
+{
+    (void)state;
+    size_t big = 1 << 20;
+    char *msg = malloc(big + 1);
+    assert_non_null(msg);
+    memset(msg, 'x', big);
+    msg[big] = '\0';
+    /* A three-byte character straddling the cut is left out whole. */
+    memcpy(msg + HARK_LOG_MESSAGE_MAX - 1, "\xe2\x82\xac", 3);
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = 0, .message = msg, .length = big};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    size_t prefix = strlen("{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"INFO\","
+                           "\"message\":\"");
+    assert_int_equal(strlen(line), prefix + HARK_LOG_MESSAGE_MAX - 1 + strlen("\",\"truncated"
+                                                                              "\":true}\n"));
+    assert_non_null(strstr(line, "xx\",\"truncated\":true}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, "xx truncated=true\n"));
+    free(line);
+
+    /* Too small a buffer: the full length is returned, the buffer is a NUL-terminated prefix. */
+    hark_log_record small = {.level = HARK_LOG_INFO, .time = 0, .message = "abc", .length = 3};
+    char full[256], tiny[10];
+    size_t n = hark_log_format_json(full, sizeof full, &small, NULL);
+    assert_int_equal(hark_log_format_json(tiny, sizeof tiny, &small, NULL), n);
+    assert_int_equal(strlen(tiny), sizeof tiny - 1);
+    assert_memory_equal(tiny, full, sizeof tiny - 1);
+    assert_int_equal(hark_log_format_json(NULL, 0, NULL, NULL), 0);
+    assert_int_equal(hark_log_format_logfmt(tiny, sizeof tiny, NULL, NULL), 0);
+    assert_string_equal(tiny, "");
+    free(msg);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tags                                                                      */
+/* ------------------------------------------------------------------------- */
+
+static int nested_body(void *data)
+{
+    const char *const *tags;
+    size_t n = hark_log_tags(&tags);
+    assert_int_equal(n, 2);
+    assert_string_equal(tags[0], "outer");
+    assert_string_equal(tags[1], "inner");
+    *(int *)data += 1;
+    return 7;
+}
+
+static int outer_body(void *data)
+{
+    return hark_log_tagged("inner", nested_body, data);
+}
+
+static void test_tags_stack(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_count(), 0);
+    int ran = 0;
+    assert_int_equal(hark_log_tagged("outer", outer_body, &ran), 7);
+    assert_int_equal(ran, 1);
+    assert_int_equal(hark_log_tags_count(), 0);
+
+    assert_int_equal(hark_log_tags_push(NULL), HARK_EINVAL);
+    assert_int_equal(hark_log_tags_push(""), HARK_EINVAL);
+    assert_int_equal(hark_log_tags_pop(1), HARK_ESTATE);
+    for (int i = 0; i < HARK_LOG_TAGS_MAX; i++)
+        assert_int_equal(hark_log_tags_push("t"), 0);
+    assert_int_equal(hark_log_tags_push("t"), HARK_ELIMIT);
+    assert_int_equal(hark_log_tags_pop(HARK_LOG_TAGS_MAX + 1), HARK_ESTATE);
+    assert_int_equal(hark_log_tags_count(), HARK_LOG_TAGS_MAX);
+    assert_int_equal(hark_log_tags_pop(HARK_LOG_TAGS_MAX), 0);
+
+    /* A long tag is cut at HARK_LOG_TAG_LEN bytes. */
+    char long_tag[300];
+    memset(long_tag, 'a', sizeof long_tag - 1);
+    long_tag[sizeof long_tag - 1] = '\0';
+    assert_int_equal(hark_log_tags_push(long_tag), 0);
+    const char *const *tags;
+    assert_int_equal(hark_log_tags(&tags), 1);
+    assert_int_equal(strlen(tags[0]), HARK_LOG_TAG_LEN);
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_int_equal(hark_log_tagged("x", NULL, NULL), HARK_EINVAL);
+}
+
+typedef struct tag_thread {
+    int index;
+    int ok;
+} tag_thread;
+
+static void *tag_worker(void *arg)
+{
+    tag_thread *t = arg;
+    char name[32];
+    /* A new thread starts with no tags, whatever other threads have pushed. */
+    t->ok = hark_log_tags_count() == 0;
+    for (int round = 0; round < 200; round++) {
+        snprintf(name, sizeof name, "thread-%d", t->index);
+        hark_log_tags_push(name);
+        snprintf(name, sizeof name, "round-%d", round);
+        hark_log_tags_push(name);
+        const char *const *tags;
+        char want0[32], want1[32];
+        snprintf(want0, sizeof want0, "thread-%d", t->index);
+        snprintf(want1, sizeof want1, "round-%d", round);
+        if (hark_log_tags(&tags) != 2 || strcmp(tags[0], want0) != 0 || strcmp(tags[1], want1) != 0)
+            t->ok = 0;
+        hark_log_tags_pop(2);
+    }
+    /* Left pushed on purpose: freed at thread exit (ASan/valgrind tiers check). */
+    hark_log_tags_push("left-over");
+    return NULL;
+}
+
+static void test_tags_across_threads(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_push("main"), 0);
+    pthread_t th[4];
+    tag_thread t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (tag_thread){i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, tag_worker, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(t[i].ok);
+    }
+    const char *const *tags;
+    assert_int_equal(hark_log_tags(&tags), 1);
+    assert_string_equal(tags[0], "main");
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_true(hark_log_thread_id() != 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_golden),
+        cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_bounds_and_snprintf),
+        cmocka_unit_test(test_tags_stack),
+        cmocka_unit_test(test_tags_across_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
