@@ -68,7 +68,8 @@ int main(void)
     };
     size_t count = sizeof hostile / sizeof hostile[0];
     for (size_t i = 0; i < count; i++)
-        emit(hostile[i], strlen(hostile[i]), hostile[(i + 1) % count][0] ? hostile[(i + 1) % count] : "t",
+        emit(hostile[i], strlen(hostile[i]),
+             hostile[(i + 1) % count][0] ? hostile[(i + 1) % count] : "t",
              hostile[(i + 2) % count]);
     /* Embedded NUL bytes in the message are escaped, not a cut. */
     emit("a\0b", 3, "nul", "x");

@@ -126,8 +126,9 @@ static void test_bounds_and_snprintf(void **state)
     char *line = fmt_line(hark_log_format_json, &rec);
     size_t prefix = strlen("{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"INFO\","
                            "\"message\":\"");
-    assert_int_equal(strlen(line), prefix + HARK_LOG_MESSAGE_MAX - 1 + strlen("\",\"truncated"
-                                                                              "\":true}\n"));
+    assert_int_equal(strlen(line), prefix + HARK_LOG_MESSAGE_MAX - 1 +
+                                       strlen("\",\"truncated"
+                                              "\":true}\n"));
     assert_non_null(strstr(line, "xx\",\"truncated\":true}\n"));
     free(line);
     line = fmt_line(hark_log_format_logfmt, &rec);
@@ -251,10 +252,8 @@ static void test_tags_across_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_golden),
-        cmocka_unit_test(test_escaping_and_utf8),
-        cmocka_unit_test(test_bounds_and_snprintf),
-        cmocka_unit_test(test_tags_stack),
+        cmocka_unit_test(test_json_golden),         cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_bounds_and_snprintf), cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,7 +50,10 @@ typedef struct hark_log_rotate_options {
 } hark_log_rotate_options;
 
 /* Ruby's Logger defaults: 1 MiB per file, 7 files. */
-#define HARK_LOG_ROTATE_OPTIONS_INIT {1048576u, 7u, HARK_LOG_ROTATE_BY_SIZE, false, NULL, NULL}
+#define HARK_LOG_ROTATE_OPTIONS_INIT                                                               \
+    {                                                                                              \
+        1048576u, 7u, HARK_LOG_ROTATE_BY_SIZE, false, NULL, NULL                                   \
+    }
 
 /*
  * A logger appending to `path` (created if needed, mode 0644 before umask) that
@@ -64,7 +67,8 @@ typedef struct hark_log_rotate_options {
  * is never split across files, whatever number of threads log. Rotation is done by
  * this process only: two processes rotating one file is not supported.
  * hark_logger_reopen() opens `path` again (after an outside tool moved it).
- * Errors: HARK_EINVAL (NULL/empty path, shift_age < 2 by size, unknown period),
+ * Errors: HARK_EINVAL (NULL/empty path or one of PATH_MAX bytes or more, shift_age
+ * < 2 by size, unknown period),
  * HARK_EIO (the open failed; errno says why), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,

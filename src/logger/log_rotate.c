@@ -180,7 +180,8 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
     hark_log_rotate_options defaults = HARK_LOG_ROTATE_OPTIONS_INIT;
     if (!opt)
         opt = &defaults;
-    if (!out || !path || !path[0] || strlen(path) >= PATH_MAX || (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
+    if (!out || !path || !path[0] || strlen(path) >= PATH_MAX ||
+        (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
         (opt->period == HARK_LOG_ROTATE_BY_SIZE && opt->shift_age < 2))
         return HARK_EINVAL;
     rotor *r = hark__calloc(1, sizeof *r);

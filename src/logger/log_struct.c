@@ -147,14 +147,30 @@ static void json_chars(sbuf *o, const char *s, size_t n)
         run = 0;
         if (c < 0x80) {
             switch (c) {
-            case '"': puts_n(o, "\\\"", 2); break;
-            case '\\': puts_n(o, "\\\\", 2); break;
-            case '\n': puts_n(o, "\\n", 2); break;
-            case '\r': puts_n(o, "\\r", 2); break;
-            case '\t': puts_n(o, "\\t", 2); break;
-            case '\b': puts_n(o, "\\b", 2); break;
-            case '\f': puts_n(o, "\\f", 2); break;
-            default: put_u_escape(o, c); break;
+            case '"':
+                puts_n(o, "\\\"", 2);
+                break;
+            case '\\':
+                puts_n(o, "\\\\", 2);
+                break;
+            case '\n':
+                puts_n(o, "\\n", 2);
+                break;
+            case '\r':
+                puts_n(o, "\\r", 2);
+                break;
+            case '\t':
+                puts_n(o, "\\t", 2);
+                break;
+            case '\b':
+                puts_n(o, "\\b", 2);
+                break;
+            case '\f':
+                puts_n(o, "\\f", 2);
+                break;
+            default:
+                put_u_escape(o, c);
+                break;
             }
             i++;
             continue;
@@ -246,11 +262,21 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
 {
     char tmp[40];
     switch (f->type) {
-    case HARK_TYPE_INT: put_int(o, f->as.i); break;
-    case HARK_TYPE_UINT: put_uint(o, f->as.u); break;
-    case HARK_TYPE_DOUBLE: put_double(o, f->as.d, true); break;
-    case HARK_TYPE_BOOL: puts_z(o, f->as.b ? "true" : "false"); break;
-    case HARK_TYPE_STRING: json_cstr(o, f->as.s); break;
+    case HARK_TYPE_INT:
+        put_int(o, f->as.i);
+        break;
+    case HARK_TYPE_UINT:
+        put_uint(o, f->as.u);
+        break;
+    case HARK_TYPE_DOUBLE:
+        put_double(o, f->as.d, true);
+        break;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        break;
+    case HARK_TYPE_STRING:
+        json_cstr(o, f->as.s);
+        break;
     case HARK_TYPE_POINTER:
         snprintf(tmp, sizeof tmp, "\"%p\"", f->as.p);
         puts_z(o, tmp);
@@ -268,7 +294,9 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
         json_cstr(o, f->as.error.message);
         put(o, '}');
         break;
-    default: puts_n(o, "null", 4); break;
+    default:
+        puts_n(o, "null", 4);
+        break;
     }
 }
 
@@ -276,7 +304,7 @@ static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, s
 {
     put(o, '{');
     bool first = true;
-    for (size_t i = 0; i < count && *budget > 0; i++) {
+    for (size_t i = 0; i<count && * budget> 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
         (*budget)--;
@@ -326,8 +354,8 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
         put_double(&o, rec->duration_ms, true);
     }
     puts_z(&o, ",\"message\":");
-    bool cut = json_str(&o, rec->message ? rec->message : "", message_len(rec),
-                        HARK_LOG_MESSAGE_MAX);
+    bool cut =
+        json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
     if (cut)
         puts_z(&o, ",\"truncated\":true");
     if (rec->field_count > 0 && rec->fields) {
@@ -406,7 +434,7 @@ static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size
                           size_t *budget)
 {
     char tmp[40];
-    for (size_t i = 0; i < count && *budget > 0; i++) {
+    for (size_t i = 0; i<count && * budget> 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
         (*budget)--;
@@ -419,11 +447,21 @@ static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size
         }
         logfmt_key(o, prefix, f[i].key);
         switch (f[i].type) {
-        case HARK_TYPE_INT: put_int(o, f[i].as.i); break;
-        case HARK_TYPE_UINT: put_uint(o, f[i].as.u); break;
-        case HARK_TYPE_DOUBLE: put_double(o, f[i].as.d, false); break;
-        case HARK_TYPE_BOOL: puts_z(o, f[i].as.b ? "true" : "false"); break;
-        case HARK_TYPE_STRING: logfmt_cstr(o, f[i].as.s); break;
+        case HARK_TYPE_INT:
+            put_int(o, f[i].as.i);
+            break;
+        case HARK_TYPE_UINT:
+            put_uint(o, f[i].as.u);
+            break;
+        case HARK_TYPE_DOUBLE:
+            put_double(o, f[i].as.d, false);
+            break;
+        case HARK_TYPE_BOOL:
+            puts_z(o, f[i].as.b ? "true" : "false");
+            break;
+        case HARK_TYPE_STRING:
+            logfmt_cstr(o, f[i].as.s);
+            break;
         case HARK_TYPE_POINTER:
             snprintf(tmp, sizeof tmp, "%p", f[i].as.p);
             puts_z(o, tmp);
@@ -433,7 +471,9 @@ static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size
             logfmt_key(o, f[i].key, "message");
             logfmt_cstr(o, f[i].as.error.message);
             break;
-        default: puts_n(o, "null", 4); break;
+        default:
+            puts_n(o, "null", 4);
+            break;
         }
     }
 }
@@ -481,8 +521,8 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         put_double(&o, rec->duration_ms, false);
     }
     puts_z(&o, " msg=");
-    bool cut = logfmt_str(&o, rec->message ? rec->message : "", message_len(rec),
-                          HARK_LOG_MESSAGE_MAX);
+    bool cut =
+        logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
     if (cut)
         puts_z(&o, " truncated=true");
     if (rec->field_count > 0 && rec->fields) {
