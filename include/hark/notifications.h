@@ -237,9 +237,14 @@ HARK_API hark_notifier *hark_topic_notifier(const hark_topic *t);
 #define HARK_STATE_ACTIVE 0x1u /* some subscriber is neither silenced nor polled */
 #define HARK_STATE_POLL 0x2u   /* some subscriber must be asked on every event */
 
-/* Layout shared with the inline fast path; every topic begins with it. */
+/*
+ * Layout shared with the inline fast path; every topic begins with it. The word is
+ * a plain field accessed only through __atomic builtins, not a C11 _Atomic: this
+ * header must also compile as C++, which has no _Atomic, with the same layout.
+ * (Inside src/ hark uses _Atomic everywhere else.)
+ */
 struct hark__topic_head {
-    uint32_t state; /* accessed only through __atomic builtins */
+    uint32_t state;
 };
 
 /*
@@ -584,6 +589,7 @@ HARK_API void hark__end(hark_handle *h, hark_status *status);
 /* Call-site topic caches for names known at compile time                    */
 /* ------------------------------------------------------------------------- */
 
+/* Plain fields accessed with __atomic builtins, like hark__topic_head (C++ too). */
 typedef struct hark__site {
     hark_topic *topic;
     uint64_t generation;

@@ -1,11 +1,12 @@
 /* Running a user's block and recording its failure in the payload (Rails' rescue). */
 #include "hark/event.h"
 #include "block.h"
+#include "tls.h"
 
 #include <stdio.h>
 
 /* Messages for failures the block did not describe; one per thread, kept until its next failure. */
-static _Thread_local char fallback_message[48];
+static HARK__TLS char fallback_message[48];
 
 int hark__run_block(hark_payload *payload, hark_block_fn block, void *data)
 {

@@ -2,6 +2,7 @@
 #include "hark/event.h"
 #include "clock.h"
 
+#include <stdatomic.h>
 #include <time.h>
 
 static double read_clock(clockid_t id)
@@ -26,15 +27,17 @@ double hark_clock_thread_cpu(void)
 }
 
 /* Read on every event-object start/finish; written rarely. */
-static uint64_t (*allocation_counter)(void);
+static _Atomic(uint64_t (*)(void)) allocation_counter;
 
 void hark_set_allocation_counter(uint64_t (*fn)(void))
 {
-    __atomic_store_n(&allocation_counter, fn, __ATOMIC_RELEASE);
+    /* Release: pairs with the acquire in hark__allocations(), so a counter whose
+     * state was set up before installing it is seen set up. */
+    atomic_store_explicit(&allocation_counter, fn, memory_order_release);
 }
 
 uint64_t hark__allocations(void)
 {
-    uint64_t (*fn)(void) = __atomic_load_n(&allocation_counter, __ATOMIC_ACQUIRE);
+    uint64_t (*fn)(void) = atomic_load_explicit(&allocation_counter, memory_order_acquire);
     return fn ? fn() : 0;
 }

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-_Thread_local struct hark__reader hark__self __attribute__((tls_model("initial-exec")));
+HARK__TLS struct hark__reader hark__self;
 atomic_ulong hark__epoch = 2;
-bool hark__reader_needs_fence = true;
+atomic_bool hark__reader_needs_fence = true;
 
 /* Guards the reader list, the counts of exited threads, the epoch and the retired list. */
 static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,7 +31,7 @@ static void setup(void)
     /* Registration is required before the expedited command may be used. */
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
         use_membarrier = true;
-        __atomic_store_n(&hark__reader_needs_fence, false, __ATOMIC_RELAXED);
+        atomic_store_explicit(&hark__reader_needs_fence, false, memory_order_relaxed);
     }
 #endif
 }

@@ -27,6 +27,8 @@
 #ifndef HARK_EPOCH_H
 #define HARK_EPOCH_H
 
+#include "tls.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -46,7 +48,7 @@
 #ifdef HARK_TSAN
 #define hark__full_fence()                                                                         \
     do {                                                                                           \
-        static _Thread_local atomic_int hark_fence_word_;                                          \
+        static HARK__TLS atomic_int hark_fence_word_;                                              \
         atomic_exchange_explicit(&hark_fence_word_, 0, memory_order_seq_cst);                      \
     } while (0)
 #else
@@ -62,9 +64,9 @@ struct hark__reader {
     int in_callback; /* depth of subscriber callbacks running on this thread */
 };
 
-extern _Thread_local struct hark__reader hark__self __attribute__((tls_model("initial-exec")));
+extern HARK__TLS struct hark__reader hark__self;
 extern atomic_ulong hark__epoch;
-extern bool hark__reader_needs_fence;
+extern atomic_bool hark__reader_needs_fence;
 
 void hark__reader_register(void);
 
@@ -82,7 +84,7 @@ static inline unsigned hark__read_enter(void)
     self->open++;
     /* Orders the counter store before the snapshot load; pairs with the writer's
      * membarrier() in bank_drained(), or is a real fence without membarrier. */
-    if (__builtin_expect(__atomic_load_n(&hark__reader_needs_fence, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(atomic_load_explicit(&hark__reader_needs_fence, memory_order_relaxed), 0))
         hark__full_fence();
     else
         atomic_signal_fence(memory_order_seq_cst);

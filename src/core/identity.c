@@ -16,7 +16,7 @@ enum { ID_BLOCK = 1024 };
 
 static atomic_uint_least64_t next_block = 1;
 
-_Thread_local struct hark__nest hark__nest;
+HARK__TLS struct hark__nest hark__nest;
 
 static uint64_t refill(struct hark__nest *n)
 {

@@ -14,7 +14,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-_Thread_local struct hark__id_cache hark__ids __attribute__((tls_model("initial-exec")));
+HARK__TLS struct hark__id_cache hark__ids;
 
 static uint64_t mix(uint64_t x)
 {

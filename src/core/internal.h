@@ -12,6 +12,7 @@
 
 #include "hark/notifications.h"
 #include "epoch.h"
+#include "name.h"
 
 #include <pthread.h>
 #include <regex.h>
@@ -115,8 +116,8 @@ struct hark_notifier {
     bool builtin;
     hark_clock clock;
     _Atomic(struct hark__topic_table *) table;
-    size_t topic_count;  /* guarded by lock */
-    hark_topic **topics; /* every topic, in creation order; guarded by lock */
+    atomic_size_t topic_count; /* written under lock; read relaxed (see below) */
+    hark_topic **topics;       /* every topic, in creation order; guarded by lock */
     size_t topics_capacity;
     hark__sub *subs;      /* live subscriptions, newest first; guarded by lock */
     hark__sub **patterns; /* live regex/all subscriptions in registration order */
@@ -126,7 +127,6 @@ struct hark_notifier {
 
 /* notifier.c */
 uint64_t hark__hash(const char *name, size_t length);
-int hark__check_name(const char *name, size_t *length);
 /* Finds or creates a topic. Locking: notifier lock held. */
 int hark__topic_intern_locked(hark_topic **out, hark_notifier *n, const char *name, size_t length);
 hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t length);
@@ -186,7 +186,7 @@ struct hark__id_cache {
     uint64_t serial; /* notifier serial of `id`, 0 when empty */
     char id[HARK_ID_LEN + 1];
 };
-extern _Thread_local struct hark__id_cache hark__ids __attribute__((tls_model("initial-exec")));
+extern HARK__TLS struct hark__id_cache hark__ids;
 void hark__id_refresh(const hark_notifier *n);
 
 static inline void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier *n)
@@ -202,7 +202,7 @@ struct hark__nest {
     uint32_t depth;           /* events entered; frames beyond HARK_NEST_MAX are not kept */
     hark_event_ids frames[HARK_NEST_MAX];
 };
-extern _Thread_local struct hark__nest hark__nest;
+extern HARK__TLS struct hark__nest hark__nest;
 /* Gives `ids` a fresh id and the current top as parent, and makes it the top. */
 void hark__nest_push(hark_event_ids *ids);
 /* Makes existing `ids` the top for a delivery; false when it already is (nothing to undo). */
@@ -210,4 +210,10 @@ bool hark__nest_enter(const hark_event_ids *ids);
 /* Removes the entry with this id and everything above it, if the thread has it. */
 void hark__nest_pop(uint64_t id);
 
-#endif
+/* The number of topics; exact under n->lock. */
+static inline size_t hark__topic_count_locked(const hark_notifier *n)
+{
+    return atomic_load_explicit(&n->topic_count, memory_order_relaxed);
+}
+
+#endif /* HARK_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* Notifiers and their topics: creation, the default notifier, name interning. */
 #include "internal.h"
 #include "alloc.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <string.h>
@@ -79,7 +80,9 @@ hark_notifier *hark_set_default(hark_notifier *n)
     if (!n)
         n = &builtin_notifier;
     previous = atomic_exchange_explicit(&current_default, n, memory_order_acq_rel);
-    /* Call sites that cached a topic of the previous default resolve again. */
+    /* Call sites that cached a topic of the previous default resolve again. The
+     * generation and the sites are read by the inline fast path of the public
+     * header, hence __atomic builtins on plain fields (see hark__site). */
     __atomic_add_fetch(&hark__default_generation, 1, __ATOMIC_RELEASE);
     return previous;
 }
@@ -99,25 +102,12 @@ size_t hark_notifier_topic_count(const hark_notifier *n)
 {
     if (!n)
         return 0;
-    return __atomic_load_n(&n->topic_count, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&n->topic_count, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------- */
 /* Names and the topic table                                                 */
 /* ------------------------------------------------------------------------- */
-
-int hark__check_name(const char *name, size_t *length)
-{
-    if (!name)
-        return HARK_EINVAL;
-    size_t len = strnlen(name, HARK_NAME_MAX + 1);
-    if (len == 0)
-        return HARK_ENAME;
-    if (len > HARK_NAME_MAX)
-        return HARK_ENAMETOOLONG;
-    *length = len;
-    return 0;
-}
 
 /*
  * Eight bytes at a time, then a final avalanche so that the low bits the table
@@ -187,12 +177,12 @@ static int table_reserve(hark_notifier *n)
 {
     struct hark__topic_table *old = atomic_load_explicit(&n->table, memory_order_relaxed);
     size_t slots = old ? old->mask + 1 : 0;
-    if ((n->topic_count + 1) * 2 <= slots)
+    if ((hark__topic_count_locked(n) + 1) * 2 <= slots)
         return 0;
     struct hark__topic_table *table = table_new(slots ? slots * 2 : 16);
     if (!table)
         return HARK_ENOMEM;
-    for (size_t i = 0; i < n->topic_count; i++)
+    for (size_t i = 0; i < hark__topic_count_locked(n); i++)
         table_put(table, n->topics[i]);
     atomic_store_explicit(&n->table, table, memory_order_release);
     if (old)
@@ -239,15 +229,10 @@ hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t l
 
 int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length)
 {
-    if (n->topic_count == n->topics_capacity) {
-        size_t capacity = n->topics_capacity ? n->topics_capacity * 2 : 16;
-        hark_topic **topics = hark__realloc(n->topics, capacity * sizeof *topics);
-        if (!topics)
-            return HARK_ENOMEM;
-        n->topics = topics;
-        n->topics_capacity = capacity;
-    }
-    int rc = table_reserve(n);
+    int rc = HARK__GROW(n->topics, n->topics_capacity, hark__topic_count_locked(n) + 1, 16);
+    if (rc != 0)
+        return rc;
+    rc = table_reserve(n);
     if (rc != 0)
         return rc;
     hark_topic *t = hark__calloc(1, sizeof *t);
@@ -273,8 +258,8 @@ void hark__topic_discard(hark_topic *t)
 
 void hark__topic_commit(hark_notifier *n, hark_topic *t)
 {
-    n->topics[n->topic_count] = t;
-    __atomic_store_n(&n->topic_count, n->topic_count + 1, __ATOMIC_RELAXED);
+    n->topics[hark__topic_count_locked(n)] = t;
+    atomic_store_explicit(&n->topic_count, hark__topic_count_locked(n) + 1, memory_order_relaxed);
     table_put(atomic_load_explicit(&n->table, memory_order_relaxed), t);
 }
 
@@ -358,7 +343,7 @@ int hark_notifier_free(hark_notifier *n)
     rc = hark__epoch_wait(n);
     if (rc != 0)
         return rc;
-    for (size_t i = 0; i < n->topic_count; i++)
+    for (size_t i = 0; i < hark__topic_count_locked(n); i++)
         topic_free(n->topics[i]);
     hark__free(n->topics);
     hark__free(n->patterns);

@@ -12,7 +12,7 @@
  */
 static void recompute_locked(hark_notifier *n, const hark__sub *only)
 {
-    for (size_t i = 0; i < n->topic_count; i++) {
+    for (size_t i = 0; i < hark__topic_count_locked(n); i++) {
         hark_topic *t = n->topics[i];
         struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_relaxed);
         if (!snap)

@@ -194,7 +194,8 @@ void hark__topic_update_state(hark_topic *t)
 {
     struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_relaxed);
     /* Release: a reader that sees the new state and then loads the snapshot sees
-     * the cached answers written before it. */
+     * the cached answers written before it. An __atomic builtin: the word lives in
+     * the public header's hark__topic_head, which must stay valid C++. */
     __atomic_store_n(&t->head.state, compute_state(snap), __ATOMIC_RELEASE);
 }
 

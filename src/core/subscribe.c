@@ -7,25 +7,9 @@
  */
 #include "internal.h"
 #include "alloc.h"
+#include "grow.h"
 
 #include <string.h>
-
-/* Grows an array of pointers to hold at least `want` items; contents unchanged on failure. */
-static int reserve(void *arrayp, size_t *capacity, size_t want)
-{
-    void ***array = arrayp;
-    if (want <= *capacity)
-        return 0;
-    size_t cap = *capacity ? *capacity * 2 : 4;
-    while (cap < want)
-        cap *= 2;
-    void **grown = hark__realloc(*array, cap * sizeof **array);
-    if (!grown)
-        return HARK_ENOMEM;
-    *array = grown;
-    *capacity = cap;
-    return 0;
-}
 
 static void remove_item(hark__sub **array, size_t *count, const hark__sub *item)
 {
@@ -190,7 +174,7 @@ static int add_exact(hark_notifier *n, hark__sub *sub)
     }
     struct hark__delta delta = {.add = sub};
     struct hark__snapshot *snap = NULL;
-    rc = reserve(&t->exact, &t->exact_capacity, t->exact_count + 1);
+    rc = HARK__GROW(t->exact, t->exact_capacity, t->exact_count + 1, 4);
     if (rc == 0)
         rc = hark__snapshot_build(&snap, t, &delta);
     if (rc != 0) {
@@ -227,19 +211,19 @@ static void discard_pending(struct pending *p, size_t count)
 /* Locking: notifier lock. */
 static int add_pattern(hark_notifier *n, hark__sub *sub)
 {
-    int rc = reserve(&n->patterns, &n->pattern_capacity, n->pattern_count + 1);
+    int rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
     if (rc != 0)
         return rc;
-    struct pending *p = hark__calloc(n->topic_count + 1, sizeof *p);
+    struct pending *p = hark__calloc(hark__topic_count_locked(n) + 1, sizeof *p);
     if (!p)
         return HARK_ENOMEM;
     size_t count = 0;
     struct hark__delta delta = {.add = sub};
-    for (size_t i = 0; i < n->topic_count && rc == 0; i++) {
+    for (size_t i = 0; i < hark__topic_count_locked(n) && rc == 0; i++) {
         hark_topic *t = n->topics[i];
         if (!hark__sub_matches(sub, t->name))
             continue;
-        rc = reserve(&t->patterns, &t->pattern_capacity, t->pattern_count + 1);
+        rc = HARK__GROW(t->patterns, t->pattern_capacity, t->pattern_count + 1, 4);
         if (rc == 0)
             rc = hark__snapshot_build(&p[count].snap, t, &delta);
         if (rc == 0)
@@ -355,12 +339,12 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
         remove_item(t->exact, &t->exact_count, sub);
         hark__snapshot_publish(t, snap);
     } else {
-        struct pending *p = hark__calloc(n->topic_count + 1, sizeof *p);
+        struct pending *p = hark__calloc(hark__topic_count_locked(n) + 1, sizeof *p);
         if (!p)
             return HARK_ENOMEM;
         size_t count = 0;
         int rc = 0;
-        for (size_t i = 0; i < n->topic_count && rc == 0; i++) {
+        for (size_t i = 0; i < hark__topic_count_locked(n) && rc == 0; i++) {
             hark_topic *t = n->topics[i];
             if (!contains(t->patterns, t->pattern_count, sub))
                 continue;
@@ -419,7 +403,7 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
         if (!copies[c])
             rc = HARK_ENOMEM;
         else
-            rc = reserve(&s->exclusions, &capacity, s->exclusion_count + 1);
+            rc = HARK__GROW(s->exclusions, capacity, s->exclusion_count + 1, 4);
         c++;
     }
     hark_topic *t = hark__topic_find_locked(n, name, length);
@@ -473,7 +457,7 @@ int hark_unsubscribe_name(hark_notifier *n, const char *name)
 
 int hark__unsubscribe_all_locked(hark_notifier *n)
 {
-    for (size_t i = 0; i < n->topic_count; i++) {
+    for (size_t i = 0; i < hark__topic_count_locked(n); i++) {
         hark_topic *t = n->topics[i];
         t->exact_count = 0;
         t->pattern_count = 0;

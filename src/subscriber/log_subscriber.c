@@ -18,6 +18,7 @@
 #include "hark/log_subscriber.h"
 #include "hark/sys/logger_observer.h"
 #include "alloc.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,8 +55,6 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_subscriber *registry_head; /* attached log subscribers */
 
 static const struct hark__subscriber_ops log_ops;
-
-#define lock_of hark__subscriber_lock
 
 static bool is_log(const hark_subscriber *s)
 {
@@ -216,14 +215,14 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
     size_t len = dot ? (size_t)(dot - name) : strlen(name);
     int level = -1;
     const struct log_subscriber *ls = log_sub_c(s);
-    pthread_mutex_lock(lock_of(s));
+    pthread_mutex_lock(hark__subscriber_lock(s));
     for (size_t i = 0; i < ls->level_count; i++) {
         if (strlen(ls->levels[i].suffix) == len && memcmp(ls->levels[i].suffix, name, len) == 0) {
             level = ls->levels[i].level;
             break;
         }
     }
-    pthread_mutex_unlock(lock_of(s));
+    pthread_mutex_unlock(hark__subscriber_lock(s));
     return level >= 0 && !hark_logger_enabled(l, level);
 }
 
@@ -325,7 +324,7 @@ static int copy(hark_subscriber *child_base, const hark_subscriber *parent_base)
     struct log_subscriber *child = log_sub(child_base);
     const struct log_subscriber *parent = log_sub_c(parent_base);
     int rc = 0;
-    pthread_mutex_lock(lock_of(parent_base));
+    pthread_mutex_lock(hark__subscriber_lock(parent_base));
     if (parent->level_count > 0) {
         child->levels = hark__calloc(parent->level_count, sizeof *child->levels);
         if (!child->levels)
@@ -344,7 +343,7 @@ static int copy(hark_subscriber *child_base, const hark_subscriber *parent_base)
         child->level_count++;
     }
     hark_logger *l = logger_of(parent_base);
-    pthread_mutex_unlock(lock_of(parent_base));
+    pthread_mutex_unlock(hark__subscriber_lock(parent_base));
     if (rc == 0 && l)
         rc = hark_log_subscriber_set_logger(child_base, l);
     return rc;
@@ -400,15 +399,9 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
     while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
     if (i == ls->level_count) {
-        if (ls->level_count == ls->level_cap) {
-            size_t cap = ls->level_cap ? ls->level_cap * 2 : 8;
-            struct event_level *t = hark__realloc(ls->levels, cap * sizeof *t);
-            if (!t) {
-                pthread_mutex_unlock(&s->lock);
-                return HARK_ENOMEM;
-            }
-            ls->levels = t;
-            ls->level_cap = cap;
+        if (HARK__GROW(ls->levels, ls->level_cap, ls->level_count + 1, 8) != 0) {
+            pthread_mutex_unlock(&s->lock);
+            return HARK_ENOMEM;
         }
         char *dup = hark__strdup(suffix);
         if (!dup) {
@@ -449,9 +442,9 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
 {
     if (!is_log(s) || !suffix)
         return HARK_EINVAL;
-    pthread_mutex_lock(lock_of(s));
+    pthread_mutex_lock(hark__subscriber_lock(s));
     int level = level_locked(log_sub_c(s), suffix);
-    pthread_mutex_unlock(lock_of(s));
+    pthread_mutex_unlock(hark__subscriber_lock(s));
     return level >= 0 ? level : HARK_ENOENT;
 }
 

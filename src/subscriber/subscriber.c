@@ -5,6 +5,8 @@
  */
 #include "subscriber_internal.h"
 #include "alloc.h"
+#include "grow.h"
+#include "name.h"
 
 #include <string.h>
 
@@ -205,10 +207,9 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
 {
     if (!s || !suffix || !fn)
         return HARK_EINVAL;
-    if (suffix[0] == '\0')
-        return HARK_ENAME;
-    if (strlen(suffix) > HARK_NAME_MAX)
-        return HARK_ENAMETOOLONG;
+    int rc = hark__check_name(suffix, NULL);
+    if (rc != 0)
+        return rc;
 
     pthread_mutex_lock(&s->lock);
     struct hark__handler *h = handler_new(suffix, fn, data);
@@ -235,20 +236,12 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         return 0;
     }
 
-    int rc = 0;
+    rc = 0;
     char name[HARK_NAME_MAX + 1];
     for (struct hark__attachment *a = s->attachments; a && rc == 0; a = a->next)
         rc = full_name(name, suffix, a->ns);
-    if (rc == 0 && s->handler_count == s->handler_cap) {
-        size_t cap = s->handler_cap ? s->handler_cap * 2 : 8;
-        struct hark__handler **t = hark__realloc(s->handlers, cap * sizeof *t);
-        if (!t) {
-            rc = HARK_ENOMEM;
-        } else {
-            s->handlers = t;
-            s->handler_cap = cap;
-        }
-    }
+    if (rc == 0)
+        rc = HARK__GROW(s->handlers, s->handler_cap, s->handler_count + 1, 8);
     struct hark__attachment *a = s->attachments;
     for (; a && rc == 0; a = a->next)
         rc = slot_subscribe(s, a, h);
@@ -307,10 +300,9 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
     if (!s || !n || !ns)
         return HARK_EINVAL;
-    if (ns[0] == '\0')
-        return HARK_ENAME;
-    if (strlen(ns) > HARK_NAME_MAX)
-        return HARK_ENAMETOOLONG;
+    int rc = hark__check_name(ns, NULL);
+    if (rc != 0)
+        return rc;
 
     pthread_mutex_lock(&s->lock);
     if (find_attachment(s, n, ns)) {
@@ -319,7 +311,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     }
     char name[HARK_NAME_MAX + 1];
     for (size_t i = 0; i < s->handler_count; i++) {
-        int rc = full_name(name, s->handlers[i]->suffix, ns);
+        rc = full_name(name, s->handlers[i]->suffix, ns);
         if (rc != 0) {
             pthread_mutex_unlock(&s->lock);
             return rc;
@@ -336,7 +328,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     att->notifier = n;
     att->ns = copy;
     for (size_t i = 0; i < s->handler_count; i++) {
-        int rc = slot_subscribe(s, att, s->handlers[i]);
+        rc = slot_subscribe(s, att, s->handlers[i]);
         if (rc != 0) {
             slots_unsubscribe(att, NULL);
             hark__free(att->ns);

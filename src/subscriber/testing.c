@@ -5,6 +5,7 @@
 #include "hark/testing.h"
 #include "hark/log_subscriber.h"
 #include "alloc.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -18,14 +19,14 @@ struct level_log {
 
 struct hark_capture {
     hark_logger *logger;
-    pthread_mutex_t mu;
+    pthread_mutex_t lock;
     struct level_log levels[HARK_LOG_LEVELS];
     size_t flushes;
 };
 
-static pthread_mutex_t *mu_of(const hark_capture *c)
+static pthread_mutex_t *lock_of(const hark_capture *c)
 {
-    return (pthread_mutex_t *)(uintptr_t)&c->mu;
+    return (pthread_mutex_t *)(uintptr_t)&c->lock;
 }
 
 /* The formatter: the message alone, so the sink sees exactly what was logged. */
@@ -53,29 +54,23 @@ static int capture_write(hark_log_level level, const char *line, size_t len, voi
     if (!copy)
         return -1;
     struct level_log *log = &c->levels[level];
-    pthread_mutex_lock(&c->mu);
-    if (log->count == log->cap) {
-        size_t cap = log->cap ? log->cap * 2 : 8;
-        char **m = hark__realloc(log->messages, cap * sizeof *m);
-        if (!m) {
-            pthread_mutex_unlock(&c->mu);
-            hark__free(copy);
-            return -1;
-        }
-        log->messages = m;
-        log->cap = cap;
+    pthread_mutex_lock(&c->lock);
+    if (HARK__GROW(log->messages, log->cap, log->count + 1, 8) != 0) {
+        pthread_mutex_unlock(&c->lock);
+        hark__free(copy);
+        return -1;
     }
     log->messages[log->count++] = copy;
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->lock);
     return 0;
 }
 
 static int capture_flush(void *data)
 {
     hark_capture *c = data;
-    pthread_mutex_lock(&c->mu);
+    pthread_mutex_lock(&c->lock);
     c->flushes++;
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->lock);
     return 0;
 }
 
@@ -86,14 +81,14 @@ int hark_capture_new(hark_capture **out)
     hark_capture *c = hark__calloc(1, sizeof *c);
     if (!c)
         return HARK_ENOMEM;
-    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
         hark__free(c);
         return HARK_ENOMEM;
     }
     hark_log_sink sink = {capture_write, capture_flush, NULL, NULL, c};
     int rc = hark_logger_new_sink(&c->logger, &sink);
     if (rc != 0) {
-        pthread_mutex_destroy(&c->mu);
+        pthread_mutex_destroy(&c->lock);
         hark__free(c);
         return rc;
     }
@@ -122,7 +117,7 @@ int hark_capture_free(hark_capture *c)
     clear_locked(c);
     for (int i = 0; i < HARK_LOG_LEVELS; i++)
         hark__free(c->levels[i].messages);
-    pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->lock);
     hark__free(c);
     return 0;
 }
@@ -141,9 +136,9 @@ size_t hark_capture_count(const hark_capture *c, hark_log_level level)
 {
     if (!c || !level_ok((int)level))
         return 0;
-    pthread_mutex_lock(mu_of(c));
+    pthread_mutex_lock(lock_of(c));
     size_t n = c->levels[level].count;
-    pthread_mutex_unlock(mu_of(c));
+    pthread_mutex_unlock(lock_of(c));
     return n;
 }
 
@@ -152,10 +147,10 @@ size_t hark_capture_total(const hark_capture *c)
     if (!c)
         return 0;
     size_t n = 0;
-    pthread_mutex_lock(mu_of(c));
+    pthread_mutex_lock(lock_of(c));
     for (int i = 0; i < HARK_LOG_LEVELS; i++)
         n += c->levels[i].count;
-    pthread_mutex_unlock(mu_of(c));
+    pthread_mutex_unlock(lock_of(c));
     return n;
 }
 
@@ -163,9 +158,9 @@ const char *hark_capture_message(const hark_capture *c, hark_log_level level, si
 {
     if (!c || !level_ok((int)level))
         return NULL;
-    pthread_mutex_lock(mu_of(c));
+    pthread_mutex_lock(lock_of(c));
     const char *m = index < c->levels[level].count ? c->levels[level].messages[index] : NULL;
-    pthread_mutex_unlock(mu_of(c));
+    pthread_mutex_unlock(lock_of(c));
     return m;
 }
 
@@ -174,10 +169,10 @@ bool hark_capture_contains(const hark_capture *c, hark_log_level level, const ch
     if (!c || !text || !level_ok((int)level))
         return false;
     bool found = false;
-    pthread_mutex_lock(mu_of(c));
+    pthread_mutex_lock(lock_of(c));
     for (size_t i = 0; i < c->levels[level].count && !found; i++)
         found = strstr(c->levels[level].messages[i], text);
-    pthread_mutex_unlock(mu_of(c));
+    pthread_mutex_unlock(lock_of(c));
     return found;
 }
 
@@ -185,9 +180,9 @@ size_t hark_capture_flush_count(const hark_capture *c)
 {
     if (!c)
         return 0;
-    pthread_mutex_lock(mu_of(c));
+    pthread_mutex_lock(lock_of(c));
     size_t n = c->flushes;
-    pthread_mutex_unlock(mu_of(c));
+    pthread_mutex_unlock(lock_of(c));
     return n;
 }
 
@@ -195,9 +190,9 @@ void hark_capture_clear(hark_capture *c)
 {
     if (!c)
         return;
-    pthread_mutex_lock(&c->mu);
+    pthread_mutex_lock(&c->lock);
     clear_locked(c);
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ------------------------------------------------------------------------- */
