@@ -1,8 +1,8 @@
 /*
  * Payloads (include/hark/payload.h): typed setters and getters, replacing a value
  * (and its type) in place, removal keeping order, the HARK_PAYLOAD_RESERVED slots
- * that only failure fields may take, HARK_EFULL leaving the payload unchanged, and
- * bad arguments.
+ * that only failure fields may take, HARK_EFULL leaving the payload unchanged, the
+ * opaque pointer travelling to subscribers, and bad arguments.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -293,6 +293,54 @@ static void test_payload_is_shared_not_copied(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+static int read_opaque(const char *name, double s, double e, const char *id, hark_payload *p,
+                       void *data)
+{
+    (void)name, (void)s, (void)e, (void)id;
+    void **seen = data;
+    *seen = hark_payload_opaque(p);
+    return 0;
+}
+
+static void test_opaque_pointer(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 1);
+    assert_null(hark_payload_opaque(&p)); /* the macro starts with none */
+    assert_null(hark_payload_opaque(NULL));
+    assert_int_equal(hark_payload_set_opaque(NULL, &p), HARK_EINVAL);
+
+    int mine = 7;
+    assert_int_equal(hark_payload_set_opaque(&p, &mine), 0);
+    assert_ptr_equal(hark_payload_opaque(&p), &mine);
+    assert_int_equal(p.count, 0); /* fields are independent of it */
+    assert_int_equal(hark_payload_set_int(&p, "x", 1), 0);
+    assert_ptr_equal(hark_payload_opaque(&p), &mine);
+
+    /* Every subscriber gets it back, on the instrument, handle and publish paths. */
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    void *seen = NULL;
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), read_opaque, &seen), 0);
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, n, "x"), 0);
+    HARK_INSTRUMENT(t, &p, {});
+    assert_ptr_equal(seen, &mine);
+    seen = NULL;
+    assert_int_equal(hark_publish(t, 1.0, 2.0, NULL, &p, NULL), 0);
+    assert_ptr_equal(seen, &mine);
+
+    /* init clears it; NULL detaches it. */
+    hark_field fields[3];
+    hark_payload q;
+    q.opaque = &mine;
+    assert_int_equal(hark_payload_init(&q, fields, 3), 0);
+    assert_null(hark_payload_opaque(&q));
+    assert_int_equal(hark_payload_set_opaque(&p, NULL), 0);
+    assert_null(hark_payload_opaque(&p));
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_exception_efull_when_reserved_taken),
         cmocka_unit_test(test_own_fields_fit_after_exception),
         cmocka_unit_test(test_payload_is_shared_not_copied),
+        cmocka_unit_test(test_opaque_pointer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

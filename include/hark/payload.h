@@ -59,11 +59,12 @@ typedef struct hark_field {
     } as;
 } hark_field;
 
-/* The payload itself: `count` fields in use out of `capacity`. */
+/* The payload itself: `count` fields in use out of `capacity`, and one opaque pointer. */
 struct hark_payload {
     hark_field *fields;
     uint32_t count;
     uint32_t capacity;
+    void *opaque; /* the caller's own, never dereferenced by hark (hark_payload_set_opaque) */
 };
 
 /* Slots kept free for `exception` and `exception_object`. */
@@ -75,11 +76,11 @@ struct hark_payload {
  */
 #define HARK_PAYLOAD(name, n)                                                                      \
     hark_field name##_hark_fields[(n) + HARK_PAYLOAD_RESERVED];                                    \
-    hark_payload name = {name##_hark_fields, 0, (n) + HARK_PAYLOAD_RESERVED}
+    hark_payload name = {name##_hark_fields, 0, (n) + HARK_PAYLOAD_RESERVED, NULL}
 
 /*
- * Initialises a payload over a caller-supplied array of `capacity` fields.
- * HARK_PAYLOAD_RESERVED of them are kept for failure fields.
+ * Initialises a payload over a caller-supplied array of `capacity` fields, with no
+ * opaque pointer. HARK_PAYLOAD_RESERVED of them are kept for failure fields.
  * Errors: HARK_EINVAL if `payload` is NULL, or `fields` is NULL with capacity > 0.
  * Thread-safety: operates on the caller's payload only.
  */
@@ -128,6 +129,23 @@ HARK_API int hark_payload_get_int(const hark_payload *payload, const char *key, 
 HARK_API int hark_payload_get_double(const hark_payload *payload, const char *key, double *out);
 HARK_API int hark_payload_get_bool(const hark_payload *payload, const char *key, bool *out);
 HARK_API int hark_payload_get_str(const hark_payload *payload, const char *key, const char **out);
+
+/*
+ * Attaches one opaque pointer to the payload, replacing any earlier one (NULL
+ * detaches it). hark never reads through it: it travels with the payload to every
+ * subscriber, which gets it back with hark_payload_opaque(). This is how a binding
+ * carries a payload of its own language (a Ruby Hash, say) through an event; the
+ * pointed-to object is borrowed and must outlive the event. Fields and the opaque
+ * pointer are independent. Errors: HARK_EINVAL for a NULL payload (nothing changed).
+ * Thread-safety: as the setters above.
+ */
+HARK_API int hark_payload_set_opaque(hark_payload *payload, void *opaque);
+
+/*
+ * The payload's opaque pointer, or NULL when none is attached (or `payload` is NULL).
+ * Thread-safety: as hark_payload_get().
+ */
+HARK_API void *hark_payload_opaque(const hark_payload *payload);
 
 /*
  * Removes the field named `key`, keeping the order of the others.
