@@ -8,6 +8,8 @@
 #   make bench      run the benchmark suite and print ratios against its baselines
 #   make install    install into PREFIX (default /usr/local)
 #   make format     clang-format the tree; make format-check fails if it would change
+#   make ruby       build the Ruby extension (bindings/ruby) against the in-tree libhark
+#   make ruby-test  its own tests, then Rails 7.2's notification tests on hark's fanout
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -19,8 +21,15 @@ BUILD_PKGS = cmake gcc make pkg-config libcmocka-dev libsqlite3-dev
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
+# The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
+RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
+            ruby-connection-pool
+# Rails 7.2's activesupport (library and tests), beside the repository.
+RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../shared/rails-7.2))
+RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
-.PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check
+.PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
+        ruby ruby-test
 
 all: build
 
@@ -68,6 +77,27 @@ bench-icount:
 fuzz:
 	$(call ensure_pkgs,$(CHECK_PKGS))
 	bash fuzz/run.sh
+
+ruby: build
+	$(call ensure_pkgs,$(RUBY_PKGS))
+	mkdir -p $(BUILD)/ruby-ext
+	cd $(BUILD)/ruby-ext && HARK_BUILD_DIR=$(abspath $(BUILD)) \
+	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
+	cp $(BUILD)/ruby-ext/hark_ext.so $(RUBY_LIB)/hark/hark_ext.so
+
+# The extension's own tests, then Rails 7.2's notification, subscriber and log
+# subscriber tests with hark/rails loaded; each of those runs ends with a line proving
+# that the fanout under test was hark's, and all five must say so.
+ruby-test: ruby
+	ruby -I $(RUBY_LIB) -I bindings/ruby/test -e 'ARGV.each { |f| require File.expand_path(f) }' \
+	  bindings/ruby/test/test_*.rb
+	@if [ -z "$(RAILS72)" ]; then echo "ruby-test: no ../shared/rails-7.2: Rails' own tests NOT run"; exit 1; fi
+	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
+	  $(RAILS72)/run-tests.sh >$(BUILD)/ruby-rails-tests.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/ruby-rails-tests.log; \
+	  proofs=$$(grep -c '^HARK-PROOF ok' $(BUILD)/ruby-rails-tests.log); \
+	  echo "ruby-test: Rails run exit $$rc, $$proofs of 5 runs proved hark's fanout"; \
+	  [ "$$rc" = 0 ] && [ "$$proofs" = 5 ]
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

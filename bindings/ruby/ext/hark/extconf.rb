@@ -1,0 +1,29 @@
+# frozen_string_literal: true
+
+# Builds hark_ext against the in-tree libhark: the headers of ../../include (relative to
+# bindings/ruby) and the static library of the CMake build (HARK_BUILD_DIR, default
+# <repo>/build). `make ruby` at the top of the repository builds libhark first.
+require "mkmf"
+
+root = File.expand_path("../../../..", __dir__)
+build = ENV.fetch("HARK_BUILD_DIR", File.join(root, "build"))
+include_dir = File.join(root, "include")
+lib = File.join(build, "libhark.a")
+
+abort "hark: #{lib} not found; run `make ruby` (or build libhark) first" unless File.exist?(lib)
+abort "hark: #{include_dir}/hark.h not found" unless File.exist?(File.join(include_dir, "hark.h"))
+
+$INCFLAGS << " -I#{include_dir}"
+$CFLAGS << " -std=gnu11 -DHARK_STATIC -Wall -Wno-unused-parameter"
+$LOCAL_LIBS << " #{lib} -lpthread"
+
+# The match-callback pattern (a Ruby Regexp deciding which topics match).
+if try_compile(<<~C)
+  #include <hark.h>
+  static bool m(const char *n, void *d) { (void)n; (void)d; return true; }
+  int main(void) { hark_pattern p = hark_match(m, 0); return p.kind == HARK_PATTERN_MATCH ? 0 : 1; }
+C
+  $defs << "-DHAVE_HARK_MATCH"
+end
+
+create_makefile("hark/hark_ext")

@@ -1,0 +1,26 @@
+# frozen_string_literal: true
+
+# Makes hark the fanout behind ActiveSupport::Notifications: require this before the
+# application subscribes anything (in a Rails app: config/boot.rb, after bundler).
+#
+#   ActiveSupport::Notifications::Fanout   is a subclass of Hark::Fanout
+#   ActiveSupport::Notifications.notifier  is a new instance of it
+require "active_support"
+require "active_support/notifications"
+require "hark"
+
+module ActiveSupport
+  module Notifications
+    remove_const(:Fanout) if const_defined?(:Fanout, false) && !(const_get(:Fanout, false) <= ::Hark::Fanout)
+
+    # hark's fanout under Rails' name (so that inspect and Fanout.new read as Rails').
+    class Fanout < ::Hark::Fanout
+    end
+
+    self.notifier = Fanout.new
+  end
+end
+
+Hark.subscriber_error_class = ActiveSupport::Notifications::InstrumentationSubscriberError
+Hark.event_class = ActiveSupport::Notifications::Event
+require "hark/log_silence"

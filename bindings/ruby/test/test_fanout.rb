@@ -1,0 +1,167 @@
+# frozen_string_literal: true
+
+# Hark::Fanout on its own (no ActiveSupport): kinds, publish, handles, failures
+# aggregated as Rails does, non-local exits from subscribers, unsubscribe rules.
+require "minitest/autorun"
+require "hark"
+
+class TestFanout < Minitest::Test
+  def setup
+    @f = Hark::Fanout.new
+  end
+
+  def instrument(name, payload = {})
+    h = @f.build_handle(name, "id", payload)
+    h.start
+    begin
+      yield payload if block_given?
+    ensure
+      h.finish
+    end
+  end
+
+  class Evented
+    attr_reader :log
+    def initialize = @log = []
+    def start(name, id, payload) = @log << [:start, name, id, payload]
+    def finish(name, id, payload) = @log << [:finish, name, id, payload]
+  end
+
+  def test_kinds_follow_the_listener
+    got = []
+    @f.subscribe("a") { |name, start, finish, id, payload| got << [:timed, name, start.class, finish.class, id, payload] }
+    @f.subscribe("a", monotonic: true) { |name, start, finish, id, payload| got << [:mono, start.class, finish.class] }
+    @f.subscribe("a") { |event| got << [:event, event.name, event.payload, event.duration >= 0, event.class] }
+    ev = Evented.new
+    @f.subscribe("a", ev)
+    instrument("a", { k: 1 }) { }
+    assert_equal [:timed, "a", Time, Time, "id", { k: 1 }], got[0]
+    assert_equal [:mono, Float, Float], got[1]
+    assert_equal [:event, "a", { k: 1 }, true, Hark::Event], got[2]
+    assert_equal [[:start, "a", "id", { k: 1 }], [:finish, "a", "id", { k: 1 }]], ev.log
+  end
+
+  def test_listening_and_unsubscribe
+    refute @f.listening?("x")
+    s = @f.subscribe("x") { }
+    assert @f.listening?("x")
+    @f.unsubscribe(s)
+    refute @f.listening?("x")
+    @f.subscribe("x") { }
+    @f.subscribe("x") { }
+    all = @f.subscribe { }
+    @f.unsubscribe("x")
+    assert_equal [all], @f.all_listeners_for("x")
+    assert_equal "#<Hark::Fanout (2 patterns)>", @f.inspect # "x" stays a pattern, as in Rails
+  end
+
+  def test_pattern_must_be_string_regexp_or_nil
+    assert_raises(ArgumentError) { @f.subscribe(:symbol) { } }
+    assert_raises(ArgumentError) { @f.subscribe(Object.new) { } }
+  end
+
+  def test_publish_passes_arguments_verbatim
+    got = []
+    @f.subscribe { |*args| got << args }
+    @f.publish "p", 1, 2, 3
+    @f.publish :sym
+    assert_equal [["p", 1, 2, 3], [:sym]], got
+  end
+
+  def test_one_failure_is_reraised_as_itself_after_every_subscriber_ran
+    ran = []
+    @f.subscribe("e") { |*| ran << 1; raise ArgumentError, "one" }
+    @f.subscribe("e") { |*| ran << 2 }
+    e = assert_raises(ArgumentError) { instrument("e") }
+    assert_equal "one", e.message
+    assert_equal [1, 2], ran
+  end
+
+  def test_several_failures_are_aggregated
+    @f.subscribe("e") { |*| raise ArgumentError, "one" }
+    @f.subscribe("e") { |*| raise KeyError, "two" }
+    e = assert_raises(Hark::InstrumentationSubscriberError) { instrument("e") }
+    assert_equal [ArgumentError, KeyError], e.exceptions.map(&:class)
+    assert_kind_of ArgumentError, e.cause
+  end
+
+  class BadStart < Evented
+    def start(*) = raise("bad start")
+  end
+
+  def test_failing_start_raises_from_start_and_state_is_started
+    good = Evented.new
+    @f.subscribe("s", BadStart.new)
+    @f.subscribe("s", good)
+    h = @f.build_handle("s", "id", {})
+    assert_raises(RuntimeError) { h.start }
+    assert_equal :started, h.state
+    assert_equal [:start], good.log.map(&:first)
+    h = nil
+    GC.start # the unfinished handle is discarded when collected
+    @f.unsubscribe("s")
+    refute @f.listening?("s")
+  end
+
+  def test_handle_states
+    h = @f.build_handle("n", "id", {})
+    e = assert_raises(ArgumentError) { h.finish }
+    assert_equal "expected state to be :started but was :initialized", e.message
+    h.start
+    assert_raises(ArgumentError) { h.start }
+    h.finish
+    assert_raises(ArgumentError) { h.finish }
+  end
+
+  def test_finish_with_values
+    got = []
+    @f.subscribe("n") { |name, _s, _f, id, payload| got << [name, id, payload] }
+    h = @f.build_handle("n", "id", { a: 1 })
+    h.start
+    h.finish_with_values("other", "id2", { b: 2 })
+    assert_equal [["other", "id2", { b: 2 }]], got
+  end
+
+  def test_throw_from_a_subscriber_resumes_after_hark_returned
+    ran = []
+    @f.subscribe("t") { |*| ran << 1; throw :out }
+    @f.subscribe("t") { |*| ran << 2 }
+    catch(:out) { instrument("t") }
+    assert_equal [1], ran
+    ran.clear
+    @f.unsubscribe("t")
+    @f.subscribe("t") { |*| ran << 3 }
+    instrument("t")
+    assert_equal [3], ran # the notifier is not wedged
+  end
+
+  def test_legacy_start_finish_stack
+    got = []
+    @f.subscribe { |name, *| got << name }
+    @f.start("outer", "id", {})
+    @f.start("inner", "id", {})
+    @f.finish("inner", "id", {})
+    @f.finish("outer", "id", {})
+    assert_equal %w[inner outer], got
+  end
+
+  def test_silenced_subscribers_are_asked_per_event
+    quiet = Class.new(Evented) { attr_accessor :quiet; def silenced?(_) = quiet }.new
+    quiet.quiet = true
+    @f.subscribe("q", quiet)
+    refute @f.listening?("q")
+    instrument("q")
+    assert_empty quiet.log
+    quiet.quiet = false
+    assert @f.listening?("q")
+    instrument("q")
+    assert_equal [:start, :finish], quiet.log.map(&:first)
+  end
+
+  def test_silenced_exception_propagates_from_listening_and_build_handle
+    bad = Class.new(Evented) { def silenced?(_) = raise(IOError, "asked") }.new
+    @f.subscribe("b", bad)
+    assert_raises(IOError) { @f.listening?("b") }
+    assert_raises(IOError) { @f.build_handle("b", "id", {}) }
+  end
+end
