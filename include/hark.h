@@ -1,6 +1,7 @@
 /*
  * hark.h -- in-process instrumentation for C: named events, subscribers, timing.
- * Include this one header; it pulls in every public part of the library.
+ * Include this one header; it pulls in every public part of the library except
+ * the test helpers (<hark/testing.h>) and the extension headers (<hark/sys/...>).
  */
 #ifndef HARK_H
 #define HARK_H
@@ -16,6 +17,5 @@
 #include "hark/log_sinks.h"
 #include "hark/subscriber.h"
 #include "hark/log_subscriber.h"
-#include "hark/testing.h"
 
 #endif /* HARK_H */

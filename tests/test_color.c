@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/testing.h>
 
 #include <string.h>
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/testing.h>
 
 #include <pthread.h>
 #include <stdio.h>

@@ -135,8 +135,12 @@ hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t l
 int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length);
 void hark__topic_commit(hark_notifier *n, hark_topic *t);
 void hark__topic_discard(hark_topic *t);
-int hark__unsubscribe_all_locked(hark_notifier *n);
-/* The live subscription with this id, or NULL. Locking: notifier lock. */
+/* The notifier's list of live subscriptions. Locking: notifier lock, all three.
+ * link adds a published subscription; retire unlinks it and hands it to the
+ * epoch, which runs its release callback and frees it once no event can reach it. */
+void hark__subs_link_locked(hark_notifier *n, hark__sub *sub);
+void hark__subs_retire_locked(hark_notifier *n, hark__sub *sub);
+/* The live subscription with this id, or NULL. */
 hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id);
 int hark__lock(hark_notifier *n);
 void hark__unlock(hark_notifier *n);

@@ -315,6 +315,60 @@ hark_notifier *hark_topic_notifier(const hark_topic *t)
 }
 
 /* ------------------------------------------------------------------------- */
+/* The subscription list                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Runs once no event can reach the subscription any more (see epoch.h). */
+static void reclaim_sub(struct hark__retired *node)
+{
+    hark__sub *sub = (hark__sub *)((char *)node - offsetof(hark__sub, retired));
+    /* The last moment anything could call into the subscription has passed. */
+    if (sub->release)
+        sub->release(sub->data);
+    hark__sub_free_pattern(sub);
+    hark__free(sub);
+}
+
+void hark__subs_link_locked(hark_notifier *n, hark__sub *sub)
+{
+    sub->next = n->subs;
+    n->subs = sub;
+}
+
+void hark__subs_retire_locked(hark_notifier *n, hark__sub *sub)
+{
+    for (hark__sub **p = &n->subs; *p; p = &(*p)->next) {
+        if (*p == sub) {
+            *p = sub->next;
+            break;
+        }
+    }
+    hark__retire(&sub->retired, reclaim_sub, n);
+}
+
+hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id)
+{
+    for (hark__sub *s = n->subs; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* Empties every topic and retires every subscription. Locking: notifier lock. */
+static void unsubscribe_all_locked(hark_notifier *n)
+{
+    for (size_t i = 0; i < hark__topic_count_locked(n); i++) {
+        hark_topic *t = n->topics[i];
+        t->exact_count = 0;
+        t->pattern_count = 0;
+        hark__snapshot_publish(t, NULL);
+    }
+    n->pattern_count = 0;
+    while (n->subs)
+        hark__subs_retire_locked(n, n->subs);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Quiescence and freeing                                                    */
 /* ------------------------------------------------------------------------- */
 
@@ -338,7 +392,7 @@ int hark_notifier_free(hark_notifier *n)
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
-    hark__unsubscribe_all_locked(n);
+    unsubscribe_all_locked(n);
     hark__unlock(n);
     rc = hark__epoch_wait(n);
     if (rc != 0)

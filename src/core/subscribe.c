@@ -30,40 +30,10 @@ static bool contains(hark__sub *const *array, size_t count, const hark__sub *ite
     return false;
 }
 
-static void reclaim_sub(struct hark__retired *node)
-{
-    hark__sub *sub = (hark__sub *)((char *)node - offsetof(hark__sub, retired));
-    /* The last moment anything could call into the subscription has passed. */
-    if (sub->release)
-        sub->release(sub->data);
-    hark__sub_free_pattern(sub);
-    hark__free(sub);
-}
-
 static void free_unpublished(hark__sub *sub)
 {
     hark__sub_free_pattern(sub);
     hark__free(sub);
-}
-
-/* Unlinks `sub` from the notifier's list and retires it. Locking: notifier lock. */
-static void retire_sub(hark_notifier *n, hark__sub *sub)
-{
-    for (hark__sub **p = &n->subs; *p; p = &(*p)->next) {
-        if (*p == sub) {
-            *p = sub->next;
-            break;
-        }
-    }
-    hark__retire(&sub->retired, reclaim_sub, n);
-}
-
-static hark__sub *find_sub(hark_notifier *n, hark_subscription_id id)
-{
-    for (hark__sub *s = n->subs; s; s = s->next)
-        if (s->id == id)
-            return s;
-    return NULL;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -259,8 +229,7 @@ int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subsc
     rc = sub->pattern_kind == HARK_PATTERN_EXACT ? add_exact(n, sub) : add_pattern(n, sub);
     if (rc == 0) {
         n->next_id++;
-        sub->next = n->subs;
-        n->subs = sub;
+        hark__subs_link_locked(n, sub);
     }
     hark__unlock(n);
     if (rc != 0) {
@@ -363,7 +332,7 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
         hark__free(p);
         remove_item(n->patterns, &n->pattern_count, sub);
     }
-    retire_sub(n, sub);
+    hark__subs_retire_locked(n, sub);
     return 0;
 }
 
@@ -374,7 +343,7 @@ int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
-    hark__sub *sub = find_sub(n, id);
+    hark__sub *sub = hark__find_sub_locked(n, id);
     rc = sub ? remove_sub(n, sub) : HARK_ENOENT;
     hark__unlock(n);
     hark__epoch_poll();
@@ -428,7 +397,7 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
         return 0;
     int removed = (int)t->exact_count;
     for (size_t i = 0; i < t->exact_count; i++)
-        retire_sub(n, t->exact[i]);
+        hark__subs_retire_locked(n, t->exact[i]);
     t->exact_count = 0;
     size_t kept = 0;
     for (size_t i = 0; i < t->pattern_count; i++)
@@ -455,20 +424,6 @@ int hark_unsubscribe_name(hark_notifier *n, const char *name)
     return rc;
 }
 
-int hark__unsubscribe_all_locked(hark_notifier *n)
-{
-    for (size_t i = 0; i < hark__topic_count_locked(n); i++) {
-        hark_topic *t = n->topics[i];
-        t->exact_count = 0;
-        t->pattern_count = 0;
-        hark__snapshot_publish(t, NULL);
-    }
-    n->pattern_count = 0;
-    while (n->subs)
-        retire_sub(n, n->subs);
-    return 0;
-}
-
 int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *name)
 {
     if (!n || !name)
@@ -476,7 +431,7 @@ int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *na
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
-    hark__sub *sub = find_sub(n, id);
+    hark__sub *sub = hark__find_sub_locked(n, id);
     rc = sub ? hark__sub_matches(sub, name) : HARK_ENOENT;
     hark__unlock(n);
     return rc;
@@ -498,9 +453,4 @@ int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts, int (*
         unsub = hark_unsubscribe(n, id);
     }
     return unsub == HARK_ENOMEM ? HARK_ENOMEM : rc;
-}
-
-hark__sub *hark__find_sub_locked(hark_notifier *n, hark_subscription_id id)
-{
-    return find_sub(n, id);
 }
