@@ -26,6 +26,7 @@ static const struct error_text errors[] = {
     {HARK_EPREPEND, "HARK_EPREPEND", "cannot prepend regex or all-events subscribers"},
     {HARK_EIO, "HARK_EIO", "input/output error"},
     {HARK_EEXIST, "HARK_EEXIST", "already exists"},
+    {HARK_EBIND, "HARK_EBIND", "address cannot be bound"},
 };
 
 static const struct error_text *find(int err)

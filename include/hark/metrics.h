@@ -1,0 +1,222 @@
+/*
+ * hark/metrics.h -- latency metrics per event name, Prometheus exposition and an
+ * HTTP endpoint. Part of the exporters library (hark::export, `pkg-config
+ * hark-export`), not of libhark itself; include it explicitly.
+ *
+ *     hark_metrics *m;
+ *     hark_metrics_new(&m);
+ *     hark_metrics_attach(NULL, m, hark_default(), hark_all());   // every event
+ *     hark_metrics_server *srv;
+ *     hark_metrics_serve(&srv, m, "127.0.0.1:9464");              // GET /metrics
+ *     ...
+ *     hark_metrics_server_stop(srv);
+ *     hark_metrics_free(m);
+ *
+ * A metrics object keeps, per event name, a count, a sum and a latency histogram
+ * of durations. Durations come from a monotonic subscription (hark_publish()
+ * gives its own start and finish). Recording takes no lock and allocates nothing
+ * per event: each thread records into its own shard (allocated on its first event,
+ * and once per new name); readers merge the shards.
+ *
+ * The histogram is log-linear (HDR-style with 4 significant bits): durations in
+ * integer nanoseconds; below 16 ns one bucket per nanosecond, above that 16 equal
+ * buckets per power of two. A value is reported as its bucket's midpoint, so the
+ * relative error of any percentile is at most 1/32 (3.2 %) at every scale, from
+ * 1 ns up to HARK_METRICS_MAX_NS (about 18 minutes); longer durations are counted
+ * in an overflow bucket (reported as the largest duration seen). Finding the
+ * bucket is a count-leading-zeros and two shifts, with no table and no search.
+ */
+#ifndef HARK_METRICS_H
+#define HARK_METRICS_H
+
+#include "hark/notifications.h"
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hark_metrics hark_metrics;
+
+/* Durations above this many nanoseconds (2^40, about 1100 s) fall in the overflow bucket. */
+#define HARK_METRICS_MAX_NS (UINT64_C(1) << 40)
+/* Number of histogram buckets, the overflow bucket included. */
+#define HARK_METRICS_BUCKETS ((40 - 3) * 16 + 1)
+
+/*
+ * Creates an empty metrics object. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_metrics_new(hark_metrics **out);
+
+/*
+ * Detaches `m` from every notifier and frees it. NULL is ignored. Stop every
+ * server serving `m` first (HARK_EBUSY otherwise; nothing is freed then).
+ * Memory an event still in flight may touch is released once that event
+ * finishes. Threads that recorded into `m` may still be running.
+ * Thread-safety: no thread may read `m` during or after the call.
+ */
+HARK_API int hark_metrics_free(hark_metrics *m);
+
+/*
+ * Records the duration of every event on `n` that `pattern` matches (exact name,
+ * POSIX regex or all events; see notifications.h). The pattern is copied. The new
+ * subscription's id is stored in *out (may be NULL); it can be passed to
+ * hark_unsubscribe(). The subscription is HARK_SILENCE_CACHED: while the metrics
+ * are silenced (hark_metrics_set_silenced()) it costs an event nothing.
+ * Errors: HARK_EINVAL (NULL m or n), those of hark_subscribe(), HARK_ENOMEM.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
+                                 hark_pattern pattern);
+
+/*
+ * Silences (true) or resumes (false) every subscription of `m`, on every notifier
+ * it is attached to: a silenced metrics object records nothing and, unless other
+ * subscribers listen, its events cost what an unsubscribed event costs.
+ * Effective for events built after the call returns. Errors: HARK_EINVAL.
+ * Thread-safety: safe; not from inside a silenced() callback.
+ */
+HARK_API int hark_metrics_set_silenced(hark_metrics *m, bool silenced);
+
+/*
+ * Records one duration for `name` by hand, as an event would. `seconds` must be
+ * finite and >= 0. The name is copied the first time this thread records it.
+ * Errors: HARK_EINVAL (NULL, empty or too long name, bad duration), HARK_ENOMEM.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_metrics_record(hark_metrics *m, const char *name, double seconds);
+
+/* Everything known about one event name, merged from all threads. */
+typedef struct hark_metrics_series {
+    const char *name;           /* owned by the snapshot */
+    uint64_t count;             /* events recorded */
+    double sum;                 /* total duration, seconds */
+    double min, max;            /* shortest and longest duration, seconds (0 when count is 0) */
+    double p50, p90, p99, p999; /* percentiles, seconds (within 3.2 %) */
+    /* Per-bucket counts (not cumulative), HARK_METRICS_BUCKETS of them; bucket i
+     * holds durations in [hark_metrics_bucket_lower(i), hark_metrics_bucket_upper(i)). */
+    const uint64_t *buckets;
+} hark_metrics_series;
+
+/* A consistent-enough copy of a metrics object (see hark_metrics_snapshot()). */
+typedef struct hark_metrics_snapshot {
+    size_t count;                /* number of series */
+    hark_metrics_series *series; /* sorted by name */
+} hark_metrics_snapshot;
+
+/*
+ * Takes a snapshot: merges every thread's shard, series by series, sorted by name.
+ * Events recorded while the snapshot is taken may be partly included (a count
+ * without its sum); each series' count always equals the sum of its buckets.
+ * The snapshot is owned by the caller: release it with hark_metrics_snapshot_free().
+ * Errors: HARK_EINVAL, HARK_ENOMEM (*out untouched).
+ * Thread-safety: safe, concurrently with recording threads.
+ */
+HARK_API int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m);
+HARK_API void hark_metrics_snapshot_free(hark_metrics_snapshot *snap);
+
+/* The series named `name` in `snap`, or NULL. Thread-safety: safe. */
+HARK_API const hark_metrics_series *hark_metrics_snapshot_find(const hark_metrics_snapshot *snap,
+                                                               const char *name);
+
+/*
+ * The q-quantile (0 <= q <= 1) of a series, in seconds, by the nearest-rank rule:
+ * the midpoint of the bucket holding the ceil(q * count)-th duration, clamped to
+ * [min, max]. 0 for an empty series or NULL; q outside [0, 1] is clamped.
+ * Thread-safety: safe.
+ */
+HARK_API double hark_metrics_quantile(const hark_metrics_series *s, double q);
+
+/* Bounds of histogram bucket i in seconds (upper of the overflow bucket: +inf). */
+HARK_API double hark_metrics_bucket_lower(size_t i);
+HARK_API double hark_metrics_bucket_upper(size_t i);
+
+/* ------------------------------------------------------------------------- */
+/* Prometheus exposition (text format 0.0.4)                                 */
+/* ------------------------------------------------------------------------- */
+
+#define HARK_PROM_OPTIONS_VERSION 1
+
+/*
+ * How to expose: a histogram family `hark_event_duration_seconds` (or `metric`)
+ * with one series per event name, labelled event="<name>" plus the user labels.
+ */
+typedef struct hark_prom_options {
+    unsigned version;   /* HARK_PROM_OPTIONS_VERSION */
+    const char *metric; /* family name; NULL: "hark_event_duration_seconds" */
+    const char *help;   /* HELP text; NULL: a default */
+    /* Extra labels on every series, as name/value pairs: labels[2i] is a name
+     * ([a-zA-Z_][a-zA-Z0-9_]*, not "event", "le" or starting with "__"),
+     * labels[2i+1] its value (any UTF-8, escaped on output). */
+    const char *const *labels;
+    size_t label_count; /* number of pairs */
+    /* Upper bounds (`le`) in seconds, strictly increasing and > 0; +Inf is always
+     * added. Each is rounded down to the nearest histogram bucket edge (within
+     * 6.25 %) so that the counts are exact; the label shows the rounded bound.
+     * NULL: one bound per power of two nanoseconds, from 2^10 ns (1.024 us) to
+     * 2^37 ns (137 s). */
+    const double *bounds;
+    size_t bound_count;
+} hark_prom_options;
+
+#define HARK_PROM_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        HARK_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0                                    \
+    }
+
+/* Receives the exposition text in pieces; returns 0, or nonzero to stop (HARK_EIO). */
+typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
+
+/*
+ * Writes the exposition of a snapshot of `m` to `sink` in the Prometheus text
+ * format 0.0.4 (`# HELP`, `# TYPE ... histogram`, `_bucket{...,le="..."}`,
+ * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
+ * (defaults). Errors: HARK_EINVAL (NULL m or sink, bad options: wrong version,
+ * invalid metric or label name, bounds not increasing or not positive),
+ * HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output stops there).
+ * Thread-safety: safe, concurrently with recording threads.
+ */
+HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
+                                           hark_prom_sink sink, void *data);
+
+/* The same into a stdio stream. Errors: also HARK_EIO when a write fails. */
+HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts,
+                                                FILE *out);
+
+/* ------------------------------------------------------------------------- */
+/* HTTP endpoint (libmicrohttpd)                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct hark_metrics_server hark_metrics_server;
+
+/*
+ * Serves the exposition of `m` over HTTP at `address` ("HOST:PORT", an IPv4
+ * address or "[IPv6]:PORT"; port 0 picks a free one, see
+ * hark_metrics_server_port()) from a thread of its own: GET /metrics (and GET /)
+ * answers with Content-Type "text/plain; version=0.0.4"; other paths get 404.
+ * `opts` (may be NULL) is copied. Errors: HARK_EINVAL (NULL argument, unparsable
+ * address or options), HARK_EBIND (the address cannot be bound or listened on:
+ * in use, not local, no permission; errno tells which), HARK_ENOMEM, HARK_EIO
+ * (the HTTP server could not start). On error nothing is running and the program
+ * can carry on. Thread-safety: safe.
+ */
+HARK_API int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
+                                const hark_prom_options *opts);
+
+/* The port the server listens on (useful after port 0). 0 for NULL. Thread-safety: safe. */
+HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
+
+/*
+ * Stops the server: closes the listening socket, waits for requests being
+ * answered and frees it. NULL is ignored. Thread-safety: once per server, not
+ * from inside a request.
+ */
+HARK_API void hark_metrics_server_stop(hark_metrics_server *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_METRICS_H */

@@ -1,0 +1,289 @@
+/*
+ * The metrics endpoint: libmicrohttpd serving the Prometheus exposition from a
+ * thread of its own. hark binds the listening socket itself, so that an address
+ * that cannot be bound is reported precisely (HARK_EBIND with errno), then hands
+ * it to libmicrohttpd.
+ */
+#include "metrics_internal.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#if MHD_VERSION < 0x00097002
+typedef int hark__mhd_result;
+#else
+typedef enum MHD_Result hark__mhd_result;
+#endif
+
+struct hark_metrics_server {
+    hark_metrics *m;
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    hark_prom_options opts;
+    /* Deep copies of the options' strings and arrays. */
+    char *metric, *help;
+    char **labels;
+    double *bounds;
+};
+
+struct text {
+    char *buf;
+    size_t used, capacity;
+};
+
+static int append(const char *s, size_t n, void *data)
+{
+    struct text *t = data;
+    if (t->used + n + 1 > t->capacity) {
+        size_t cap = t->capacity ? t->capacity : 8192;
+        while (cap < t->used + n + 1)
+            cap *= 2;
+        char *b = realloc(t->buf, cap);
+        if (!b)
+            return -1;
+        t->buf = b;
+        t->capacity = cap;
+    }
+    memcpy(t->buf + t->used, s, n);
+    t->used += n;
+    return 0;
+}
+
+static hark__mhd_result respond(struct MHD_Connection *c, unsigned status, char *body, size_t len,
+                                const char *type)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    hark__mhd_result rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static hark__mhd_result plain(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+    char *body = strdup(msg);
+    return body ? respond(c, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
+}
+
+static hark__mhd_result handle(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **state)
+{
+    (void)version, (void)upload, (void)state;
+    hark_metrics_server *s = cls;
+    if (*upload_size) { /* a body we do not want: drop it */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+    if (strcmp(url, "/metrics") != 0 && strcmp(url, "/") != 0)
+        return plain(c, MHD_HTTP_NOT_FOUND, "not found; try /metrics\n");
+    struct text t = {NULL, 0, 0};
+    int rc = hark_metrics_write_prometheus(s->m, &s->opts, append, &t);
+    if (rc != 0) {
+        free(t.buf);
+        return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, hark_strerror(rc));
+    }
+    return respond(c, MHD_HTTP_OK, t.buf, t.used, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+/* Splits "HOST:PORT" or "[HOST]:PORT" into host and port strings. */
+static int split_address(const char *address, char *host, size_t host_size, char *port,
+                         size_t port_size)
+{
+    const char *colon;
+    const char *h = address;
+    size_t hlen;
+    if (*address == '[') {
+        const char *close = strchr(address, ']');
+        if (!close || close[1] != ':')
+            return HARK_EINVAL;
+        h = address + 1;
+        hlen = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(address, ':');
+        if (!colon || strchr(address, ':') != colon)
+            return HARK_EINVAL;
+        hlen = (size_t)(colon - address);
+    }
+    const char *p = colon + 1;
+    size_t plen = strlen(p);
+    if (hlen == 0 || hlen >= host_size || plen == 0 || plen >= port_size)
+        return HARK_EINVAL;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (*end || errno || v < 0 || v > 65535)
+        return HARK_EINVAL;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    memcpy(port, p, plen + 1);
+    return 0;
+}
+
+/* Binds and listens; returns the socket, or a negative hark error with errno set. */
+static int listen_on(const char *address, bool *v6, unsigned *port_out)
+{
+    char host[256], port[8];
+    int rc = split_address(address, host, sizeof host, port, sizeof port);
+    if (rc != 0)
+        return rc;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0 || !res) {
+        errno = EADDRNOTAVAIL;
+        return gai == EAI_MEMORY ? HARK_ENOMEM : HARK_EINVAL;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        freeaddrinfo(res);
+        errno = e;
+        return HARK_EBIND;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    *v6 = res->ai_family == AF_INET6;
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        freeaddrinfo(res);
+        errno = e;
+        return HARK_EBIND;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    *port_out = 0;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET)
+            *port_out = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            *port_out = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    return fd;
+}
+
+static void server_free(hark_metrics_server *s)
+{
+    free(s->metric);
+    free(s->help);
+    if (s->labels)
+        for (size_t i = 0; i < 2 * s->opts.label_count; i++)
+            free(s->labels[i]);
+    free(s->labels);
+    free(s->bounds);
+    free(s);
+}
+
+/* Copies `opts` into the server, so the caller's may go away. */
+static int copy_options(hark_metrics_server *s, const hark_prom_options *opts)
+{
+    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    s->opts = o;
+    s->opts.label_count = 0;
+    if ((o.metric && !(s->metric = strdup(o.metric))) || (o.help && !(s->help = strdup(o.help))))
+        return HARK_ENOMEM;
+    s->opts.metric = s->metric;
+    s->opts.help = s->help;
+    if (o.label_count && o.labels) {
+        s->labels = calloc(2 * o.label_count, sizeof *s->labels);
+        if (!s->labels)
+            return HARK_ENOMEM;
+        s->opts.label_count = o.label_count;
+        for (size_t i = 0; i < 2 * o.label_count; i++)
+            if (o.labels[i] && !(s->labels[i] = strdup(o.labels[i])))
+                return HARK_ENOMEM;
+        s->opts.labels = (const char *const *)s->labels;
+    }
+    if (o.bound_count && o.bounds) {
+        s->bounds = malloc(o.bound_count * sizeof *s->bounds);
+        if (!s->bounds)
+            return HARK_ENOMEM;
+        memcpy(s->bounds, o.bounds, o.bound_count * sizeof *s->bounds);
+        s->opts.bounds = s->bounds;
+    }
+    return 0;
+}
+
+/* Whether `opts` would be accepted by the writer (checked on an empty metrics object). */
+static int validate(const hark_prom_options *opts)
+{
+    hark_metrics *probe;
+    int rc = hark_metrics_new(&probe);
+    if (rc != 0)
+        return rc;
+    struct text t = {NULL, 0, 0};
+    rc = hark_metrics_write_prometheus(probe, opts, append, &t);
+    free(t.buf);
+    hark_metrics_free(probe);
+    return rc;
+}
+
+int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
+                       const hark_prom_options *opts)
+{
+    if (!out || !m || !address)
+        return HARK_EINVAL;
+    int rc = opts ? validate(opts) : 0;
+    if (rc != 0)
+        return rc;
+    hark_metrics_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return HARK_ENOMEM;
+    s->m = m;
+    if ((rc = copy_options(s, opts)) != 0) {
+        server_free(s);
+        return rc;
+    }
+    bool v6 = false;
+    int fd = listen_on(address, &v6, &s->port);
+    if (fd < 0) {
+        int e = errno;
+        server_free(s);
+        errno = e;
+        return fd;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0);
+    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    if (!s->daemon) {
+        close(fd);
+        server_free(s);
+        return HARK_EIO;
+    }
+    hark__metrics_server_ref(m, 1);
+    *out = s;
+    return 0;
+}
+
+unsigned hark_metrics_server_port(const hark_metrics_server *s)
+{
+    return s ? s->port : 0;
+}
+
+void hark_metrics_server_stop(hark_metrics_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->daemon);
+    hark__metrics_server_ref(s->m, -1);
+    server_free(s);
+}

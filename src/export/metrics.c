@@ -1,0 +1,677 @@
+/*
+ * Metrics: per event name a count, a sum and a log-linear latency histogram.
+ *
+ * Every recording thread owns a shard of each metrics object it records into.
+ * Only the owner writes a shard's counters -- a relaxed load and a relaxed store,
+ * no read-modify-write -- and readers merge all shards with relaxed loads. A
+ * thread finds its shard through a thread-local list of bindings (usually the
+ * first entry), and its series through a small table keyed by the name pointer,
+ * checked with strcmp (a name pointer may be reused for another name).
+ *
+ * Shard lifetime: a shard is OWNED by a live thread, FREE once that thread has
+ * exited (its counts stay and a new thread may adopt it), or ORPHAN once the
+ * metrics object is freed while its owner still runs (the owner frees it when it
+ * exits). Both sides exchange the state word, so exactly one of them frees it.
+ */
+#include "metrics_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OWNED = 0, FREE = 1, ORPHAN = 2 };
+
+struct series {
+    char *name;
+    atomic_uint_least64_t sum_ns, min_ns, max_ns;
+    atomic_uint_least64_t buckets[HARK_METRICS_BUCKETS];
+    struct series *next; /* immutable once published */
+};
+
+struct slot {
+    const char *key;
+    struct series *series;
+};
+
+struct shard {
+    atomic_int state;
+    struct shard *next;              /* metrics' list; guarded by its lock */
+    _Atomic(struct series *) series; /* newest first; the owner publishes */
+    /* The owner's lookup table, name pointer -> series; owner only. */
+    struct slot *slots;
+    size_t mask, used;
+};
+
+struct attachment {
+    hark_metrics *m;
+    hark_notifier *n;
+    hark_subscription_id id;
+    struct attachment *next; /* guarded by m->lock */
+};
+
+struct hark_metrics {
+    uint64_t serial;
+    pthread_mutex_t lock; /* guards shards (the list) and attachments */
+    struct shard *shards;
+    struct attachment *attachments;
+    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+    atomic_bool silenced;
+    atomic_int servers;
+};
+
+/* ------------------------------------------------------------------------- */
+/* Threads and their shards                                                  */
+/* ------------------------------------------------------------------------- */
+
+struct binding {
+    const hark_metrics *m;
+    uint64_t serial;
+    struct shard *shard;
+};
+
+struct thread_state {
+    size_t count, capacity;
+    struct binding *bindings;
+};
+
+static _Thread_local struct thread_state *self;
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static atomic_uint_least64_t next_serial = 1;
+
+static void shard_free(struct shard *s)
+{
+    struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed);
+    while (x) {
+        struct series *next = x->next;
+        free(x->name);
+        free(x);
+        x = next;
+    }
+    free(s->slots);
+    free(s);
+}
+
+/* Gives up a shard: FREE for adoption, or freed if its metrics are gone. */
+static void shard_release(struct shard *s)
+{
+    /* Release: this thread's counter stores happen before an adopting thread's
+     * acquire exchange (shard_adopt) and its own stores on top of them. */
+    if (atomic_exchange_explicit(&s->state, FREE, memory_order_acq_rel) == ORPHAN)
+        shard_free(s);
+}
+
+static void thread_exit(void *arg)
+{
+    struct thread_state *t = arg;
+    for (size_t i = 0; i < t->count; i++)
+        shard_release(t->bindings[i].shard);
+    free(t->bindings);
+    free(t);
+    self = NULL;
+}
+
+static void exit_key_create(void)
+{
+    pthread_key_create(&exit_key, thread_exit);
+}
+
+static struct shard *shard_adopt(hark_metrics *m)
+{
+    pthread_mutex_lock(&m->lock);
+    for (struct shard *s = m->shards; s; s = s->next) {
+        int expected = FREE;
+        /* Acquire: pairs with the release in shard_release(). */
+        if (atomic_compare_exchange_strong_explicit(&s->state, &expected, OWNED,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            pthread_mutex_unlock(&m->lock);
+            return s;
+        }
+    }
+    struct shard *s = calloc(1, sizeof *s);
+    if (s) {
+        atomic_init(&s->state, OWNED);
+        atomic_init(&s->series, NULL);
+        s->next = m->shards;
+        m->shards = s;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+/* The calling thread's shard of `m`, created on first use; NULL without memory. */
+static struct shard *shard_slow(hark_metrics *m)
+{
+    struct thread_state *t = self;
+    if (!t) {
+        pthread_once(&exit_once, exit_key_create);
+        t = calloc(1, sizeof *t);
+        if (!t || pthread_setspecific(exit_key, t) != 0) {
+            free(t);
+            return NULL;
+        }
+        self = t;
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        struct binding *b = &t->bindings[i];
+        if (b->m == m && b->serial == m->serial) {
+            /* Move it to the front: the next event takes the fast path. */
+            struct binding first = *b;
+            *b = t->bindings[0];
+            t->bindings[0] = first;
+            return first.shard;
+        }
+    }
+    /* Drop bindings of freed metrics objects (their shards are ORPHAN). */
+    for (size_t i = 0; i < t->count;) {
+        if (atomic_load_explicit(&t->bindings[i].shard->state, memory_order_relaxed) == ORPHAN) {
+            shard_release(t->bindings[i].shard);
+            t->bindings[i] = t->bindings[--t->count];
+        } else {
+            i++;
+        }
+    }
+    if (t->count == t->capacity) {
+        size_t cap = t->capacity ? t->capacity * 2 : 4;
+        struct binding *b = realloc(t->bindings, cap * sizeof *b);
+        if (!b)
+            return NULL;
+        t->bindings = b;
+        t->capacity = cap;
+    }
+    struct shard *s = shard_adopt(m);
+    if (!s)
+        return NULL;
+    memmove(&t->bindings[1], &t->bindings[0], t->count * sizeof t->bindings[0]);
+    t->bindings[0] = (struct binding){m, m->serial, s};
+    t->count++;
+    return s;
+}
+
+static inline struct shard *my_shard(hark_metrics *m)
+{
+    struct thread_state *t = self;
+    if (HARK_LIKELY(t && t->count && t->bindings[0].m == m && t->bindings[0].serial == m->serial))
+        return t->bindings[0].shard;
+    return shard_slow(m);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Series lookup (owner only)                                                */
+/* ------------------------------------------------------------------------- */
+
+static inline size_t slot_hash(const char *key, size_t mask)
+{
+    return (size_t)(((uintptr_t)key >> 3) * UINT64_C(0x9e3779b97f4a7c15) >> 40) & mask;
+}
+
+static int slots_grow(struct shard *s)
+{
+    size_t mask = s->mask ? s->mask * 2 + 1 : 15;
+    struct slot *slots = calloc(mask + 1, sizeof *slots);
+    if (!slots)
+        return HARK_ENOMEM;
+    for (size_t i = 0; s->slots && i <= s->mask; i++) {
+        if (!s->slots[i].key)
+            continue;
+        size_t j = slot_hash(s->slots[i].key, mask);
+        while (slots[j].key)
+            j = (j + 1) & mask;
+        slots[j] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->mask = mask;
+    return 0;
+}
+
+static struct series *series_slow(struct shard *s, const char *name)
+{
+    struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed);
+    while (x && strcmp(x->name, name) != 0)
+        x = x->next;
+    if (!x) {
+        x = malloc(sizeof *x);
+        if (!x)
+            return NULL;
+        x->name = strdup(name);
+        if (!x->name) {
+            free(x);
+            return NULL;
+        }
+        atomic_init(&x->sum_ns, 0);
+        atomic_init(&x->min_ns, UINT64_MAX);
+        atomic_init(&x->max_ns, 0);
+        for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++)
+            atomic_init(&x->buckets[i], 0);
+        x->next = atomic_load_explicit(&s->series, memory_order_relaxed);
+        /* Release: readers that load the head see the series initialised. */
+        atomic_store_explicit(&s->series, x, memory_order_release);
+    }
+    /* Remember the pointer: replace a stale slot for it, or add one. */
+    if ((s->used + 1) * 4 > (s->mask + 1) * 3 && slots_grow(s) != 0)
+        return x; /* still recorded, just not cached */
+    size_t j = slot_hash(name, s->mask);
+    while (s->slots[j].key && s->slots[j].key != name)
+        j = (j + 1) & s->mask;
+    if (!s->slots[j].key)
+        s->used++;
+    s->slots[j].key = name;
+    s->slots[j].series = x;
+    return x;
+}
+
+static inline struct series *series_of(struct shard *s, const char *name)
+{
+    if (HARK_LIKELY(s->slots)) {
+        size_t j = slot_hash(name, s->mask);
+        for (;;) {
+            const struct slot *e = &s->slots[j];
+            if (e->key == name) {
+                if (HARK_LIKELY(strcmp(e->series->name, name) == 0))
+                    return e->series;
+                break;
+            }
+            if (!e->key)
+                break;
+            j = (j + 1) & s->mask;
+        }
+    }
+    return series_slow(s, name);
+}
+
+/* Only the owner writes: a load and a store each, no lock prefix. */
+static inline void bump(atomic_uint_least64_t *c, uint64_t by)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + by,
+                          memory_order_relaxed);
+}
+
+static inline int record_ns(hark_metrics *m, const char *name, uint64_t ns)
+{
+    struct shard *s = my_shard(m);
+    struct series *x = s ? series_of(s, name) : NULL;
+    if (HARK_UNLIKELY(!x))
+        return HARK_ENOMEM;
+    bump(&x->buckets[hark__metrics_bucket(ns)], 1);
+    bump(&x->sum_ns, ns);
+    if (ns < atomic_load_explicit(&x->min_ns, memory_order_relaxed))
+        atomic_store_explicit(&x->min_ns, ns, memory_order_relaxed);
+    if (ns > atomic_load_explicit(&x->max_ns, memory_order_relaxed))
+        atomic_store_explicit(&x->max_ns, ns, memory_order_relaxed);
+    return 0;
+}
+
+static inline uint64_t to_ns(double seconds)
+{
+    double ns = seconds * 1e9;
+    if (!(ns > 0)) /* negative, zero or NaN */
+        return 0;
+    if (ns >= 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)(ns + 0.5); /* nearest: 1e-6 s is 1000 ns, not 999 */
+}
+
+/* ------------------------------------------------------------------------- */
+/* Lifetime and subscriptions                                                */
+/* ------------------------------------------------------------------------- */
+
+int hark_metrics_new(hark_metrics **out)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_metrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return HARK_ENOMEM;
+    if (pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return HARK_ENOMEM;
+    }
+    m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
+    atomic_init(&m->refs, 1);
+    atomic_init(&m->silenced, false);
+    atomic_init(&m->servers, 0);
+    *out = m;
+    return 0;
+}
+
+static void metrics_unref(hark_metrics *m)
+{
+    /* Acq_rel: the last one to drop a reference sees every other's writes. */
+    if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    struct thread_state *t = self;
+    struct shard *s = m->shards;
+    while (s) {
+        struct shard *next = s->next;
+        int state = atomic_exchange_explicit(&s->state, ORPHAN, memory_order_acq_rel);
+        bool mine = false;
+        for (size_t i = 0; t && i < t->count; i++) {
+            if (t->bindings[i].shard == s) {
+                t->bindings[i] = t->bindings[--t->count];
+                mine = true;
+                break;
+            }
+        }
+        /* A shard still owned by a live thread is freed by that thread at exit. */
+        if (state == FREE || mine)
+            shard_free(s);
+        s = next;
+    }
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+int hark_metrics_free(hark_metrics *m)
+{
+    if (!m)
+        return 0;
+    if (atomic_load_explicit(&m->servers, memory_order_relaxed) != 0)
+        return HARK_EBUSY;
+    for (;;) {
+        pthread_mutex_lock(&m->lock);
+        struct attachment *a = m->attachments;
+        hark_notifier *n = a ? a->n : NULL;
+        hark_subscription_id id = a ? a->id : 0;
+        if (a) /* detach now: its release may run later, from another thread */
+            m->attachments = a->next;
+        pthread_mutex_unlock(&m->lock);
+        if (!a)
+            break;
+        hark_unsubscribe(n, id);
+    }
+    metrics_unref(m);
+    return 0;
+}
+
+static int on_event(const char *name, double start, double finish, const char *id,
+                    hark_payload *payload, void *data)
+{
+    (void)id, (void)payload;
+    const struct attachment *a = data;
+    return record_ns(a->m, name, to_ns(finish - start));
+}
+
+static bool is_silenced(const char *name, void *data)
+{
+    (void)name;
+    const struct attachment *a = data;
+    return atomic_load_explicit(&a->m->silenced, memory_order_relaxed);
+}
+
+static void on_release(void *data)
+{
+    struct attachment *a = data;
+    hark_metrics *m = a->m;
+    pthread_mutex_lock(&m->lock);
+    for (struct attachment **p = &m->attachments; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(a);
+    metrics_unref(m);
+}
+
+int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
+                        hark_pattern pattern)
+{
+    if (!m || !n)
+        return HARK_EINVAL;
+    struct attachment *a = calloc(1, sizeof *a);
+    if (!a)
+        return HARK_ENOMEM;
+    a->m = m;
+    a->n = n;
+    hark_subscribe_options opts = HARK_SUBSCRIBE_OPTIONS_INIT;
+    opts.kind = HARK_KIND_MONOTONIC;
+    opts.pattern = pattern;
+    opts.timed = on_event;
+    opts.silence = HARK_SILENCE_CACHED;
+    opts.silenced = is_silenced;
+    opts.release = on_release;
+    opts.data = a;
+    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+    /* Linked before subscribing, so that a release can always find it. */
+    pthread_mutex_lock(&m->lock);
+    a->next = m->attachments;
+    m->attachments = a;
+    pthread_mutex_unlock(&m->lock);
+    hark_subscription_id id;
+    int rc = hark_subscribe(&id, n, &opts);
+    if (rc != 0) {
+        on_release(a);
+        return rc;
+    }
+    pthread_mutex_lock(&m->lock);
+    a->id = id;
+    pthread_mutex_unlock(&m->lock);
+    if (out)
+        *out = id;
+    return 0;
+}
+
+int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
+{
+    if (!m)
+        return HARK_EINVAL;
+    atomic_store_explicit(&m->silenced, silenced, memory_order_relaxed);
+    /* Collected under the lock, asked without it: silence_changed may call back. */
+    for (size_t done = 0;; done++) {
+        pthread_mutex_lock(&m->lock);
+        struct attachment *a = m->attachments;
+        for (size_t i = 0; a && i < done; i++)
+            a = a->next;
+        hark_notifier *n = a ? a->n : NULL;
+        hark_subscription_id id = a ? a->id : 0;
+        pthread_mutex_unlock(&m->lock);
+        if (!a)
+            break;
+        if (n && id)
+            hark_subscription_silence_changed(n, id);
+    }
+    return 0;
+}
+
+int hark_metrics_record(hark_metrics *m, const char *name, double seconds)
+{
+    if (!m || !name || !*name || strlen(name) > HARK_NAME_MAX || !(seconds >= 0) || isinf(seconds))
+        return HARK_EINVAL;
+    return record_ns(m, name, to_ns(seconds));
+}
+
+void hark__metrics_server_ref(hark_metrics *m, int delta)
+{
+    atomic_fetch_add_explicit(&m->servers, delta, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------- */
+
+double hark_metrics_bucket_lower(size_t i)
+{
+    if (i >= HARK_METRICS_BUCKETS)
+        return INFINITY;
+    if (i == HARK_METRICS_BUCKETS - 1)
+        return (double)HARK_METRICS_MAX_NS / 1e9;
+    return (double)hark__metrics_lower_ns(i) / 1e9;
+}
+
+double hark_metrics_bucket_upper(size_t i)
+{
+    if (i + 1 >= HARK_METRICS_BUCKETS)
+        return INFINITY;
+    return hark_metrics_bucket_lower(i + 1);
+}
+
+size_t hark__metrics_edge_index(double ns)
+{
+    if (!(ns >= 0))
+        return 0;
+    if (ns >= (double)HARK_METRICS_MAX_NS)
+        return HARK_METRICS_BUCKETS - 1;
+    return hark__metrics_bucket((uint64_t)ns);
+}
+
+/* The value reported for bucket i: its midpoint (exact nanoseconds below 16 ns). */
+static double bucket_value(size_t i)
+{
+    if (i < 16)
+        return (double)i / 1e9;
+    return (hark_metrics_bucket_lower(i) + hark_metrics_bucket_upper(i)) / 2;
+}
+
+double hark_metrics_quantile(const hark_metrics_series *s, double q)
+{
+    if (!s || !s->count || !s->buckets)
+        return 0;
+    if (!(q >= 0))
+        q = 0;
+    if (q > 1)
+        q = 1;
+    uint64_t rank = (uint64_t)ceil(q * (double)s->count);
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    double v = s->max;
+    for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++) {
+        seen += s->buckets[i];
+        if (seen >= rank) {
+            v = i == HARK_METRICS_BUCKETS - 1 ? s->max : bucket_value(i);
+            break;
+        }
+    }
+    if (v < s->min)
+        v = s->min;
+    if (v > s->max)
+        v = s->max;
+    return v;
+}
+
+struct pick {
+    const char *name;
+    const struct series *series;
+};
+
+static int pick_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct pick *)a)->name, ((const struct pick *)b)->name);
+}
+
+void hark_metrics_snapshot_free(hark_metrics_snapshot *snap)
+{
+    if (!snap)
+        return;
+    for (size_t i = 0; i < snap->count; i++) {
+        free((void *)(uintptr_t)snap->series[i].name);
+        free((void *)(uintptr_t)snap->series[i].buckets);
+    }
+    free(snap->series);
+    free(snap);
+}
+
+int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
+{
+    if (!out || !m)
+        return HARK_EINVAL;
+    struct pick *picks = NULL;
+    size_t count = 0, capacity = 0;
+    int rc = 0;
+    hark_metrics_snapshot *snap = calloc(1, sizeof *snap);
+    if (!snap)
+        return HARK_ENOMEM;
+    pthread_mutex_lock(&m->lock);
+    for (const struct shard *s = m->shards; s && rc == 0; s = s->next) {
+        /* Acquire: pairs with the release publishing each series (series_slow). */
+        for (const struct series *x = atomic_load_explicit(&s->series, memory_order_acquire); x;
+             x = x->next) {
+            if (count == capacity) {
+                size_t cap = capacity ? capacity * 2 : 16;
+                struct pick *p = realloc(picks, cap * sizeof *p);
+                if (!p) {
+                    rc = HARK_ENOMEM;
+                    break;
+                }
+                picks = p;
+                capacity = cap;
+            }
+            picks[count++] = (struct pick){x->name, x};
+        }
+    }
+    if (rc == 0 && count) {
+        qsort(picks, count, sizeof *picks, pick_cmp);
+        snap->series = calloc(count, sizeof *snap->series);
+        if (!snap->series)
+            rc = HARK_ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < count;) {
+        hark_metrics_series *out_s = &snap->series[snap->count];
+        uint64_t *buckets = calloc(HARK_METRICS_BUCKETS, sizeof *buckets);
+        char *name = strdup(picks[i].name);
+        if (!buckets || !name) {
+            free(buckets);
+            free(name);
+            rc = HARK_ENOMEM;
+            break;
+        }
+        snap->count++;
+        out_s->name = name;
+        out_s->buckets = buckets;
+        uint64_t sum = 0, min = UINT64_MAX, max = 0;
+        size_t j = i;
+        for (; j < count && strcmp(picks[j].name, picks[i].name) == 0; j++) {
+            const struct series *x = picks[j].series;
+            for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
+                buckets[b] += atomic_load_explicit(&x->buckets[b], memory_order_relaxed);
+            sum += atomic_load_explicit(&x->sum_ns, memory_order_relaxed);
+            uint64_t lo = atomic_load_explicit(&x->min_ns, memory_order_relaxed);
+            uint64_t hi = atomic_load_explicit(&x->max_ns, memory_order_relaxed);
+            min = lo < min ? lo : min;
+            max = hi > max ? hi : max;
+        }
+        i = j;
+        for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
+            out_s->count += buckets[b];
+        out_s->sum = (double)sum / 1e9;
+        /* A series seen mid-update may have a count but not yet its min. */
+        out_s->min = out_s->count && min != UINT64_MAX ? (double)min / 1e9 : 0;
+        out_s->max = out_s->count ? (double)max / 1e9 : 0;
+        if (out_s->max < out_s->min)
+            out_s->max = out_s->min;
+        out_s->p50 = hark_metrics_quantile(out_s, 0.50);
+        out_s->p90 = hark_metrics_quantile(out_s, 0.90);
+        out_s->p99 = hark_metrics_quantile(out_s, 0.99);
+        out_s->p999 = hark_metrics_quantile(out_s, 0.999);
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(picks);
+    if (rc != 0) {
+        hark_metrics_snapshot_free(snap);
+        return rc;
+    }
+    *out = snap;
+    return 0;
+}
+
+const hark_metrics_series *hark_metrics_snapshot_find(const hark_metrics_snapshot *snap,
+                                                      const char *name)
+{
+    if (!snap || !name)
+        return NULL;
+    size_t lo = 0, hi = snap->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(snap->series[mid].name, name);
+        if (c == 0)
+            return &snap->series[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}

@@ -1,0 +1,269 @@
+/*
+ * Prometheus text exposition format 0.0.4: one histogram family, one series per
+ * event name, written in pieces to any sink.
+ */
+#include "metrics_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_METRIC "hark_event_duration_seconds"
+#define DEFAULT_HELP "Duration of hark events, by event name."
+
+/* A buffered writer in front of the sink; the first failure sticks. */
+struct out {
+    hark_prom_sink sink;
+    void *data;
+    int rc;
+    size_t used;
+    char buf[4096];
+};
+
+static void flush(struct out *o)
+{
+    if (o->rc == 0 && o->used && o->sink(o->buf, o->used, o->data) != 0)
+        o->rc = HARK_EIO;
+    o->used = 0;
+}
+
+static void put(struct out *o, const char *s, size_t n)
+{
+    while (n && o->rc == 0) {
+        if (o->used == sizeof o->buf)
+            flush(o);
+        size_t k = sizeof o->buf - o->used;
+        k = k < n ? k : n;
+        memcpy(o->buf + o->used, s, k);
+        o->used += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static void puts_(struct out *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+/* A float as Go's ParseFloat reads it, in the fewest digits that round-trip. */
+static void put_double(struct out *o, double v)
+{
+    char tmp[40];
+    if (isinf(v)) {
+        puts_(o, v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    if (isnan(v)) {
+        puts_(o, "NaN");
+        return;
+    }
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(tmp, sizeof tmp, "%.*g", digits, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    puts_(o, tmp);
+}
+
+static void put_u64(struct out *o, uint64_t v)
+{
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    puts_(o, tmp);
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label_value(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            puts_(o, "\\\\");
+        else if (*s == '"')
+            puts_(o, "\\\"");
+        else if (*s == '\n')
+            puts_(o, "\\n");
+        else
+            put(o, s, 1);
+    }
+}
+
+/* HELP text: backslash and newline escaped. */
+static void put_help(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            puts_(o, "\\\\");
+        else if (*s == '\n')
+            puts_(o, "\\n");
+        else
+            put(o, s, 1);
+    }
+}
+
+static bool name_char(char c, bool first, bool colon)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':') ||
+           (!first && c >= '0' && c <= '9');
+}
+
+static bool valid_name(const char *s, bool colon)
+{
+    if (!s || !*s)
+        return false;
+    for (size_t i = 0; s[i]; i++)
+        if (!name_char(s[i], i == 0, colon))
+            return false;
+    return true;
+}
+
+static int check_options(const hark_prom_options *o)
+{
+    if (o->version != HARK_PROM_OPTIONS_VERSION)
+        return HARK_EINVAL;
+    if (o->metric && !valid_name(o->metric, true))
+        return HARK_EINVAL;
+    if (o->label_count && !o->labels)
+        return HARK_EINVAL;
+    for (size_t i = 0; i < o->label_count; i++) {
+        const char *k = o->labels[2 * i], *v = o->labels[2 * i + 1];
+        if (!valid_name(k, false) || !v || !strcmp(k, "event") || !strcmp(k, "le") ||
+            !strncmp(k, "__", 2))
+            return HARK_EINVAL;
+    }
+    if (o->bound_count && !o->bounds)
+        return HARK_EINVAL;
+    for (size_t i = 0; i < o->bound_count; i++) {
+        double b = o->bounds[i];
+        if (!(b > 0) || isinf(b) || (i && !(b > o->bounds[i - 1])))
+            return HARK_EINVAL;
+    }
+    return 0;
+}
+
+/* The labels of one series, without the closing brace: {event="x",k="v" */
+static void put_labels(struct out *o, const hark_prom_options *opts, const char *event)
+{
+    puts_(o, "{event=\"");
+    put_label_value(o, event);
+    puts_(o, "\"");
+    for (size_t i = 0; i < opts->label_count; i++) {
+        puts_(o, ",");
+        puts_(o, opts->labels[2 * i]);
+        puts_(o, "=\"");
+        put_label_value(o, opts->labels[2 * i + 1]);
+        puts_(o, "\"");
+    }
+}
+
+/* Bucket indices whose lower edges are the exposed bounds, increasing, deduplicated. */
+static size_t edges(const hark_prom_options *opts, size_t *out, size_t max)
+{
+    size_t n = 0;
+    if (!opts->bounds) {
+        for (unsigned e = 10; e <= 37 && n < max; e++)
+            out[n++] = hark__metrics_bucket(UINT64_C(1) << e);
+        return n;
+    }
+    for (size_t i = 0; i < opts->bound_count && n < max; i++) {
+        size_t idx = hark__metrics_edge_index(opts->bounds[i] * 1e9);
+        if (idx == 0 || (n && out[n - 1] == idx))
+            continue;
+        out[n++] = idx;
+    }
+    return n;
+}
+
+static int sink_file(const char *text, size_t length, void *data)
+{
+    return fwrite(text, 1, length, data) == length ? 0 : -1;
+}
+
+int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
+                                  hark_prom_sink sink, void *data)
+{
+    static const hark_prom_options defaults = HARK_PROM_OPTIONS_INIT;
+    if (!m || !sink)
+        return HARK_EINVAL;
+    if (!opts)
+        opts = &defaults;
+    int rc = check_options(opts);
+    if (rc != 0)
+        return rc;
+    size_t *idx = malloc(HARK_METRICS_BUCKETS * sizeof *idx);
+    struct out *o = malloc(sizeof *o);
+    hark_metrics_snapshot *snap = NULL;
+    if (!idx || !o || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
+        free(idx);
+        free(o);
+        return rc ? rc : HARK_ENOMEM;
+    }
+    size_t nedges = edges(opts, idx, HARK_METRICS_BUCKETS);
+    o->sink = sink;
+    o->data = data;
+    o->rc = 0;
+    o->used = 0;
+    const char *metric = opts->metric ? opts->metric : DEFAULT_METRIC;
+    puts_(o, "# HELP ");
+    puts_(o, metric);
+    puts_(o, " ");
+    put_help(o, opts->help ? opts->help : DEFAULT_HELP);
+    puts_(o, "\n# TYPE ");
+    puts_(o, metric);
+    puts_(o, " histogram\n");
+    for (size_t i = 0; i < snap->count && o->rc == 0; i++) {
+        const hark_metrics_series *s = &snap->series[i];
+        uint64_t cumulative = 0;
+        size_t b = 0;
+        for (size_t k = 0; k < nedges; k++) {
+            /* Everything in buckets below the edge is at most the bound. */
+            for (; b < idx[k]; b++)
+                cumulative += s->buckets[b];
+            puts_(o, metric);
+            puts_(o, "_bucket");
+            put_labels(o, opts, s->name);
+            puts_(o, ",le=\"");
+            put_double(o, hark_metrics_bucket_lower(idx[k]));
+            puts_(o, "\"} ");
+            put_u64(o, cumulative);
+            puts_(o, "\n");
+        }
+        puts_(o, metric);
+        puts_(o, "_bucket");
+        put_labels(o, opts, s->name);
+        puts_(o, ",le=\"+Inf\"} ");
+        put_u64(o, s->count);
+        puts_(o, "\n");
+        puts_(o, metric);
+        puts_(o, "_sum");
+        put_labels(o, opts, s->name);
+        puts_(o, "} ");
+        put_double(o, s->sum);
+        puts_(o, "\n");
+        puts_(o, metric);
+        puts_(o, "_count");
+        put_labels(o, opts, s->name);
+        puts_(o, "} ");
+        put_u64(o, s->count);
+        puts_(o, "\n");
+    }
+    flush(o);
+    rc = o->rc;
+    free(o);
+    free(idx);
+    hark_metrics_snapshot_free(snap);
+    return rc;
+}
+
+int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts, FILE *out)
+{
+    if (!out)
+        return HARK_EINVAL;
+    int rc = hark_metrics_write_prometheus(m, opts, sink_file, out);
+    if (rc == 0 && fflush(out) != 0)
+        rc = HARK_EIO;
+    return rc;
+}
