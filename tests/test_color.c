@@ -1,5 +1,5 @@
 /*
- * Colour helpers (SPEC 9.7): the exact escape sequences of Rails' color(), mode
+ * Colour helpers (hark/color.h): the exact escape sequences of Rails' color(), mode
  * order, the colourise switch, snprintf semantics and bad input.
  */
 #include <stdarg.h>

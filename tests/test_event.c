@@ -1,9 +1,9 @@
 /*
- * Event objects (include/hark/event.h, SPEC 6): construction and units (seconds
- * for time/end, milliseconds for durations), cpu time 0 unless started and
- * finished with CPU, idle time clamped at 0, allocations from the pluggable
- * counter, hark_event_start/finish/record, and the events a notifier builds
- * (controlled clocks, skip_cpu_time, the finish's name and payload winning).
+ * Event objects (include/hark/event.h, Rails' Notifications::Event): construction and units
+ * (seconds for time/end, milliseconds for durations), cpu time 0 unless started and finished with
+ * CPU, idle time clamped at 0, allocations from the pluggable counter,
+ * hark_event_start/finish/record, and the events a notifier builds (controlled clocks,
+ * skip_cpu_time, the finish's name and payload winning).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,7 +68,7 @@ static void test_event_unset_times_give_zero(void **state)
     assert_int_equal(hark_event_allocations(NULL), 0);
 }
 
-/* A hand-built event has cpu 0, allocations 0, idle == duration (SPEC 6). */
+/* A hand-built event has cpu 0, allocations 0, idle == duration, as in Rails. */
 static void test_event_cpu_zero_when_not_started(void **state)
 {
     (void)state;
@@ -275,7 +275,8 @@ static void test_skip_cpu_time(void **state)
     nfx_close(&x);
 }
 
-/* SPEC 4.4 / 5: the legacy finish's name and payload are what the event carries. */
+/* As in Rails, the name and payload given to the legacy finish are what the event
+ * carries. */
 static void test_event_carries_finish_name_and_payload(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /*
- * SPEC 10.2: Rails' activesupport/test/notifications/evented_notification_test.rb,
+ * Rails' activesupport/test/notifications/evented_notification_test.rb,
  * one test function per Rails test.
  *
  * Mapping from Ruby:

@@ -1,7 +1,8 @@
 /*
- * SPEC 10.3: Rails' activesupport/test/notifications/instrumenter_test.rb, one test
- * function per Rails test, then transaction ids (SPEC 2.11, 2.14), the legacy
- * per-thread stack (SPEC 4.4) and the instrument fast path (SPEC 2.7).
+ * Rails' activesupport/test/notifications/instrumenter_test.rb, one test function
+ * per Rails test, then transaction ids (one per thread and notifier, as Rails'
+ * instrumenter has), the legacy per-thread start/finish stack and the instrument
+ * fast path.
  *
  * Mapping from Ruby:
  *   - Rails drives an Instrumenter over a legacy stub notifier (no build_handle)
@@ -432,7 +433,7 @@ static void test_legacy_stack_is_per_thread(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Instrument with nobody listening (SPEC 2.7 step 2)                        */
+/* Instrument with nobody listening: the block runs, nothing else            */
 /* ------------------------------------------------------------------------- */
 
 static int block_count(hark_payload *p, hark_failure *failure, void *data)

@@ -1,5 +1,5 @@
 /*
- * Log subscribers: SPEC 10.4 (Rails' log_subscriber_test.rb) translated to C, plus
+ * Log subscribers: Rails' activesupport/test/log_subscriber_test.rb translated to C, plus
  * level changes from another thread, silence/log_at affecting only the calling
  * thread, logger swaps, inheritance, flush_all and bad input.
  *
@@ -149,7 +149,7 @@ static const char *last(hark_log_level level)
 }
 
 /* ------------------------------------------------------------------------- */
-/* SPEC 10.4                                                                 */
+/* Rails' log_subscriber_test.rb                                             */
 /* ------------------------------------------------------------------------- */
 
 static void test_proxies_method_to_logger(void **state)

@@ -1,6 +1,6 @@
 /*
- * SPEC 10.1: Rails' activesupport/test/notifications_test.rb, one test function per
- * Rails test, plus a few behaviours of SPEC 2 that have no Rails test of their own
+ * Rails' activesupport/test/notifications_test.rb, one test function per Rails
+ * test, plus a few behaviours of Rails' Notifications that have no test of their own
  * (default-notifier call-site caches, publish_event units).
  *
  * Mapping from Ruby:
@@ -686,7 +686,7 @@ static void test_unsubscribing_by_name_leaves_regexp_matched_subscriptions(void 
     assert_true(includes(f->rec, "matched", "other.subscription", "after"));
     assert_false(includes(f->rec, "matched", "named.subscription", "after"));
     assert_false(includes(f->rec, "named", "named.subscription", "after"));
-    /* subscribed_to? agrees (SPEC 2.4). */
+    /* subscribed_to? agrees, as in Rails. */
     assert_int_equal(hark_subscribed_to(f->n, matched_id, "named.subscription"), 0);
     assert_int_equal(hark_subscribed_to(f->n, matched_id, "other.subscription"), 1);
 }
@@ -1046,7 +1046,7 @@ static void instrument_named_site(void)
     HARK_INSTRUMENT_NAMED("site.event", &p, { hark_payload_set_int(&p, "n", 1); });
 }
 
-/* SPEC 2.10: call-site caches re-resolve after hark_set_default(). */
+/* Call-site caches re-resolve after hark_set_default() (Rails' notifier=). */
 static void test_default_notifier_call_site_caches_follow_set_default(void **state)
 {
     fx *f = *state;
@@ -1089,7 +1089,7 @@ static void test_default_notifier_call_site_caches_follow_set_default(void **sta
 }
 
 /*
- * SPEC 2.9 (H): publish_event hands timed and monotonic subscribers the event's
+ * As Rails 7.2's publish_event: hands timed and monotonic subscribers the event's
  * time and end in seconds; event subscribers get the very same event; evented ones
  * get publish_event, else publish, else nothing; a timed subscriber with
  * publish_event gets that instead.
@@ -1176,7 +1176,7 @@ static void test_publish_event_units_and_delivery(void **state)
 /*
  * Rails' publish and publish_event iterate listeners_for(name), the listener list:
  * exact subscriptions in registration order, then regex/all ones in registration
- * order (SPEC 2.8, 7.2) -- not grouped by kind as instrument is.
+ * order -- not grouped by kind as instrument is.
  */
 static void test_publish_order_is_listener_order(void **state)
 {
@@ -1197,7 +1197,8 @@ static void test_publish_order_is_listener_order(void **state)
     assert_string_equal(rec_trace(f->mine), "tm1.timed ev.publish tm2.timed");
 }
 
-/* SPEC 2.8: publish skips event-object subscribers that have no publish callback. */
+/* As Rails' publish: event-object subscribers without a publish callback are
+ * skipped. */
 static void test_publish_skips_event_subscribers_without_publish(void **state)
 {
     fx *f = *state;
@@ -1217,7 +1218,8 @@ static void test_publish_skips_event_subscribers_without_publish(void **state)
     assert_string_equal(e->id, "x");
 }
 
-/* SPEC 2.4: a regex exclusion holds even for exact subscriptions added later. */
+/* As Rails' unsubscribe(name): a regex exclusion holds even for exact
+ * subscriptions added later. */
 static void test_unsubscribe_by_name_exclusion_survives_later_exact_subscriptions(void **state)
 {
     fx *f = *state;

@@ -1,5 +1,5 @@
 /*
- * Silenceable subscribers (SPEC 7.3-7.5, DESIGN section 3): how often each mode is
+ * Silenceable subscribers (docs/design.md, "Silence"): how often each mode is
  * asked, start/finish pairing, ordering, the all-silenced fast path, cross-thread
  * visibility of changes and thread-local overrides.
  */

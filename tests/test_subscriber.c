@@ -1,5 +1,5 @@
 /*
- * Namespace subscribers: SPEC 10.5 (Rails' subscriber_test.rb) translated to C,
+ * Namespace subscribers: Rails' activesupport/test/subscriber_test.rb translated to C,
  * plus handlers added after attach, replacement in place, removal, several
  * namespaces, failures and bad input.
  *

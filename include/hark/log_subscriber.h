@@ -18,7 +18,7 @@
  *     hark_log_subscriber_add(s, "sql", on_sql, NULL, HARK_LOG_DEBUG);
  *     hark_subscriber_attach(s, hark_default(), "db");
  *
- * Silence (SPEC 9.4, Rails' silenced?): for an event named "<suffix>.<ns>", a log
+ * Silence (as Rails' LogSubscriber#silenced?): for an event named "<suffix>.<ns>", a log
  * subscriber is silenced when it has no logger; otherwise, when an event level is
  * registered for <suffix>, exactly when the logger would drop a message at that
  * level; otherwise never. Its subscriptions use HARK_SILENCE_CACHED: the logger's

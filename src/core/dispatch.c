@@ -134,7 +134,8 @@ static inline unsigned next_group(unsigned *mask)
 
 HARK_HOT int start(hark_handle *h)
 {
-    /* The state moves on before any subscriber runs (SPEC 4.2). */
+    /* The state moves on before any subscriber runs, as Rails' Handle does: a failing
+     * start still leaves the handle started, so finish can still be called. */
     h->state_ = STATE_STARTED;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
@@ -447,7 +448,8 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
     int rc = hark_topic_get(&t, n, ev->name);
     if (rc != 0)
         return rc;
-    /* Timed subscribers get the event's times in seconds (SPEC 2.9, newest behaviour). */
+    /* Timed subscribers get the event's times in seconds, as Rails' publish_event
+     * does since 2024 (it passed milliseconds before). */
     struct publish_args a = {ev->name,           hark_event_time(ev),
                              hark_event_end(ev), ev->transaction_id ? ev->transaction_id : "",
                              ev->payload,        ev};

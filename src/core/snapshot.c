@@ -1,7 +1,7 @@
 /*
  * Listener snapshots: who receives a topic's events, grouped as Rails groups them.
  *
- * Order (SPEC 7.5): the listener list is the exact subscriptions (prepends first)
+ * Order (as Rails' Fanout): the listener list is the exact subscriptions (prepends first)
  * followed by the matching regex/all subscriptions, each in registration order.
  * Groups run in the order their kind first appears among non-silenceable
  * listeners, then kinds that appear only among silenceable ones; inside a group
