@@ -164,4 +164,44 @@ class TestFanout < Minitest::Test
     assert_raises(IOError) { @f.listening?("b") }
     assert_raises(IOError) { @f.build_handle("b", "id", {}) }
   end
+
+  def test_regexp_decides_with_ruby_semantics
+    got = []
+    @f.subscribe(/\Asql\.(?!skip)/) { |name, *| got << name }
+    %w[sql.a sql.skip xsql.b sql.b].each { |n| instrument(n) }
+    assert_equal %w[sql.a sql.b], got
+  end
+
+  class EveryOther < Regexp
+    def ===(name) = name.to_s.end_with?("!")
+  end
+
+  def test_a_regexp_subclass_with_its_own_eqq_is_honoured
+    got = []
+    @f.subscribe(EveryOther.new("never")) { |name, *| got << name }
+    instrument("a!")
+    instrument("never")
+    assert_equal ["a!"], got
+  end
+
+  def test_unsubscribe_by_name_excludes_it_from_matching_regexps_only
+    got = []
+    @f.subscribe(/sub/) { |name, *| got << [:re, name] }
+    @f.subscribe { |name, *| got << [:all, name] }
+    @f.subscribe("named.sub") { |name, *| got << [:exact, name] }
+    instrument("named.sub")
+    @f.unsubscribe("named.sub")
+    instrument("named.sub")
+    instrument("other.sub")
+    # exact subscribers first, then the others in subscribe order (Rails' order)
+    assert_equal [[:exact, "named.sub"], [:re, "named.sub"], [:all, "named.sub"],
+                  [:all, "named.sub"], [:re, "other.sub"], [:all, "other.sub"]], got
+  end
+
+  def test_a_failing_regexp_eqq_propagates_and_leaves_the_fanout_usable
+    bad = Class.new(Regexp) { def ===(_) = raise(IOError, "eqq") }.new("x")
+    @f.subscribe("known") { }
+    assert_raises(IOError) { @f.subscribe(bad) { } }
+    assert @f.listening?("known")
+  end
 end
