@@ -16,7 +16,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-BUILD_PKGS = cmake gcc make pkg-config libcmocka-dev libsqlite3-dev libmicrohttpd-dev
+BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus

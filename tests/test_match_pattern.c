@@ -162,6 +162,28 @@ static void test_match_may_use_other_notifiers(void **state)
     assert_int_equal(hark_notifier_free(other), 0);
 }
 
+/* match() runs with no hark lock held: it may intern names and subscribe on its own
+ * notifier, both while a subscription is made and while a new name is interned. */
+static void test_match_runs_without_the_lock(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, n, "a.existing"), 0);
+    struct matcher m = {.prefix = "a.", .reenter = n, .during = -1};
+    int calls = 0;
+    assert_int_equal(
+        hark_subscribe_timed(NULL, n, hark_match(prefix_match, &m), count_calls, &calls), 0);
+    assert_int_equal(m.during, 0); /* interned from inside match(), while subscribing */
+    m.during = -1;
+    fire(n, "a.new");
+    assert_int_equal(m.during, 0); /* and while "a.new" was being interned */
+    assert_int_equal(calls, 1);
+    assert_int_equal(hark_notifier_topic_count(n), 3);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_match_bad_input),
         cmocka_unit_test(test_match_data_valid_until_release),
         cmocka_unit_test(test_match_may_use_other_notifiers),
+        cmocka_unit_test(test_match_runs_without_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

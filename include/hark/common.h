@@ -53,7 +53,8 @@ enum {
     HARK_EPREPEND = -12,    /* prepend was asked for a regex or all-events pattern */
     HARK_EIO = -13,         /* an I/O operation failed (see errno) */
     HARK_EEXIST = -14,      /* the object already exists */
-    HARK_EBIND = -15        /* a network address cannot be bound or listened on (see errno) */
+    HARK_EBIND = -15,       /* a network address cannot be bound or listened on (see errno) */
+    HARK_EMATCHLIMIT = -16  /* a regex match hit its backtracking limit */
 };
 
 /* Longest event name or pattern accepted, in bytes, excluding the terminating NUL. */

@@ -87,13 +87,34 @@ typedef enum hark_silence_mode {
 
 typedef enum hark_pattern_kind {
     HARK_PATTERN_EXACT = 0, /* byte-for-byte equality with the event name */
-    HARK_PATTERN_REGEX = 1, /* POSIX extended regular expression (regcomp REG_EXTENDED),
-                               unanchored: it matches if it matches anywhere in the name.
-                               Stacked duplication symbols ("a+*", "b{2}{3}"), undefined
-                               in POSIX, are refused with HARK_EPATTERN */
+    HARK_PATTERN_REGEX = 1, /* a PCRE2 (Perl/Ruby-like) regular expression, unanchored:
+                               it matches if it matches anywhere in the name. See
+                               "Regex dialect" below */
     HARK_PATTERN_ALL = 2,   /* every event of the notifier */
     HARK_PATTERN_MATCH = 3  /* a user function decides which names match (hark_match()) */
 } hark_pattern_kind;
+
+/*
+ * Regex dialect (HARK_PATTERN_REGEX): PCRE2, the dialect Ruby and Perl users
+ * already write: \A and \z anchors, \d \w \s classes, (?:...) groups, lazy
+ * quantifiers (*?, +?), look-around, (?i) and other inline options, back-
+ * references. Matching is by bytes (no UTF mode): "." is one byte.
+ * Differences from Ruby's Regexp to keep in mind when porting a Rails pattern:
+ *   - "^" and "$" anchor the whole name here (Ruby: start and end of any line);
+ *     "$" also matches before a final newline, like Ruby's \Z. Use \A and \z to
+ *     mean the same thing in both.
+ *   - Ruby's (?m) ("." matches newline) is PCRE2's (?s); PCRE2's (?m) is multiline.
+ *   - \h is a horizontal space in PCRE2, a hex digit in Ruby.
+ * Every match runs with a match limit and a depth limit, and is JIT-compiled where
+ * the platform allows: a pathological pattern ("(a*)*b", back-references) cannot
+ * stall the program. At subscribe time the pattern is matched against every
+ * existing name, and a match that hits the limit fails the subscribe with
+ * HARK_EMATCHLIMIT. A name interned later whose match hits the limit is treated as
+ * not matching; hark_notifier_match_limit_hits() counts those.
+ * A pattern anchored at the start with a literal prefix ("^sql\.", "\Acache\.")
+ * only looks at names with that prefix: subscribing it costs time in the number of
+ * such names, not in the number of names.
+ */
 
 /*
  * A user-supplied matcher: returns true when events named `name` belong to the
@@ -102,11 +123,11 @@ typedef enum hark_pattern_kind {
  * a name must not change over time. `name` is valid only during the call.
  * It runs on the thread that subscribes or interns, and may be asked after its
  * subscription was removed, until the release callback has run.
- * It is called with the notifier's registry lock held: it must not subscribe,
- * unsubscribe, intern names (hark_topic_get, hark_start/hark_instrument_name with a
- * new name), change silence, or quiesce/free the notifier it was registered on --
- * those calls return HARK_EBUSY from inside it. It may instrument through topics
- * it already holds and use other notifiers.
+ * It is called with no hark lock held: it may instrument, intern names, subscribe
+ * and unsubscribe, on any notifier (a name it interns is matched as usual, and a
+ * subscription it makes is seen by the name being matched only if it was made
+ * before that name was interned). It must not quiesce or free the notifier it
+ * was registered on (HARK_EBUSY).
  */
 typedef bool (*hark_match_fn)(const char *name, void *data);
 
@@ -210,6 +231,13 @@ HARK_API int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock);
 HARK_API int hark_notifier_quiesce(hark_notifier *n);
 
 /*
+ * How many times matching a regex against a newly interned name hit the match
+ * limit (the name was then treated as not matching; see "Regex dialect").
+ * 0 for NULL. Thread-safety: safe.
+ */
+HARK_API unsigned long hark_notifier_match_limit_hits(const hark_notifier *n);
+
+/*
  * Number of distinct names interned in `n` (0 for NULL). Rails' "patterns" count is
  * close to this. Thread-safety: safe.
  */
@@ -224,6 +252,8 @@ HARK_API size_t hark_notifier_topic_count(const hark_notifier *n);
  * the same pointer, valid until the notifier is freed. The name is copied.
  * Errors: HARK_EINVAL (NULL argument), HARK_ENAME (empty name), HARK_ENAMETOOLONG
  * (longer than HARK_NAME_MAX), HARK_ENOMEM. *out is untouched on error.
+ * A new name is matched against the regex and match-function subscriptions once,
+ * with no hark lock held (see "Regex dialect" for the match limit).
  * Thread-safety: safe; lock-free when the name is already interned.
  */
 HARK_API int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name);
@@ -314,10 +344,13 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
 /*
  * Subscribes as `opts` says and stores the new id in *out (out may be NULL).
  * The pattern text is copied and, for regexes, compiled once; matching happens
- * when topics are created or the registry changes, never per event. A subscription
+ * when topics are created or the registry changes, never per event. Regexes and
+ * match functions run with no hark lock held. A subscription
  * made while an event is in flight does not receive that event.
  * Errors: HARK_EINVAL (NULL notifier/opts, wrong version, unknown kind or mode, a
- * required callback missing), HARK_ENAME, HARK_ENAMETOOLONG, HARK_EPATTERN,
+ * required callback missing, a MATCH pattern without a function), HARK_ENAME,
+ * HARK_ENAMETOOLONG, HARK_EPATTERN (the regex does not compile), HARK_EMATCHLIMIT
+ * (matching the regex against an existing name hit the match limit),
  * HARK_EPREPEND, HARK_ELIMIT (more than HARK_SILENCEABLE_MAX silenceable
  * subscriptions on one name), HARK_ENOMEM. On error nothing changed, and
  * `release` has not been called.
@@ -367,7 +400,8 @@ HARK_API int hark_unsubscribe_name(hark_notifier *n, const char *name);
 
 /*
  * Whether subscription `id` matches `name`: 1 yes, 0 no (including names excluded
- * by hark_unsubscribe_name()), or HARK_EINVAL / HARK_ENOENT.
+ * by hark_unsubscribe_name()), or HARK_EINVAL / HARK_ENOENT / HARK_EMATCHLIMIT /
+ * HARK_ENOMEM. Runs a match function or regex with no hark lock held.
  * Thread-safety: safe.
  */
 HARK_API int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *name);

@@ -15,7 +15,8 @@
 #include "name.h"
 
 #include <pthread.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -31,7 +32,9 @@ struct hark_subscription {
     char *pattern;       /* exact name or regex source; NULL for all events and MATCH */
     hark_match_fn match; /* MATCH: the user's matcher and its data */
     void *match_data;
-    regex_t regex;     /* compiled when pattern_kind is REGEX */
+    pcre2_code *code; /* compiled when pattern_kind is REGEX */
+    char *prefix;     /* REGEX: literal text every matching name starts with, or NULL */
+    size_t prefix_length;
     char **exclusions; /* names removed from a regex/MATCH by unsubscribe-by-name */
     size_t exclusion_count;
     hark_timed_fn timed;
@@ -120,19 +123,50 @@ struct hark_notifier {
     hark_topic **topics;       /* every topic, in creation order; guarded by lock */
     size_t topics_capacity;
     hark__sub *subs;      /* live subscriptions, newest first; guarded by lock */
-    hark__sub **patterns; /* live regex/all subscriptions in registration order */
+    hark__sub **patterns; /* live regex/all/match subscriptions in registration order */
     size_t pattern_count, pattern_capacity;
+    /* Bumped whenever `patterns` changes, so that matching done with the lock
+     * released can tell whether the list it matched against is still current. */
+    uint64_t pattern_generation;
+    /* The first sorted_count topics (creation order) sorted by name, for
+     * literal-prefix lookups; topics[sorted_count, topic_count) came later.
+     * Guarded by lock. */
+    hark_topic **sorted;
+    size_t sorted_count;
+    /* Regex matches against a new name that hit the match limit (counted as no match). */
+    atomic_ulong match_limit_hits;
     hark_subscription_id next_id;
 };
 
 /* notifier.c */
 uint64_t hark__hash(const char *name, size_t length);
-/* Finds or creates a topic. Locking: notifier lock held. */
-int hark__topic_intern_locked(hark_topic **out, hark_notifier *n, const char *name, size_t length);
 hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t length);
-/* Allocates a topic (with its matching patterns) without making it visible; commit
- * cannot fail. Both: notifier lock held. */
-int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length);
+
+/* The pattern subscriptions that match one name, exclusions applied, in registration order. */
+struct hark__name_match {
+    hark__sub **subs;
+    size_t count;
+};
+/*
+ * Locks `n` and looks `name` up. When it is not interned, matches it against every
+ * pattern subscription with the lock released (regexes and user match functions
+ * never run under it), then re-locks and matches again only what was subscribed
+ * meanwhile, until the answer is current. Returns 0 with the lock held and either
+ * *found set (m empty) or *found NULL and `m` filled (free it with
+ * hark__name_match_free after unlocking); or an error with the lock not held.
+ * A regex that hits its match limit counts as no match (n->match_limit_hits).
+ */
+int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark_topic **found,
+                         struct hark__name_match *m);
+void hark__name_match_free(struct hark__name_match *m);
+/* Topics created at index `from` or later (0: all) whose names start with `prefix`
+ * (length 0: every one), in a new array. Locking: notifier lock. */
+int hark__topics_with_prefix(hark_topic ***out, size_t *count, hark_notifier *n, size_t from,
+                             const char *prefix, size_t length);
+/* Allocates a topic with the pattern subscriptions `m` (may be NULL) without making
+ * it visible; commit cannot fail. Both: notifier lock held. */
+int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length,
+                        const struct hark__name_match *m);
 void hark__topic_commit(hark_notifier *n, hark_topic *t);
 void hark__topic_discard(hark_topic *t);
 /* The notifier's list of live subscriptions. Locking: notifier lock, all three.
@@ -146,7 +180,12 @@ int hark__lock(hark_notifier *n);
 void hark__unlock(hark_notifier *n);
 
 /* pattern.c */
-bool hark__sub_matches(const hark__sub *sub, const char *name);
+/* Whether the pattern alone matches (exclusions not applied): 1 or 0, or
+ * HARK_EMATCHLIMIT / HARK_ENOMEM. Calls user match functions: no lock may be held.
+ * `sub` must stay alive during the call (live, or retired inside a reader section). */
+int hark__pattern_match(const hark__sub *sub, const char *name, size_t length);
+/* Whether unsubscribe-by-name excluded `name`. Locking: notifier lock. */
+bool hark__sub_excluded(const hark__sub *sub, const char *name);
 /* Regex and match-function patterns: what unsubscribe-by-name excludes a name from. */
 static inline bool hark__sub_excludable(const hark__sub *sub)
 {

@@ -199,20 +199,17 @@ static void topic_free(hark_topic *t)
     hark__free(t);
 }
 
-/* Regex/all subscriptions that match a new name, in registration order. Locking: notifier lock. */
-static int topic_adopt_patterns(hark_topic *t, hark_notifier *n)
+/* Gives a new topic the pattern subscriptions that match its name. Locking: notifier lock. */
+static int topic_adopt_patterns(hark_topic *t, const struct hark__name_match *m)
 {
-    if (n->pattern_count == 0)
+    if (!m || m->count == 0)
         return 0;
-    t->patterns = hark__calloc(n->pattern_count, sizeof *t->patterns);
+    t->patterns = hark__calloc(m->count, sizeof *t->patterns);
     if (!t->patterns)
         return HARK_ENOMEM;
-    t->pattern_capacity = n->pattern_count;
-    for (size_t i = 0; i < n->pattern_count; i++)
-        if (hark__sub_matches(n->patterns[i], t->name))
-            t->patterns[t->pattern_count++] = n->patterns[i];
-    if (t->pattern_count == 0)
-        return 0;
+    t->pattern_capacity = m->count;
+    memcpy(t->patterns, m->subs, m->count * sizeof *t->patterns);
+    t->pattern_count = m->count;
     static const struct hark__delta none;
     struct hark__snapshot *snap;
     int rc = hark__snapshot_build(&snap, t, &none);
@@ -227,7 +224,8 @@ hark_topic *hark__topic_find_locked(hark_notifier *n, const char *name, size_t l
                       hark__hash(name, length));
 }
 
-int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length)
+int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, size_t length,
+                        const struct hark__name_match *m)
 {
     int rc = HARK__GROW(n->topics, n->topics_capacity, hark__topic_count_locked(n) + 1, 16);
     if (rc != 0)
@@ -242,7 +240,7 @@ int hark__topic_prepare(hark_topic **out, hark_notifier *n, const char *name, si
     t->hash = hark__hash(name, length);
     t->length = length;
     t->name = hark__strndup(name, length);
-    rc = t->name ? topic_adopt_patterns(t, n) : HARK_ENOMEM;
+    rc = t->name ? topic_adopt_patterns(t, m) : HARK_ENOMEM;
     if (rc != 0) {
         hark__topic_discard(t);
         return rc;
@@ -263,17 +261,101 @@ void hark__topic_commit(hark_notifier *n, hark_topic *t)
     table_put(atomic_load_explicit(&n->table, memory_order_relaxed), t);
 }
 
-int hark__topic_intern_locked(hark_topic **out, hark_notifier *n, const char *name, size_t length)
+/* ------------------------------------------------------------------------- */
+/* Matching a name against the pattern subscriptions, with the lock released */
+/* ------------------------------------------------------------------------- */
+
+void hark__name_match_free(struct hark__name_match *m)
 {
-    hark_topic *t = hark__topic_find_locked(n, name, length);
-    if (!t) {
-        int rc = hark__topic_prepare(&t, n, name, length);
-        if (rc != 0)
-            return rc;
-        hark__topic_commit(n, t);
+    hark__free(m->subs);
+    m->subs = NULL;
+    m->count = 0;
+}
+
+int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark_topic **found,
+                         struct hark__name_match *m)
+{
+    /* Results of earlier rounds: known[i] answers for subs[i] (1, 0). */
+    hark__sub **subs = NULL;
+    signed char *known = NULL;
+    size_t count = 0;
+    bool in_section = false;
+    unsigned bank = 0;
+    int rc = hark__lock(n);
+    m->subs = NULL;
+    m->count = 0;
+    *found = NULL;
+    while (rc == 0) {
+        hark_topic *t = hark__topic_find_locked(n, name, length);
+        if (t || n->pattern_count == 0) {
+            *found = t;
+            break;
+        }
+        /* Carry the answers over to the current list (both are in registration
+         * order, so ids increase along both), and find what is still unknown. */
+        size_t total = n->pattern_count, unknown = 0;
+        hark__sub **cur = hark__malloc(total * sizeof *cur);
+        signed char *res = hark__malloc(total);
+        if (!cur || !res) {
+            hark__free(cur);
+            hark__free(res);
+            hark__unlock(n);
+            rc = HARK_ENOMEM;
+            break;
+        }
+        for (size_t i = 0, j = 0; i < total; i++) {
+            cur[i] = n->patterns[i];
+            while (j < count && subs[j]->id < cur[i]->id)
+                j++;
+            res[i] = j < count && subs[j] == cur[i] ? known[j] : -1;
+            unknown += res[i] < 0;
+        }
+        hark__free(subs);
+        hark__free(known);
+        subs = cur;
+        known = res;
+        count = total;
+        if (unknown == 0) {
+            hark__sub **out = hark__malloc(count * sizeof *out);
+            if (!out) {
+                hark__unlock(n);
+                rc = HARK_ENOMEM;
+                break;
+            }
+            for (size_t i = 0; i < count; i++)
+                if (known[i] == 1 && !hark__sub_excluded(subs[i], name))
+                    out[m->count++] = subs[i];
+            m->subs = out;
+            break;
+        }
+        /* The reader section keeps every subscription in subs[] (and its pattern
+         * and match data) alive while the lock is released. */
+        if (!in_section) {
+            bank = hark__read_enter();
+            in_section = true;
+        }
+        hark__unlock(n);
+        for (size_t i = 0; i < count && rc == 0; i++) {
+            if (known[i] >= 0)
+                continue;
+            int r = hark__pattern_match(subs[i], name, length);
+            if (r == HARK_EMATCHLIMIT) {
+                /* Never a stall: counted, and the name does not match. */
+                atomic_fetch_add_explicit(&n->match_limit_hits, 1, memory_order_relaxed);
+                r = 0;
+            }
+            if (r < 0)
+                rc = r;
+            known[i] = (signed char)r;
+        }
+        if (rc == 0)
+            rc = hark__lock(n);
     }
-    *out = t;
-    return 0;
+    if (in_section)
+        hark__read_exit(bank, true);
+    hark__free(subs);
+    hark__free(known);
+    return rc;
 }
 
 int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
@@ -295,13 +377,99 @@ int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
         *out = t;
         return 0;
     }
-    if ((rc = hark__lock(n)) != 0)
+    struct hark__name_match m;
+    if ((rc = hark__lock_and_match(n, name, length, &t, &m)) != 0)
         return rc;
-    rc = hark__topic_intern_locked(&t, n, name, length);
+    if (!t) {
+        rc = hark__topic_prepare(&t, n, name, length, &m);
+        if (rc == 0)
+            hark__topic_commit(n, t);
+    }
     hark__unlock(n);
+    hark__name_match_free(&m);
     if (rc == 0)
         *out = t;
     return rc;
+}
+
+unsigned long hark_notifier_match_limit_hits(const hark_notifier *n)
+{
+    return n ? atomic_load_explicit(&n->match_limit_hits, memory_order_relaxed) : 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The name-sorted topic index (literal-prefix lookups)                      */
+/* ------------------------------------------------------------------------- */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(hark_topic *const *)a)->name, (*(hark_topic *const *)b)->name);
+}
+
+/* Folds the unsorted tail into the index once it is long enough to matter. Best
+ * effort: without memory the index stays as it was, and lookups scan the tail.
+ * Locking: notifier lock. */
+static void index_refresh(hark_notifier *n)
+{
+    size_t tail = hark__topic_count_locked(n) - n->sorted_count;
+    if (tail <= 32 || tail * 8 <= n->sorted_count)
+        return;
+    hark_topic **sorted = hark__malloc(hark__topic_count_locked(n) * sizeof *sorted);
+    hark_topic **fresh = hark__malloc(tail * sizeof *fresh);
+    if (!sorted || !fresh) {
+        hark__free(sorted);
+        hark__free(fresh);
+        return;
+    }
+    memcpy(fresh, n->topics + n->sorted_count, tail * sizeof *fresh);
+    qsort(fresh, tail, sizeof *fresh, by_name);
+    size_t i = 0, j = 0, k = 0;
+    while (i < n->sorted_count && j < tail)
+        sorted[k++] = by_name(&n->sorted[i], &fresh[j]) <= 0 ? n->sorted[i++] : fresh[j++];
+    while (i < n->sorted_count)
+        sorted[k++] = n->sorted[i++];
+    while (j < tail)
+        sorted[k++] = fresh[j++];
+    hark__free(fresh);
+    hark__free(n->sorted);
+    n->sorted = sorted;
+    n->sorted_count = hark__topic_count_locked(n);
+}
+
+static bool has_prefix(const hark_topic *t, const char *prefix, size_t length)
+{
+    return t->length >= length && memcmp(t->name, prefix, length) == 0;
+}
+
+int hark__topics_with_prefix(hark_topic ***out, size_t *count, hark_notifier *n, size_t from,
+                             const char *prefix, size_t length)
+{
+    size_t max = hark__topic_count_locked(n) - from, k = 0;
+    hark_topic **list = hark__malloc((max ? max : 1) * sizeof *list);
+    if (!list)
+        return HARK_ENOMEM;
+    size_t tail_from = from;
+    if (from == 0 && length > 0) {
+        index_refresh(n);
+        /* First index entry whose name is >= prefix, then the run sharing it. */
+        size_t lo = 0, hi = n->sorted_count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strncmp(n->sorted[mid]->name, prefix, length) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < n->sorted_count && has_prefix(n->sorted[lo], prefix, length); lo++)
+            list[k++] = n->sorted[lo];
+        tail_from = n->sorted_count;
+    }
+    for (size_t i = tail_from; i < hark__topic_count_locked(n); i++)
+        if (has_prefix(n->topics[i], prefix, length))
+            list[k++] = n->topics[i];
+    *out = list;
+    *count = k;
+    return 0;
 }
 
 const char *hark_topic_name(const hark_topic *t)
@@ -364,6 +532,7 @@ static void unsubscribe_all_locked(hark_notifier *n)
         hark__snapshot_publish(t, NULL);
     }
     n->pattern_count = 0;
+    n->pattern_generation++;
     while (n->subs)
         hark__subs_retire_locked(n, n->subs);
 }
@@ -401,6 +570,7 @@ int hark_notifier_free(hark_notifier *n)
         topic_free(n->topics[i]);
     hark__free(n->topics);
     hark__free(n->patterns);
+    hark__free(n->sorted);
     hark__free(atomic_load_explicit(&n->table, memory_order_relaxed));
     pthread_mutex_destroy(&n->lock);
     hark__free(n);

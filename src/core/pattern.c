@@ -1,102 +1,182 @@
-/* Pattern matching: exact names, POSIX extended regexes with exclusions, all events. */
+/*
+ * Pattern matching: exact names, PCRE2 regexes and user match functions, with
+ * the exclusions unsubscribe-by-name adds, and every pattern for all events.
+ *
+ * Regexes are compiled once (JIT-compiled where the platform allows) and matched
+ * with a match limit and a depth limit, so that no pattern can make a match run
+ * for long: a match that hits a limit is reported as HARK_EMATCHLIMIT.
+ */
 #include "internal.h"
 #include "alloc.h"
 
 #include <string.h>
 
-/*
- * Whether the pattern stacks duplication symbols ("a+*", "x{2}{3}", "b++++").
- * POSIX leaves their meaning undefined, and glibc's regcomp needs memory
- * exponential in their number (over 1 GiB for ~50 of them): such a pattern
- * could take down the host program, so it is refused up front.
- */
-static bool stacks_quantifiers(const char *re)
+/* Backtracking budget of one match: well above what a sane pattern needs on a
+ * name of at most HARK_NAME_MAX bytes, and a fraction of a millisecond of work. */
+#define MATCH_LIMIT 100000u
+#define DEPTH_LIMIT 1000u
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t match_data_key;
+static bool have_key;
+static pcre2_match_context *limits; /* shared, read-only once built */
+
+static void free_match_data(void *md)
 {
-    bool after_quantifier = false;
-    for (const char *p = re; *p; p++) {
-        bool quantifier = false;
-        if (*p == '\\') {
-            if (p[1])
-                p++;
-        } else if (*p == '[') {
-            /* Skip a bracket expression: "]" first is literal, so is "[:...:]". */
-            const char *q = p + 1;
-            if (*q == '^')
-                q++;
-            if (*q == ']')
-                q++;
-            while (*q && *q != ']') {
-                if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-                    const char *end = strchr(q + 2, q[1]);
-                    q = end && end[1] == ']' ? end + 2 : q + 1;
-                } else {
-                    q++;
-                }
-            }
-            p = *q ? q : q - 1;
-        } else if (*p == '*' || *p == '+' || *p == '?') {
-            quantifier = true;
-        } else if (*p == '{') {
-            const char *end = strchr(p, '}');
-            if (end) {
-                p = end;
-                quantifier = true;
-            }
-        }
-        if (quantifier && after_quantifier)
-            return true;
-        after_quantifier = quantifier;
+    pcre2_match_data_free(md);
+}
+
+static void init_once(void)
+{
+    have_key = pthread_key_create(&match_data_key, free_match_data) == 0;
+    limits = pcre2_match_context_create(NULL);
+    if (limits) {
+        pcre2_set_match_limit(limits, MATCH_LIMIT);
+        pcre2_set_depth_limit(limits, DEPTH_LIMIT);
     }
-    return false;
+}
+
+/* The calling thread's match data (one pair of offsets: only whether it matches is
+ * wanted), kept for the thread's life and freed when it exits. */
+static pcre2_match_data *thread_match_data(void)
+{
+    if (!have_key)
+        return NULL;
+    pcre2_match_data *md = pthread_getspecific(match_data_key);
+    if (!md) {
+        md = pcre2_match_data_create(1, NULL);
+        if (md && pthread_setspecific(match_data_key, md) != 0) {
+            pcre2_match_data_free(md);
+            md = NULL;
+        }
+    }
+    return md;
+}
+
+/*
+ * The literal text every name the regex matches starts with, when the regex is
+ * anchored at the start ("^" or "\A") and continues with plain characters or
+ * escaped punctuation ("^sql\.db" gives "sql.db"). Conservative: any alternation
+ * anywhere, or anything else it does not recognise, gives no prefix.
+ */
+static size_t literal_prefix(const char *re, char *out)
+{
+    for (const char *p = re; *p; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+        } else if (*p == '|') {
+            return 0;
+        }
+    }
+    const char *p = re;
+    if (p[0] == '^')
+        p++;
+    else if (p[0] == '\\' && p[1] == 'A')
+        p += 2;
+    else
+        return 0;
+    size_t len = 0;
+    for (;;) {
+        char c;
+        const char *next;
+        if (*p == '\\' && p[1] && !(p[1] >= '0' && p[1] <= '9') && !(p[1] >= 'a' && p[1] <= 'z') &&
+            !(p[1] >= 'A' && p[1] <= 'Z') && p[1] != '_') {
+            c = p[1];
+            next = p + 2;
+        } else if (*p && !strchr("\\^$.[]|()?*+{}", *p)) {
+            c = *p;
+            next = p + 1;
+        } else {
+            break;
+        }
+        /* A quantified character is not part of every match. */
+        if (*next == '?' || *next == '*' || *next == '{')
+            break;
+        out[len++] = c;
+        p = next;
+        if (*next == '+')
+            break;
+    }
+    out[len] = '\0';
+    return len;
 }
 
 int hark__sub_compile(hark__sub *sub)
 {
     if (sub->pattern_kind != HARK_PATTERN_REGEX)
         return 0;
-    if (stacks_quantifiers(sub->pattern))
-        return HARK_EPATTERN;
-    /* REG_NOSUB: only whether it matches is wanted, never where. */
-    if (regcomp(&sub->regex, sub->pattern, REG_EXTENDED | REG_NOSUB) != 0)
-        return HARK_EPATTERN;
+    pthread_once(&once, init_once);
+    if (!limits)
+        return HARK_ENOMEM;
+    int err;
+    PCRE2_SIZE offset;
+    sub->code =
+        pcre2_compile((PCRE2_SPTR)sub->pattern, PCRE2_ZERO_TERMINATED, 0, &err, &offset, NULL);
+    if (!sub->code)
+        return err == PCRE2_ERROR_HEAPLIMIT || err == PCRE2_ERROR_NOMEMORY ? HARK_ENOMEM
+                                                                           : HARK_EPATTERN;
+    /* JIT where the platform supports it; otherwise the interpreter, same results. */
+    (void)pcre2_jit_compile(sub->code, PCRE2_JIT_COMPLETE);
+    char prefix[HARK_NAME_MAX + 1];
+    size_t len = literal_prefix(sub->pattern, prefix);
+    if (len > 0) {
+        sub->prefix = hark__strndup(prefix, len);
+        if (!sub->prefix) {
+            pcre2_code_free(sub->code);
+            sub->code = NULL;
+            return HARK_ENOMEM;
+        }
+        sub->prefix_length = len;
+    }
     return 0;
 }
 
 void hark__sub_free_pattern(hark__sub *sub)
 {
-    if (sub->pattern_kind == HARK_PATTERN_REGEX)
-        regfree(&sub->regex);
+    pcre2_code_free(sub->code);
+    sub->code = NULL;
+    hark__free(sub->prefix);
     for (size_t i = 0; i < sub->exclusion_count; i++)
         hark__free(sub->exclusions[i]);
     hark__free(sub->exclusions);
     hark__free(sub->pattern);
 }
 
-static bool regex_matches(const hark__sub *sub, const char *name)
+int hark__pattern_match(const hark__sub *sub, const char *name, size_t length)
 {
-    return regexec(&sub->regex, name, 0, NULL, 0) == 0;
+    switch (sub->pattern_kind) {
+    case HARK_PATTERN_EXACT:
+        return strlen(sub->pattern) == length && memcmp(sub->pattern, name, length) == 0;
+    case HARK_PATTERN_ALL:
+        return 1;
+    case HARK_PATTERN_MATCH:
+        return sub->match(name, sub->match_data) ? 1 : 0;
+    case HARK_PATTERN_REGEX:
+        break;
+    }
+    if (sub->prefix_length > length || memcmp(sub->prefix, name, sub->prefix_length) != 0)
+        return 0;
+    pcre2_match_data *md = thread_match_data();
+    if (!md)
+        return HARK_ENOMEM;
+    int rc = pcre2_match(sub->code, (PCRE2_SPTR)name, length, 0, 0, md, limits);
+    if (rc >= 0)
+        return 1;
+    switch (rc) {
+    case PCRE2_ERROR_NOMATCH:
+        return 0;
+    case PCRE2_ERROR_NOMEMORY:
+    case PCRE2_ERROR_HEAPLIMIT:
+        return HARK_ENOMEM;
+    default: /* match, depth or JIT stack limit */
+        return HARK_EMATCHLIMIT;
+    }
 }
 
-static bool excluded(const hark__sub *sub, const char *name)
+bool hark__sub_excluded(const hark__sub *sub, const char *name)
 {
     for (size_t i = 0; i < sub->exclusion_count; i++)
         if (strcmp(sub->exclusions[i], name) == 0)
             return true;
-    return false;
-}
-
-/* Rails' subscribed_to?: the pattern matches and the name is not excluded. */
-bool hark__sub_matches(const hark__sub *sub, const char *name)
-{
-    switch (sub->pattern_kind) {
-    case HARK_PATTERN_EXACT:
-        return strcmp(sub->pattern, name) == 0;
-    case HARK_PATTERN_REGEX:
-        return regex_matches(sub, name) && !excluded(sub, name);
-    case HARK_PATTERN_ALL:
-        return true;
-    case HARK_PATTERN_MATCH:
-        return sub->match(name, sub->match_data) && !excluded(sub, name);
-    }
     return false;
 }

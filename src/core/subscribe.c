@@ -130,39 +130,47 @@ static int make_sub(hark__sub **out, const hark_subscribe_options *o)
 /* Subscribe                                                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Locking: notifier lock. */
+/* Adds an exact subscription, creating its topic if needed. Returns with the lock
+ * released. */
 static int add_exact(hark_notifier *n, hark__sub *sub)
 {
     size_t length = strlen(sub->pattern);
-    hark_topic *t = hark__topic_find_locked(n, sub->pattern, length);
+    hark_topic *t;
+    struct hark__name_match m;
+    int rc = hark__lock_and_match(n, sub->pattern, length, &t, &m);
+    if (rc != 0)
+        return rc;
     bool created = false;
-    int rc;
     if (!t) {
-        if ((rc = hark__topic_prepare(&t, n, sub->pattern, length)) != 0)
-            return rc;
-        created = true;
+        rc = hark__topic_prepare(&t, n, sub->pattern, length, &m);
+        created = rc == 0;
     }
     struct hark__delta delta = {.add = sub};
     struct hark__snapshot *snap = NULL;
-    rc = HARK__GROW(t->exact, t->exact_capacity, t->exact_count + 1, 4);
+    if (rc == 0)
+        rc = HARK__GROW(t->exact, t->exact_capacity, t->exact_count + 1, 4);
     if (rc == 0)
         rc = hark__snapshot_build(&snap, t, &delta);
     if (rc != 0) {
         if (created)
             hark__topic_discard(t);
-        return rc;
-    }
-    if (sub->prepend) {
-        memmove(&t->exact[1], &t->exact[0], t->exact_count * sizeof t->exact[0]);
-        t->exact[0] = sub;
     } else {
-        t->exact[t->exact_count] = sub;
+        if (sub->prepend) {
+            memmove(&t->exact[1], &t->exact[0], t->exact_count * sizeof t->exact[0]);
+            t->exact[0] = sub;
+        } else {
+            t->exact[t->exact_count] = sub;
+        }
+        t->exact_count++;
+        hark__snapshot_publish(t, snap);
+        if (created)
+            hark__topic_commit(n, t);
+        sub->id = n->next_id++;
+        hark__subs_link_locked(n, sub);
     }
-    t->exact_count++;
-    hark__snapshot_publish(t, snap);
-    if (created)
-        hark__topic_commit(n, t);
-    return 0;
+    hark__unlock(n);
+    hark__name_match_free(&m);
+    return rc;
 }
 
 /* A topic and the snapshot it will get, while a change is being prepared. */
@@ -178,39 +186,111 @@ static void discard_pending(struct pending *p, size_t count)
     hark__free(p);
 }
 
-/* Locking: notifier lock. */
+/* Topics (created at index `from` or later) a pattern subscription may match:
+ * those sharing its literal prefix. Locking: notifier lock. */
+static int candidates(hark_topic ***out, size_t *count, hark_notifier *n, const hark__sub *sub,
+                      size_t from)
+{
+    return hark__topics_with_prefix(out, count, n, from, sub->prefix, sub->prefix_length);
+}
+
+/* Keeps in list[] the topics the pattern matches. No lock held: runs regexes and
+ * user match functions. A match that hits the limit fails the subscribe. */
+static int filter_matching(const hark__sub *sub, hark_topic **list, size_t *count)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < *count; i++) {
+        int r = hark__pattern_match(sub, list[i]->name, list[i]->length);
+        if (r < 0)
+            return r;
+        if (r)
+            list[kept++] = list[i];
+    }
+    *count = kept;
+    return 0;
+}
+
+/* Adds a regex, match-function or all-events subscription. The pattern is matched
+ * against the existing names with the lock released; names interned meanwhile are
+ * matched in further rounds until none is left. Returns with the lock released. */
 static int add_pattern(hark_notifier *n, hark__sub *sub)
 {
-    int rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
+    hark_topic **matched = NULL;
+    size_t count = 0, seen = 0;
+    int rc = hark__lock(n);
     if (rc != 0)
         return rc;
-    struct pending *p = hark__calloc(hark__topic_count_locked(n) + 1, sizeof *p);
-    if (!p)
-        return HARK_ENOMEM;
-    size_t count = 0;
+    for (;;) {
+        hark_topic **more;
+        size_t more_count;
+        size_t from = seen;
+        seen = hark__topic_count_locked(n);
+        if (from == seen)
+            break;
+        rc = candidates(&more, &more_count, n, sub, from);
+        if (rc != 0)
+            break;
+        if (sub->pattern_kind != HARK_PATTERN_ALL) {
+            hark__unlock(n);
+            rc = filter_matching(sub, more, &more_count);
+            int lrc = hark__lock(n);
+            if (lrc != 0) {
+                hark__free(more);
+                hark__free(matched);
+                return lrc;
+            }
+        }
+        if (rc == 0 && !matched) {
+            matched = more;
+            count = more_count;
+        } else if (rc == 0) {
+            hark_topic **grown = hark__realloc(matched, (count + more_count) * sizeof *grown);
+            if (grown) {
+                memcpy(grown + count, more, more_count * sizeof *more);
+                matched = grown;
+                count += more_count;
+            } else {
+                rc = HARK_ENOMEM;
+            }
+            hark__free(more);
+        } else {
+            hark__free(more);
+        }
+        if (rc != 0)
+            break;
+    }
+    struct pending *p = NULL;
+    size_t built = 0;
+    if (rc == 0)
+        rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
+    if (rc == 0 && !(p = hark__calloc(count + 1, sizeof *p)))
+        rc = HARK_ENOMEM;
     struct hark__delta delta = {.add = sub};
-    for (size_t i = 0; i < hark__topic_count_locked(n) && rc == 0; i++) {
-        hark_topic *t = n->topics[i];
-        if (!hark__sub_matches(sub, t->name))
-            continue;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        hark_topic *t = matched[i];
         rc = HARK__GROW(t->patterns, t->pattern_capacity, t->pattern_count + 1, 4);
         if (rc == 0)
-            rc = hark__snapshot_build(&p[count].snap, t, &delta);
+            rc = hark__snapshot_build(&p[built].snap, t, &delta);
         if (rc == 0)
-            p[count++].topic = t;
+            p[built++].topic = t;
     }
-    if (rc != 0) {
-        discard_pending(p, count);
-        return rc;
+    if (rc == 0) {
+        n->patterns[n->pattern_count++] = sub;
+        n->pattern_generation++;
+        for (size_t i = 0; i < built; i++) {
+            hark_topic *t = p[i].topic;
+            t->patterns[t->pattern_count++] = sub;
+            hark__snapshot_publish(t, p[i].snap);
+        }
+        hark__free(p);
+        sub->id = n->next_id++;
+        hark__subs_link_locked(n, sub);
+    } else if (p) {
+        discard_pending(p, built);
     }
-    n->patterns[n->pattern_count++] = sub;
-    for (size_t i = 0; i < count; i++) {
-        hark_topic *t = p[i].topic;
-        t->patterns[t->pattern_count++] = sub;
-        hark__snapshot_publish(t, p[i].snap);
-    }
-    hark__free(p);
-    return 0;
+    hark__unlock(n);
+    hark__free(matched);
+    return rc;
 }
 
 int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subscribe_options *opts)
@@ -221,17 +301,7 @@ int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subsc
     hark__sub *sub;
     if (rc != 0 || (rc = make_sub(&sub, opts)) != 0)
         return rc;
-    if ((rc = hark__lock(n)) != 0) {
-        free_unpublished(sub);
-        return rc;
-    }
-    sub->id = n->next_id;
     rc = sub->pattern_kind == HARK_PATTERN_EXACT ? add_exact(n, sub) : add_pattern(n, sub);
-    if (rc == 0) {
-        n->next_id++;
-        hark__subs_link_locked(n, sub);
-    }
-    hark__unlock(n);
     if (rc != 0) {
         free_unpublished(sub);
         return rc;
@@ -308,19 +378,26 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
         remove_item(t->exact, &t->exact_count, sub);
         hark__snapshot_publish(t, snap);
     } else {
-        struct pending *p = hark__calloc(hark__topic_count_locked(n) + 1, sizeof *p);
-        if (!p)
+        /* Only topics sharing the literal prefix can hold the subscription. */
+        hark_topic **list;
+        size_t listed, count = 0;
+        int rc = candidates(&list, &listed, n, sub, 0);
+        if (rc != 0)
+            return rc;
+        struct pending *p = hark__calloc(listed + 1, sizeof *p);
+        if (!p) {
+            hark__free(list);
             return HARK_ENOMEM;
-        size_t count = 0;
-        int rc = 0;
-        for (size_t i = 0; i < hark__topic_count_locked(n) && rc == 0; i++) {
-            hark_topic *t = n->topics[i];
+        }
+        for (size_t i = 0; i < listed && rc == 0; i++) {
+            hark_topic *t = list[i];
             if (!contains(t->patterns, t->pattern_count, sub))
                 continue;
             rc = hark__snapshot_build(&p[count].snap, t, &delta);
             if (rc == 0)
                 p[count++].topic = t;
         }
+        hark__free(list);
         if (rc != 0) {
             discard_pending(p, count);
             return rc;
@@ -331,6 +408,7 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
         }
         hark__free(p);
         remove_item(n->patterns, &n->pattern_count, sub);
+        n->pattern_generation++;
     }
     hark__subs_retire_locked(n, sub);
     return 0;
@@ -350,22 +428,21 @@ int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)
     return rc;
 }
 
-/* Locking: notifier lock. */
-static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t length)
+/* Locking: notifier lock. `matching`: the pattern subscriptions that match the name
+ * (the topic's own list when the name is interned). */
+static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t length, hark_topic *t,
+                                   hark__sub *const *matching, size_t count)
 {
     /* Regex and match-function subscriptions that match the name and will exclude it
      * from now on. */
-    size_t regex_count = 0;
-    for (size_t i = 0; i < n->pattern_count; i++)
-        if (hark__sub_excludable(n->patterns[i]) && hark__sub_matches(n->patterns[i], name))
-            regex_count++;
-    char **copies = hark__calloc(regex_count + 1, sizeof *copies);
+    char **copies = hark__calloc(count + 1, sizeof *copies);
     if (!copies)
         return HARK_ENOMEM;
     int rc = 0;
-    for (size_t i = 0, c = 0; i < n->pattern_count && rc == 0; i++) {
-        hark__sub *s = n->patterns[i];
-        if (!hark__sub_excludable(s) || !hark__sub_matches(s, name))
+    size_t c = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        hark__sub *s = matching[i];
+        if (!hark__sub_excludable(s))
             continue;
         size_t capacity = s->exclusion_count; /* exact fit: exclusions are rare */
         copies[c] = hark__strndup(name, length);
@@ -375,21 +452,21 @@ static int unsubscribe_name_locked(hark_notifier *n, const char *name, size_t le
             rc = HARK__GROW(s->exclusions, capacity, s->exclusion_count + 1, 4);
         c++;
     }
-    hark_topic *t = hark__topic_find_locked(n, name, length);
     struct hark__snapshot *snap = NULL;
     if (rc == 0 && t) {
         struct hark__delta delta = {.drop_exact = true, .drop_regex = true};
         rc = hark__snapshot_build(&snap, t, &delta);
     }
     if (rc != 0) {
-        for (size_t c = 0; c < regex_count; c++)
-            hark__free(copies[c]);
+        for (size_t k = 0; k < c; k++)
+            hark__free(copies[k]);
         hark__free(copies);
         return rc;
     }
-    for (size_t i = 0, c = 0; i < n->pattern_count; i++) {
-        hark__sub *s = n->patterns[i];
-        if (hark__sub_excludable(s) && hark__sub_matches(s, name))
+    c = 0;
+    for (size_t i = 0; i < count; i++) {
+        hark__sub *s = matching[i];
+        if (hark__sub_excludable(s))
             s->exclusions[s->exclusion_count++] = copies[c++];
     }
     hark__free(copies);
@@ -416,10 +493,16 @@ int hark_unsubscribe_name(hark_notifier *n, const char *name)
     int rc = hark__check_name(name, &length);
     if (rc != 0)
         return rc;
-    if ((rc = hark__lock(n)) != 0)
+    hark_topic *t;
+    struct hark__name_match m;
+    if ((rc = hark__lock_and_match(n, name, length, &t, &m)) != 0)
         return rc;
-    rc = unsubscribe_name_locked(n, name, length);
+    if (t)
+        rc = unsubscribe_name_locked(n, name, length, t, t->patterns, t->pattern_count);
+    else
+        rc = unsubscribe_name_locked(n, name, length, NULL, m.subs, m.count);
     hark__unlock(n);
+    hark__name_match_free(&m);
     hark__epoch_poll();
     return rc;
 }
@@ -428,13 +511,27 @@ int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *na
 {
     if (!n || !name)
         return HARK_EINVAL;
+    size_t length = strlen(name);
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
     hark__sub *sub = hark__find_sub_locked(n, id);
-    rc = sub ? hark__sub_matches(sub, name) : HARK_ENOENT;
+    if (!sub) {
+        hark__unlock(n);
+        return HARK_ENOENT;
+    }
+    /* Match with the lock released; the reader section keeps `sub` alive. */
+    unsigned bank = hark__read_enter();
     hark__unlock(n);
-    return rc;
+    int r = hark__pattern_match(sub, name, length);
+    rc = hark__lock(n);
+    if (rc == 0) {
+        if (r > 0 && hark__sub_excluded(sub, name))
+            r = 0;
+        hark__unlock(n);
+    }
+    hark__read_exit(bank, true);
+    return rc != 0 ? rc : r;
 }
 
 int hark_subscribed(hark_notifier *n, const hark_subscribe_options *opts, int (*body)(void *data),

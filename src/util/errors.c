@@ -27,6 +27,7 @@ static const struct error_text errors[] = {
     {HARK_EIO, "HARK_EIO", "input/output error"},
     {HARK_EEXIST, "HARK_EEXIST", "already exists"},
     {HARK_EBIND, "HARK_EBIND", "address cannot be bound"},
+    {HARK_EMATCHLIMIT, "HARK_EMATCHLIMIT", "regex match hit its backtracking limit"},
 };
 
 static const struct error_text *find(int err)
