@@ -16,6 +16,8 @@ abort "hark: #{include_dir}/hark.h not found" unless File.exist?(File.join(inclu
 $INCFLAGS << " -I#{include_dir}"
 $CFLAGS << " -std=gnu11 -DHARK_STATIC -Wall -Wno-unused-parameter"
 $LOCAL_LIBS << " #{lib} -lpthread"
+# libhark's regex patterns are PCRE2 (libpcre2-dev); the static library needs it.
+pkg_config("libpcre2-8") or abort "hark: libpcre2-8 not found (apt-get install libpcre2-dev)"
 
 # The match-callback pattern (a Ruby Regexp deciding which topics match).
 if try_compile(<<~C)
