@@ -89,9 +89,9 @@ ruby: build
 # subscriber tests with hark/rails loaded; each of those runs ends with a line proving
 # that the fanout under test was hark's, and all five must say so.
 ruby-test: ruby
-	ruby -I $(RUBY_LIB) -I bindings/ruby/test -e 'ARGV.each { |f| require File.expand_path(f) }' \
-	  bindings/ruby/test/test_*.rb
 	@if [ -z "$(RAILS72)" ]; then echo "ruby-test: no ../shared/rails-7.2: Rails' own tests NOT run"; exit 1; fi
+	ruby -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib -I bindings/ruby/test \
+	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
 	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
 	  $(RAILS72)/run-tests.sh >$(BUILD)/ruby-rails-tests.log 2>&1; \
 	  rc=$$?; cat $(BUILD)/ruby-rails-tests.log; \

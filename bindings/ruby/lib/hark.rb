@@ -5,6 +5,7 @@
 # `require "hark/rails"` installs it behind ActiveSupport::Notifications.
 require "set"
 require "hark/hark_ext"
+require "hark/silence"
 
 module Hark
   VERSION = "0.1.0"
@@ -81,6 +82,12 @@ module Hark
       @mutex = Mutex.new
       @subscriptions = [] # every live subscription, in subscribe order
       @other_count = 0    # subscriptions to a Regexp or to everything
+      Silence.register(self)
+    end
+
+    # Subscriptions whose silence hark caches (kept current by Hark::Silence).
+    def _cached_subscriptions # :nodoc:
+      @subscriptions.select { |s| s.silence_mode == SILENCE_CACHED }
     end
 
     def inspect # :nodoc:
@@ -101,7 +108,6 @@ module Hark
         @subscriptions << subscriber
         @other_count += 1 unless String === pattern
       end
-      Hark.silence_watch(subscriber) if subscriber.silenceable && Hark.respond_to?(:silence_watch)
       subscriber
     end
 
@@ -230,19 +236,19 @@ module Hark
           KIND_EVENTED
         end
 
-        # How hark asks silenced?: per event (dynamic), or a cached answer that the
-        # silence watcher keeps current.
-        def silence_mode
-          return SILENCE_NEVER unless @silenceable
-          Hark.respond_to?(:silence_mode_for) ? Hark.silence_mode_for(self) : SILENCE_DYNAMIC
-        end
+        # How hark asks silenced?: never, per event (dynamic), or a cached answer
+        # that Hark::Silence keeps current (fixed at subscribe time).
+        attr_reader :silence_mode
+        attr_accessor :hark_polls # :nodoc: poll_begin calls in force on this subscription
 
         def attach(fanout) # :nodoc:
-          mode = silence_mode
-          cached = mode == SILENCE_CACHED ? Hark.cached_silenced?(self) : false
+          @silence_mode = @silenceable ? Silence.mode_for(self) : SILENCE_NEVER
+          @hark_polls = 0
+          answer, certain = Silence.evaluate(self) if @silence_mode == SILENCE_CACHED
           @fanout = fanout
-          @id = fanout._subscribe(self, @delegate, @raw_pattern, kind, mode, @can_publish,
-                                  @can_publish_event, cached)
+          @id = fanout._subscribe(self, @delegate, @raw_pattern, kind, @silence_mode, @can_publish,
+                                  @can_publish_event, answer ? true : false)
+          Silence.adjust_polls(self, certain) if @silence_mode == SILENCE_CACHED
         end
 
         def detached! # :nodoc:

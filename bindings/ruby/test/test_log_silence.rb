@@ -1,0 +1,152 @@
+# frozen_string_literal: true
+
+# Log subscribers silenced by their logger's level at hark's cost (cached answers kept
+# current by hooks), and exact where the answer differs per thread or is unknown.
+# Needs ActiveSupport on the load path (make ruby-test adds Rails 7.2's).
+require "minitest/autorun"
+begin
+  require "active_support"
+  require "active_support/notifications"
+  require "active_support/log_subscriber"
+  require "hark/rails"
+rescue LoadError
+  warn "test_log_silence: ActiveSupport not on the load path, skipped"
+  return
+end
+require "stringio"
+
+class TestLogSilence < Minitest::Test
+  N = ActiveSupport::Notifications
+  LINE = proc { |_sev, _time, _prog, msg| "#{msg}\n" }
+
+  class Demo < ActiveSupport::LogSubscriber
+    class << self
+      attr_accessor :calls
+    end
+    self.calls = 0
+
+    def sql(event)
+      Demo.calls += 1
+      debug { "SQL #{event.payload[:n]}" }
+    end
+    subscribe_log_level :sql, :debug
+  end
+
+  def setup
+    @old_notifier = N.notifier
+    N.notifier = ActiveSupport::Notifications::Fanout.new
+    @io = StringIO.new
+    @logger = ActiveSupport::Logger.new(@io, level: Logger::ERROR, formatter: LINE)
+    @old_logger = ActiveSupport::LogSubscriber.logger
+    ActiveSupport::LogSubscriber.logger = @logger
+    Demo.calls = 0
+    Demo.attach_to :silence_test
+  end
+
+  def teardown
+    Demo.detach_from :silence_test
+    ActiveSupport::LogSubscriber.logger = @old_logger
+    N.notifier = @old_notifier
+  end
+
+  def lines = @io.string.lines.map(&:chomp)
+
+  # How often the logger was asked about its level during the block.
+  def level_checks
+    count = 0
+    tp = TracePoint.new(:call) { |t| count += 1 if t.method_id == :debug? || t.method_id == :level }
+    tp.enable { yield }
+    count
+  end
+
+  def test_silenced_by_level_costs_no_question_per_event
+    refute N.notifier.listening?("sql.silence_test")
+    checks = level_checks { 50.times { |i| N.instrument("sql.silence_test", n: i) { } } }
+    assert_equal 0, checks, "the cached answer must not ask the logger per event"
+    assert_equal 0, Demo.calls
+    assert_empty lines
+  end
+
+  def test_level_changes_are_seen_on_the_next_event
+    N.instrument("sql.silence_test", n: 1) { }
+    @logger.level = Logger::DEBUG
+    assert N.notifier.listening?("sql.silence_test")
+    N.instrument("sql.silence_test", n: 2) { }
+    @logger.error!
+    N.instrument("sql.silence_test", n: 3) { }
+    @logger.debug!
+    N.instrument("sql.silence_test", n: 4) { }
+    @logger.sev_threshold = Logger::INFO
+    N.instrument("sql.silence_test", n: 5) { }
+    assert_equal ["SQL 2", "SQL 4"], lines
+  end
+
+  def test_log_subscriber_logger_assignment_is_seen
+    loud_io = StringIO.new
+    ActiveSupport::LogSubscriber.logger = ActiveSupport::Logger.new(loud_io, level: Logger::DEBUG, formatter: LINE)
+    N.instrument("sql.silence_test", n: 1) { }
+    assert_equal "SQL 1\n", loud_io.string
+    ActiveSupport::LogSubscriber.logger = nil # no logger: silenced, asked per event
+    N.instrument("sql.silence_test", n: 2) { }
+    assert_equal "SQL 1\n", loud_io.string
+  end
+
+  def test_redefining_logger_is_seen
+    loud_io = StringIO.new
+    loud = Logger.new(loud_io, level: Logger::DEBUG, formatter: LINE)
+    Demo.class_eval { define_method(:logger) { loud } }
+    N.instrument("sql.silence_test", n: 1) { }
+    assert_equal "SQL 1\n", loud_io.string
+  ensure
+    Demo.class_eval { remove_method(:logger) }
+  end
+
+  def test_thread_local_silence_is_exact_on_every_thread
+    @logger.level = Logger::DEBUG
+    inside = Queue.new
+    release = Queue.new
+    t = Thread.new do
+      @logger.silence(Logger::ERROR) do
+        inside << true
+        release.pop
+        N.instrument("sql.silence_test", n: "silenced thread") { }
+      end
+      N.instrument("sql.silence_test", n: "after silence") { }
+    end
+    inside.pop
+    N.instrument("sql.silence_test", n: "other thread") { } # not silenced here
+    release << true
+    t.join
+    assert_equal ["SQL other thread", "SQL after silence"], lines
+    # and once no thread-local level is left, the answer is cached again
+    @logger.level = Logger::ERROR
+    assert_equal 0, level_checks { N.instrument("sql.silence_test", n: "x") { } }
+  end
+
+  def test_log_at_raises_and_restores
+    assert_raises(RuntimeError) { @logger.log_at(Logger::DEBUG) { raise "boom" } }
+    N.instrument("sql.silence_test", n: 1) { }
+    assert_empty lines
+    @logger.log_at(Logger::DEBUG) { N.instrument("sql.silence_test", n: 2) { } }
+    assert_equal ["SQL 2"], lines
+  end
+
+  class OddLogger # not a ::Logger: asked per event, never cached
+    attr_accessor :on
+    def debug? = on
+    def info? = on
+    def error? = true
+    def debug(*) = (yield if block_given?).then { |m| (@lines ||= []) << m }
+    def lines = @lines || []
+  end
+
+  def test_an_unknown_logger_is_asked_per_event
+    odd = OddLogger.new
+    ActiveSupport::LogSubscriber.logger = odd
+    odd.on = false
+    N.instrument("sql.silence_test", n: 1) { }
+    odd.on = true # no hook can see this: only asking per event gets it right
+    N.instrument("sql.silence_test", n: 2) { }
+    assert_equal ["SQL 2"], odd.lines
+  end
+end
