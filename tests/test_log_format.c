@@ -249,12 +249,60 @@ static void test_tags_across_threads(void **state)
     assert_true(hark_log_thread_id() != 0);
 }
 
+static void test_tags_in_lines(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "untagged"), 0);
+    assert_int_equal(hark_log_tags_push("req-42"), 0);
+    assert_int_equal(hark_log_tags_push("api"), 0);
+    assert_int_equal(hark_log(l, HARK_LOG_INFO, "served %d", 200), 0);
+    assert_int_equal(hark_logger_set_format_flags(l, HARK_LOG_FORMAT_LEVEL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_WARN, "slow"), 0);
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_json, NULL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "json"), 0);
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_logfmt, NULL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "logfmt"), 0);
+    assert_int_equal(hark_log_tags_pop(2), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    fclose(f);
+    char want_json[128], want_logfmt[128];
+    unsigned long long tid = (unsigned long long)hark_log_thread_id();
+    snprintf(want_json, sizeof want_json,
+             "\"level\":\"INFO\",\"thread\":%llu,\"tags\":[\"req-42\",\"api\"],"
+             "\"message\":\"json\"}\n",
+             tid);
+    snprintf(want_logfmt, sizeof want_logfmt,
+             " level=info thread=%llu tags=req-42,api msg=logfmt\n", tid);
+    assert_memory_equal(text, "untagged\n[req-42] [api] served 200\nWARN [req-42] [api] slow\n",
+                        strlen("untagged\n[req-42] [api] served 200\nWARN [req-42] [api] slow\n"));
+    assert_non_null(strstr(text, want_json));
+    assert_non_null(strstr(text, want_logfmt));
+    free(text);
+
+    /* The default formatter as a function prints the record's tags the same way. */
+    const char *tags[] = {"a", "b"};
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .tags = tags,
+                           .tag_count = 2};
+    char buf[64];
+    assert_int_equal(hark_log_format_default(buf, sizeof buf, &rec, HARK_LOG_FORMAT_LEVEL), 15);
+    assert_string_equal(buf, "INFO [a] [b] m\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_golden),         cmocka_unit_test(test_escaping_and_utf8),
         cmocka_unit_test(test_bounds_and_snprintf), cmocka_unit_test(test_tags_stack),
-        cmocka_unit_test(test_tags_across_threads),
+        cmocka_unit_test(test_tags_across_threads), cmocka_unit_test(test_tags_in_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

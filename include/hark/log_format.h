@@ -36,10 +36,10 @@ extern "C" {
  * JSON lines: one object per record, keys in this order, absent ones left out:
  *     {"time":"2026-08-22T10:11:12.345678Z","level":"INFO","thread":4711,
  *      "tags":["req-42","api"],"event":"sql.db","transaction_id":"...",
- *      "duration_ms":1.25,"message":"...","truncated":true,"fields":{...}}
- * `thread` is left out when 0, `event`, `transaction_id` and `duration_ms` when
- * `event` is NULL. Fields map to JSON by type: integers and doubles as numbers
- * (NaN and infinities as null), booleans, strings (NULL as null), pointers as
+ *      "event_id":7,"parent_id":6,"duration_ms":1.25,"message":"...","truncated":true,"fields":{...}}
+ * `thread`, `event_id` and `parent_id` are left out when 0, `transaction_id` when
+ * empty, and all the event's keys when `event` is NULL. Fields map to JSON by type: integers and
+ * doubles as numbers (NaN and infinities as null), booleans, strings (NULL as null), pointers as
  * "0x..." strings, nested payloads as objects, errors as {"type":..,"message":..}.
  * The trailing newline of a message is dropped (the line ends with its own).
  * Returns the full length, like snprintf; `buf` may be NULL when size is 0.
@@ -51,7 +51,9 @@ HARK_API size_t hark_log_format_json(char *buf, size_t size, const hark_log_reco
 /*
  * logfmt: space-separated key=value pairs,
  *     time=2026-08-22T10:11:12.345678Z level=info thread=4711 tags=req-42,api
- *     event=sql.db duration_ms=1.25 msg="served /" key=value ...
+ *     event=sql.db transaction_id=... event_id=7 parent_id=6 duration_ms=1.25
+ *     msg="served /" key=value ...
+ * (keys left out as in JSON).
  * A value is quoted ("...", with \" \\ \n \r \t and \u00XX escapes) when it is empty
  * or holds a space, '=', '"' or a control character. Nested payload fields are
  * flattened as outer.inner=value; characters of a key other than letters, digits

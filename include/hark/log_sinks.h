@@ -15,6 +15,7 @@
 #ifndef HARK_LOG_SINKS_H
 #define HARK_LOG_SINKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hark/common.h"
@@ -73,6 +74,56 @@ typedef struct hark_log_rotate_options {
  */
 HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,
                                       const hark_log_rotate_options *opt);
+
+/* ------------------------------------------------------------------------- */
+/* The asynchronous writer                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef enum hark_log_async_policy {
+    /* A full ring makes the logging thread wait for room: nothing is lost. */
+    HARK_LOG_ASYNC_BLOCK = 0,
+    /* A full ring drops the line and counts it; once there is room again the
+     * writer logs "N lines dropped" (WARN) with the exact count. */
+    HARK_LOG_ASYNC_DROP = 1
+} hark_log_async_policy;
+
+typedef struct hark_log_async_options {
+    /* Bytes of the ring, 4 KiB to 1 GiB, rounded up to a power of two; a typical
+     * line takes 128 bytes. Default 1 MiB. */
+    size_t capacity;
+    hark_log_async_policy policy;
+} hark_log_async_options;
+
+#define HARK_LOG_ASYNC_OPTIONS_INIT                                                                \
+    {                                                                                              \
+        (size_t)1 << 20, HARK_LOG_ASYNC_BLOCK                                                      \
+    }
+
+/*
+ * Makes `logger` asynchronous (`opt` not NULL) or synchronous again (NULL: every
+ * queued line is written first). Asynchronous, a logging call copies its line into
+ * a bounded ring shared by all threads -- with hark_log()/hark_logv(), the format
+ * string and the arguments themselves, formatted later (%s strings are copied;
+ * %n, %m, %ls and positional arguments are formatted at once) -- and a background
+ * thread formats and writes it through the logger's formatter and sink. The
+ * common path takes no lock. A thread's lines keep their order; every line is
+ * written whole. A line larger than half the ring is written by the calling
+ * thread after the lines queued before it (block policy) or dropped (drop policy).
+ * hark_logger_flush() and hark_logger_free() first wait for every line queued
+ * before the call; normal process exit (exit(), return from main) writes what is
+ * queued. A crash (signal, abort, _exit) loses what the ring holds at that moment:
+ * at most `capacity` bytes of lines. fork() in a multithreaded program leaves the
+ * child without the writer thread: use it before forking only.
+ * The time stamp, tags and event of a line are taken when it is logged.
+ * Errors: HARK_EINVAL (NULL logger, bad policy or capacity), HARK_ESTATE (already
+ * asynchronous), HARK_ENOMEM (ring or thread). Thread-safety: call it while no
+ * other thread logs through `logger`.
+ */
+HARK_API int hark_logger_set_async(hark_logger *logger, const hark_log_async_options *opt);
+
+/* Lines dropped so far by the drop policy (0 for NULL or a synchronous logger).
+ * Thread-safety: safe. */
+HARK_API uint64_t hark_logger_async_dropped(const hark_logger *logger);
 
 #ifdef __cplusplus
 }

@@ -239,11 +239,13 @@ typedef struct hark_log_record {
      * (hark/log_subscriber.h), else NULL. */
     const char *event;
     const char *transaction_id; /* the event's transaction id, or NULL / "" */
-    double duration_ms;         /* the event's duration so far, when `event` is set */
+    uint64_t event_id;          /* the event's id and its parent's (hark_event_ids), or 0 */
+    uint64_t parent_id;
+    double duration_ms; /* the event's duration so far, when `event` is set */
     /* The calling thread's tags (hark_log_tags_push()), outermost first. */
     const char *const *tags;
     size_t tag_count;
-    /* Typed key/value fields: the event payload's, or ones given to hark_log_kv(). */
+    /* Typed key/value fields: the event payload's. */
     const hark_field *fields;
     size_t field_count;
 } hark_log_record;

@@ -7,13 +7,31 @@
 
 #include "hark/log_format.h"
 #include "hark/logger.h"
+#include "hark/sys/log_event.h"
 
 /* Writes "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (UTC) for `time` into `out` (at least 40
  * bytes, NUL-terminated) and returns its length (27). A time outside years 1..9999
  * (or NaN) is written as the epoch. */
 size_t hark__log_time_iso(char *out, double time);
 
+/* Bytes "[tag] " takes for a full tag stack. */
+#define HARK__LOG_TAGS_TEXT (HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 3))
+
+/* Writes "[tag] " for each tag (at most HARK_LOG_TAGS_MAX, each cut at
+ * HARK_LOG_TAG_LEN) into `out` (HARK__LOG_TAGS_TEXT bytes), not NUL-terminated, and
+ * returns the length. */
+size_t hark__log_text_tags(char *out, const char *const *tags, size_t count);
+
 /* The calling thread's tag stack; *tags is NULL and 0 is returned without one. */
 size_t hark__log_tags_get(const char *const **tags);
+
+/* The calling thread's current log event (hark_log_event_swap()), read inline on
+ * the write path. */
+extern _Thread_local const hark_log_event *hark__tls_log_event;
+
+static inline const hark_log_event *hark__log_event_tls(void)
+{
+    return hark__tls_log_event;
+}
 
 #endif /* HARK_LOG_EXT_H */

@@ -350,6 +350,14 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
             puts_z(&o, ",\"transaction_id\":");
             json_cstr(&o, rec->transaction_id);
         }
+        if (rec->event_id) {
+            puts_z(&o, ",\"event_id\":");
+            put_uint(&o, rec->event_id);
+        }
+        if (rec->parent_id) {
+            puts_z(&o, ",\"parent_id\":");
+            put_uint(&o, rec->parent_id);
+        }
         puts_z(&o, ",\"duration_ms\":");
         put_double(&o, rec->duration_ms, true);
     }
@@ -516,6 +524,14 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         if (rec->transaction_id && rec->transaction_id[0]) {
             puts_z(&o, " transaction_id=");
             logfmt_cstr(&o, rec->transaction_id);
+        }
+        if (rec->event_id) {
+            puts_z(&o, " event_id=");
+            put_uint(&o, rec->event_id);
+        }
+        if (rec->parent_id) {
+            puts_z(&o, " parent_id=");
+            put_uint(&o, rec->parent_id);
         }
         puts_z(&o, " duration_ms=");
         put_double(&o, rec->duration_ms, false);

@@ -119,3 +119,21 @@ uint64_t hark_log_thread_id(void)
         tls_tid = (uint64_t)syscall(SYS_gettid);
     return tls_tid;
 }
+
+/* ------------------------------------------------------------------------- */
+/* The current log event                                                     */
+/* ------------------------------------------------------------------------- */
+
+_Thread_local const hark_log_event *hark__tls_log_event;
+
+const hark_log_event *hark_log_event_swap(const hark_log_event *ev)
+{
+    const hark_log_event *old = hark__tls_log_event;
+    hark__tls_log_event = ev;
+    return old;
+}
+
+const hark_log_event *hark_log_event_current(void)
+{
+    return hark__tls_log_event;
+}

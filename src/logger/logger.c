@@ -4,6 +4,7 @@
  * (observer.c).
  */
 #include "logger_internal.h"
+#include "log_ext.h"
 #include "alloc.h"
 
 #include <string.h>
@@ -58,6 +59,7 @@ int hark_logger_free(hark_logger *l)
     pthread_mutex_unlock(&l->observer_lock);
     if (busy)
         return HARK_EBUSY;
+    hark__async_stop(l);
     pthread_mutex_lock(&l->io_lock);
     (void)hark__sink_flush(l);
     pthread_mutex_unlock(&l->io_lock);
@@ -150,26 +152,62 @@ static int emit(hark_logger *l, hark_log_level level, const char *line, size_t l
 }
 
 /*
- * Starts a line in `b`. With the default formatter the prefix goes first and the
- * message is appended right after it, so one buffer serves the whole line; with a
- * custom formatter `b` holds the message alone. Returns where the message begins.
+ * The record of a line before its message: what the formatter needs. The text
+ * formatter prints only the level, the time (when asked) and the tags, so the
+ * rest is gathered only for a formatter of the user's or a structured one.
  */
-static size_t begin_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b, double *time)
+static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level level)
 {
-    *time = 0;
-    if (l->formatter) {
-        *time = hark__log_now();
-        return 0;
+    memset(rec, 0, sizeof *rec);
+    rec->level = level;
+    rec->tag_count = hark__log_tags_get(&rec->tags);
+    if (!l->formatter) {
+        if (l->format_flags & HARK_LOG_FORMAT_TIME)
+            rec->time = hark__log_now();
+        return;
     }
-    if (l->format_flags & HARK_LOG_FORMAT_TIME)
-        *time = hark__log_now();
-    (void)hark__lbuf_prefix(b, level, *time, l->format_flags);
-    return b->len;
+    rec->time = hark__log_now();
+    rec->thread_id = hark_log_thread_id();
+    const hark_log_event *ev = hark__log_event_tls();
+    if (ev && ev->name) {
+        rec->event = ev->name;
+        rec->transaction_id = ev->transaction_id;
+        rec->event_id = ev->id;
+        rec->parent_id = ev->parent_id;
+        rec->duration_ms = ev->duration_ms;
+        rec->fields = ev->fields;
+        rec->field_count = ev->field_count;
+    }
 }
 
-/* Completes the line begun by begin_line() and writes it. Releases `b`. */
-static int end_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b, size_t start,
-                    double time)
+/* Locking contract: io_lock held. */
+int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line)
+{
+    size_t n;
+    if (!l->formatter) {
+        n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+    } else {
+        n = l->formatter(line->p, line->cap, rec, l->formatter_data);
+    }
+    if (n >= line->cap) {
+        if (n >= SIZE_MAX - 1 || hark__lbuf_reserve(line, n) != 0)
+            return HARK_ENOMEM;
+        if (!l->formatter)
+            n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+        else
+            n = l->formatter(line->p, line->cap, rec, l->formatter_data);
+        if (n >= line->cap)
+            n = line->cap - 1;
+    }
+    line->len = n;
+    return hark__sink_write(l, rec->level, line->p, n);
+}
+
+/*
+ * Completes the line whose message `b` holds from `start` on and writes it.
+ * Releases `b`. With the default formatter, `b` already starts with the prefix.
+ */
+static int end_line(hark_logger *l, hark_log_record *rec, struct hark_log_buf *b, size_t start)
 {
     int rc = b->err;
     if (rc != 0)
@@ -178,30 +216,18 @@ static int end_line(hark_logger *l, hark_log_level level, struct hark_log_buf *b
         if (b->len == start || b->p[b->len - 1] != '\n')
             rc = hark__lbuf_putc(b, '\n');
         if (rc == 0)
-            rc = emit(l, level, b->p, b->len);
+            rc = emit(l, rec->level, b->p, b->len);
         goto out;
     }
-
-    hark_log_record rec = {
-        .level = level, .time = time, .message = b->p + start, .length = b->len - start};
+    rec->message = b->p + start;
+    rec->length = b->len - start;
     char stack[HARK__LOG_STACK];
-    size_t n = l->formatter(stack, sizeof stack, &rec, l->formatter_data);
-    if (n < sizeof stack) {
-        rc = emit(l, level, stack, n);
-        goto out;
-    }
-    if (n >= SIZE_MAX - 1) {
-        rc = HARK_ENOMEM;
-        goto out;
-    }
-    char *big = hark__malloc(n + 1);
-    if (!big) {
-        rc = HARK_ENOMEM;
-        goto out;
-    }
-    size_t again = l->formatter(big, n + 1, &rec, l->formatter_data);
-    rc = emit(l, level, big, again < n + 1 ? again : n);
-    hark__free(big);
+    struct hark_log_buf line;
+    hark__lbuf_init(&line, stack, sizeof stack);
+    pthread_mutex_lock(&l->io_lock);
+    rc = hark__log_render_write(l, rec, &line);
+    pthread_mutex_unlock(&l->io_lock);
+    hark__lbuf_release(&line);
 out:
     hark__lbuf_release(b);
     return rc;
@@ -209,23 +235,51 @@ out:
 
 /*
  * The one write path of every log call whose level is enabled: starts the line,
- * lets `fill` append the message, completes the line and writes it. A nonzero
- * return of `fill` logs nothing and is returned. (Callers check the level first,
- * so that a disabled call costs no more than the check.)
+ * lets `fill` append the message, completes the line and writes it (or, for an
+ * asynchronous logger, queues the message). A nonzero return of `fill` logs
+ * nothing and is returned. (Callers check the level first, so that a disabled
+ * call costs no more than the check.)
  */
 static int write_line(hark_logger *l, hark_log_level level, hark_log_message_fn fill, void *ctx)
 {
     char stack[HARK__LOG_STACK];
     struct hark_log_buf b;
-    double time;
     hark__lbuf_init(&b, stack, sizeof stack);
-    size_t start = begin_line(l, level, &b, &time);
+    if (l->async) {
+        int rc = fill(&b, ctx);
+        if (rc == 0)
+            rc = b.err ? b.err : hark__async_log_text(l, level, b.p, b.len);
+        hark__lbuf_release(&b);
+        return rc;
+    }
+    hark_log_record rec;
+    record_begin(l, &rec, level);
+    size_t start = 0;
+    if (!l->formatter) {
+        (void)hark__lbuf_prefix(&b, level, rec.time, l->format_flags, rec.tags, rec.tag_count);
+        start = b.len;
+    }
     int rc = fill(&b, ctx);
     if (rc != 0) {
         hark__lbuf_release(&b);
         return rc;
     }
-    return end_line(l, level, &b, start, time);
+    return end_line(l, &rec, &b, start);
+}
+
+/*
+ * Whether a line at `level` is written: the calling thread's override, else the
+ * level of the event being logged (a target level) when it is for this logger,
+ * else the logger's.
+ */
+static inline bool line_enabled(hark_logger *l, int level)
+{
+    const hark_log_event *ev = hark__log_event_tls();
+    if (HARK_UNLIKELY(ev && ev->level >= 0 && ev->logger == l) &&
+        (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
+         hark__logger_thread_level(l) < 0))
+        return level >= ev->level;
+    return hark_logger_enabled(l, level);
 }
 
 struct printf_args {
@@ -249,8 +303,10 @@ int hark_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
 {
     if (HARK_UNLIKELY(!l || !fmt || !level_ok((int)level)))
         return HARK_EINVAL;
-    if (!hark_logger_enabled(l, (int)level))
+    if (!line_enabled(l, (int)level))
         return 0;
+    if (l->async)
+        return hark__async_logv(l, level, fmt, ap);
     struct printf_args a;
     a.fmt = fmt;
     va_copy(a.ap, ap);
@@ -272,7 +328,7 @@ int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 {
     if (HARK_UNLIKELY(!l || !message || !level_ok((int)level)))
         return HARK_EINVAL;
-    if (!hark_logger_enabled(l, (int)level))
+    if (!line_enabled(l, (int)level))
         return 0;
     /* Cast: fill_str only reads the message. */
     return write_line(l, level, fill_str, (void *)(uintptr_t)message);
@@ -282,7 +338,7 @@ int hark_log_lazy(hark_logger *l, hark_log_level level, hark_log_message_fn fn, 
 {
     if (HARK_UNLIKELY(!l || !fn || !level_ok((int)level)))
         return HARK_EINVAL;
-    if (!hark_logger_enabled(l, (int)level))
+    if (!line_enabled(l, (int)level))
         return 0;
     return write_line(l, level, fn, data);
 }
@@ -291,6 +347,7 @@ int hark_logger_flush(hark_logger *l)
 {
     if (!l)
         return HARK_EINVAL;
+    hark__async_drain(l);
     pthread_mutex_lock(&l->io_lock);
     int rc = hark__sink_flush(l);
     pthread_mutex_unlock(&l->io_lock);

@@ -3,6 +3,7 @@
  * message buffer that printf-style and callback-produced messages are built in.
  */
 #include "logger_internal.h"
+#include "log_ext.h"
 #include "alloc.h"
 
 #include <stdio.h>
@@ -49,29 +50,8 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
 {
     size_t n = 0;
     if (flags & HARK_LOG_FORMAT_TIME) {
-        /* Years 1 to 9999 only; anything else (NaN, infinities, far-off times that
-         * gmtime_r cannot convert) prints as the epoch rather than garbage. */
-        if (!(time >= -62135596800.0 && time < 253402300800.0))
-            time = 0.0;
-        /* Round down, so that -1.5 is 23:59:58.500000 of the day before. */
-        time_t secs = (time_t)time;
-        if ((double)secs > time)
-            secs -= 1;
-        long usec = (long)((time - (double)secs) * 1e6);
-        if (usec < 0)
-            usec = 0;
-        if (usec > 999999)
-            usec = 999999;
-        struct tm tm;
-        if (!gmtime_r(&secs, &tm)) {
-            secs = 0;
-            usec = 0;
-            gmtime_r(&secs, &tm);
-        }
-        int w = snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ ", tm.tm_year + 1900,
-                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
-        if (w > 0 && w < 64)
-            n = (size_t)w;
+        n = hark__log_time_iso(out, time);
+        out[n++] = ' ';
     }
     if (flags & HARK_LOG_FORMAT_LEVEL) {
         const char *name = hark_log_level_name((int)level);
@@ -86,6 +66,21 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
     return n;
 }
 
+size_t hark__log_text_tags(char *out, const char *const *tags, size_t count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < count && i < HARK_LOG_TAGS_MAX; i++) {
+        const char *t = tags[i] ? tags[i] : "";
+        size_t len = strnlen(t, HARK_LOG_TAG_LEN);
+        out[n++] = '[';
+        memcpy(out + n, t, len);
+        n += len;
+        out[n++] = ']';
+        out[n++] = ' ';
+    }
+    return n;
+}
+
 size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *rec, unsigned flags)
 {
     if (!rec) {
@@ -93,8 +88,11 @@ size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *re
             buf[0] = '\0';
         return 0;
     }
-    char prefix[96];
+    /* The prefix: time, level, then Rails' "[tag] " per tag. */
+    char prefix[96 + HARK__LOG_TAGS_TEXT];
     size_t plen = format_prefix(prefix, rec->level, rec->time, flags);
+    if (rec->tags && rec->tag_count > 0)
+        plen += hark__log_text_tags(prefix + plen, rec->tags, rec->tag_count);
     const char *msg = rec->message ? rec->message : "";
     size_t mlen = rec->message ? rec->length : 0;
     bool newline = mlen == 0 || msg[mlen - 1] != '\n';
@@ -210,12 +208,15 @@ int hark__lbuf_vprintf(struct hark_log_buf *b, const char *fmt, va_list ap)
     return 0;
 }
 
-int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags)
+int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags,
+                      const char *const *tags, size_t tag_count)
 {
-    if (flags == 0)
+    if (flags == 0 && tag_count == 0)
         return 0;
-    char prefix[96];
+    char prefix[96 + HARK__LOG_TAGS_TEXT];
     size_t n = format_prefix(prefix, level, time, flags);
+    if (tag_count > 0)
+        n += hark__log_text_tags(prefix + n, tags, tag_count);
     return hark_log_buf_append(b, prefix, n);
 }
 

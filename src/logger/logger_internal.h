@@ -51,6 +51,10 @@ struct hark_logger {
     hark_logger_observer *observers;
     size_t observer_count;
 
+    /* The asynchronous writer (log_async.c), or NULL: lines are written by the
+     * calling thread. Set and cleared only while no other thread logs. */
+    struct hark__async *async;
+
     enum hark__sink_kind kind;
     FILE *fp;
     int fd;
@@ -76,8 +80,10 @@ void hark__lbuf_release(struct hark_log_buf *b);
 int hark__lbuf_reserve(struct hark_log_buf *b, size_t extra);
 int hark__lbuf_vprintf(struct hark_log_buf *b, const char *fmt, va_list ap) HARK_PRINTF(2, 0);
 int hark__lbuf_putc(struct hark_log_buf *b, char c);
-/* Writes the default formatter's prefix (time, level) for `flags`. */
-int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags);
+/* Writes the default formatter's prefix (time, level) for `flags`, then "[tag] " for
+ * each of the `tag_count` tags. */
+int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags,
+                      const char *const *tags, size_t tag_count);
 
 /* Wall clock in seconds, for formatters. */
 double hark__log_now(void);
@@ -94,6 +100,25 @@ int hark__sink_flush(hark_logger *l);
 int hark__sink_reopen(hark_logger *l);
 /* Closes what the logger owns; no other thread may use it. */
 void hark__sink_close(hark_logger *l);
+
+/*
+ * logger.c: renders `rec` (its message included) into a complete line in `line`
+ * with the logger's formatter, then writes it to the sink. Locking contract:
+ * io_lock held. Returns 0, HARK_ENOMEM or HARK_EIO.
+ */
+int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line);
+
+/* log_async.c: the asynchronous write path. hark__async_logv captures the
+ * arguments (or formats them, for what it cannot capture); hark__async_log_text
+ * queues a finished message. Both return 0, HARK_EIO or HARK_ENOMEM; a line dropped
+ * by the drop policy counts as written (0). */
+int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
+    HARK_PRINTF(3, 0);
+int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
+/* Waits until every line queued before the call is written. */
+void hark__async_drain(hark_logger *l);
+/* Drains, stops the writer thread and frees the ring. No other thread may log. */
+void hark__async_stop(hark_logger *l);
 
 /* logger_local.c: the calling thread's override for `l`, or -1 when it has none. */
 int hark__logger_thread_level(const hark_logger *l);

@@ -1,0 +1,58 @@
+/*
+ * hark/sys/log_event.h -- tell the logger which event the calling thread's log
+ * lines are about.
+ *
+ * An extension header for code that turns events into log lines, as the log
+ * subscribers (hark/log_subscriber.h) do: while a handler runs, they make the event
+ * the thread's current log event, so every line the handler logs carries the
+ * event's name, ids, duration and payload fields in its record (and in the JSON,
+ * logfmt and journald output):
+ *
+ *     hark_log_event le = {ev->name, ev->transaction_id, ev->id, ev->parent_id,
+ *                          hark_event_duration(ev), ev->payload->fields,
+ *                          ev->payload->count, NULL, -1};
+ *     const hark_log_event *saved = hark_log_event_swap(&le);
+ *     ...log...
+ *     hark_log_event_swap(saved);
+ */
+#ifndef HARK_SYS_LOG_EVENT_H
+#define HARK_SYS_LOG_EVENT_H
+
+#include <stdint.h>
+
+#include "hark/logger.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hark_log_event {
+    const char *name;
+    const char *transaction_id; /* NULL or "" when none */
+    uint64_t id;
+    uint64_t parent_id;
+    double duration_ms;
+    const hark_field *fields; /* the payload's fields, or NULL */
+    size_t field_count;
+    /* A level that replaces the level of `logger` for lines logged to it under
+     * this event (a target level, hark_logger_set_target_level()), or -1 for none.
+     * Thread-local overrides (silence, log_at) still come first. */
+    const hark_logger *logger;
+    int level;
+} hark_log_event;
+
+/*
+ * Makes `ev` (borrowed: it must stay valid until it is swapped out; NULL: none) the
+ * calling thread's current log event and returns the previous one, to be restored
+ * with a second call. Errors: none. Thread-safety: the calling thread's own.
+ */
+HARK_API const hark_log_event *hark_log_event_swap(const hark_log_event *ev);
+
+/* The calling thread's current log event, or NULL. Thread-safety: the thread's own. */
+HARK_API const hark_log_event *hark_log_event_current(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_SYS_LOG_EVENT_H */

@@ -1,0 +1,387 @@
+/*
+ * The asynchronous writer: the same bytes as the synchronous path for every kind
+ * of printf argument, tags and structured formats captured at log time, the drop
+ * policy's exact count, the block policy losing nothing under four threads with
+ * per-thread order, lines larger than the ring, flush, free, exit, bad input.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+#include <hark/sys/log_event.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <wchar.h>
+#include <unistd.h>
+
+#include "stress_util.h"
+
+/* A sink that collects lines in memory and can be held shut. */
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool open;
+    char *buf;
+    size_t len, cap;
+    int writes;
+} gate;
+
+static int gate_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level;
+    gate *g = data;
+    pthread_mutex_lock(&g->lock);
+    while (!g->open)
+        pthread_cond_wait(&g->cond, &g->lock);
+    if (g->len + len + 1 > g->cap) {
+        g->cap = (g->len + len + 1) * 2;
+        g->buf = realloc(g->buf, g->cap);
+    }
+    memcpy(g->buf + g->len, line, len);
+    g->len += len;
+    g->buf[g->len] = '\0';
+    g->writes++;
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
+static void gate_init(gate *g, bool open)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cond, NULL);
+    g->open = open;
+}
+
+static void gate_open(gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->open = true;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_done(gate *g)
+{
+    free(g->buf);
+    pthread_mutex_destroy(&g->lock);
+    pthread_cond_destroy(&g->cond);
+}
+
+static hark_logger *gate_logger(gate *g, size_t capacity, hark_log_async_policy policy)
+{
+    hark_log_sink sink = {gate_write, NULL, NULL, NULL, g};
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    o.capacity = capacity;
+    o.policy = policy;
+    assert_int_equal(hark_logger_set_async(l, &o), 0);
+    return l;
+}
+
+/* Logs the same calls to a synchronous and an asynchronous logger. */
+static void log_both(hark_logger *s, hark_logger *a, const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    assert_int_equal(hark_logv(s, HARK_LOG_INFO, fmt, ap), 0);
+    assert_int_equal(hark_logv(a, HARK_LOG_INFO, fmt, aq), 0);
+    va_end(aq);
+    va_end(ap);
+}
+
+static int lazy_fill(hark_log_buf *b, void *data)
+{
+    return hark_log_buf_printf(b, "lazy %d", *(int *)data);
+}
+
+static void test_same_bytes_as_sync(void **state)
+{
+    (void)state;
+    gate gs, ga;
+    gate_init(&gs, true);
+    gate_init(&ga, true);
+    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
+    hark_logger *s;
+    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
+    hark_logger *a = gate_logger(&ga, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    assert_int_equal(hark_logger_set_format_flags(s, HARK_LOG_FORMAT_LEVEL), 0);
+    assert_int_equal(hark_logger_set_format_flags(a, HARK_LOG_FORMAT_LEVEL), 0);
+
+    char buf[32];
+    strcpy(buf, "stack string");
+    const char unterminated[4] = {'a', 'b', 'c', 'd'};
+    log_both(s, a, "  Demo SQL (%.1fms)  SELECT 1", 0.25);
+    log_both(s, a, "%d %i %u %x %X %o %c %%", -42, 7, 42u, 255u, 255u, 8u, 'z');
+    log_both(s, a, "%hhd %hd %ld %lld %jd %zd %td", (signed char)-1, (short)-2, -3L, -4LL,
+             (intmax_t)-5, (ssize_t)-6, (ptrdiff_t)-7);
+    log_both(s, a, "%hhu %hu %lu %llu %ju %zu %#lx", (unsigned char)255, (unsigned short)65535, 3UL,
+             4ULL, (uintmax_t)5, (size_t)6, 0xabcUL);
+    log_both(s, a, "[%10s] [%-10s] [%.3s] [%*d] [%-*d] [%.*s] [%*.*f]", "right", "left", "truncate",
+             6, 42, 6, 42, 2, "xyz", 10, 3, 3.14159);
+    log_both(s, a, "[%.4s] %s", unterminated, buf);
+    log_both(s, a, "%e %E %g %G %a %10.4f %+d % d %05d", 12345.678, 0.000123, 1e20, 1e-5, 1.0, 2.5,
+             5, 5, 42);
+    log_both(s, a, "%Lf %p %s", (long double)1.5, (void *)buf, (char *)NULL);
+    log_both(s, a, "%lc", (wint_t)'w');
+    errno = EACCES;
+    log_both(s, a, "errno says %m"); /* formatted at once, on the caller */
+    log_both(s, a, "%2$s %1$s", "world", "hello");
+    log_both(s, a, "no arguments at all");
+    strcpy(buf, "changed"); /* the async copy was taken at log time */
+    int v = 9;
+    assert_int_equal(hark_log_str(s, HARK_LOG_WARN, "str"), 0);
+    assert_int_equal(hark_log_str(a, HARK_LOG_WARN, "str"), 0);
+    assert_int_equal(hark_log_lazy(s, HARK_LOG_ERROR, lazy_fill, &v), 0);
+    assert_int_equal(hark_log_lazy(a, HARK_LOG_ERROR, lazy_fill, &v), 0);
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_string_equal(ga.buf, gs.buf);
+    assert_int_equal(ga.writes, gs.writes);
+    assert_int_equal(hark_logger_free(a), 0);
+    assert_int_equal(hark_logger_free(s), 0);
+    gate_done(&gs);
+    gate_done(&ga);
+}
+
+static void test_tags_and_json_taken_at_log_time(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, false);
+    hark_logger *a = gate_logger(&g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    assert_int_equal(hark_logger_set_formatter(a, hark_log_format_json, NULL), 0);
+    assert_int_equal(hark_log_tags_push("req-42"), 0);
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_str(&p, "sql", "SELECT 1");
+    hark_payload_set_int(&p, "rows", 3);
+    hark_payload_set_bool(&p, "cached", false);
+    hark_log_event ev = {"sql.db", "abc", 7, 6, 1.5, p.fields, p.count, NULL, -1};
+    const hark_log_event *saved = hark_log_event_swap(&ev);
+    assert_int_equal(hark_log(a, HARK_LOG_INFO, "n=%d", 1), 0);
+    hark_log_event_swap(saved);
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    gate_open(&g);
+    assert_int_equal(hark_logger_flush(a), 0);
+    char thread[64];
+    snprintf(thread, sizeof thread, "\"thread\":%llu,", (unsigned long long)hark_log_thread_id());
+    assert_non_null(strstr(g.buf, thread));
+    assert_non_null(strstr(g.buf, "\"tags\":[\"req-42\"],\"event\":\"sql.db\",\"transaction_id\":"
+                                  "\"abc\",\"event_id\":7,\"parent_id\":6,\"duration_ms\":1.5,"
+                                  "\"message\":\"n=1\",\"fields\":{\"sql\":\"SELECT 1\",\"rows\":"
+                                  "3,\"cached\":false}}\n"));
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+}
+
+static void test_drop_policy_counts_exactly(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, false);
+    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_DROP);
+    const int total = 1000;
+    for (int i = 0; i < total; i++)
+        assert_int_equal(hark_log(a, HARK_LOG_INFO, "line %d", i), 0);
+    uint64_t dropped = hark_logger_async_dropped(a);
+    assert_true(dropped > 0 && dropped < (uint64_t)total);
+    gate_open(&g);
+    assert_int_equal(hark_logger_flush(a), 0);
+    /* Every line is either written, in order, or counted in a report. */
+    int written = 0, last = -1;
+    unsigned long long reported = 0;
+    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        int n;
+        unsigned long long d;
+        if (sscanf(line, "line %d", &n) == 1) {
+            assert_true(n > last);
+            last = n;
+            written++;
+        } else {
+            assert_int_equal(sscanf(line, "%llu lines dropped", &d), 1);
+            reported += d;
+        }
+    }
+    assert_int_equal(reported, dropped);
+    assert_int_equal((uint64_t)written + reported, (uint64_t)total);
+    assert_int_equal(hark_logger_async_dropped(a), dropped);
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+}
+
+#define PRODUCERS 4
+
+typedef struct producer {
+    hark_logger *l;
+    int index;
+    long lines;
+} producer;
+
+static void *produce(void *arg)
+{
+    producer *p = arg;
+    for (long i = 0; i < p->lines; i++)
+        hark_log(p->l, HARK_LOG_INFO, "t%d n%ld %s", p->index, i,
+                 "padding padding padding padding padding");
+    return NULL;
+}
+
+static void test_block_policy_four_threads(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, false);
+    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    long lines = stress_iters(5000, 500);
+    pthread_t th[PRODUCERS];
+    producer p[PRODUCERS];
+    for (int i = 0; i < PRODUCERS; i++) {
+        p[i] = (producer){a, i, lines};
+        assert_int_equal(pthread_create(&th[i], NULL, produce, &p[i]), 0);
+    }
+    /* The producers fill the ring and wait; the gate opens whenever this runs. */
+    gate_open(&g);
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(hark_logger_flush(a), 0);
+    long next[PRODUCERS] = {0};
+    long count = 0;
+    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        int t;
+        long n;
+        char pad[64];
+        assert_int_equal(sscanf(line, "t%d n%ld %63[a-z ]", &t, &n, pad), 3);
+        assert_string_equal(pad, "padding padding padding padding padding");
+        assert_true(t >= 0 && t < PRODUCERS);
+        assert_int_equal(n, next[t]); /* per-thread order, nothing lost */
+        next[t]++;
+        count++;
+    }
+    assert_int_equal(count, PRODUCERS * lines);
+    assert_int_equal(hark_logger_async_dropped(a), 0);
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+}
+
+static void test_line_larger_than_ring(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, true);
+    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    size_t big = 100000;
+    char *msg = malloc(big + 1);
+    memset(msg, 'b', big);
+    msg[big] = '\0';
+    assert_int_equal(hark_log_str(a, HARK_LOG_INFO, "before"), 0);
+    assert_int_equal(hark_log(a, HARK_LOG_INFO, "%s", msg), 0);
+    assert_int_equal(hark_log_str(a, HARK_LOG_INFO, msg), 0);
+    assert_int_equal(hark_log_str(a, HARK_LOG_INFO, "after"), 0);
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_int_equal(g.len, 7 + 2 * (big + 1) + 6);
+    assert_memory_equal(g.buf, "before\nbbb", 10);
+    assert_string_equal(g.buf + g.len - 6, "after\n");
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+
+    /* Dropped by the drop policy, and counted. */
+    gate_init(&g, true);
+    a = gate_logger(&g, 4096, HARK_LOG_ASYNC_DROP);
+    assert_int_equal(hark_log_str(a, HARK_LOG_INFO, msg), 0);
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_string_equal(g.buf, "1 line dropped\n");
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+    free(msg);
+}
+
+static void test_free_and_switch_back_write_everything(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, true);
+    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    for (int i = 0; i < 100; i++)
+        hark_log(a, HARK_LOG_INFO, "%d", i);
+    /* Back to synchronous: the queued lines come first. */
+    assert_int_equal(hark_logger_set_async(a, NULL), 0);
+    assert_int_equal(hark_log_str(a, HARK_LOG_INFO, "sync"), 0);
+    assert_int_equal(g.writes, 101);
+    assert_string_equal(g.buf + g.len - 8, "99\nsync\n");
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    assert_int_equal(hark_logger_set_async(a, &o), 0);
+    assert_int_equal(hark_logger_set_async(a, &o), HARK_ESTATE);
+    for (int i = 0; i < 100; i++)
+        hark_log(a, HARK_LOG_INFO, "again %d", i);
+    assert_int_equal(hark_logger_free(a), 0); /* writes the queue first */
+    assert_int_equal(g.writes, 201);
+    gate_done(&g);
+
+    o.capacity = 100;
+    assert_int_equal(hark_logger_set_async(NULL, &o), HARK_EINVAL);
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_file(&l, stderr), 0);
+    assert_int_equal(hark_logger_set_async(l, &o), HARK_EINVAL);
+    o.capacity = 1 << 16;
+    o.policy = (hark_log_async_policy)7;
+    assert_int_equal(hark_logger_set_async(l, &o), HARK_EINVAL);
+    assert_int_equal(hark_logger_async_dropped(l), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_exit_writes_the_queue(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hark-async-exit-%d.log", (int)getpid());
+    unlink(path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        hark_logger *l;
+        hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+        if (hark_logger_new_path(&l, path) != 0 || hark_logger_set_async(l, &o) != 0)
+            _exit(2);
+        for (int i = 0; i < 5000; i++)
+            hark_log(l, HARK_LOG_INFO, "exit line %d", i);
+        exit(0); /* no flush, no free: the exit hook writes the queue */
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[64];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char want[64];
+        snprintf(want, sizeof want, "exit line %d\n", n);
+        assert_string_equal(line, want);
+        n++;
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(n, 5000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_bytes_as_sync),
+        cmocka_unit_test(test_tags_and_json_taken_at_log_time),
+        cmocka_unit_test(test_drop_policy_counts_exactly),
+        cmocka_unit_test(test_block_policy_four_threads),
+        cmocka_unit_test(test_line_larger_than_ring),
+        cmocka_unit_test(test_free_and_switch_back_write_everything),
+        cmocka_unit_test(test_exit_writes_the_queue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
