@@ -275,9 +275,9 @@ static void test_skip_cpu_time(void **state)
     nfx_close(&x);
 }
 
-/* As in Rails, the name and payload given to the legacy finish are what the event
- * carries. */
-static void test_event_carries_finish_name_and_payload(void **state)
+/* As in Rails' event-object group: the event is built at the legacy start, so it
+ * carries start's name and id; the payload given to finish replaces start's. */
+static void test_event_carries_start_name_and_finish_payload(void **state)
 {
     (void)state;
     struct nfx x;
@@ -287,11 +287,12 @@ static void test_event_carries_finish_name_and_payload(void **state)
     HARK_PAYLOAD(p1, 1);
     HARK_PAYLOAD(p2, 1);
     hark_payload_set_str(&p2, "at", "finish");
-    assert_int_equal(hark_start(x.n, "begun", &p1), 0);
-    assert_int_equal(hark_finish(x.n, "ended", &p2), 0);
+    assert_int_equal(hark_start_id(x.n, "begun", "7", &p1, NULL), 0);
+    assert_int_equal(hark_finish_id(x.n, "ended", "8", &p2, NULL), 0);
     const rec_entry *e = rec_nth(x.r, "obj", 0);
     assert_non_null(e);
-    assert_string_equal(e->name, "ended");
+    assert_string_equal(e->name, "begun");
+    assert_string_equal(e->id, "7");
     assert_ptr_equal(e->payload, &p2);
     assert_ptr_equal(e->event.payload, &p2);
     assert_true(e->duration == 250.0);
@@ -312,7 +313,7 @@ int main(void)
         T(test_notifier_event_units_and_derived_values),
         T(test_notifier_event_idle_clamped),
         T(test_skip_cpu_time),
-        T(test_event_carries_finish_name_and_payload),
+        T(test_event_carries_start_name_and_finish_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

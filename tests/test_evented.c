@@ -5,22 +5,19 @@
  * Mapping from Ruby:
  *   - Each test makes its own Fanout; here its own notifier (hark_notifier_new).
  *   - `notifier.start(name, id, payload)` / `notifier.finish(name, id, payload)` are
- *     the legacy per-thread stack hark_start()/hark_finish(). hark takes no id
- *     argument: the id every subscriber sees is the calling thread's transaction id
- *     for the notifier (hark_transaction_id). Where Rails tells events apart by the
- *     ids it passes (1, 2), the tests pass distinct payloads and check that each
- *     call carries the right one; Rails' "finish with id 2 after start with id 1"
- *     (the finish's own arguments win) becomes "finish with another payload".
+ *     the legacy per-thread stack hark_start_id()/hark_finish_id(), which pass the
+ *     caller's id (here the strings "1", "2") to every listener; hark_start() and
+ *     hark_finish() are the same with the thread's transaction id. The tests also
+ *     pass distinct payloads and check that each call carries the right one.
  *   - A listener object with start/finish is a HARK_KIND_EVENTED subscription.
  *     Ruby's arity-based kind detection is explicit here: test_evented_listener_priority
  *     fills an options struct with both `timed` and start/finish and kind EVENTED.
  *   - Raised exceptions are nonzero callback return codes: BadListenerException is
  *     BAD_LISTENER, a plain `raise "foo"` is RUNTIME_ERROR. The aggregate
  *     InstrumentationSubscriberError is HARK_ESUBSCRIBER; its `exceptions.count` is
- *     hark_status.failures and its `cause` hark_status.first_failure. hark_start()
- *     and hark_finish() return only the code, so the counts are read from a handle
- *     (hark_handle_build/start/finish + hark_handle_status) driven the same way.
- *   - Ruby's /[a-z]*.world/ is the same POSIX ERE.
+ *     hark_status.failures and its `cause` hark_status.first_failure, which
+ *     hark_start_id()/hark_finish_id() report (and handles, driven the same way).
+ *   - Ruby's /[a-z]*.world/ is the same regex in PCRE2.
  *
  * Nothing of this file is skipped.
  */
@@ -70,16 +67,23 @@ static void listen(fx *f, hark_pattern pattern, rec_sub *s)
     assert_int_equal(hark_subscribe_evented(NULL, f->n, pattern, rec_start, rec_finish, s), 0);
 }
 
-/* Asserts entry i of `tag`: what, name, the thread's id and the payload pointer. */
-static void assert_call(fx *f, const char *tag, unsigned i, rec_what what, const char *name,
-                        const hark_payload *payload)
+/* Asserts entry i of `tag`: what, name, id and the payload pointer. */
+static void assert_call_id(fx *f, const char *tag, unsigned i, rec_what what, const char *name,
+                           const char *id, const hark_payload *payload)
 {
     const rec_entry *e = rec_nth(f->rec, tag, i);
     assert_non_null(e);
     assert_int_equal(e->what, what);
     assert_string_equal(e->name, name);
-    assert_string_equal(e->id, f->id);
+    assert_string_equal(e->id, id);
     assert_ptr_equal(e->payload, payload);
+}
+
+/* The same with the thread's transaction id (hark_start/hark_finish). */
+static void assert_call(fx *f, const char *tag, unsigned i, rec_what what, const char *name,
+                        const hark_payload *payload)
+{
+    assert_call_id(f, tag, i, what, name, f->id, payload);
 }
 
 static void test_evented_listener(void **state)
@@ -89,16 +93,16 @@ static void test_evented_listener(void **state)
     listen(f, hark_exact("hi"), &listener);
     HARK_PAYLOAD(p1, 1); /* id 1 */
     HARK_PAYLOAD(p2, 1); /* id 2 */
-    assert_int_equal(hark_start(f->n, "hi", &p1), 0);
-    assert_int_equal(hark_start(f->n, "hi", &p2), 0);
-    assert_int_equal(hark_finish(f->n, "hi", &p2), 0);
-    assert_int_equal(hark_finish(f->n, "hi", &p1), 0);
+    assert_int_equal(hark_start_id(f->n, "hi", "1", &p1, NULL), 0);
+    assert_int_equal(hark_start_id(f->n, "hi", "2", &p2, NULL), 0);
+    assert_int_equal(hark_finish_id(f->n, "hi", "2", &p2, NULL), 0);
+    assert_int_equal(hark_finish_id(f->n, "hi", "1", &p1, NULL), 0);
 
     assert_int_equal(rec_count_tag(f->rec, "l"), 4);
-    assert_call(f, "l", 0, REC_START, "hi", &p1);
-    assert_call(f, "l", 1, REC_START, "hi", &p2);
-    assert_call(f, "l", 2, REC_FINISH, "hi", &p2);
-    assert_call(f, "l", 3, REC_FINISH, "hi", &p1);
+    assert_call_id(f, "l", 0, REC_START, "hi", "1", &p1);
+    assert_call_id(f, "l", 1, REC_START, "hi", "2", &p2);
+    assert_call_id(f, "l", 2, REC_FINISH, "hi", "2", &p2);
+    assert_call_id(f, "l", 3, REC_FINISH, "hi", "1", &p1);
     for (unsigned i = 0; i < 4; i++)
         assert_int_equal(rec_nth(f->rec, "l", i)->nfields, 0); /* {} */
 }
@@ -160,6 +164,14 @@ static void test_listen_start_multiple_exception_consistency(void **state)
     HARK_PAYLOAD(pw, 1);
 
     /* Through the legacy stack: each start reports the aggregate failure. */
+    hark_status st;
+    assert_int_equal(hark_start_id(f->n, "hello", "1", &ph, &st), HARK_ESUBSCRIBER);
+    assert_int_equal(st.failures, 2);
+    assert_int_equal(st.first_failure, BAD_LISTENER);
+    /* Finish pops it again: the stack is back where it was. */
+    assert_int_equal(hark_finish_id(f->n, "hello", "1", &ph, &st), 0);
+    assert_int_equal(st.failures, 0);
+    rec_clear(f->rec);
     assert_int_equal(hark_start(f->n, "hello", &ph), HARK_ESUBSCRIBER);
     assert_int_equal(hark_start(f->n, "world", &pw), HARK_ESUBSCRIBER);
     /* The handles were started anyway: the finishes work. */
@@ -227,8 +239,13 @@ static void test_listen_finish_multiple_exception_consistency(void **state)
 
     assert_int_equal(hark_start(f->n, "hello", &ph), 0);
     assert_int_equal(hark_start(f->n, "world", &pw), 0);
-    assert_int_equal(hark_finish(f->n, "world", &pw), HARK_ESUBSCRIBER);
-    assert_int_equal(hark_finish(f->n, "hello", &ph), HARK_ESUBSCRIBER);
+    hark_status st;
+    assert_int_equal(hark_finish_id(f->n, "world", NULL, &pw, &st), HARK_ESUBSCRIBER);
+    assert_int_equal(st.failures, 5);                 /* error.exceptions.count */
+    assert_int_equal(st.first_failure, BAD_LISTENER); /* error.cause */
+    assert_int_equal(hark_finish_id(f->n, "hello", NULL, &ph, &st), HARK_ESUBSCRIBER);
+    assert_int_equal(st.failures, 5);
+    assert_int_equal(st.first_failure, BAD_LISTENER);
     assert_int_equal(rec_count_tag(f->rec, "l"), 4);
     assert_call(f, "l", 0, REC_START, "hello", &ph);
     assert_call(f, "l", 1, REC_START, "world", &pw);
@@ -286,20 +303,21 @@ static void test_listen_to_regexp(void **state)
     fx *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_regex("[a-z]*.world"), &listener);
-    HARK_PAYLOAD(s1, 1); /* start's id 1 */
-    HARK_PAYLOAD(s2, 1); /* finish's id 2 */
-    assert_int_equal(hark_start(f->n, "hi.world", &s1), 0);
-    assert_int_equal(hark_finish(f->n, "hi.world", &s2), 0);
-    assert_int_equal(hark_start(f->n, "hello.world", &s1), 0);
-    assert_int_equal(hark_finish(f->n, "hello.world", &s2), 0);
+    HARK_PAYLOAD(s1, 1);
+    HARK_PAYLOAD(s2, 1);
+    /* start with id 1, finish with id 2: the finish's own arguments win. */
+    assert_int_equal(hark_start_id(f->n, "hi.world", "1", &s1, NULL), 0);
+    assert_int_equal(hark_finish_id(f->n, "hi.world", "2", &s2, NULL), 0);
+    assert_int_equal(hark_start_id(f->n, "hello.world", "1", &s1, NULL), 0);
+    assert_int_equal(hark_finish_id(f->n, "hello.world", "2", &s2, NULL), 0);
 
     assert_string_equal(
         rec_trace_n(f->rec),
         "l.start:hi.world l.finish:hi.world l.start:hello.world l.finish:hello.world");
-    assert_call(f, "l", 0, REC_START, "hi.world", &s1);
-    assert_call(f, "l", 1, REC_FINISH, "hi.world", &s2);
-    assert_call(f, "l", 2, REC_START, "hello.world", &s1);
-    assert_call(f, "l", 3, REC_FINISH, "hello.world", &s2);
+    assert_call_id(f, "l", 0, REC_START, "hi.world", "1", &s1);
+    assert_call_id(f, "l", 1, REC_FINISH, "hi.world", "2", &s2);
+    assert_call_id(f, "l", 2, REC_START, "hello.world", "1", &s1);
+    assert_call_id(f, "l", 3, REC_FINISH, "hello.world", "2", &s2);
 }
 
 static void test_listen_to_regexp_with_exclusions(void **state)

@@ -465,6 +465,7 @@ typedef struct hark_handle {
     const void *reader_;                /* the starting thread's reclamation record */
     hark_topic *topic_;
     const char *name_;
+    const char *caller_id_; /* the legacy stack's caller id, or NULL: id_ */
     hark_payload *payload_;
     uint8_t state_;
     uint8_t epoch_;
@@ -689,14 +690,30 @@ HARK_API int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *s
 #define HARK_STACK_MAX 32
 
 /*
- * Rails' notifier.start / notifier.finish: start builds and starts a handle for
- * `name` and pushes it on a per-thread stack; finish pops the most recent one --
- * whatever its name -- and finishes it with the name and payload given to finish.
- * Both strings are borrowed until the finish. Errors: HARK_EINVAL, HARK_ENAME,
- * HARK_ENAMETOOLONG, HARK_ENOMEM, HARK_ELIMIT (stack full), HARK_ESTATE (finish
- * with an empty stack), HARK_ESUBSCRIBER.
+ * Rails' notifier.start(name, id, payload) / notifier.finish(name, id, payload):
+ * start builds and starts a handle for `name` and pushes it on a per-thread stack;
+ * finish pops the most recent one -- whatever its name -- and finishes it.
+ * As Rails does:
+ *   - start/finish subscribers get the name, id and payload given to each call;
+ *     timed and monotonic subscribers get finish's;
+ *   - event-object subscribers get the event built at start: its name and id are
+ *     start's, its payload is finish's (when finish gives one).
+ * `id` is what every subscriber receives as the id; NULL means the calling
+ * thread's transaction id for `n` at start, and "the id given at start" at finish.
+ * `payload` NULL at finish keeps start's. Names and ids are borrowed until the
+ * finish. `status` (may be NULL) receives the failures of this call's subscribers,
+ * as hark_handle_status() does for handles.
+ * Errors: HARK_EINVAL, HARK_ENAME, HARK_ENAMETOOLONG, HARK_ENOMEM, HARK_ELIMIT
+ * (stack full), HARK_ESTATE (finish with an empty stack), HARK_ESUBSCRIBER (a
+ * subscriber failed; the event is started, or finished, anyway: *status says how
+ * many and the first value).
  * Thread-safety: safe; the stack belongs to the calling thread.
  */
+HARK_API int hark_start_id(hark_notifier *n, const char *name, const char *id,
+                           hark_payload *payload, hark_status *status);
+HARK_API int hark_finish_id(hark_notifier *n, const char *name, const char *id,
+                            hark_payload *payload, hark_status *status);
+/* hark_start_id / hark_finish_id with the thread's transaction id and no status. */
 HARK_API int hark_start(hark_notifier *n, const char *name, hark_payload *payload);
 HARK_API int hark_finish(hark_notifier *n, const char *name, hark_payload *payload);
 

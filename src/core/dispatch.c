@@ -71,6 +71,7 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     h->topic_ = t;
     h->name_ = t->name;
+    h->caller_id_ = NULL;
     h->state_ = STATE_BUILT;
     h->status_.block = 0;
     h->status_.failures = 0;
@@ -145,7 +146,7 @@ HARK_HOT int start(hark_handle *h)
     hark__nest_push(&h->ids_);
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
-    const char *id = h->id_;
+    const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
     hark_payload *payload = h->payload_;
     uint32_t failures = 0;
     int first_failure = 0;
@@ -193,7 +194,7 @@ HARK_HOT int finish(hark_handle *h)
         return 0;
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
-    const char *id = h->id_;
+    const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
     hark_payload *payload = h->payload_;
     uint32_t failures = 0;
     int first_failure = 0;
@@ -219,9 +220,9 @@ HARK_HOT int finish(hark_handle *h)
                 NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
             break;
         case HARK_KIND_EVENT: {
-            /* The payload (and, for the legacy stack, the name) given at finish wins. */
+            /* As Rails' event-object group: the event built at start keeps its name
+             * and id (the legacy stack may finish with others); finish's payload wins. */
             hark_event *ev = &h->event_;
-            ev->name = name;
             ev->payload = payload;
             hark__event_end(ev, clock);
             FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->call.event(ev, e->data)));

@@ -105,9 +105,20 @@ static struct legacy_stack *thread_stack(void)
     return s;
 }
 
-int hark_start(hark_notifier *n, const char *name, hark_payload *payload)
+static void report(hark_status *status, const hark_handle *h, int rc)
+{
+    if (status) {
+        status->block = 0;
+        status->failures = rc == HARK_ESUBSCRIBER ? h->status_.failures : 0;
+        status->first_failure = rc == HARK_ESUBSCRIBER ? h->status_.first_failure : 0;
+    }
+}
+
+int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_payload *payload,
+                  hark_status *status)
 {
     hark_topic *t;
+    report(status, NULL, 0);
     if (!n)
         return HARK_EINVAL;
     int rc = hark_topic_get(&t, n, name);
@@ -120,12 +131,17 @@ int hark_start(hark_notifier *n, const char *name, hark_payload *payload)
         return HARK_ELIMIT;
     hark_handle *h = &s->handles[s->depth++];
     hark_handle_build(h, t, payload);
-    return hark_handle_start(h);
+    h->caller_id_ = id;
+    rc = hark_handle_start(h);
+    report(status, h, rc);
+    return rc;
 }
 
-int hark_finish(hark_notifier *n, const char *name, hark_payload *payload)
+int hark_finish_id(hark_notifier *n, const char *name, const char *id, hark_payload *payload,
+                   hark_status *status)
 {
     size_t length;
+    report(status, NULL, 0);
     if (!n)
         return HARK_EINVAL;
     int rc = hark__check_name(name, &length);
@@ -135,9 +151,23 @@ int hark_finish(hark_notifier *n, const char *name, hark_payload *payload)
     if (!s || s->depth == 0)
         return HARK_ESTATE;
     hark_handle *h = &s->handles[--s->depth];
-    /* Rails finishes the popped handle with the name and payload given to finish. */
+    /* Rails finishes the popped handle with the name, id and payload given to finish. */
     h->name_ = name;
+    if (id)
+        h->caller_id_ = id;
     if (payload)
         h->payload_ = payload;
-    return hark_handle_finish(h);
+    rc = hark_handle_finish(h);
+    report(status, h, rc);
+    return rc;
+}
+
+int hark_start(hark_notifier *n, const char *name, hark_payload *payload)
+{
+    return hark_start_id(n, name, NULL, payload, NULL);
+}
+
+int hark_finish(hark_notifier *n, const char *name, hark_payload *payload)
+{
+    return hark_finish_id(n, name, NULL, payload, NULL);
 }
