@@ -39,6 +39,12 @@
  *                          made and again whenever hark_silence_changed() says the
  *                          answer may have changed; the answer is folded into the
  *                          topic's word, so a silenced subscriber costs nothing.
+ *                          It is asked with the notifier's registry lock held
+ *                          (inside subscribe, silence_changed and the interning
+ *                          of a new name): it must only compute its answer --
+ *                          subscribing, unsubscribing,
+ *                          interning a new name or changing silence on that
+ *                          notifier from inside it returns HARK_EBUSY.
  *   HARK_SILENCE_DYNAMIC - `silenced(name, data)` is asked on every event (Rails'
  *                          silenced?); only the topics it subscribes to pay for it.
  * Silence is decided once per event, when its handle is built: a subscriber
@@ -47,8 +53,10 @@
  * Callbacks return 0 for success or any nonzero value for failure. A failure never
  * stops the other subscribers: all of them run, and the caller gets
  * HARK_ESUBSCRIBER with the number of failures and the first failing value (see
- * hark_status). Callbacks run on the instrumenting thread, with no hark lock held:
- * they may instrument, subscribe and unsubscribe.
+ * hark_status). Event callbacks (and dynamic silenced() ones) run on the
+ * instrumenting thread, with no hark lock held: they may instrument, subscribe and
+ * unsubscribe. Cached silenced() callbacks are the exception: they run under the
+ * registry lock (see above).
  *
  * Memory safety: unsubscribing never waits for events in flight. A subscription's
  * `release(data)` callback runs exactly once, after the last call into it could
@@ -69,7 +77,8 @@ extern "C" {
 typedef struct hark_notifier hark_notifier;
 typedef struct hark_topic hark_topic;
 
-/* Identifies one subscription within its notifier. Never 0 for a real one, never reused. */
+/* Identifies one subscription: unique in the process (so an id of one notifier names
+ * nothing in another), never 0 for a real one, never reused. */
 typedef uint64_t hark_subscription_id;
 
 typedef enum hark_kind {
@@ -168,7 +177,9 @@ typedef int (*hark_timed_fn)(const char *name, double start, double finish, cons
                              hark_payload *payload, void *data);
 typedef int (*hark_evented_fn)(const char *name, const char *id, hark_payload *payload, void *data);
 typedef int (*hark_event_fn)(hark_event *event, void *data);
-/* Returns true when the subscriber would do nothing with events named `name`. */
+/* Returns true when the subscriber would do nothing with events named `name`.
+ * HARK_SILENCE_CACHED: runs under the notifier's registry lock (see the silence
+ * modes above); HARK_SILENCE_DYNAMIC: on the instrumenting thread, no lock held. */
 typedef bool (*hark_silenced_fn)(const char *name, void *data);
 
 /* The outcome of one instrument, start, finish or publish call. */
@@ -194,7 +205,7 @@ HARK_API int hark_notifier_new(hark_notifier **out);
  * NULL is accepted and ignored. The process-wide built-in notifier cannot be freed
  * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or while
  * the calling thread itself has an event in flight (waiting would never end);
- * nothing is freed then.
+ * nothing is freed then. What it waits for: see hark_notifier_quiesce().
  * Thread-safety: no other thread may use the notifier or its topics during or
  * after the call.
  */
@@ -225,6 +236,12 @@ HARK_API int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock);
 /*
  * Waits until every unsubscribed subscription and superseded listener list of `n`
  * has been reclaimed and every pending release callback has run.
+ * What it waits for: reclamation is process-wide -- one grace period shared by
+ * every notifier -- so it waits until every event that was in flight when it was
+ * called, on any notifier and any thread, has finished (or been discarded, or
+ * ended by its thread's exit). A long instrumented block of another notifier
+ * delays it by as long; an event that never ends (a handle built and never
+ * finished) delays it for ever. Events that start after the call do not.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (called from a callback or with an event
  * of the calling thread in flight). Thread-safety: safe.
  */
@@ -251,7 +268,9 @@ HARK_API size_t hark_notifier_topic_count(const hark_notifier *n);
  * Interns `name` in `n` and stores its topic in *out. The same name always gives
  * the same pointer, valid until the notifier is freed. The name is copied.
  * Errors: HARK_EINVAL (NULL argument), HARK_ENAME (empty name), HARK_ENAMETOOLONG
- * (longer than HARK_NAME_MAX), HARK_ENOMEM. *out is untouched on error.
+ * (longer than HARK_NAME_MAX), HARK_ENOMEM, HARK_EBUSY (a new name, from inside a
+ * cached silenced() callback of `n`: it runs under the registry lock). Never
+ * HARK_ELIMIT (see HARK_SILENCEABLE_MAX). *out is untouched on error.
  * A new name is matched against the regex and match-function subscriptions once,
  * with no hark lock held (see "Regex dialect" for the match limit).
  * Thread-safety: safe; lock-free when the name is already interned.
@@ -351,10 +370,9 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
  * required callback missing, a MATCH pattern without a function), HARK_ENAME,
  * HARK_ENAMETOOLONG, HARK_EPATTERN (the regex does not compile), HARK_EMATCHLIMIT
  * (matching the regex against an existing name hit the match limit),
- * HARK_EPREPEND, HARK_ELIMIT (more than HARK_SILENCEABLE_MAX silenceable
- * subscriptions on one name), HARK_ENOMEM. On error nothing changed, and
- * `release` has not been called.
- * Thread-safety: safe, also from inside callbacks and instrumented blocks.
+ * HARK_EPREPEND, HARK_ELIMIT (the limit of HARK_SILENCEABLE_MAX below), HARK_ENOMEM. On error
+ * nothing changed, and `release` has not been called. Thread-safety: safe, also from inside
+ * callbacks and instrumented blocks.
  */
 HARK_API int hark_subscribe(hark_subscription_id *out, hark_notifier *n,
                             const hark_subscribe_options *opts);
@@ -374,7 +392,14 @@ HARK_API int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n,
                                     hark_pattern pattern, hark_evented_fn start,
                                     hark_evented_fn finish, void *data);
 
-/* Most silenceable subscriptions that can match one name. */
+/*
+ * Most silenceable subscriptions that can match one name. It is enforced when a
+ * subscription is made, never later: an exact one is refused (HARK_ELIMIT) when its
+ * name already has this many; a regex, match-function or all-events one is refused
+ * when the notifier already has this many silenceable subscriptions of those kinds
+ * (any name interned later could match them all). So interning a name, starting
+ * or instrumenting never fails for this limit.
+ */
 #define HARK_SILENCEABLE_MAX 256
 
 /*
@@ -457,12 +482,14 @@ struct hark__snapshot;
 
 /*
  * One event in flight, owned by the caller (usually on its stack). Fields are
- * private; use the functions below. A handle may be finished on another thread
- * than the one that started it.
+ * private; use the functions below. A handle built with hark_handle_build() may be
+ * finished or discarded on any thread, also after the thread that started it has
+ * exited (docs/design.md, "Lifecycle").
  */
 typedef struct hark_handle {
     const struct hark__snapshot *snap_; /* NULL: nobody takes part in this event */
     const void *reader_;                /* the starting thread's reclamation record */
+    uint64_t owner_;                    /* and that thread's identity (never reused) */
     hark_topic *topic_;
     const char *name_;
     const char *caller_id_; /* the legacy stack's caller id, or NULL: id_ */
@@ -489,7 +516,8 @@ typedef struct hark_handle {
  * From here until hark_handle_finish() (or hark_handle_discard()) the handle keeps
  * its subscribers alive: their release callbacks, hark_notifier_quiesce() and
  * hark_notifier_free() wait for it. Every built handle must be finished or
- * discarded.
+ * discarded, on any thread: unlike the events of the instrument macros, it is not
+ * ended when its thread exits.
  * Errors: HARK_EINVAL (NULL h or t); `h` is then unusable.
  * Thread-safety: safe.
  */
@@ -507,7 +535,8 @@ HARK_API int hark_handle_start(hark_handle *h);
  * Finishes the event: each group reads its clock again and calls its subscribers.
  * Errors: HARK_ESTATE unless started (nothing happens then); HARK_ESUBSCRIBER when
  * any callback failed (all of them still ran). After this the handle is done.
- * Thread-safety: one thread at a time per handle; any thread may finish.
+ * Thread-safety: one thread at a time per handle; any thread may finish, also once
+ * the starting thread has exited.
  */
 HARK_API int hark_handle_finish(hark_handle *h);
 
@@ -517,7 +546,7 @@ HARK_API int hark_handle_finish(hark_handle *h);
  * built but whose work never started; discarding a started handle means its
  * start/finish subscribers never get finish. Errors: HARK_EINVAL (NULL),
  * HARK_ESTATE (already finished or discarded). Thread-safety: one thread at a time
- * per handle.
+ * per handle; any thread may discard.
  */
 HARK_API int hark_handle_discard(hark_handle *h);
 
@@ -578,36 +607,82 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
  * the payload expression is not even evaluated. Otherwise it builds, starts and
  * finishes a handle around the block. The block runs exactly once either way.
  * `break` and `continue` inside it end the block early (the event still finishes;
- * they do not reach a loop around the macro). Never leave it with return, goto or
- * longjmp: the event would never finish, and what it keeps alive would never be
- * reclaimed. Use HARK_INSTRUMENT_STATUS to learn about subscriber failures; record a
- * failure of the work with hark_payload_set_exception().
+ * they do not reach a loop around the macro).
+ *
+ * Leaving the block another way: under GNU C (gcc, clang; HARK_INSTRUMENT_CLEANUP
+ * is then defined) the event is finished by a cleanup attribute, so `return`,
+ * `goto` out of the block and an exception unwinding through it (C++, or C built
+ * with -fexceptions) finish it too, with the subscribers called on the way out.
+ * With other compilers, the portable rule: leave the block only at its end, by
+ * `break` or `continue`. Never longjmp out of it with any compiler: that event
+ * is ended (without finish) only when its thread exits, and until then the
+ * notifier cannot reclaim or quiesce. Use HARK_INSTRUMENT_STATUS to learn about
+ * subscriber failures; record a failure of the work with
+ * hark_payload_set_exception().
  */
 #define HARK_INSTRUMENT(topic, payload, ...)                                                       \
-    HARK_INSTRUMENT_STATUS(topic, payload, NULL, __VA_ARGS__)
+    HARK__INSTRUMENT_AT(HARK__UNIQUE, topic, payload, __VA_ARGS__)
 
 /*
  * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
- * NULL. The macro's own variables are named after the line, so instruments nested in
- * one function do not shadow each other.
+ * NULL (`status_ptr` is evaluated once, before the block). The macros' own variables
+ * get names unique in the translation unit (__COUNTER__ where the compiler has it,
+ * else the line), so nested instruments do not shadow each other.
  */
 #define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                                    \
-    HARK__INSTRUMENT_AT(__LINE__, topic, payload, status_ptr, __VA_ARGS__)
-#define HARK__INSTRUMENT_AT(line, topic, payload, status_ptr, ...)                                 \
-    HARK__INSTRUMENT_NAMES(HARK__CAT(hark_t_, line), HARK__CAT(hark_h_, line), topic, payload,     \
-                           status_ptr, __VA_ARGS__)
+    HARK__INSTRUMENT_STATUS_AT(HARK__UNIQUE, topic, payload, status_ptr, __VA_ARGS__)
+
+#ifdef __COUNTER__
+#define HARK__UNIQUE __COUNTER__
+#else
+#define HARK__UNIQUE __LINE__
+#endif
 #define HARK__CAT(a, b) HARK__CAT2(a, b)
 #define HARK__CAT2(a, b) a##b
-#define HARK__INSTRUMENT_NAMES(t_, h_, topic, payload, status_ptr, ...)                            \
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HARK_INSTRUMENT_CLEANUP 1
+#define HARK__SCOPE(fn) __attribute__((cleanup(fn)))
+#define HARK__SCOPE_END(...)
+#else
+#define HARK__SCOPE(fn)
+#define HARK__SCOPE_END(...) __VA_ARGS__;
+#endif
+
+#define HARK__INSTRUMENT_AT(u, topic, payload, ...)                                                \
+    HARK__INSTRUMENT_NAMES(HARK__CAT(hark_t_, u), HARK__CAT(hark_h_, u), topic, payload,           \
+                           __VA_ARGS__)
+#define HARK__INSTRUMENT_NAMES(t_, h_, topic, payload, ...)                                        \
     do {                                                                                           \
         hark_topic *t_ = (topic);                                                                  \
         if (HARK_UNLIKELY(hark_enabled(t_))) {                                                     \
-            hark_handle h_;                                                                        \
+            HARK__SCOPE(hark__scope_end) hark_handle h_;                                           \
             hark__begin(&h_, t_, (payload));                                                       \
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
             } while (0);                                                                           \
-            hark__end(&h_, (status_ptr));                                                          \
+            HARK__SCOPE_END(hark__end(&h_, NULL))                                                  \
+        } else {                                                                                   \
+            do {                                                                                   \
+                __VA_ARGS__                                                                        \
+            } while (0);                                                                           \
+        }                                                                                          \
+    } while (0)
+
+#define HARK__INSTRUMENT_STATUS_AT(u, topic, payload, status_ptr, ...)                             \
+    HARK__INSTRUMENT_STATUS_NAMES(HARK__CAT(hark_t_, u), HARK__CAT(hark_h_, u), topic, payload,    \
+                                  status_ptr, __VA_ARGS__)
+#define HARK__INSTRUMENT_STATUS_NAMES(t_, s_, topic, payload, status_ptr, ...)                     \
+    do {                                                                                           \
+        hark_topic *t_ = (topic);                                                                  \
+        if (HARK_UNLIKELY(hark_enabled(t_))) {                                                     \
+            HARK__SCOPE(hark__scope_end_status) hark__scope s_;                                    \
+            s_.status = (status_ptr);                                                              \
+            hark__begin(&s_.handle, t_, (payload));                                                \
+            do {                                                                                   \
+                __VA_ARGS__                                                                        \
+            } while (0);                                                                           \
+            HARK__SCOPE_END(hark__end(&s_.handle, s_.status))                                      \
         } else {                                                                                   \
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
@@ -619,6 +694,20 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
  * skip the argument checks of the public functions. Thread-safety: as those. */
 HARK_API void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload);
 HARK_API void hark__end(hark_handle *h, hark_status *status);
+
+/* The macros' scope objects: what the cleanup of HARK_INSTRUMENT(_STATUS) finishes. */
+typedef struct hark__scope {
+    hark_handle handle;
+    hark_status *status;
+} hark__scope;
+static inline void hark__scope_end(hark_handle *h)
+{
+    hark__end(h, NULL);
+}
+static inline void hark__scope_end_status(hark__scope *s)
+{
+    hark__end(&s->handle, s->status);
+}
 
 /* ------------------------------------------------------------------------- */
 /* Call-site topic caches for names known at compile time                    */
@@ -638,7 +727,9 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
 {
     uint64_t g = __atomic_load_n(&hark__default_generation, __ATOMIC_ACQUIRE);
     if (HARK_LIKELY(__atomic_load_n(&site->generation, __ATOMIC_ACQUIRE) == g))
-        return __atomic_load_n(&site->topic, __ATOMIC_RELAXED);
+        /* Acquire pairs with the release store in hark__site_resolve(): the topic
+         * is seen complete (a plain load on x86). */
+        return __atomic_load_n(&site->topic, __ATOMIC_ACQUIRE);
     return hark__site_resolve(site, name);
 }
 
@@ -654,7 +745,7 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
 
 /* HARK_INSTRUMENT on the default notifier by literal name, with a call-site cache. */
 #define HARK_INSTRUMENT_NAMED(name, payload, ...)                                                  \
-    HARK__INSTRUMENT_NAMED_AT(HARK__CAT(hark_named_, __LINE__), name, payload, __VA_ARGS__)
+    HARK__INSTRUMENT_NAMED_AT(HARK__CAT(hark_named_, HARK__UNIQUE), name, payload, __VA_ARGS__)
 #define HARK__INSTRUMENT_NAMED_AT(var, name, payload, ...)                                         \
     do {                                                                                           \
         HARK_TOPIC_STATIC(var, name);                                                              \

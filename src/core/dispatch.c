@@ -67,7 +67,8 @@ static inline bool bit_set(const uint64_t *bits, unsigned i)
 /* Inlined into every entry point so that the macro path makes one call per side. */
 #define HARK_HOT static inline __attribute__((always_inline))
 
-HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
+/* `bound`: HARK__BOUND when the event cannot outlive its thread (see epoch.h), else 0. */
+HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigned bound)
 {
     h->topic_ = t;
     h->name_ = t->name;
@@ -84,11 +85,12 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
         hark_payload_init(&h->own_payload_, h->own_fields_, HARK_PAYLOAD_RESERVED);
         h->payload_ = &h->own_payload_;
     }
-    unsigned bank = hark__read_enter();
+    unsigned section = hark__read_enter_as(bound);
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     h->snap_ = snap;
-    h->epoch_ = (uint8_t)bank;
+    h->epoch_ = (uint8_t)section;
     h->reader_ = &hark__self;
+    h->owner_ = hark__self.serial;
     unsigned groups = 0;
     if (snap) {
         groups = snap->fixed_groups;
@@ -111,7 +113,7 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload)
     if (!groups) {
         /* A null handle: nobody takes part, so nothing must stay pinned. */
         h->snap_ = NULL;
-        hark__read_exit(bank, true);
+        hark__read_exit(section, true);
         return;
     }
     hark__fill_id(h->id_, t->notifier);
@@ -121,8 +123,13 @@ int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     if (!h || !t)
         return HARK_EINVAL;
-    build(h, t, payload);
+    build(h, t, payload, 0);
     return 0;
+}
+
+void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload)
+{
+    build(h, t, payload, HARK__BOUND);
 }
 
 /* Index of the lowest set bit: groups are visited in order, skipping inactive ones. */
@@ -184,6 +191,12 @@ int hark_handle_start(hark_handle *h)
     return start(h);
 }
 
+/* The slow path of finishing or discarding on another thread than the starting one. */
+static __attribute__((noinline)) bool adopt(const hark_handle *h)
+{
+    return hark__read_adopt(h->reader_, h->owner_, h->epoch_);
+}
+
 HARK_HOT int finish(hark_handle *h)
 {
     h->state_ = STATE_FINISHED;
@@ -192,6 +205,10 @@ HARK_HOT int finish(hark_handle *h)
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
         return 0;
+    /* Another thread's event: take it over, unless that thread's exit ended it. */
+    bool same_thread = h->owner_ == hark__self.serial;
+    if (HARK_UNLIKELY(!same_thread) && !adopt(h))
+        return HARK_ESTATE;
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
     const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
@@ -237,7 +254,7 @@ HARK_HOT int finish(hark_handle *h)
     if (entered)
         hark__nest_pop(h->ids_.id);
     hark__nest_pop(h->ids_.id);
-    hark__read_exit(h->epoch_, h->reader_ == &hark__self);
+    hark__read_exit(h->epoch_, same_thread);
     h->status_.failures = failures;
     h->status_.first_failure = first_failure;
     return failures ? HARK_ESUBSCRIBER : 0;
@@ -254,7 +271,9 @@ void hark__handle_abandon(hark_handle *h)
 {
     if (h->snap_ && h->state_ != STATE_FINISHED) {
         h->state_ = STATE_FINISHED;
-        hark__read_exit(h->epoch_, h->reader_ == &hark__self);
+        bool same_thread = h->owner_ == hark__self.serial;
+        if (same_thread || adopt(h))
+            hark__read_exit(h->epoch_, same_thread);
     }
 }
 
@@ -278,7 +297,7 @@ int hark_handle_fail(hark_handle *h, const char *type, const char *message, void
 
 void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    build(h, t, payload);
+    build(h, t, payload, HARK__BOUND);
     start(h);
 }
 
@@ -308,7 +327,7 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
         return local.block;
     }
     hark_handle h;
-    build(&h, t, payload);
+    build(&h, t, payload, HARK__BOUND);
     start(&h);
     hark_status started = h.status_;
     local.block = hark__run_block(h.payload_, block, data);
@@ -363,10 +382,18 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
     bool assigned = false, entered = false;
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
+    /* As Rails does: every silenceable listener is asked before any is called, so
+     * that what one callback does cannot change who receives this push. */
+    uint64_t silenced[HARK_SILENCEABLE_MAX / 64] = {0};
+    for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
+        const struct hark__entry *e = &snap->entries[i];
+        if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
+            silenced[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
+    }
     hark__callback_enter();
     for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
         const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
-        if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
+        if (e->sub->silence != HARK_SILENCE_NEVER && bit_set(silenced, e->silence_bit))
             continue;
         if (!assigned) {
             assigned = true;

@@ -16,6 +16,8 @@ atomic_bool hark__reader_needs_fence = true;
 static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hark__reader *readers;
 static unsigned long exited_lock[2], exited_unlock[2];
+/* Portable sections of exited threads not yet left: still counted as locked. */
+static unsigned long orphans[2];
 static struct hark__retired *retired_head, **retired_tail = &retired_head;
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -44,6 +46,9 @@ static void barrier_all_threads(void)
     hark__full_fence();
 }
 
+/* Thread identities; 0 means "not registered". Guarded by domain_lock. */
+static uint64_t next_serial = 1;
+
 void hark__reader_register(void)
 {
     pthread_once(&setup_once, setup);
@@ -51,12 +56,19 @@ void hark__reader_register(void)
     pthread_mutex_lock(&domain_lock);
     self->next = readers;
     readers = self;
-    self->registered = true;
+    self->serial = next_serial++;
     pthread_mutex_unlock(&domain_lock);
     /* The destructor folds this thread's counts into exited_* when it ends. */
     pthread_setspecific(exit_key, self);
 }
 
+/*
+ * Folds an ending thread's counts into the exited totals, ends its thread-bound
+ * sections still open (their events are over: subscribers get no finish) and
+ * makes orphans of its portable ones (a later finish or discard adopts them).
+ * The record is reset, so that hark code running in a later thread-exit destructor
+ * registers afresh and is counted once, never twice.
+ */
 static void reader_exit_thread(void *arg)
 {
     struct hark__reader *self = arg;
@@ -68,11 +80,43 @@ static void reader_exit_thread(void *arg)
         }
     }
     for (int b = 0; b < 2; b++) {
+        unsigned long bound = self->open[HARK__BOUND | (unsigned)b];
         exited_lock[b] += atomic_load_explicit(&self->lock[b], memory_order_relaxed);
-        exited_unlock[b] += atomic_load_explicit(&self->unlock[b], memory_order_relaxed);
+        exited_unlock[b] += atomic_load_explicit(&self->unlock[b], memory_order_relaxed) + bound;
+        orphans[b] += self->open[b] - atomic_load_explicit(&self->adopted[b], memory_order_relaxed);
+        atomic_store_explicit(&self->lock[b], 0, memory_order_relaxed);
+        atomic_store_explicit(&self->unlock[b], 0, memory_order_relaxed);
+        atomic_store_explicit(&self->adopted[b], 0, memory_order_relaxed);
     }
-    self->registered = false;
+    for (int i = 0; i < 4; i++)
+        self->open[i] = 0;
+    self->serial = 0;
+    self->next = NULL;
+    self->in_callback = 0;
     pthread_mutex_unlock(&domain_lock);
+}
+
+bool hark__read_adopt(const void *reader, uint64_t serial, unsigned section)
+{
+    unsigned bank = section & 1;
+    bool alive = false, adopted = false;
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&domain_lock);
+    /* Only registered records are dereferenced: an exited thread's may be gone. */
+    for (struct hark__reader *r = readers; r && !alive; r = r->next)
+        alive = r == reader && r->serial == serial;
+    if (alive) {
+        if (!(section & HARK__BOUND)) {
+            atomic_fetch_add_explicit(&((struct hark__reader *)(uintptr_t)reader)->adopted[bank], 1,
+                                      memory_order_relaxed);
+            adopted = true;
+        }
+    } else if (!(section & HARK__BOUND) && orphans[bank] > 0) {
+        orphans[bank]--;
+        adopted = true;
+    }
+    pthread_mutex_unlock(&domain_lock);
+    return adopted;
 }
 
 /*
@@ -173,7 +217,11 @@ void hark__epoch_poll(void)
 
 bool hark__epoch_would_self_wait(void)
 {
-    return hark__self.open > 0 || hark__self.in_callback > 0;
+    const struct hark__reader *self = &hark__self;
+    unsigned long open = self->open[HARK__BOUND] + self->open[HARK__BOUND | 1];
+    for (int b = 0; b < 2; b++)
+        open += self->open[b] - atomic_load_explicit(&self->adopted[b], memory_order_relaxed);
+    return open > 0 || self->in_callback > 0;
 }
 
 int hark__epoch_wait(const void *owner)

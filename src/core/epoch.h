@@ -23,6 +23,18 @@
  *
  * Writers never wait for readers: they retire and move on; reclamation happens
  * on later registry changes or in hark__epoch_wait().
+ *
+ * Threads are told apart by a serial number given at registration, never by the
+ * address of their record (a new thread may reuse an exited one's TLS block).
+ * A section is either thread-bound (the instrument macros, hark_instrument, the
+ * legacy stack, short internal reads: it always ends on its own thread) or
+ * portable (a handle built with hark_handle_build, which any thread may finish).
+ * A portable section left on another thread is first adopted by the leaving
+ * thread (hark__read_adopt), so that the entering thread's count of open sections
+ * stays exact. When a thread exits, its counts are folded into the exited totals
+ * and reset; its thread-bound sections still open are ended there (an event
+ * leaked by a longjmp cannot stop reclamation for longer than its thread lives),
+ * while its portable ones become orphans that a later finish or discard adopts.
  */
 #ifndef HARK_EPOCH_H
 #define HARK_EPOCH_H
@@ -31,6 +43,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define HARK_TSAN 1
@@ -55,12 +68,22 @@
 #define hark__full_fence() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
+/* A section's word: its bank, plus HARK__BOUND when it is thread-bound. */
+#define HARK__BOUND 2u
+
 struct hark__reader {
     atomic_ulong lock[2];
     atomic_ulong unlock[2];
     struct hark__reader *next;
-    bool registered;
-    int open;        /* events entered on this thread and not yet left on it */
+    /* The thread's identity while registered, 0 when not: never reused, unlike the
+     * address of this record (a new thread may get an exited thread's TLS block). */
+    uint64_t serial;
+    /* Sections entered on this thread and not yet left on it, by section word:
+     * [bank] portable, [HARK__BOUND | bank] thread-bound. Owner only. */
+    unsigned long open[4];
+    /* Portable sections of this thread that another thread took over to leave
+     * (hark__read_adopt); written under the domain lock, read by the owner. */
+    atomic_ulong adopted[2];
     int in_callback; /* depth of subscriber callbacks running on this thread */
 };
 
@@ -70,41 +93,63 @@ extern atomic_bool hark__reader_needs_fence;
 
 void hark__reader_register(void);
 
-/* Enters a reader section; returns the bank to pass to hark__read_exit(). */
-static inline unsigned hark__read_enter(void)
+/*
+ * Enters a reader section, thread-bound when `bound` is HARK__BOUND, portable when 0
+ * (a constant: the branch folds away). Returns the section word for hark__read_exit().
+ */
+static inline unsigned hark__read_enter_as(unsigned bound)
 {
     struct hark__reader *self = &hark__self;
-    if (__builtin_expect(!self->registered, 0))
+    if (__builtin_expect(!self->serial, 0))
         hark__reader_register();
     unsigned bank = (unsigned)(atomic_load_explicit(&hark__epoch, memory_order_relaxed) & 1);
     /* Only this thread writes its counters: a load and a store, no lock prefix. */
     atomic_store_explicit(&self->lock[bank],
                           atomic_load_explicit(&self->lock[bank], memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    self->open++;
+    self->open[bank | bound]++;
     /* Orders the counter store before the snapshot load; pairs with the writer's
      * membarrier() in bank_drained(), or is a real fence without membarrier. */
     if (__builtin_expect(atomic_load_explicit(&hark__reader_needs_fence, memory_order_relaxed), 0))
         hark__full_fence();
     else
         atomic_signal_fence(memory_order_seq_cst);
-    return bank;
+    return bank | bound;
 }
 
-/* Leaves a reader section entered with `bank`, possibly on another thread. */
-static inline void hark__read_exit(unsigned bank, bool same_thread)
+/* A thread-bound section (left on this thread before the caller returns). */
+static inline unsigned hark__read_enter(void)
+{
+    return hark__read_enter_as(HARK__BOUND);
+}
+
+/*
+ * Leaves a reader section. `same_thread`: entered by the calling thread (its
+ * serial); otherwise hark__read_adopt() must have succeeded first.
+ */
+static inline void hark__read_exit(unsigned section, bool same_thread)
 {
     struct hark__reader *self = &hark__self;
-    if (__builtin_expect(!self->registered, 0))
+    if (__builtin_expect(!self->serial, 0))
         hark__reader_register();
     if (same_thread)
-        self->open--;
+        self->open[section & 3]--;
+    unsigned bank = section & 1;
     /* Release: every read of the snapshot happens before the writer's acquire
      * load of this counter sees it drained. */
     atomic_store_explicit(&self->unlock[bank],
                           atomic_load_explicit(&self->unlock[bank], memory_order_relaxed) + 1,
                           memory_order_release);
 }
+
+/*
+ * Takes over a section entered by another thread (`reader`, identified by `serial`)
+ * so that the calling thread may leave it with hark__read_exit(section, false).
+ * Returns false when the section is over already: a thread-bound one whose thread
+ * has exited (the exit ended it), or a portable orphan nobody owns any more (never,
+ * unless a handle is finished twice). Then it must not be left again.
+ */
+bool hark__read_adopt(const void *reader, uint64_t serial, unsigned section);
 
 /* An object waiting for readers to drain; embedded in the object, so retiring never allocates. */
 struct hark__retired {

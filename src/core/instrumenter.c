@@ -75,7 +75,9 @@ static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
 /*
  * A thread that ends with events still on its stack abandons them: their
  * subscribers never get finish, but their reader sections must end, or nothing
- * retired could ever be reclaimed again.
+ * retired could ever be reclaimed again. They are thread-bound (epoch.h): if the
+ * thread's reclamation record was folded first, that already ended them, and
+ * abandoning does nothing.
  */
 static void free_stack(void *arg)
 {
@@ -130,7 +132,7 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
     if (s->depth == HARK_STACK_MAX)
         return HARK_ELIMIT;
     hark_handle *h = &s->handles[s->depth++];
-    hark_handle_build(h, t, payload);
+    hark__handle_build_bound(h, t, payload);
     h->caller_id_ = id;
     rc = hark_handle_start(h);
     report(status, h, rc);

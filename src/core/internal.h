@@ -135,7 +135,6 @@ struct hark_notifier {
     size_t sorted_count;
     /* Regex matches against a new name that hit the match limit (counted as no match). */
     atomic_ulong match_limit_hits;
-    hark_subscription_id next_id;
 };
 
 /* notifier.c */

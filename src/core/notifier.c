@@ -26,7 +26,6 @@ static int notifier_init(hark_notifier *n)
     if (rc != 0)
         return HARK_ENOMEM;
     n->serial = atomic_fetch_add(&next_serial, 1);
-    n->next_id = 1;
     return 0;
 }
 
@@ -600,7 +599,9 @@ hark_topic *hark__site_resolve(hark__site *site, const char *name)
         return &silent_topic; /* the site stays unresolved: the next call retries */
     }
     __atomic_store_n(&site->generation, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&site->topic, t, __ATOMIC_RELAXED);
+    /* Release pairs with the acquire load of the topic in hark__site_topic(): a
+     * thread that uses the pointer sees the topic as it was built. */
+    __atomic_store_n(&site->topic, t, __ATOMIC_RELEASE);
     /* Release pairs with the acquire in hark__site_topic(): topic before generation. */
     __atomic_store_n(&site->generation, generation, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&site_lock);

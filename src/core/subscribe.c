@@ -11,6 +11,10 @@
 
 #include <string.h>
 
+/* Subscription ids: unique in the process, never reused (an id burnt by a failed
+ * subscribe is simply skipped). */
+static atomic_uint_least64_t next_sub_id = 1;
+
 static void remove_item(hark__sub **array, size_t *count, const hark__sub *item)
 {
     for (size_t i = 0; i < *count; i++) {
@@ -165,7 +169,8 @@ static int add_exact(hark_notifier *n, hark__sub *sub)
         hark__snapshot_publish(t, snap);
         if (created)
             hark__topic_commit(n, t);
-        sub->id = n->next_id++;
+        /* Process-wide, so that an id of one notifier names nothing in another. */
+        sub->id = atomic_fetch_add_explicit(&next_sub_id, 1, memory_order_relaxed);
         hark__subs_link_locked(n, sub);
     }
     hark__unlock(n);
@@ -261,6 +266,16 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
     }
     struct pending *p = NULL;
     size_t built = 0;
+    /* A name interned later gets every matching pattern subscription at once, with
+     * no way to refuse: the limit on silenceable members of one name is kept here,
+     * by counting every silenceable pattern subscription as if it matched. */
+    if (rc == 0 && sub->silence != HARK_SILENCE_NEVER) {
+        size_t silenceable = 0;
+        for (size_t i = 0; i < n->pattern_count; i++)
+            silenceable += n->patterns[i]->silence != HARK_SILENCE_NEVER;
+        if (silenceable >= HARK_SILENCEABLE_MAX)
+            rc = HARK_ELIMIT;
+    }
     if (rc == 0)
         rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
     if (rc == 0 && !(p = hark__calloc(count + 1, sizeof *p)))
@@ -283,7 +298,8 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
             hark__snapshot_publish(t, p[i].snap);
         }
         hark__free(p);
-        sub->id = n->next_id++;
+        /* Process-wide, so that an id of one notifier names nothing in another. */
+        sub->id = atomic_fetch_add_explicit(&next_sub_id, 1, memory_order_relaxed);
         hark__subs_link_locked(n, sub);
     } else if (p) {
         discard_pending(p, built);

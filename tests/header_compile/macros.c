@@ -36,6 +36,10 @@ int header_compile_use_macros(hark_topic *topic, const char *query)
         hark_payload_set_int(&p, "rows", rc);
     });
     HARK_INSTRUMENT_NAMED("cache.read", NULL, { rc += 3; });
+    /* Nested on one line: the macros' variables must not shadow each other. */
+    // clang-format off
+    HARK_INSTRUMENT_NAMED("a", NULL, { HARK_INSTRUMENT_NAMED("b", NULL, { HARK_INSTRUMENT(topic, NULL, { rc++; }); }); });
+    // clang-format on
     {
         HARK_TOPIC_STATIC(t, "render.view");
         if (hark_enabled(t) && hark_topic_state(t) != 0)

@@ -1,0 +1,700 @@
+/*
+ * The lifecycle of events across threads and abnormal exits, and the registry's
+ * promises around it: a handle finished or discarded on another thread, threads
+ * that exit with events open (legacy stack, longjmp), leaving an instrument block
+ * by return or goto, call-site caches while the default notifier changes,
+ * subscription ids across notifiers, the silenceable limit, publish asking before
+ * calling, and what a cached silenced() callback may do.
+ *
+ * Compiled with -Wshadow -Werror (tests/CMakeLists.txt): instrument macros nested on
+ * one line must not shadow each other. Nothing is timed: threads are ordered with
+ * joins, mutexes and condition variables only.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fx {
+    hark_notifier *n;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    if (!f || hark_notifier_new(&f->n) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    int rc = hark_notifier_free(f->n);
+    free(f);
+    return rc == 0 ? 0 : -1;
+}
+
+static hark_topic *topic(hark_notifier *n, const char *name)
+{
+    hark_topic *t = NULL;
+    assert_int_equal(hark_topic_get(&t, n, name), 0);
+    return t;
+}
+
+/* An evented subscriber that counts its calls and its release. */
+typedef struct counts {
+    atomic_int starts, finishes, releases;
+} counts;
+
+static int count_start(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)p;
+    atomic_fetch_add(&((counts *)data)->starts, 1);
+    return 0;
+}
+
+static int count_finish(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)p;
+    atomic_fetch_add(&((counts *)data)->finishes, 1);
+    return 0;
+}
+
+static void count_release(void *data)
+{
+    atomic_fetch_add(&((counts *)data)->releases, 1);
+}
+
+static hark_subscription_id sub_counts(hark_notifier *n, hark_pattern p, counts *c)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENTED;
+    o.pattern = p;
+    o.start = count_start;
+    o.finish = count_finish;
+    o.release = count_release;
+    o.data = c;
+    hark_subscription_id id = 0;
+    assert_int_equal(hark_subscribe(&id, n, &o), 0);
+    return id;
+}
+
+/* Unsubscribes and quiesces: the release must have run exactly once. */
+static void assert_reclaims(hark_notifier *n, hark_subscription_id id, counts *c)
+{
+    assert_int_equal(hark_unsubscribe(n, id), 0);
+    assert_int_equal(hark_notifier_quiesce(n), 0);
+    assert_int_equal(atomic_load(&c->releases), 1);
+}
+
+/* A two-party rendezvous in steps: wait_step(s, k) returns once step >= k. */
+typedef struct steps {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int step;
+} steps;
+
+#define STEPS_INIT                                                                                 \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0                                     \
+    }
+
+static void set_step(steps *s, int k)
+{
+    pthread_mutex_lock(&s->mu);
+    s->step = k;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void wait_step(steps *s, int k)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->step < k)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ------------------------------------------------------------------------- */
+/* A handle finished or discarded on another thread                          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct cross {
+    hark_notifier *n;
+    hark_topic *t;
+    hark_handle h;
+    steps s;
+    bool discard;
+    int rc_other;       /* the other thread's finish or discard */
+    int quiesce_after;  /* the starting thread's quiesce once the other one is done */
+    int quiesce_in_own; /* ... and inside an event of its own */
+} cross;
+
+static void *starter_main(void *arg)
+{
+    cross *x = arg;
+    assert_int_equal(hark_handle_build(&x->h, x->t, NULL), 0);
+    assert_int_equal(hark_handle_start(&x->h), 0);
+    set_step(&x->s, 1);
+    wait_step(&x->s, 2); /* the other thread has finished (or discarded) it */
+    x->quiesce_after = hark_notifier_quiesce(x->n);
+    HARK_INSTRUMENT(x->t, NULL, { x->quiesce_in_own = hark_notifier_quiesce(x->n); });
+    return NULL;
+}
+
+static void *other_main(void *arg)
+{
+    cross *x = arg;
+    wait_step(&x->s, 1);
+    x->rc_other = x->discard ? hark_handle_discard(&x->h) : hark_handle_finish(&x->h);
+    set_step(&x->s, 2);
+    return NULL;
+}
+
+/*
+ * The starting thread stays alive while another thread finishes (or discards) its
+ * handle; afterwards it can quiesce, and inside an event of its own it is refused
+ * with HARK_EBUSY rather than waiting on itself.
+ */
+static void run_cross(fx *f, bool discard)
+{
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("cross"), &c);
+    cross x = {f->n, topic(f->n, "cross"), {0}, STEPS_INIT, discard, -1, -1, -1};
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, starter_main, &x), 0);
+    assert_int_equal(pthread_create(&b, NULL, other_main, &x), 0);
+    assert_int_equal(pthread_join(b, NULL), 0);
+    assert_int_equal(pthread_join(a, NULL), 0);
+    assert_int_equal(x.rc_other, 0);
+    assert_int_equal(x.quiesce_after, 0);
+    assert_int_equal(x.quiesce_in_own, HARK_EBUSY);
+    assert_int_equal(atomic_load(&c.starts), 2);
+    assert_int_equal(atomic_load(&c.finishes), discard ? 1 : 2);
+    assert_reclaims(f->n, id, &c);
+}
+
+static void test_finish_on_another_thread_leaves_the_starter_free(void **state)
+{
+    run_cross(*state, false);
+}
+
+static void test_discard_on_another_thread_leaves_the_starter_free(void **state)
+{
+    run_cross(*state, true);
+}
+
+typedef struct reuse {
+    hark_notifier *n;
+    hark_topic *t;
+    hark_handle *h;
+    int rc_finish, rc_quiesce;
+} reuse;
+
+static void *start_and_exit(void *arg)
+{
+    reuse *r = arg;
+    assert_int_equal(hark_handle_build(r->h, r->t, NULL), 0);
+    assert_int_equal(hark_handle_start(r->h), 0);
+    return NULL;
+}
+
+static void *finish_then_quiesce_inside(void *arg)
+{
+    reuse *r = arg;
+    r->rc_finish = hark_handle_finish(r->h);
+    HARK_INSTRUMENT(r->t, NULL, { r->rc_quiesce = hark_notifier_quiesce(r->n); });
+    return NULL;
+}
+
+/*
+ * A thread that ends and a new one (which usually gets the old one's stack and TLS
+ * block) are different threads: the new one finishing the old one's handle does
+ * not make its own events invisible, so quiesce inside one is HARK_EBUSY (it used
+ * to wait on itself forever).
+ */
+static void test_a_new_thread_is_not_the_exited_one(void **state)
+{
+    fx *f = *state;
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("reuse"), &c);
+    hark_handle h;
+    reuse r = {f->n, topic(f->n, "reuse"), &h, -1, -1};
+    for (int round = 0; round < 4; round++) {
+        pthread_t a, b;
+        r.rc_finish = r.rc_quiesce = -1;
+        assert_int_equal(pthread_create(&a, NULL, start_and_exit, &r), 0);
+        assert_int_equal(pthread_join(a, NULL), 0);
+        assert_int_equal(pthread_create(&b, NULL, finish_then_quiesce_inside, &r), 0);
+        assert_int_equal(pthread_join(b, NULL), 0);
+        assert_int_equal(r.rc_finish, 0); /* a built handle outlives its thread */
+        assert_int_equal(r.rc_quiesce, HARK_EBUSY);
+    }
+    assert_int_equal(atomic_load(&c.finishes), 8);
+    assert_reclaims(f->n, id, &c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Threads that exit with events open                                        */
+/* ------------------------------------------------------------------------- */
+
+typedef struct leaver {
+    hark_notifier *n;
+    int how;
+} leaver;
+
+enum { LEAVE_LEGACY, LEAVE_LEGACY_NESTED, LEAVE_LONGJMP_MACRO, LEAVE_LONGJMP_CALLBACK };
+
+static _Thread_local jmp_buf escape;
+
+static int block_that_escapes(hark_payload *p, hark_failure *failure, void *data)
+{
+    (void)p, (void)failure, (void)data;
+    longjmp(escape, 1);
+}
+
+static void *leave_open(void *arg)
+{
+    leaver *l = arg;
+    hark_topic *t = topic(l->n, "leave");
+    switch (l->how) {
+    case LEAVE_LEGACY:
+        assert_int_equal(hark_start(l->n, "leave", NULL), 0);
+        break;
+    case LEAVE_LEGACY_NESTED:
+        assert_int_equal(hark_start(l->n, "leave", NULL), 0);
+        assert_int_equal(hark_start(l->n, "leave", NULL), 0);
+        assert_int_equal(hark_start(l->n, "leave", NULL), 0);
+        assert_int_equal(hark_finish(l->n, "leave", NULL), 0);
+        break;
+    case LEAVE_LONGJMP_MACRO:
+        if (setjmp(escape) == 0)
+            HARK_INSTRUMENT(t, NULL, { longjmp(escape, 1); });
+        break;
+    case LEAVE_LONGJMP_CALLBACK:
+        if (setjmp(escape) == 0)
+            hark_instrument(t, NULL, block_that_escapes, NULL, NULL);
+        break;
+    }
+    return NULL;
+}
+
+/*
+ * A thread that exits with events still open -- on the legacy start/finish stack,
+ * or left by a longjmp out of an instrument block -- ends them when it exits: the
+ * notifier (and every other) still reclaims, quiesces and runs releases.
+ * (The legacy stack's case used to count the exiting thread twice and stop
+ * reclamation for the whole process.)
+ */
+static void run_leave(fx *f, int how)
+{
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("leave"), &c);
+    leaver l = {f->n, how};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, leave_open, &l), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(atomic_load(&c.finishes), how == LEAVE_LEGACY_NESTED ? 1 : 0);
+    assert_reclaims(f->n, id, &c);
+    /* And another notifier is not held up either. */
+    hark_notifier *other;
+    assert_int_equal(hark_notifier_new(&other), 0);
+    counts c2 = {0};
+    hark_subscription_id id2 = sub_counts(other, hark_all(), &c2);
+    HARK_INSTRUMENT(topic(other, "x"), NULL, {});
+    assert_reclaims(other, id2, &c2);
+    assert_int_equal(hark_notifier_free(other), 0);
+}
+
+static void test_thread_exit_with_legacy_event_open(void **state)
+{
+    run_leave(*state, LEAVE_LEGACY);
+}
+
+static void test_thread_exit_with_nested_legacy_events_open(void **state)
+{
+    run_leave(*state, LEAVE_LEGACY_NESTED);
+}
+
+static void test_thread_exit_after_longjmp_out_of_macro(void **state)
+{
+    run_leave(*state, LEAVE_LONGJMP_MACRO);
+}
+
+static void test_thread_exit_after_longjmp_out_of_block_callback(void **state)
+{
+    run_leave(*state, LEAVE_LONGJMP_CALLBACK);
+}
+
+/* A handle whose thread exited can still be discarded elsewhere, and then reclaimed. */
+static void test_orphaned_handle_discarded_later(void **state)
+{
+    fx *f = *state;
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("orphan"), &c);
+    hark_handle h;
+    reuse r = {f->n, topic(f->n, "orphan"), &h, -1, -1};
+    pthread_t a;
+    assert_int_equal(pthread_create(&a, NULL, start_and_exit, &r), 0);
+    assert_int_equal(pthread_join(a, NULL), 0);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0); /* the orphan does not involve us */
+    assert_int_equal(hark_unsubscribe(f->n, id), 0);
+    assert_int_equal(atomic_load(&c.releases), 0); /* the orphan still holds it */
+    assert_int_equal(hark_handle_discard(&h), 0);
+    assert_int_equal(hark_handle_discard(&h), HARK_ESTATE);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+    assert_int_equal(atomic_load(&c.releases), 1);
+    assert_int_equal(atomic_load(&c.finishes), 0);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Leaving an instrument block by return or goto (GNU C: cleanup attribute)  */
+/* ------------------------------------------------------------------------- */
+
+#if defined(__GNUC__) || defined(__clang__)
+static int returns_from_block(hark_topic *t, hark_status *st)
+{
+    HARK_INSTRUMENT_STATUS(t, NULL, st, { return 7; });
+    return 0;
+}
+
+static int returns_from_plain_block(hark_topic *t)
+{
+    HARK_INSTRUMENT(t, NULL, { HARK_INSTRUMENT(t, NULL, { return 8; }); });
+    return 0;
+}
+
+static int goes_out_of_block(hark_topic *t)
+{
+    int passes = 0;
+again:
+    HARK_INSTRUMENT(t, NULL, {
+        if (++passes < 3)
+            goto again;
+        goto out;
+    });
+out:
+    return passes;
+}
+
+/*
+ * return and goto out of the block finish the event (subscribers get finish), so
+ * the thread's own events are all over: quiesce works afterwards.
+ */
+static void test_return_and_goto_out_of_block_finish_the_event(void **state)
+{
+    fx *f = *state;
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("ret"), &c);
+    hark_topic *t = topic(f->n, "ret");
+    hark_status st = {-1, 1, 1};
+    assert_int_equal(returns_from_block(t, &st), 7);
+    assert_int_equal(st.failures, 0);
+    assert_int_equal(returns_from_plain_block(t), 8);
+    assert_int_equal(goes_out_of_block(t), 3);
+    assert_int_equal(atomic_load(&c.starts), 6);
+    assert_int_equal(atomic_load(&c.finishes), 6);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+    assert_reclaims(f->n, id, &c);
+}
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Call-site caches while the default notifier changes                       */
+/* ------------------------------------------------------------------------- */
+
+typedef struct swapper {
+    atomic_int stop;
+    atomic_long events;
+} swapper;
+
+static void *instrument_named(void *arg)
+{
+    swapper *s = arg;
+    long i = 0;
+    /* At least some events on every thread, then until told to stop. */
+    while (i < 200 || !atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+        HARK_INSTRUMENT_NAMED("lc.site", NULL, { i++; });
+    }
+    atomic_fetch_add(&s->events, i);
+    return NULL;
+}
+
+static int timed_count(const char *name, double start, double finish, const char *id,
+                       hark_payload *p, void *data)
+{
+    (void)name, (void)start, (void)finish, (void)id, (void)p;
+    atomic_fetch_add((atomic_long *)data, 1);
+    return 0;
+}
+
+/*
+ * Four threads run HARK_INSTRUMENT_NAMED while the default notifier keeps changing
+ * to fresh notifiers, so that call sites keep resolving to topics just built by
+ * another thread: under ThreadSanitizer, the call-site cache must publish its
+ * topic with release/acquire ordering. Every event lands on some notifier.
+ */
+#define SWAPS 1000
+
+static void swap_round(void);
+
+static void test_call_site_cache_while_default_swaps(void **state)
+{
+    (void)state;
+    /* Rounds: the window is narrow, each round gives ThreadSanitizer another chance. */
+    for (int round = 0; round < 4; round++)
+        swap_round();
+}
+
+static void swap_round(void)
+{
+    static hark_notifier *n[SWAPS];
+    atomic_long seen = 0;
+    swapper s = {0, 0};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, instrument_named, &s), 0);
+    for (int k = 0; k < SWAPS; k++) {
+        assert_int_equal(hark_notifier_new(&n[k]), 0);
+        assert_int_equal(hark_subscribe_timed(NULL, n[k], hark_all(), timed_count, &seen), 0);
+        hark_set_default(n[k]);
+    }
+    atomic_store(&s.stop, 1);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    hark_set_default(NULL);
+    /* Events that ran on the built-in notifier before the first swap have no listener. */
+    assert_true(atomic_load(&seen) <= atomic_load(&s.events));
+    for (int k = 0; k < SWAPS; k++)
+        assert_int_equal(hark_notifier_free(n[k]), 0);
+}
+
+/* Two HARK_INSTRUMENT_NAMED nested on one line compile under -Wshadow -Werror. */
+static void test_named_instruments_nested_on_one_line(void **state)
+{
+    fx *f = *state;
+    atomic_long seen = 0;
+    assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_all(), timed_count, &seen), 0);
+    hark_notifier *previous = hark_set_default(f->n);
+    int runs = 0;
+    // clang-format off
+    HARK_INSTRUMENT_NAMED("a", NULL, { HARK_INSTRUMENT_NAMED("b", NULL, { runs++; }); runs++; });
+    // clang-format on
+    hark_set_default(previous);
+    assert_int_equal(runs, 2);
+    assert_int_equal(atomic_load(&seen), 2);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Registry promises                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* A subscription id of one notifier names nothing in another. */
+static void test_subscription_ids_are_unique_across_notifiers(void **state)
+{
+    fx *f = *state;
+    hark_notifier *b;
+    assert_int_equal(hark_notifier_new(&b), 0);
+    counts ca = {0}, cb = {0};
+    hark_subscription_id in_a = sub_counts(f->n, hark_exact("x"), &ca);
+    hark_subscription_id in_b = sub_counts(b, hark_exact("x"), &cb);
+    assert_true(in_a != in_b);
+    assert_int_equal(hark_unsubscribe(b, in_a), HARK_ENOENT);
+    assert_int_equal(hark_unsubscribe(f->n, in_b), HARK_ENOENT);
+    assert_int_equal(hark_subscribed_to(b, in_b, "x"), 1);
+    assert_int_equal(hark_notifier_free(b), 0);
+    assert_int_equal(atomic_load(&cb.releases), 1);
+    assert_int_equal(atomic_load(&ca.releases), 0);
+    assert_reclaims(f->n, in_a, &ca);
+}
+
+static bool never_silenced(const char *name, void *data)
+{
+    (void)name, (void)data;
+    return false;
+}
+
+static int ok_block(hark_payload *p, hark_failure *failure, void *data)
+{
+    (void)p, (void)failure, (void)data;
+    return 0;
+}
+
+/*
+ * The silenceable limit is enforced when subscribing: the 257th silenceable regex
+ * subscription is refused, even though no name matches it yet, so that interning,
+ * starting and instrumenting a matching name later never fail for it.
+ */
+static void test_silenceable_limit_is_enforced_at_subscribe(void **state)
+{
+    fx *f = *state;
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.pattern = hark_regex("^lim\\.");
+    o.timed = timed_count;
+    atomic_long seen = 0;
+    o.data = &seen;
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.silenced = never_silenced;
+    for (int i = 0; i < HARK_SILENCEABLE_MAX; i++)
+        assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), HARK_ELIMIT);
+    o.pattern = hark_all();
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), HARK_ELIMIT);
+    o.pattern = hark_exact("lim.x");
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), HARK_ELIMIT);
+    o.silence = HARK_SILENCE_NEVER; /* not silenceable: no limit */
+    o.pattern = hark_regex("^lim\\.");
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, f->n, "lim.new"), 0);
+    assert_int_equal(hark_start(f->n, "lim.other", NULL), 0);
+    assert_int_equal(hark_finish(f->n, "lim.other", NULL), 0);
+    assert_int_equal(hark_instrument_name(f->n, "lim.third", NULL, ok_block, NULL, NULL), 0);
+    assert_int_equal(atomic_load(&seen), 2 * (HARK_SILENCEABLE_MAX + 1));
+}
+
+/* publish asks every dynamic subscriber before calling any (as Rails does). */
+typedef struct asked {
+    char trace[128];
+    bool b_silenced;
+} asked;
+
+static void trace(asked *a, const char *what)
+{
+    strncat(a->trace, what, sizeof a->trace - strlen(a->trace) - 1);
+}
+
+static bool ask_a(const char *name, void *data)
+{
+    (void)name;
+    trace(data, "askA ");
+    return false;
+}
+
+static bool ask_b(const char *name, void *data)
+{
+    (void)name;
+    asked *a = data;
+    trace(a, "askB ");
+    return a->b_silenced;
+}
+
+static int call_a(const char *name, double s, double e, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)s, (void)e, (void)id, (void)p;
+    asked *a = data;
+    trace(a, "callA ");
+    a->b_silenced = true; /* what A does must not change who receives this push */
+    return 0;
+}
+
+static int call_b(const char *name, double s, double e, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)s, (void)e, (void)id, (void)p;
+    trace(data, "callB ");
+    return 0;
+}
+
+static void test_publish_asks_every_dynamic_subscriber_first(void **state)
+{
+    fx *f = *state;
+    asked a = {"", false};
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.pattern = hark_exact("pub");
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.data = &a;
+    o.timed = call_a;
+    o.silenced = ask_a;
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+    o.timed = call_b;
+    o.silenced = ask_b;
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+    assert_int_equal(hark_publish(topic(f->n, "pub"), 1.0, 2.0, "id", NULL, NULL), 0);
+    assert_string_equal(a.trace, "askA askB callA callB ");
+}
+
+/* A cached silenced() runs under the registry lock; what it may not do is refused. */
+typedef struct reentrant {
+    hark_notifier *n;
+    int subscribe_rc, intern_rc, known_rc;
+    hark_topic *known;
+} reentrant;
+
+static bool cached_reenters(const char *name, void *data)
+{
+    reentrant *r = data;
+    if (strcmp(name, "re.asked") == 0) {
+        r->subscribe_rc = hark_subscribe_timed(NULL, r->n, hark_all(), timed_count, NULL);
+        hark_topic *t;
+        r->intern_rc = hark_topic_get(&t, r->n, "re.brand.new");
+        r->known_rc = hark_topic_get(&t, r->n, "re.asked");
+        r->known = t;
+    }
+    return false;
+}
+
+static void test_cached_silenced_may_not_change_the_registry(void **state)
+{
+    fx *f = *state;
+    reentrant r = {f->n, 1, 1, 1, NULL};
+    hark_topic *asked_topic = topic(f->n, "re.asked");
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.pattern = hark_exact("re.asked");
+    o.timed = timed_count;
+    atomic_long seen = 0;
+    o.data = &seen;
+    o.silence = HARK_SILENCE_CACHED;
+    o.silenced = cached_reenters;
+    o.data = &r;
+    o.timed = call_b; /* never called below */
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+    assert_int_equal(r.subscribe_rc, HARK_EBUSY);
+    assert_int_equal(r.intern_rc, HARK_EBUSY);
+    assert_int_equal(r.known_rc, 0); /* a known name is a lock-free lookup */
+    assert_ptr_equal(r.known, asked_topic);
+    assert_int_equal(hark_notifier_topic_count(f->n), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discard_on_another_thread_leaves_the_starter_free,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_new_thread_is_not_the_exited_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_thread_exit_with_legacy_event_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_thread_exit_with_nested_legacy_events_open, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_macro, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_block_callback, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_orphaned_handle_discarded_later, setup, teardown),
+#if defined(__GNUC__) || defined(__clang__)
+        cmocka_unit_test_setup_teardown(test_return_and_goto_out_of_block_finish_the_event, setup,
+                                        teardown),
+#endif
+        cmocka_unit_test(test_call_site_cache_while_default_swaps),
+        cmocka_unit_test_setup_teardown(test_named_instruments_nested_on_one_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscription_ids_are_unique_across_notifiers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_silenceable_limit_is_enforced_at_subscribe, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_publish_asks_every_dynamic_subscriber_first, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_silenced_may_not_change_the_registry, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
