@@ -219,6 +219,9 @@ static inline void hark__callback_leave(void)
 {
     hark__self.in_callback--;
 }
+/* hark_handle_build for an event that cannot outlive the calling thread (the legacy
+ * stack): a thread exit ends it (epoch.h). */
+void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload);
 /* Ends the reader section of a handle that will never be finished. */
 void hark__handle_abandon(hark_handle *h);
 
