@@ -314,6 +314,109 @@ static void case_write_devnull(bench_ctx *b)
     fclose(f);
 }
 
+/* ---- baseline/metrics_histogram ------------------------------------------------ */
+
+/*
+ * What a careful programmer writes by hand to keep latency histograms of 10 kinds
+ * of events: one array per kind, indexed by a number the call site knows (no name
+ * lookup), with the same log-linear buckets as hark_metrics (16 per power of two
+ * nanoseconds), count, sum, min and max; two CLOCK_MONOTONIC reads per event.
+ * Like hark_metrics it may be recorded from any thread without a lock, so the
+ * counters are relaxed atomic adds (one locked instruction each) and min/max are
+ * compare-and-swap loops taken only when they improve. The _unsync variant is
+ * the same with plain increments, correct on one thread only.
+ */
+#define HIST_TOPICS 10
+#define HIST_BUCKETS 593
+
+typedef struct plain_hist {
+    uint64_t count, sum_ns, min_ns, max_ns;
+    uint64_t buckets[HIST_BUCKETS];
+} plain_hist;
+
+static plain_hist hists[HIST_TOPICS];
+
+static inline unsigned hist_bucket(uint64_t ns)
+{
+    if (ns < 16)
+        return (unsigned)ns;
+    if (ns >= (UINT64_C(1) << 40))
+        return HIST_BUCKETS - 1;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns);
+    return (e - 3) * 16 + (unsigned)((ns >> (e - 4)) & 15);
+}
+
+static inline uint64_t hist_duration_ns(void)
+{
+    double t0 = clock_s(CLOCK_MONOTONIC);
+    BENCH_BARRIER();
+    double t1 = clock_s(CLOCK_MONOTONIC);
+    double d = (t1 - t0) * 1e9;
+    return d > 0 ? (uint64_t)(d + 0.5) : 0;
+}
+
+static BENCH_NOINLINE void loop_metrics_histogram(uint64_t n, void *arg)
+{
+    plain_hist *h = arg;
+    for (uint64_t i = 0; i < n; i++) {
+        plain_field fields[4];
+        plain_payload p = {fields, 0, 4};
+        BENCH_USE(p.count);
+        uint64_t ns = hist_duration_ns();
+        plain_hist *x = &h[i % HIST_TOPICS];
+        __atomic_fetch_add(&x->count, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&x->sum_ns, ns, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&x->buckets[hist_bucket(ns)], 1, __ATOMIC_RELAXED);
+        uint64_t lo = __atomic_load_n(&x->min_ns, __ATOMIC_RELAXED);
+        while (ns < lo && !__atomic_compare_exchange_n(&x->min_ns, &lo, ns, 1, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED)) {
+        }
+        uint64_t hi = __atomic_load_n(&x->max_ns, __ATOMIC_RELAXED);
+        while (ns > hi && !__atomic_compare_exchange_n(&x->max_ns, &hi, ns, 1, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED)) {
+        }
+    }
+}
+
+static BENCH_NOINLINE void loop_metrics_histogram_unsync(uint64_t n, void *arg)
+{
+    plain_hist *h = arg;
+    for (uint64_t i = 0; i < n; i++) {
+        plain_field fields[4];
+        plain_payload p = {fields, 0, 4};
+        BENCH_USE(p.count);
+        uint64_t ns = hist_duration_ns();
+        plain_hist *x = &h[i % HIST_TOPICS];
+        x->count++;
+        x->sum_ns += ns;
+        if (ns < x->min_ns)
+            x->min_ns = ns;
+        if (ns > x->max_ns)
+            x->max_ns = ns;
+        x->buckets[hist_bucket(ns)]++;
+    }
+}
+
+static void hist_measure(bench_ctx *b, bench_loop_fn loop)
+{
+    memset(hists, 0, sizeof hists);
+    for (int k = 0; k < HIST_TOPICS; k++)
+        hists[k].min_ns = UINT64_MAX;
+    bench_measure(b, loop, hists);
+    if (!hists[0].count || !hists[HIST_TOPICS - 1].count)
+        bench_fail(b, "nothing recorded");
+}
+
+static void case_metrics_histogram(bench_ctx *b)
+{
+    hist_measure(b, loop_metrics_histogram);
+}
+
+static void case_metrics_histogram_unsync(bench_ctx *b)
+{
+    hist_measure(b, loop_metrics_histogram_unsync);
+}
+
 const bench_case bench_baseline_cases[] = {
     {"baseline/empty_loop", BENCH_KIND_BASELINE, case_empty_loop,
      "an empty loop iteration with a compiler barrier"},
@@ -333,6 +436,11 @@ const bench_case bench_baseline_cases[] = {
      "one formatted log line fprintf'd to a buffered FILE on /dev/null"},
     {"baseline/write_devnull", BENCH_KIND_BASELINE, case_write_devnull,
      "one formatted log line snprintf'd and written with write(2) to /dev/null"},
+    {"baseline/metrics_histogram", BENCH_KIND_BASELINE, case_metrics_histogram,
+     "10 kinds of events, each into its own array histogram (log-linear buckets, relaxed "
+     "atomic adds: safe from any thread), 2 CLOCK_MONOTONIC reads"},
+    {"baseline/metrics_histogram_unsync", BENCH_KIND_BASELINE, case_metrics_histogram_unsync,
+     "the same with plain increments (one thread only)"},
 };
 const size_t bench_baseline_case_count =
     sizeof bench_baseline_cases / sizeof bench_baseline_cases[0];

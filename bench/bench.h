@@ -97,6 +97,8 @@ extern const bench_case bench_hark_cases[];
 extern const size_t bench_hark_case_count;
 extern const bench_case bench_logsub_cases[];
 extern const size_t bench_logsub_case_count;
+extern const bench_case bench_export_cases[];
+extern const size_t bench_export_case_count;
 
 /* Called once before any baseline runs (fills the subscriber tables). */
 void bench_baselines_init(void);

@@ -35,6 +35,7 @@ static const table tables[] = {
 #ifndef BENCH_NO_HARK
     {bench_hark_cases, &bench_hark_case_count, 1},
     {bench_logsub_cases, &bench_logsub_case_count, 1},
+    {bench_export_cases, &bench_export_case_count, 1},
 #endif
 };
 

@@ -107,6 +107,7 @@ static const char *reference(const char *name)
         {"hark/event_object_nocpu", "baseline/naive_timed10"},
         {"hark/timed_2threads", "baseline/naive_timed10_2threads"},
         {"hark/logsub_sql_active", "baseline/fprintf_devnull"},
+        {"hark/metrics_histogram", "baseline/metrics_histogram"},
     };
     char base[128];
     copy(base, sizeof base, name);
@@ -140,6 +141,7 @@ static const budget budgets[] = {
     {"hark/event_object", "baseline/naive_timed10_cpu", 1.15, AT_MOST},
     {"hark/timed_2threads", "baseline/naive_timed10_2threads", 1.2, AT_MOST},
     {"hark/logsub_sql_active", "baseline/fprintf_devnull", 2.0, AT_MOST},
+    {"hark/metrics_histogram", "baseline/metrics_histogram", 1.5, AT_MOST},
     {"hark/timed", "ruby/timed", 50, AT_LEAST_FASTER},
     {"hark/silenced", "ruby/silenced", 500, AT_LEAST_FASTER},
 };
@@ -153,6 +155,7 @@ static const budget infos[] = {
     {"hark/by_name_lookup_unsubscribed", "hark/by_name_unsubscribed", 0, AT_MOST},
     {"hark/logsub_sql_active_fd", "baseline/write_devnull", 0, AT_MOST},
     {"hark/timed@shared", "hark/timed", 0, AT_MOST},
+    {"hark/metrics_histogram", "baseline/metrics_histogram_unsync", 0, AT_MOST},
     {"hark/evented@shared", "hark/evented", 0, AT_MOST},
 };
 

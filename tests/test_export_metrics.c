@@ -279,6 +279,20 @@ static void test_subscriptions_and_silence(void **state)
     instrument_for(other, 1.0);
     assert_int_equal(count_of(all, "render.view"), 3);
 
+    /* Attached while silenced: subscribed (and recording) only once resumed. */
+    hark_metrics *later;
+    assert_int_equal(hark_metrics_new(&later), 0);
+    assert_int_equal(hark_metrics_set_silenced(later, true), 0);
+    hark_subscription_id later_id = 99;
+    assert_int_equal(hark_metrics_attach(&later_id, later, n, hark_exact("cache.read")), 0);
+    assert_int_equal(later_id, 0);
+    instrument_for(cache, 1.0);
+    assert_int_equal(count_of(later, "cache.read"), 0);
+    assert_int_equal(hark_metrics_set_silenced(later, false), 0);
+    instrument_for(cache, 1.0);
+    assert_int_equal(count_of(later, "cache.read"), 1);
+    assert_int_equal(hark_metrics_free(later), 0);
+
     /* Unsubscribing by id detaches; freeing works with or without attachments. */
     assert_int_equal(hark_unsubscribe(n, id), 0);
     instrument_for(sql, 1.0);
@@ -288,6 +302,9 @@ static void test_subscriptions_and_silence(void **state)
     /* The notifier goes first: `all` must not touch it afterwards. */
     assert_int_equal(hark_notifier_free(n), 0);
     assert_int_equal(count_of(all, "render.view"), 3);
+    /* Its attachment went with the notifier: silencing and resuming touch nothing. */
+    assert_int_equal(hark_metrics_set_silenced(all, true), 0);
+    assert_int_equal(hark_metrics_set_silenced(all, false), 0);
     assert_int_equal(hark_metrics_free(all), 0);
 }
 

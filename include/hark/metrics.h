@@ -14,7 +14,8 @@
  *
  * A metrics object keeps, per event name, a count, a sum and a latency histogram
  * of durations. Durations come from a monotonic subscription (hark_publish()
- * gives its own start and finish). Recording takes no lock and allocates nothing
+ * gives its own start and finish; legacy hark_start/hark_finish pairs count under
+ * the name given to finish). Recording takes no lock and allocates nothing
  * per event: each thread records into its own shard (allocated on its first event,
  * and once per new name); readers merge the shards.
  *
@@ -61,22 +62,29 @@ HARK_API int hark_metrics_free(hark_metrics *m);
 
 /*
  * Records the duration of every event on `n` that `pattern` matches (exact name,
- * POSIX regex or all events; see notifications.h). The pattern is copied. The new
- * subscription's id is stored in *out (may be NULL); it can be passed to
- * hark_unsubscribe(). The subscription is HARK_SILENCE_CACHED: while the metrics
- * are silenced (hark_metrics_set_silenced()) it costs an event nothing.
- * Errors: HARK_EINVAL (NULL m or n), those of hark_subscribe(), HARK_ENOMEM.
+ * POSIX regex or all events; see notifications.h) through a monotonic
+ * subscription that never asks to be silenced, so that recording adds nothing to
+ * the event path but the recording itself. The pattern is copied. The
+ * subscription's id is stored in *out (may be NULL; 0 while the metrics are
+ * silenced); hark_unsubscribe() with it detaches this pattern for good.
+ * Errors: HARK_EINVAL (NULL m or n), those of hark_subscribe() (HARK_EPATTERN,
+ * HARK_ENAME, ...; while silenced a pattern is only checked on resume), HARK_ENOMEM.
  * Thread-safety: safe.
  */
 HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
                                  hark_pattern pattern);
 
 /*
- * Silences (true) or resumes (false) every subscription of `m`, on every notifier
- * it is attached to: a silenced metrics object records nothing and, unless other
- * subscribers listen, its events cost what an unsubscribed event costs.
- * Effective for events built after the call returns. Errors: HARK_EINVAL.
- * Thread-safety: safe; not from inside a silenced() callback.
+ * Silences (true) or resumes (false) `m` on every notifier it is attached to.
+ * Silencing unsubscribes its subscriptions: a silenced metrics object costs an
+ * event exactly what an unsubscribed event costs, and records nothing (events
+ * already in flight may still be recorded). Resuming subscribes them again, with
+ * new ids, after the subscribers made meanwhile. Do not resume after freeing a
+ * notifier the metrics were attached to while silenced.
+ * Errors: HARK_EINVAL; on resume, those of hark_subscribe() (the attachments not
+ * yet resumed stay silenced; call again).
+ * Thread-safety: safe; not from inside a subscriber callback of `m`'s notifiers
+ * while another thread silences `m`.
  */
 HARK_API int hark_metrics_set_silenced(hark_metrics *m, bool silenced);
 

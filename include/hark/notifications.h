@@ -837,7 +837,7 @@ HARK_API int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1]);
 HARK_API hark_event_ids hark_current_event_ids(void);
 
 /* Enclosing events kept per thread for parent ids (see hark_current_event_ids()). */
-#define HARK_NEST_MAX 64
+#define HARK_NEST_MAX 32
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ static atomic_uint_least64_t next_block = 1;
 
 HARK__TLS struct hark__nest hark__nest;
 
-static uint64_t refill(struct hark__nest *n)
+uint64_t hark__nest_refill(struct hark__nest *n)
 {
     uint64_t first = atomic_fetch_add_explicit(&next_block, ID_BLOCK, memory_order_relaxed);
     n->next_id = first + 1;
@@ -26,41 +26,14 @@ static uint64_t refill(struct hark__nest *n)
     return first;
 }
 
-void hark__nest_push(hark_event_ids *ids)
+void hark__nest_pop_slow(struct hark__nest *n, uint64_t id)
 {
-    struct hark__nest *n = &hark__nest;
-    if (HARK_LIKELY(n->next_id != n->end_id))
-        ids->id = n->next_id++;
-    else
-        ids->id = refill(n);
-    uint32_t depth = n->depth;
-    ids->parent = depth ? n->frames[(depth < HARK_NEST_MAX ? depth : HARK_NEST_MAX) - 1].id : 0;
-    if (depth < HARK_NEST_MAX)
-        n->frames[depth] = *ids;
-    n->depth = depth + 1;
-}
-
-bool hark__nest_enter(const hark_event_ids *ids)
-{
-    struct hark__nest *n = &hark__nest;
-    uint32_t depth = n->depth;
-    if (depth && depth <= HARK_NEST_MAX && n->frames[depth - 1].id == ids->id)
-        return false;
-    if (depth < HARK_NEST_MAX)
-        n->frames[depth] = *ids;
-    n->depth = depth + 1;
-    return true;
-}
-
-void hark__nest_pop(uint64_t id)
-{
-    struct hark__nest *n = &hark__nest;
     uint32_t depth = n->depth;
     if (depth > HARK_NEST_MAX) {
         n->depth = depth - 1;
         return;
     }
-    /* Usually the top; an event finished out of order also drops what it encloses. */
+    /* An event finished out of order also drops what it encloses. */
     while (depth-- > 0) {
         if (n->frames[depth].id == id) {
             n->depth = depth;

@@ -248,12 +248,48 @@ struct hark__nest {
     hark_event_ids frames[HARK_NEST_MAX];
 };
 extern HARK__TLS struct hark__nest hark__nest;
+uint64_t hark__nest_refill(struct hark__nest *n);
+
 /* Gives `ids` a fresh id and the current top as parent, and makes it the top. */
-void hark__nest_push(hark_event_ids *ids);
+static inline void hark__nest_push(hark_event_ids *ids)
+{
+    struct hark__nest *n = &hark__nest;
+    if (__builtin_expect(n->next_id != n->end_id, 1))
+        ids->id = n->next_id++;
+    else
+        ids->id = hark__nest_refill(n);
+    uint32_t depth = n->depth;
+    ids->parent = depth ? n->frames[(depth < HARK_NEST_MAX ? depth : HARK_NEST_MAX) - 1].id : 0;
+    if (depth < HARK_NEST_MAX)
+        n->frames[depth] = *ids;
+    n->depth = depth + 1;
+}
+
 /* Makes existing `ids` the top for a delivery; false when it already is (nothing to undo). */
-bool hark__nest_enter(const hark_event_ids *ids);
+static inline bool hark__nest_enter(const hark_event_ids *ids)
+{
+    struct hark__nest *n = &hark__nest;
+    uint32_t depth = n->depth;
+    if (__builtin_expect(depth && depth <= HARK_NEST_MAX && n->frames[depth - 1].id == ids->id, 1))
+        return false;
+    if (depth < HARK_NEST_MAX)
+        n->frames[depth] = *ids;
+    n->depth = depth + 1;
+    return true;
+}
+
+void hark__nest_pop_slow(struct hark__nest *n, uint64_t id);
+
 /* Removes the entry with this id and everything above it, if the thread has it. */
-void hark__nest_pop(uint64_t id);
+static inline void hark__nest_pop(uint64_t id)
+{
+    struct hark__nest *n = &hark__nest;
+    uint32_t depth = n->depth;
+    if (__builtin_expect(depth && depth <= HARK_NEST_MAX && n->frames[depth - 1].id == id, 1))
+        n->depth = depth - 1;
+    else
+        hark__nest_pop_slow(n, id);
+}
 
 /* The number of topics; exact under n->lock. */
 static inline size_t hark__topic_count_locked(const hark_notifier *n)

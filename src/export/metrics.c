@@ -14,6 +14,7 @@
  * exits). Both sides exchange the state word, so exactly one of them frees it.
  */
 #include "metrics_internal.h"
+#include "tls.h"
 
 #include <errno.h>
 #include <math.h>
@@ -43,20 +44,30 @@ struct shard {
     size_t mask, used;
 };
 
-struct attachment {
+/* The data of one subscription: what its callbacks need. */
+struct token {
     hark_metrics *m;
+    struct attachment *a; /* NULL once the subscription is not the attachment's own */
+};
+
+/* One hark_metrics_attach(): re-subscribed when the metrics resume from silence. */
+struct attachment {
     hark_notifier *n;
-    hark_subscription_id id;
-    struct attachment *next; /* guarded by m->lock */
+    hark_pattern_kind kind;
+    char *text;              /* the pattern text, copied; NULL for all events */
+    hark_subscription_id id; /* the live subscription, 0 while silenced */
+    struct token *token;     /* its data, NULL while silenced */
+    struct attachment *next;
 };
 
 struct hark_metrics {
     uint64_t serial;
-    pthread_mutex_t lock; /* guards shards (the list) and attachments */
+    pthread_mutex_t lock;        /* guards shards (the list) and attachments */
+    pthread_mutex_t attach_lock; /* serialises attach, silence and free; taken first */
     struct shard *shards;
     struct attachment *attachments;
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
-    atomic_bool silenced;
+    bool silenced;   /* guarded by attach_lock */
     atomic_int servers;
 };
 
@@ -75,7 +86,7 @@ struct thread_state {
     struct binding *bindings;
 };
 
-static _Thread_local struct thread_state *self;
+static HARK__TLS struct thread_state *self;
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static atomic_uint_least64_t next_serial = 1;
@@ -250,8 +261,8 @@ static struct series *series_slow(struct shard *s, const char *name)
         atomic_store_explicit(&s->series, x, memory_order_release);
     }
     /* Remember the pointer: replace a stale slot for it, or add one. */
-    if ((s->used + 1) * 4 > (s->mask + 1) * 3 && slots_grow(s) != 0)
-        return x; /* still recorded, just not cached */
+    if ((s->used + 1) * 4 > s->mask + 1 && slots_grow(s) != 0) /* at most a quarter full */
+        return x;                                              /* still recorded, just not cached */
     size_t j = slot_hash(name, s->mask);
     while (s->slots[j].key && s->slots[j].key != name)
         j = (j + 1) & s->mask;
@@ -328,9 +339,13 @@ int hark_metrics_new(hark_metrics **out)
         free(m);
         return HARK_ENOMEM;
     }
+    if (pthread_mutex_init(&m->attach_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return HARK_ENOMEM;
+    }
     m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
     atomic_init(&m->refs, 1);
-    atomic_init(&m->silenced, false);
     atomic_init(&m->servers, 0);
     *out = m;
     return 0;
@@ -360,7 +375,25 @@ static void metrics_unref(hark_metrics *m)
         s = next;
     }
     pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->attach_lock);
     free(m);
+}
+
+/*
+ * Ends the attachment's subscription, if it has one, without freeing the attachment.
+ * Locking: attach_lock held, m->lock not held (unsubscribing may run releases).
+ */
+static void detach(hark_metrics *m, struct attachment *a)
+{
+    pthread_mutex_lock(&m->lock);
+    hark_subscription_id id = a->id;
+    if (a->token)
+        a->token->a = NULL; /* its release must not touch `a` any more */
+    a->token = NULL;
+    a->id = 0;
+    pthread_mutex_unlock(&m->lock);
+    if (id)
+        hark_unsubscribe(a->n, id);
 }
 
 int hark_metrics_free(hark_metrics *m)
@@ -369,18 +402,20 @@ int hark_metrics_free(hark_metrics *m)
         return 0;
     if (atomic_load_explicit(&m->servers, memory_order_relaxed) != 0)
         return HARK_EBUSY;
+    pthread_mutex_lock(&m->attach_lock);
     for (;;) {
         pthread_mutex_lock(&m->lock);
         struct attachment *a = m->attachments;
-        hark_notifier *n = a ? a->n : NULL;
-        hark_subscription_id id = a ? a->id : 0;
-        if (a) /* detach now: its release may run later, from another thread */
+        if (a)
             m->attachments = a->next;
         pthread_mutex_unlock(&m->lock);
         if (!a)
             break;
-        hark_unsubscribe(n, id);
+        detach(m, a);
+        free(a->text);
+        free(a);
     }
+    pthread_mutex_unlock(&m->attach_lock);
     metrics_unref(m);
     return 0;
 }
@@ -389,31 +424,63 @@ static int on_event(const char *name, double start, double finish, const char *i
                     hark_payload *payload, void *data)
 {
     (void)id, (void)payload;
-    const struct attachment *a = data;
-    return record_ns(a->m, name, to_ns(finish - start));
+    const struct token *t = data;
+    return record_ns(t->m, name, to_ns(finish - start));
 }
 
-static bool is_silenced(const char *name, void *data)
-{
-    (void)name;
-    const struct attachment *a = data;
-    return atomic_load_explicit(&a->m->silenced, memory_order_relaxed);
-}
-
+/*
+ * A subscription is gone. If it was still its attachment's own, it went without
+ * us (its notifier was freed, or it was unsubscribed by id): forget the attachment.
+ */
 static void on_release(void *data)
 {
-    struct attachment *a = data;
-    hark_metrics *m = a->m;
+    struct token *t = data;
+    hark_metrics *m = t->m;
     pthread_mutex_lock(&m->lock);
-    for (struct attachment **p = &m->attachments; *p; p = &(*p)->next) {
-        if (*p == a) {
-            *p = a->next;
-            break;
+    struct attachment *a = t->a;
+    if (a) {
+        for (struct attachment **p = &m->attachments; *p; p = &(*p)->next) {
+            if (*p == a) {
+                *p = a->next;
+                break;
+            }
         }
+        free(a->text);
+        free(a);
     }
     pthread_mutex_unlock(&m->lock);
-    free(a);
+    free(t);
     metrics_unref(m);
+}
+
+/* Subscribes `a` afresh. Locking: attach_lock held, m->lock not held. */
+static int subscribe(hark_metrics *m, struct attachment *a)
+{
+    struct token *t = malloc(sizeof *t);
+    if (!t)
+        return HARK_ENOMEM;
+    t->m = m;
+    t->a = a;
+    hark_subscribe_options opts = HARK_SUBSCRIBE_OPTIONS_INIT;
+    opts.kind = HARK_KIND_MONOTONIC;
+    opts.pattern.kind = a->kind;
+    opts.pattern.text = a->text;
+    opts.timed = on_event;
+    opts.release = on_release;
+    opts.data = t;
+    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+    hark_subscription_id id;
+    int rc = hark_subscribe(&id, a->n, &opts);
+    if (rc != 0) {
+        free(t);
+        metrics_unref(m);
+        return rc;
+    }
+    pthread_mutex_lock(&m->lock);
+    a->id = id;
+    a->token = t;
+    pthread_mutex_unlock(&m->lock);
+    return 0;
 }
 
 int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
@@ -424,31 +491,31 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     struct attachment *a = calloc(1, sizeof *a);
     if (!a)
         return HARK_ENOMEM;
-    a->m = m;
     a->n = n;
-    hark_subscribe_options opts = HARK_SUBSCRIBE_OPTIONS_INIT;
-    opts.kind = HARK_KIND_MONOTONIC;
-    opts.pattern = pattern;
-    opts.timed = on_event;
-    opts.silence = HARK_SILENCE_CACHED;
-    opts.silenced = is_silenced;
-    opts.release = on_release;
-    opts.data = a;
-    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
-    /* Linked before subscribing, so that a release can always find it. */
-    pthread_mutex_lock(&m->lock);
-    a->next = m->attachments;
-    m->attachments = a;
-    pthread_mutex_unlock(&m->lock);
-    hark_subscription_id id;
-    int rc = hark_subscribe(&id, n, &opts);
+    a->kind = pattern.kind;
+    if (pattern.kind != HARK_PATTERN_ALL && pattern.text && !(a->text = strdup(pattern.text))) {
+        free(a);
+        return HARK_ENOMEM;
+    }
+    pthread_mutex_lock(&m->attach_lock);
+    int rc = 0;
+    if (!m->silenced)
+        rc = subscribe(m, a);
+    else /* checked now, so that a bad pattern is refused even while silenced */
+        rc = pattern.kind == HARK_PATTERN_ALL || pattern.text ? 0 : HARK_EINVAL;
+    if (rc == 0) {
+        pthread_mutex_lock(&m->lock);
+        a->next = m->attachments;
+        m->attachments = a;
+        pthread_mutex_unlock(&m->lock);
+    }
+    hark_subscription_id id = a->id;
+    pthread_mutex_unlock(&m->attach_lock);
     if (rc != 0) {
-        on_release(a);
+        free(a->text);
+        free(a);
         return rc;
     }
-    pthread_mutex_lock(&m->lock);
-    a->id = id;
-    pthread_mutex_unlock(&m->lock);
     if (out)
         *out = id;
     return 0;
@@ -458,22 +525,26 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
 {
     if (!m)
         return HARK_EINVAL;
-    atomic_store_explicit(&m->silenced, silenced, memory_order_relaxed);
-    /* Collected under the lock, asked without it: silence_changed may call back. */
-    for (size_t done = 0;; done++) {
+    int rc = 0;
+    pthread_mutex_lock(&m->attach_lock);
+    m->silenced = silenced;
+    /* One attachment at a time, m->lock dropped around (un)subscribing. */
+    for (;;) {
         pthread_mutex_lock(&m->lock);
         struct attachment *a = m->attachments;
-        for (size_t i = 0; a && i < done; i++)
+        while (a && (silenced ? !a->token : a->token != NULL))
             a = a->next;
-        hark_notifier *n = a ? a->n : NULL;
-        hark_subscription_id id = a ? a->id : 0;
         pthread_mutex_unlock(&m->lock);
         if (!a)
             break;
-        if (n && id)
-            hark_subscription_silence_changed(n, id);
+        if (silenced) {
+            detach(m, a);
+        } else if ((rc = subscribe(m, a)) != 0) {
+            break;
+        }
     }
-    return 0;
+    pthread_mutex_unlock(&m->attach_lock);
+    return rc;
 }
 
 int hark_metrics_record(hark_metrics *m, const char *name, double seconds)
