@@ -1114,6 +1114,161 @@ static uint64_t alloc_counter(void)
     return (uint64_t)rb_gc_stat(sym_total_allocated_objects);
 }
 
+/* ------------------------------------------------------------------------- */
+/* instrument: Rails' Instrumenter#instrument with the handle on the C stack   */
+/* ------------------------------------------------------------------------- */
+
+typedef struct inst {
+    fanout *f;
+    rctx ctx;
+    bool live;
+    hark_handle h;
+} inst;
+
+static VALUE inst_yield(VALUE arg)
+{
+    inst *in = (inst *)arg;
+    return rb_yield(in->ctx.payload);
+}
+
+/* Rails: payload[:exception] = [e.class.name, e.message]; payload[:exception_object] = e;
+ * raise e. */
+static VALUE inst_rescue(VALUE arg, VALUE err)
+{
+    inst *in = (inst *)arg;
+    VALUE payload = in->ctx.payload;
+    VALUE pair = rb_ary_new_from_args(2, rb_class_name(rb_obj_class(err)),
+                                      rb_funcall(err, rb_intern("message"), 0));
+    rb_funcall(payload, rb_intern("[]="), 2, ID2SYM(rb_intern("exception")), pair);
+    rb_funcall(payload, rb_intern("[]="), 2, ID2SYM(rb_intern("exception_object")), err);
+    rb_exc_raise(err);
+    return Qnil;
+}
+
+static VALUE inst_body(VALUE arg)
+{
+    if (!rb_block_given_p())
+        return Qnil;
+    return rb_rescue2(inst_yield, arg, inst_rescue, arg, rb_eException, (VALUE)0);
+}
+
+/* Runs however the block is left: return, break, throw, an exception, Thread#kill. */
+static VALUE inst_finish(VALUE arg)
+{
+    inst *in = (inst *)arg;
+    if (!in->live)
+        return Qnil;
+    in->live = false;
+    rctx *saved = tls_ctx;
+    tls_ctx = &in->ctx;
+    in->ctx.phase = 2;
+    hark_handle_finish(&in->h);
+    tls_ctx = saved;
+    settle(&in->ctx);
+    return Qnil;
+}
+
+/* The notifier's event for (name, id, payload) around the block, as Rails'
+ * Instrumenter#instrument does with build_handle / start / yield / finish. */
+static VALUE run_instrument(fanout *f, VALUE name, VALUE id, VALUE payload)
+{
+    hark_topic *t = topic_for(f, name);
+    inst in;
+    in.f = f;
+    in.live = false;
+    ctx_init(&in.ctx, CTX_HANDLE, name, id, payload);
+    handles_built++;
+    rctx *saved = tls_ctx;
+    tls_ctx = &in.ctx;
+    int rc = hark_handle_build(&in.h, t, &in.ctx.hp);
+    tls_ctx = saved;
+    if (rc != 0)
+        raise_hark(rc, "instrument");
+    in.live = true;
+    if (!NIL_P(in.ctx.silence_err)) {
+        in.live = false;
+        hark_handle_discard(&in.h);
+        raise_silence_error(&in.ctx);
+    }
+    tls_ctx = &in.ctx;
+    in.ctx.phase = 1;
+    hark_handle_start(&in.h);
+    tls_ctx = saved;
+    if (in.ctx.jump || !NIL_P(in.ctx.errors)) {
+        /* As Rails: a failing start leaves the block unrun and nobody gets finish. */
+        in.live = false;
+        hark_handle_discard(&in.h);
+        settle(&in.ctx);
+    }
+    VALUE result = rb_ensure(inst_body, (VALUE)&in, inst_finish, (VALUE)&in);
+    RB_GC_GUARD(name);
+    RB_GC_GUARD(id);
+    RB_GC_GUARD(payload);
+    return result;
+}
+
+/* Hark::Fanout#instrument(name, id, payload) { |payload| ... } */
+static VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload)
+{
+    return run_instrument(get_fanout(self), name, id, payload);
+}
+
+static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_instrument;
+
+/* Prepended to ActiveSupport::Notifications::Instrumenter: instrument(name, payload = {}) */
+static VALUE instrumenter_instrument(int argc, VALUE *argv, VALUE self)
+{
+    rb_check_arity(argc, 1, 2);
+    VALUE notifier = rb_ivar_get(self, id_at_notifier);
+    if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
+        return rb_call_super(argc, argv);
+    VALUE payload = argc > 1 ? argv[1] : rb_hash_new();
+    return run_instrument(get_fanout(notifier), argv[0], rb_ivar_get(self, id_at_id), payload);
+}
+
+/* ActiveSupport::Notifications.instrument(name, payload = {}): when nobody listens,
+ * only the block runs -- one table lookup and one load decide it. */
+static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
+{
+    rb_check_arity(argc, 1, 2);
+    VALUE notifier = rb_ivar_get(mod, id_at_notifier);
+    if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
+        return rb_funcall_passing_block(mod, id_rails_instrument, argc, argv);
+    fanout *f = get_fanout(notifier);
+    hark_topic *t = topic_for(f, argv[0]);
+    bool on = hark_enabled(t);
+    if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
+        /* only polled subscribers: ask them, as Rails' listening? does */
+        rctx c;
+        ctx_init(&c, CTX_QUERY, argv[0], Qnil, Qnil);
+        rctx *saved = tls_ctx;
+        tls_ctx = &c;
+        on = hark_listening(t);
+        tls_ctx = saved;
+        raise_silence_error(&c);
+    }
+    if (!on) {
+        if (!rb_block_given_p())
+            return Qnil;
+        return rb_yield(argc > 1 ? argv[1] : rb_hash_new());
+    }
+    VALUE instrumenter = rb_funcall(mod, id_instrumenter, 0);
+    VALUE args[2] = {argv[0], argc > 1 ? argv[1] : rb_hash_new()};
+    return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
+}
+
+/* Hark._install_rails(ActiveSupport::Notifications, hooks_module): `instrument` of the
+ * module (the original kept as hark_rails_instrument) and of the instrumenter. */
+static VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks)
+{
+    (void)mod;
+    VALUE singleton = rb_singleton_class(notifications);
+    rb_define_alias(singleton, "hark_rails_instrument", "instrument");
+    rb_define_method(singleton, "instrument", notifications_instrument, -1);
+    rb_define_method(instrumenter_hooks, "instrument", instrumenter_instrument, -1);
+    return Qtrue;
+}
+
 void Init_hark_ext(void)
 {
     mHark = rb_define_module("Hark");
@@ -1130,6 +1285,13 @@ void Init_hark_ext(void)
     rb_define_method(cFanout, "publish", fanout_publish, -1);
     rb_define_method(cFanout, "publish_event", fanout_publish_event, 1);
     rb_define_method(cFanout, "build_handle", fanout_build_handle, 3);
+    rb_define_method(cFanout, "instrument", fanout_instrument, 3);
+    rb_define_module_function(mHark, "_install_rails", hark_install_rails, 2);
+    id_at_notifier = rb_intern("@notifier");
+    id_at_id = rb_intern("@id");
+    id_instrumenter = rb_intern("instrumenter");
+    id_instrument = rb_intern("instrument");
+    id_rails_instrument = rb_intern("hark_rails_instrument");
 
     cHandle = rb_define_class_under(cFanout, "Handle", rb_cObject);
     rb_undef_alloc_func(cHandle);

@@ -21,6 +21,17 @@ module ActiveSupport
   end
 end
 
+module Hark
+  # Rails' Instrumenter#instrument in C when the notifier is hark's (prepended, so an
+  # instrumenter hook prepended later still runs first and reaches it through super).
+  module InstrumenterHooks
+  end
+end
+# ActiveSupport::Notifications.instrument: nobody listening costs one lookup and one load;
+# otherwise it goes through the instrumenter as Rails' does.
+Hark._install_rails(ActiveSupport::Notifications, Hark::InstrumenterHooks)
+ActiveSupport::Notifications::Instrumenter.prepend(Hark::InstrumenterHooks)
+
 Hark.subscriber_error_class = ActiveSupport::Notifications::InstrumentationSubscriberError
 Hark.event_class = ActiveSupport::Notifications::Event
 require "hark/log_silence"
