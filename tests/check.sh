@@ -66,7 +66,9 @@ tier_asan() {
   # not have this problem; gcc still builds every other tier.
   local cc=clang
   command -v clang >/dev/null 2>&1 || cc=${CC:-cc}
-  CC=$cc configure_and_build "$PREFIX-asan" -DHARK_SANITIZE=address,undefined -DHARK_BUILD_FUZZ=ON &&
+  local cxx=clang++
+  command -v clang++ >/dev/null 2>&1 && [ "$cc" = clang ] || cxx=${CXX:-c++}
+  CC=$cc CXX=$cxx configure_and_build "$PREFIX-asan" -DHARK_SANITIZE=address,undefined -DHARK_BUILD_FUZZ=ON &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.5} ctest_in "$PREFIX-asan"

@@ -44,6 +44,13 @@ for h in "${headers[@]}"; do
   done
 done
 
+# The C++ header: C++17 only, on its own and twice (include guards).
+printf '#include <hark/hark.hpp>\n#include <hark/hark.hpp>\n' >"$tmp/hpp.cpp"
+for cxx in "${compilers_cxx[@]}"; do
+  "$cxx" "${cxxflags[@]}" -fsyntax-only "$tmp/hpp.cpp" || { echo "header_compile: hark/hark.hpp fails as C++17 with $cxx"; exit 1; }
+  n=$((n + 1))
+done
+
 # The macros expand into the user's code, so they must be clean there too.
 for cc in "${compilers_c[@]}"; do
   "$cc" "${cflags[@]}" -fsyntax-only "$here/macros.c" || { echo "header_compile: macros.c fails with $cc"; exit 1; }
