@@ -64,8 +64,11 @@ check:
 	$(call ensure_pkgs,$(CHECK_PKGS))
 	bash tests/check.sh
 
+# Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464"
+DEMO_ARGS ?=
+
 demo: build
-	bash examples/run_demo.sh $(BUILD)
+	bash examples/run_demo.sh $(BUILD) $(DEMO_ARGS)
 
 bench: deps
 	bash bench/run.sh

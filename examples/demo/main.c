@@ -6,6 +6,7 @@
  */
 #include "cost.h"
 #include "db.h"
+#include "exporters.h"
 #include "log_lines.h"
 #include "metrics.h"
 #include "workload.h"
@@ -26,6 +27,7 @@ typedef struct options {
     long requests;
     hark_log_level level; /* the logger's level in phase 1 */
     int colour;           /* -1: when stdout is a terminal */
+    const char *metrics;  /* --metrics ADDR, or NULL */
 } options;
 
 static const char *prog = "hark-demo";
@@ -49,6 +51,10 @@ static void usage(FILE *out)
             "                        fatal (default: debug); phase 2 raises it to at least info\n"
             "      --color, --no-color  force ANSI colours on or off (default: on when\n"
             "                        standard output is a terminal)\n"
+            "      --metrics ADDR    also serve every event's latency histogram as Prometheus\n"
+            "                        text at http://ADDR/metrics (ADDR is HOST:PORT, e.g.\n"
+            "                        127.0.0.1:9464; port 0 picks one) and keep serving after\n"
+            "                        the run until Enter, end of input or Ctrl-C\n"
             "  -h, --help            show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if the workload failed unexpectedly, 2 for a bad\n"
@@ -59,11 +65,15 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -97,6 +107,14 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'N':
             o->colour = 0;
+            break;
+        case 'M':
+            if (!strchr(optarg, ':')) {
+                fprintf(stderr, "%s: --metrics wants HOST:PORT, such as 127.0.0.1:9464, not '%s'\n",
+                        prog, optarg);
+                return 2;
+            }
+            o->metrics = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -194,7 +212,7 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL};
     char err[512];
     demo_db db;
     int rc;
@@ -218,6 +236,10 @@ int main(int argc, char **argv)
            "\"request.demo\" event. Two subscribers listen: a log subscriber (SQL lines at\n"
            "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
            hark_version_string(), sqlite3_libversion(), o.database, o.requests);
+    if (o.metrics) {
+        putchar('\n');
+        exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
+    }
 
     heading("Phase 1: logger at DEBUG");
     printf("Each statement is logged at DEBUG when it finishes, each request at INFO.\n");
@@ -232,6 +254,7 @@ int main(int argc, char **argv)
         rc = run_phase(&db, o.requests);
     }
     metrics_detach();
+    exporters_pause();
 
     if (rc == 0) {
         heading("What instrumenting one statement costs");
@@ -241,7 +264,9 @@ int main(int argc, char **argv)
         putchar('\n');
         metrics_print(stdout);
         printf("\nDone. '%s --help' lists the options.\n", prog);
+        exporters_wait();
     }
+    exporters_stop();
     log_lines_detach();
     metrics_free();
     db_close(&db);

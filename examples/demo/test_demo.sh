@@ -48,4 +48,40 @@ expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 [ -z "$(ls -A "$dir")" ] || fail "the failed open left files behind: $(ls -A "$dir")"
 rmdir "$dir"
 "$demo" --help | grep -q "^usage:" || fail "--help printed no usage"
+expect2 "metrics address without a port" --metrics nonsense
+
+# --metrics: served while the demo runs and after it, until end of input.
+if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
+   "$demo" --memory -n 1 --no-color --metrics 127.0.0.1:0 </dev/null 2>&1 | grep -q "curl -s http://127.0.0.1:"; then
+    dir=$(mktemp -d) || exit 1
+    mkfifo "$dir/in"
+    "$demo" --memory --requests 3 --no-color --metrics 127.0.0.1:0 <"$dir/in" >"$out" 2>&1 &
+    pid=$!
+    exec 4>"$dir/in" # holds the demo's input open: it serves until we close it
+    tries=0
+    until grep -q "^Serving metrics until" "$out"; do
+        tries=$((tries + 1))
+        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$dir"; fail "no 'Serving metrics' line"; }
+        sleep 0.1
+    done
+    port=$(sed -n 's|.*curl -s http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
+    body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$port")
+    exec 4>&-
+    wait "$pid" || { rm -rf "$dir"; fail "the demo with --metrics exited with $?"; }
+    rm -rf "$dir"
+    echo "$body" | grep -q "text/plain; version=0.0.4" || fail "no exposition content type: $body"
+    # The served counts are the counts of the demo's own metrics table.
+    for event in sql.sqlite request.demo; do
+        table=$(awk -v e="$event" '$1 == e { print $2 }' "$out")
+        served=$(echo "$body" | sed -n "s/^hark_event_duration_seconds_count{event=\"$event\"} //p" | tr -d '\r')
+        [ -n "$table" ] && [ "$table" = "$served" ] ||
+            fail "$event: the table says '$table', the exposition '$served'"
+    done
+    # An address that cannot be bound: a clear message, and the demo runs to the end.
+    "$demo" --memory -n 1 --no-color --metrics 192.0.2.1:9464 </dev/null >"$out" 2>"$out.err" ||
+        fail "the demo stopped on an unbindable --metrics address"
+    grep -q "cannot listen there" "$out.err" || fail "no message for an unbindable address"
+    grep -q "^Done." "$out" || fail "the demo did not finish after an unbindable address"
+    rm -f "$out.err"
+fi
 echo "demo output checks passed"

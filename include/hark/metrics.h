@@ -62,7 +62,7 @@ HARK_API int hark_metrics_free(hark_metrics *m);
 
 /*
  * Records the duration of every event on `n` that `pattern` matches (exact name,
- * POSIX regex or all events; see notifications.h) through a monotonic
+ * regex or all events, as for hark_subscribe()) through a monotonic
  * subscription that never asks to be silenced, so that recording adds nothing to
  * the event path but the recording itself. The pattern is copied. The
  * subscription's id is stored in *out (may be NULL; 0 while the metrics are

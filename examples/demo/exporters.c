@@ -1,0 +1,130 @@
+/*
+ * exporters.c -- --metrics ADDR: a hark_metrics object subscribed to every event,
+ * served as Prometheus text by hark_metrics_serve().
+ */
+#include "exporters.h"
+
+#include <hark.h>
+
+#include <stdio.h>
+
+#ifdef HARK_DEMO_EXPORT
+#include <hark/metrics.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static hark_metrics *metrics;
+static hark_metrics_server *server;
+static char url_host[128];
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+bool exporters_available(void)
+{
+    return true;
+}
+
+int exporters_serve_metrics(const char *address)
+{
+    int rc = hark_metrics_new(&metrics);
+    if (rc == 0)
+        rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
+    if (rc == 0) {
+        rc = hark_metrics_serve(&server, metrics, address, NULL);
+        if (rc == HARK_EBIND)
+            fprintf(stderr,
+                    "hark-demo: --metrics %s: cannot listen there (%s: %s); "
+                    "carrying on without metrics\n",
+                    address, hark_strerror(rc), strerror(errno));
+        else if (rc != 0)
+            fprintf(stderr, "hark-demo: --metrics %s: %s; carrying on without metrics\n", address,
+                    hark_strerror(rc));
+    }
+    if (rc != 0) {
+        hark_metrics_free(metrics);
+        metrics = NULL;
+        return rc;
+    }
+    /* The host as given, the port as bound (it may have been 0). */
+    const char *colon = strrchr(address, ':');
+    snprintf(url_host, sizeof url_host, "%.*s:%u", (int)(colon - address), address,
+             hark_metrics_server_port(server));
+    printf("Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
+           "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
+           url_host);
+    return 0;
+}
+
+void exporters_pause(void)
+{
+    if (metrics)
+        hark_metrics_set_silenced(metrics, true);
+}
+
+void exporters_wait(void)
+{
+    if (!server)
+        return;
+    printf("\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
+           "    curl -s http://%s/metrics\n\n",
+           url_host);
+    fflush(stdout);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!stop_requested) {
+        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+        int n = poll(&p, 1, 200);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0) {
+            char buf[256];
+            ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
+            if (r <= 0 || memchr(buf, '\n', (size_t)r))
+                break;
+        }
+    }
+}
+
+void exporters_stop(void)
+{
+    hark_metrics_server_stop(server);
+    server = NULL;
+    hark_metrics_free(metrics);
+    metrics = NULL;
+}
+
+#else /* built without the exporters library */
+
+bool exporters_available(void)
+{
+    return false;
+}
+
+int exporters_serve_metrics(const char *address)
+{
+    fprintf(stderr,
+            "hark-demo: --metrics %s: this demo was built without the exporters library "
+            "(install libmicrohttpd-dev and rebuild); carrying on without metrics\n",
+            address);
+    return HARK_EINVAL;
+}
+
+void exporters_pause(void) {}
+
+void exporters_wait(void) {}
+
+void exporters_stop(void) {}
+
+#endif

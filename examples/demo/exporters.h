@@ -1,0 +1,33 @@
+/*
+ * exporters.h -- the demo's exporters (hark::export): --metrics ADDR serves the
+ * Prometheus exposition of every event over HTTP while the demo runs.
+ */
+#ifndef DEMO_EXPORTERS_H
+#define DEMO_EXPORTERS_H
+
+#include <stdbool.h>
+
+/* Whether the demo was built with the exporters library. */
+bool exporters_available(void);
+
+/*
+ * Starts recording every event of the default notifier and serving them at
+ * `address` ("HOST:PORT"). On failure prints why on stderr and returns nonzero;
+ * the demo then carries on without metrics.
+ */
+int exporters_serve_metrics(const char *address);
+
+/* Stops recording (silences the metrics; serving goes on): the cost section must
+ * measure the statement path without them. */
+void exporters_pause(void);
+
+/*
+ * While metrics are served: prints the curl line and keeps serving until Enter,
+ * end of input, SIGINT or SIGTERM. Returns at once otherwise.
+ */
+void exporters_wait(void);
+
+/* Stops serving and frees what exporters_serve_metrics() made. */
+void exporters_stop(void);
+
+#endif /* DEMO_EXPORTERS_H */
