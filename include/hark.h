@@ -15,6 +15,7 @@
 #include "hark/color.h"
 #include "hark/log_format.h"
 #include "hark/log_sinks.h"
+#include "hark/log_env.h"
 #include "hark/subscriber.h"
 #include "hark/log_subscriber.h"
 

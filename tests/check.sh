@@ -12,6 +12,8 @@
 #   headers   every public header as strict C11 and C++17, -Werror
 #   install   install into a scratch prefix, then build the quickstart against it
 #             through pkg-config and through find_package(hark)
+#   journald  the journald log sink against a real systemd-journald (started for
+#             the test when none runs), read back with journalctl
 #
 # Environment: JOBS (default nproc), CHECK_TIERS (space-separated subset to run),
 # CHECK_BUILD_PREFIX (default build-check), HARK_TEST_SCALE (multiplier for the
@@ -21,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
-TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install"}
+TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald"}
 SLOW_TESTS='^test_(stress|churn)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
@@ -125,6 +127,11 @@ tier_fuzz() {
 
 tier_headers() {
   bash tests/header_compile/run.sh
+}
+
+tier_journald() {
+  [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
+  cmake --build "$PREFIX-werror" -j "$JOBS" && bash tests/journald_check.sh "$PREFIX-werror"
 }
 
 tier_install() {

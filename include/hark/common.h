@@ -54,7 +54,8 @@ enum {
     HARK_EIO = -13,         /* an I/O operation failed (see errno) */
     HARK_EEXIST = -14,      /* the object already exists */
     HARK_EBIND = -15,       /* a network address cannot be bound or listened on (see errno) */
-    HARK_EMATCHLIMIT = -16  /* a regex match hit its backtracking limit */
+    HARK_EMATCHLIMIT = -16, /* a regex match hit its backtracking limit */
+    HARK_ENOTSUP = -17      /* not supported by this build (e.g. no systemd journal) */
 };
 
 /* Longest event name or pattern accepted, in bytes, excluding the terminating NUL. */

@@ -76,6 +76,28 @@ HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,
                                       const hark_log_rotate_options *opt);
 
 /* ------------------------------------------------------------------------- */
+/* systemd's journal                                                         */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * A logger sending each record to the systemd journal with sd_journal_sendv(), as
+ * journal fields rather than a formatted line: MESSAGE (the message, without the
+ * formatter's decoration), PRIORITY (syslog's: DEBUG 7, INFO 6, WARN 4, ERROR 3,
+ * FATAL 2, UNKNOWN 1), TID, HARK_TAGS (comma-separated), and for lines logged by a
+ * log subscriber HARK_EVENT, HARK_DURATION_MS, HARK_TRANSACTION_ID, HARK_EVENT_ID
+ * and one HARK_<KEY> per payload field (the key upper-cased, other characters as
+ * '_'). `identifier`, when not NULL, is sent as SYSLOG_IDENTIFIER (copied).
+ * The formatter and format flags are not used. Nothing is buffered.
+ * Errors: HARK_EINVAL (NULL out), HARK_ENOTSUP (hark was built without
+ * libsystemd), HARK_ENOMEM. A failed send makes the logging call return HARK_EIO.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_logger_new_journald(hark_logger **out, const char *identifier);
+
+/* Whether this build has the journald sink. Thread-safety: safe. */
+HARK_API bool hark_log_journald_available(void);
+
+/* ------------------------------------------------------------------------- */
 /* The asynchronous writer                                                   */
 /* ------------------------------------------------------------------------- */
 

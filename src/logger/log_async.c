@@ -555,7 +555,7 @@ static size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
         m->tag_len[i] = strnlen(m->tags[i], HARK_LOG_TAG_LEN);
         bytes += m->tag_len[i] + 1;
     }
-    bool structured = l->formatter != NULL;
+    bool structured = hark__logger_structured(l);
     if (structured || (l->format_flags & HARK_LOG_FORMAT_TIME))
         m->head.time = hark__log_now();
     if (!structured)

@@ -44,6 +44,7 @@ void hark__logger_dealloc(hark_logger *l)
     pthread_cond_destroy(&l->observer_cond);
     pthread_mutex_destroy(&l->observer_lock);
     pthread_mutex_destroy(&l->io_lock);
+    hark__logger_targets_free(l);
     hark__free(l->path);
     hark__free(l->ident);
     hark__free(l);
@@ -161,7 +162,7 @@ static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level le
     memset(rec, 0, sizeof *rec);
     rec->level = level;
     rec->tag_count = hark__log_tags_get(&rec->tags);
-    if (!l->formatter) {
+    if (!hark__logger_structured(l)) {
         if (l->format_flags & HARK_LOG_FORMAT_TIME)
             rec->time = hark__log_now();
         return;
@@ -183,6 +184,8 @@ static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level le
 /* Locking contract: io_lock held. */
 int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line)
 {
+    if (l->kind == HARK__SINK_JOURNALD)
+        return hark__journald_send(l, rec);
     size_t n;
     if (!l->formatter) {
         n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
@@ -212,7 +215,7 @@ static int end_line(hark_logger *l, hark_log_record *rec, struct hark_log_buf *b
     int rc = b->err;
     if (rc != 0)
         goto out;
-    if (!l->formatter) {
+    if (!hark__logger_structured(l)) {
         if (b->len == start || b->p[b->len - 1] != '\n')
             rc = hark__lbuf_putc(b, '\n');
         if (rc == 0)
@@ -255,7 +258,7 @@ static int write_line(hark_logger *l, hark_log_level level, hark_log_message_fn 
     hark_log_record rec;
     record_begin(l, &rec, level);
     size_t start = 0;
-    if (!l->formatter) {
+    if (!hark__logger_structured(l)) {
         (void)hark__lbuf_prefix(&b, level, rec.time, l->format_flags, rec.tags, rec.tag_count);
         start = b.len;
     }

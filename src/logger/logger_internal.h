@@ -19,7 +19,8 @@ enum hark__sink_kind {
     HARK__SINK_PATH,
     HARK__SINK_FD,
     HARK__SINK_SYSLOG,
-    HARK__SINK_USER
+    HARK__SINK_USER,
+    HARK__SINK_JOURNALD /* log_journald.c: records become journal fields */
 };
 
 struct hark_logger {
@@ -50,6 +51,9 @@ struct hark_logger {
     unsigned starting;
     hark_logger_observer *observers;
     size_t observer_count;
+
+    /* Per-target levels (log_env.c), allocated on first use; NULL: none. */
+    _Atomic(struct hark__targets *) targets;
 
     /* The asynchronous writer (log_async.c), or NULL: lines are written by the
      * calling thread. Set and cleared only while no other thread logs. */
@@ -119,6 +123,22 @@ int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text,
 void hark__async_drain(hark_logger *l);
 /* Drains, stops the writer thread and frees the ring. No other thread may log. */
 void hark__async_stop(hark_logger *l);
+
+/* log_env.c: frees the target table. */
+void hark__logger_targets_free(hark_logger *l);
+
+/* Whether lines need their full record (a formatter of the user's, a structured
+ * one, or the journal, which takes fields rather than a line). */
+static inline bool hark__logger_structured(const hark_logger *l)
+{
+    return l->formatter || l->kind == HARK__SINK_JOURNALD;
+}
+
+/* log_journald.c: sends one record (or, without one, a plain line) to the
+ * journal. Returns 0 or HARK_EIO; HARK_ENOTSUP when built without libsystemd. */
+int hark__journald_send(const hark_logger *l, const hark_log_record *rec);
+int hark__journald_send_line(const hark_logger *l, hark_log_level level, const char *line,
+                             size_t len);
 
 /* logger_local.c: the calling thread's override for `l`, or -1 when it has none. */
 int hark__logger_thread_level(const hark_logger *l);

@@ -145,6 +145,8 @@ int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, siz
     }
     case HARK__SINK_USER:
         return l->user.write(level, line, len, l->user.data) == 0 ? 0 : HARK_EIO;
+    case HARK__SINK_JOURNALD:
+        return hark__journald_send_line(l, level, line, len);
     }
     return HARK_EINVAL;
 }

@@ -17,6 +17,8 @@
 #include "subscriber_internal.h"
 #include "hark/log_subscriber.h"
 #include "hark/sys/logger_observer.h"
+#include "hark/log_env.h"
+#include "hark/sys/log_event.h"
 #include "alloc.h"
 #include "grow.h"
 
@@ -134,7 +136,6 @@ hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
  */
 static bool slot_silenced(const char *name, void *data)
 {
-    (void)name;
     const struct log_slot *slot = data;
     hark_logger *l = logger_of(slot->base.owner);
     if (!l)
@@ -142,7 +143,9 @@ static bool slot_silenced(const char *name, void *data)
     int level = atomic_load_explicit(&slot->level, memory_order_relaxed);
     if (level < 0)
         return false;
-    return !hark_logger_enabled(l, level);
+    /* The namespace is the target: "sql=debug" levels the events "*.sql". */
+    const char *dot = name ? strchr(name, '.') : NULL;
+    return !hark_logger_target_enabled(l, dot ? dot + 1 : NULL, level);
 }
 
 /*
@@ -504,7 +507,22 @@ static int slot_event(hark_event *ev, void *data)
     if (!l)
         return 0; /* Rails' call does nothing without a logger */
     hark_failure failure = {NULL, NULL, NULL};
+    /* The lines the handler logs are about this event: their records carry it,
+     * and the level of its namespace (a target level) applies to them. */
+    const char *dot = ev && ev->name ? strchr(ev->name, '.') : NULL;
+    int target = dot ? hark_logger_target_level(l, dot + 1) : HARK_ENOENT;
+    hark_log_event le = {ev ? ev->name : NULL,
+                         ev ? ev->transaction_id : NULL,
+                         ev ? ev->id : 0,
+                         ev ? ev->parent_id : 0,
+                         ev ? hark_event_duration(ev) : 0.0,
+                         ev && ev->payload ? ev->payload->fields : NULL,
+                         ev && ev->payload ? ev->payload->count : 0,
+                         l,
+                         target >= 0 ? target : -1};
+    const hark_log_event *saved = hark_log_event_swap(&le);
     int rc = h->fn(s, ev, &failure, h->data);
+    hark_log_event_swap(saved);
     if (rc == 0)
         return 0;
     /* The failure is logged, not passed on: later events keep logging. */

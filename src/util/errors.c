@@ -28,6 +28,7 @@ static const struct error_text errors[] = {
     {HARK_EEXIST, "HARK_EEXIST", "already exists"},
     {HARK_EBIND, "HARK_EBIND", "address cannot be bound"},
     {HARK_EMATCHLIMIT, "HARK_EMATCHLIMIT", "regex match hit its backtracking limit"},
+    {HARK_ENOTSUP, "HARK_ENOTSUP", "not supported by this build"},
 };
 
 static const struct error_text *find(int err)
