@@ -1090,7 +1090,8 @@ static void test_default_notifier_call_site_caches_follow_set_default(void **sta
 
 /*
  * As Rails 7.2's publish_event: hands timed and monotonic subscribers the event's
- * time and end in seconds; event subscribers get the very same event; evented ones
+ * time and end in seconds; event subscribers get the very same event through their
+ * event callback (publish_event cannot be set for them); evented ones
  * get publish_event, else publish, else nothing; a timed subscriber with
  * publish_event gets that instead.
  */
@@ -1107,6 +1108,14 @@ static void test_publish_event_units_and_delivery(void **state)
     assert_int_equal(hark_subscribe_timed(NULL, n, hark_exact("q.db"), rec_timed, &timed), 0);
     assert_int_equal(hark_subscribe_monotonic(NULL, n, hark_regex("^q\\."), rec_timed, &mono), 0);
     assert_int_equal(hark_subscribe_event(NULL, n, hark_all(), rec_event, &obj), 0);
+    /* An event-object subscriber always gets its event callback (Rails: call(event)):
+     * a separate publish_event for it is refused. */
+    hark_subscribe_options oe = HARK_SUBSCRIBE_OPTIONS_INIT;
+    oe.kind = HARK_KIND_EVENT;
+    oe.event = rec_event;
+    oe.publish_event = rec_publish_event;
+    oe.data = &obj;
+    assert_int_equal(hark_subscribe(NULL, n, &oe), HARK_EINVAL);
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENTED;
     o.pattern = hark_exact("q.db");

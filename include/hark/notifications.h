@@ -340,8 +340,11 @@ typedef struct hark_subscribe_options {
     hark_evented_fn finish;      /* EVENTED: required */
     hark_timed_fn publish;       /* optional: what hark_publish() calls for EVENT and
                                     EVENTED subscribers (TIMED/MONOTONIC get `timed`) */
-    hark_event_fn publish_event; /* optional: what hark_publish_event() calls instead
-                                    of the default for any kind */
+    hark_event_fn publish_event; /* optional, TIMED/MONOTONIC/EVENTED only: what
+                                    hark_publish_event() calls instead of the default
+                                    (Rails' listener#publish_event). EVENT subscribers
+                                    always get `event` (Rails: call(event)); setting
+                                    it for them is HARK_EINVAL */
     hark_silence_mode silence;
     hark_silenced_fn silenced;   /* required unless silence is HARK_SILENCE_NEVER */
     bool prepend;                /* exact patterns only: put it before the others */
@@ -367,7 +370,8 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
  * match functions run with no hark lock held. A subscription
  * made while an event is in flight does not receive that event.
  * Errors: HARK_EINVAL (NULL notifier/opts, wrong version, unknown kind or mode, a
- * required callback missing, a MATCH pattern without a function), HARK_ENAME,
+ * required callback missing, `publish_event` on an EVENT subscription, a MATCH
+ * pattern without a function), HARK_ENAME,
  * HARK_ENAMETOOLONG, HARK_EPATTERN (the regex does not compile), HARK_EMATCHLIMIT
  * (matching the regex against an existing name hit the match limit),
  * HARK_EPREPEND, HARK_ELIMIT (the limit of HARK_SILENCEABLE_MAX below), HARK_ENOMEM. On error
@@ -769,11 +773,11 @@ HARK_API int hark_publish(hark_topic *t, double start, double finish, const char
 
 /*
  * Rails' publish_event: delivers `ev` to the subscribers of ev->name on `n`.
- * Event subscribers get the very same pointer; evented ones get `publish_event`, or
- * else `publish` with (name, time, end, id, payload) in seconds, or nothing;
- * timed and monotonic ones get (name, time, end, id, payload) in seconds, unless
- * they have `publish_event`. Errors: HARK_EINVAL, the errors of hark_topic_get(),
- * HARK_ESUBSCRIBER. Thread-safety: safe.
+ * Event subscribers get the very same pointer through their `event` callback, as
+ * Rails' call(event); evented ones get `publish_event`, or else `publish` with
+ * (name, time, end, id, payload) in seconds, or nothing; timed and monotonic ones
+ * get (name, time, end, id, payload) in seconds, unless they have `publish_event`. Errors:
+ * HARK_EINVAL, the errors of hark_topic_get(), HARK_ESUBSCRIBER. Thread-safety: safe.
  */
 HARK_API int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status);
 

@@ -455,10 +455,10 @@ int hark_publish(hark_topic *t, double start, double finish, const char *id, har
 static void visit_publish_event(const hark__sub *s, hark_status *status, void *ctx)
 {
     const struct publish_args *a = ctx;
-    if (s->publish_event) {
-        note(status, s->publish_event(a->event, s->data));
-    } else if (s->kind == HARK_KIND_EVENT) {
+    if (s->kind == HARK_KIND_EVENT) {
         note(status, s->event(a->event, s->data));
+    } else if (s->publish_event) {
+        note(status, s->publish_event(a->event, s->data));
     } else if (s->kind == HARK_KIND_EVENTED) {
         if (s->publish)
             note(status, s->publish(a->name, a->start, a->finish, a->id, a->payload, s->data));

@@ -55,7 +55,8 @@ static int validate(const hark_subscribe_options *o)
             return HARK_EINVAL;
         break;
     case HARK_KIND_EVENT:
-        if (!o->event)
+        /* As Rails' EventObject#publish_event: call(event), always. */
+        if (!o->event || o->publish_event)
             return HARK_EINVAL;
         break;
     case HARK_KIND_EVENTED:
