@@ -735,15 +735,18 @@ static void test_silence_is_thread_local(void **state)
     assert_int_equal(r.writes, 1);
     assert_string_equal(r.last, "from the other thread\n");
 
-    /* silence never lowers: a nested silence at DEBUG keeps ERROR. */
+    /* As Rails (silence is log_at): a nested silence at DEBUG sets DEBUG, lower or not. */
     assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_DEBUG), 0);
-    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_ERROR);
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_DEBUG);
+    hark_log(l, HARK_LOG_DEBUG, "debug inside a nested silence");
+    assert_int_equal(r.writes, 2);
     assert_int_equal(hark_logger_override_end(l), 0);
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_ERROR);
 
     assert_int_equal(hark_logger_override_end(l), 0);
     assert_int_equal(hark_logger_effective_level(l), HARK_LOG_INFO);
     hark_log(l, HARK_LOG_WARN, "audible again");
-    assert_int_equal(r.writes, 2);
+    assert_int_equal(r.writes, 3);
     assert_int_equal(hark_logger_free(l), 0);
 }
 

@@ -182,10 +182,11 @@ HARK_API bool hark_logger_enabled(const hark_logger *logger, int level);
 #define HARK_LOG_OVERRIDE_MAX 16
 
 /*
- * Rails' logger.silence: until the matching hark_logger_override_end(), messages
- * below `level` are dropped on the calling thread only. It never lowers the
- * thread's effective level: the override is max(level, current effective level).
- * Other threads keep the logger's level. Log subscribers bound to the logger are
+ * Rails' logger.silence(severity): until the matching hark_logger_override_end(),
+ * the calling thread's effective level is `level` -- higher or lower than before,
+ * as Rails' silence is log_at(severity) -- so messages below it are dropped on this
+ * thread only (usually HARK_LOG_ERROR, Rails' default). Other threads keep the
+ * logger's level. Log subscribers bound to the logger are
  * asked per event (instead of once per level change) while any thread has an
  * override, so that each thread gets its own answer.
  * Errors: HARK_EINVAL (NULL logger, bad level), HARK_ELIMIT (more than

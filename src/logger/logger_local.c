@@ -30,17 +30,14 @@ int hark__logger_thread_level(const hark_logger *l)
     return -1;
 }
 
-static int override_begin(hark_logger *l, int level, bool raise_only)
+/* silence and log_at are one thing, as in Rails (silence is log_at(severity)): the
+ * thread's level becomes `level`, lower or higher than before. */
+static int override_begin(hark_logger *l, int level)
 {
     if (!l || level < 0 || level >= HARK_LOG_LEVELS)
         return HARK_EINVAL;
     if (tl_depth >= HARK_LOG_OVERRIDE_MAX)
         return HARK_ELIMIT;
-    if (raise_only) {
-        int current = hark_logger_effective_level(l);
-        if (current > level)
-            level = current;
-    }
     /* Pushed before the count moves: this thread sees its own override as soon as
      * it sees its own increment. */
     tl_stack[tl_depth].logger = l;
@@ -72,12 +69,12 @@ static int override_begin(hark_logger *l, int level, bool raise_only)
 
 int hark_logger_silence_begin(hark_logger *l, hark_log_level level)
 {
-    return override_begin(l, (int)level, true);
+    return override_begin(l, (int)level);
 }
 
 int hark_logger_log_at_begin(hark_logger *l, hark_log_level level)
 {
-    return override_begin(l, (int)level, false);
+    return override_begin(l, (int)level);
 }
 
 int hark_logger_override_end(hark_logger *l)
@@ -97,9 +94,9 @@ int hark_logger_override_end(hark_logger *l)
     return 0;
 }
 
-static int scoped(hark_logger *l, int level, bool raise_only, int (*body)(void *), void *data)
+static int scoped(hark_logger *l, int level, int (*body)(void *), void *data)
 {
-    int rc = override_begin(l, level, raise_only);
+    int rc = override_begin(l, level);
     if (rc != 0)
         return rc;
     rc = body ? body(data) : 0;
@@ -109,10 +106,10 @@ static int scoped(hark_logger *l, int level, bool raise_only, int (*body)(void *
 
 int hark_logger_silence(hark_logger *l, hark_log_level level, int (*body)(void *data), void *data)
 {
-    return scoped(l, (int)level, true, body, data);
+    return scoped(l, (int)level, body, data);
 }
 
 int hark_logger_log_at(hark_logger *l, hark_log_level level, int (*body)(void *data), void *data)
 {
-    return scoped(l, (int)level, false, body, data);
+    return scoped(l, (int)level, body, data);
 }
