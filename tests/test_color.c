@@ -44,6 +44,14 @@ static void test_set_mode_for_messages(void **state)
     hark_color_mode italic[] = {HARK_MODE_ITALIC};
     hark_colorize(buf, sizeof buf, "isn't it?", HARK_COLOR_YELLOW, italic, 1);
     assert_string_equal(buf, "\033[3m\033[33misn't it?\033[0m");
+
+    /* Rails 7.2's fourth mode: clear (SGR 0). */
+    hark_color_mode clear[] = {HARK_MODE_CLEAR};
+    hark_colorize(buf, sizeof buf, "plain", HARK_COLOR_RED, clear, 1);
+    assert_string_equal(buf, "\033[0m\033[31mplain\033[0m");
+    hark_color_mode clear_bold[] = {HARK_MODE_CLEAR, HARK_MODE_BOLD};
+    hark_colorize(buf, sizeof buf, "b", HARK_COLOR_BLUE, clear_bold, 2);
+    assert_string_equal(buf, "\033[0;1m\033[34mb\033[0m");
 }
 
 static void test_modes_keep_the_given_order(void **state)

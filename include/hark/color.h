@@ -30,12 +30,17 @@ typedef enum hark_color {
     HARK_COLOR_WHITE = 37
 } hark_color;
 
-/* Text modes; the value is the SGR code. HARK_MODE_NONE entries are skipped. */
+/*
+ * Text modes, as Rails 7.2's MODES (clear, bold, italic, underline). The value is
+ * the SGR code, except HARK_MODE_CLEAR, which renders as code 0 (the value 0 itself
+ * is HARK_MODE_NONE, a "false" option, which is skipped).
+ */
 typedef enum hark_color_mode {
     HARK_MODE_NONE = 0,
     HARK_MODE_BOLD = 1,
     HARK_MODE_ITALIC = 3,
-    HARK_MODE_UNDERLINE = 4
+    HARK_MODE_UNDERLINE = 4,
+    HARK_MODE_CLEAR = 100 /* SGR 0: "\033[0m" */
 } hark_color_mode;
 
 /* The escape sequence of a colour, "\033[31m" for red; NULL for other values. Thread-safety: safe.

@@ -37,7 +37,7 @@ const char *hark_color_escape(hark_color color)
 static bool mode_ok(int m)
 {
     return m == HARK_MODE_NONE || m == HARK_MODE_BOLD || m == HARK_MODE_ITALIC ||
-           m == HARK_MODE_UNDERLINE;
+           m == HARK_MODE_UNDERLINE || m == HARK_MODE_CLEAR;
 }
 
 /* Small append-into-a-fixed-buffer helper that keeps counting past the end. */
@@ -76,7 +76,8 @@ static int render(struct out *o, bool on, const char *text, const char *escape,
         if (modes[i] == HARK_MODE_NONE)
             continue;
         char code[8];
-        int n = snprintf(code, sizeof code, "%s%d", any ? ";" : "\033[", (int)modes[i]);
+        int sgr = modes[i] == HARK_MODE_CLEAR ? 0 : (int)modes[i];
+        int n = snprintf(code, sizeof code, "%s%d", any ? ";" : "\033[", sgr);
         put(o, code, (size_t)n);
         any = true;
     }
