@@ -940,6 +940,33 @@ static void test_allocation_failures_leave_state_unchanged(void **state)
     assert_int_equal(logged(HARK_LOG_INFO), 1);
 }
 
+/* A handler suffix with a dot: silenced() answers for "<suffix>.<namespace>" what
+ * dispatch does, whichever dots the suffix holds. */
+static void test_silenced_agrees_with_dispatch_for_dotted_suffix(void **state)
+{
+    (void)state;
+    hark_subscriber *s = NULL;
+    assert_int_equal(hark_log_subscriber_new(&s, fx.logger), 0);
+    assert_int_equal(hark_log_subscriber_add(s, "query.sql", debug_only, NULL, HARK_LOG_DEBUG), 0);
+    assert_int_equal(hark_log_subscriber_add(s, "query", some_event, NULL, HARK_LOG_ERROR), 0);
+    assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
+    hark_logger_set_level(fx.logger, HARK_LOG_INFO);
+    /* "query.sql" + NS: the DEBUG handler, which an INFO logger drops. */
+    assert_false(hark_enabled(topic("query.sql." NS)));
+    assert_true(hark_log_subscriber_silenced(s, "query.sql." NS));
+    /* "query" + NS: the ERROR handler, which it keeps. */
+    assert_true(hark_enabled(topic("query." NS)));
+    assert_false(hark_log_subscriber_silenced(s, "query." NS));
+    /* A namespace it is not attached to: nothing is dispatched, nothing silenced. */
+    assert_false(hark_log_subscriber_silenced(s, "query.sql.elsewhere"));
+    hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
+    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
+    assert_int_equal(fire("query.sql." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+    hark_subscriber_free(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -958,6 +985,7 @@ int main(void)
         T(test_logging_does_not_die_on_failures),
         T(test_subscribe_log_level),
         T(test_silenced_logic),
+        T(test_silenced_agrees_with_dispatch_for_dotted_suffix),
         T(test_event_level_set_after_attach_and_late_handler),
         T(test_level_changed_from_another_thread),
         T(test_silence_affects_only_the_calling_thread),

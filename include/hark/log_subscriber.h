@@ -103,9 +103,13 @@ HARK_API int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, har
                                      void *data, hark_log_level level);
 
 /*
- * Rails' silenced?(name) for the calling thread: true with no logger; false when no
- * level is registered for the part of `name` before its first '.'; else whether
- * the logger would drop that level. False for NULL arguments or plain subscribers.
+ * Rails' silenced?(name) for the calling thread, agreeing with what is dispatched:
+ * `name` is "<suffix>.<namespace>", where the suffix may itself contain dots
+ * ("query.sql" attached to "db" gives "query.sql.db"). True with no logger; else
+ * true when some suffix with a registered level splits `name` that way (with a
+ * namespace the subscriber is attached to, if it is attached at all) and the
+ * logger would drop the level of every such suffix; false otherwise. False for
+ * NULL arguments or plain subscribers.
  * Thread-safety: safe.
  */
 HARK_API bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name);

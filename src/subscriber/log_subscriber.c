@@ -214,19 +214,35 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
     hark_logger *l = logger_of(s);
     if (!l)
         return true;
-    const char *dot = strchr(name, '.');
-    size_t len = dot ? (size_t)(dot - name) : strlen(name);
-    int level = -1;
+    /*
+     * The name is "<suffix>.<namespace>", and a suffix may itself hold dots: every
+     * registered suffix that the name can be split into (with a namespace the
+     * subscriber is attached to, when it is attached anywhere) is a handler the
+     * event would be dispatched to, each silenced by its own level. The event is
+     * silenced when there is such a suffix and all of them are silenced.
+     */
+    size_t name_len = strlen(name);
     const struct log_subscriber *ls = log_sub_c(s);
+    bool any = false, all_silenced = true;
     pthread_mutex_lock(hark__subscriber_lock(s));
+    const struct hark__attachment *attached = s->attachments;
     for (size_t i = 0; i < ls->level_count; i++) {
-        if (strlen(ls->levels[i].suffix) == len && memcmp(ls->levels[i].suffix, name, len) == 0) {
-            level = ls->levels[i].level;
-            break;
-        }
+        const char *suffix = ls->levels[i].suffix;
+        size_t len = strlen(suffix);
+        if (len + 1 >= name_len || memcmp(suffix, name, len) != 0 || name[len] != '.')
+            continue;
+        const char *ns = name + len + 1;
+        bool matches = !attached;
+        for (const struct hark__attachment *a = attached; a && !matches; a = a->next)
+            matches = strcmp(a->ns, ns) == 0;
+        if (!matches)
+            continue;
+        any = true;
+        if (hark_logger_enabled(l, ls->levels[i].level))
+            all_silenced = false;
     }
     pthread_mutex_unlock(hark__subscriber_lock(s));
-    return level >= 0 && !hark_logger_enabled(l, level);
+    return any && all_silenced;
 }
 
 /* ------------------------------------------------------------------------- */
