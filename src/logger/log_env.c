@@ -191,8 +191,8 @@ typedef struct problems {
 static void problem(problems *p, const char *var, const char *value, const char *accepted)
 {
     if (p->count < 8)
-        snprintf(p->text[p->count], sizeof p->text[0], "%.96s=\"%.60s\" is not valid (%.160s); ignored",
-                 var, value, accepted);
+        snprintf(p->text[p->count], sizeof p->text[0],
+                 "%.96s=\"%.60s\" is not valid (%.160s); ignored", var, value, accepted);
     p->count++;
 }
 
@@ -271,10 +271,13 @@ static void apply_filter(hark_logger *l, const char *var, const char *value, pro
 static bool dest_is_tty(const hark_logger *l)
 {
     switch (l->kind) {
-    case HARK__SINK_FILE: return isatty(fileno(l->fp)) == 1;
+    case HARK__SINK_FILE:
+        return isatty(fileno(l->fp)) == 1;
     case HARK__SINK_FD:
-    case HARK__SINK_PATH: return isatty(l->fd) == 1;
-    default: return false;
+    case HARK__SINK_PATH:
+        return isatty(l->fd) == 1;
+    default:
+        return false;
     }
 }
 

@@ -116,7 +116,9 @@ static void send_fields(entry *e, const hark_field *f, size_t count)
             snprintf(v, sizeof v, "%.17g", f[i].as.d);
             fieldz(e, name, v);
             break;
-        case HARK_TYPE_BOOL: fieldz(e, name, f[i].as.b ? "true" : "false"); break;
+        case HARK_TYPE_BOOL:
+            fieldz(e, name, f[i].as.b ? "true" : "false");
+            break;
         case HARK_TYPE_STRING:
             if (f[i].as.s)
                 field(e, name, f[i].as.s, strnlen(f[i].as.s, HARK_LOG_VALUE_MAX));
@@ -125,7 +127,8 @@ static void send_fields(entry *e, const hark_field *f, size_t count)
             if (f[i].as.error.type)
                 field(e, name, f[i].as.error.type, strnlen(f[i].as.error.type, HARK_LOG_VALUE_MAX));
             break;
-        default: break;
+        default:
+            break;
         }
     }
 }
