@@ -16,6 +16,11 @@ abort "hark: #{include_dir}/hark.h not found" unless File.exist?(File.join(inclu
 $INCFLAGS << " -I#{include_dir}"
 $CFLAGS << " -std=gnu11 -DHARK_STATIC -Wall -Wno-unused-parameter"
 $LOCAL_LIBS << " #{lib} -lpthread"
+# Extra flags for checked builds, e.g. HARK_EXT_CFLAGS="-fsanitize=address -fno-omit-frame-pointer".
+if (extra = ENV["HARK_EXT_CFLAGS"]) && !extra.empty?
+  $CFLAGS << " #{extra}"
+  $DLDFLAGS << " #{extra}"
+end
 # libhark's regex patterns are PCRE2 (libpcre2-dev); the static library needs it.
 pkg_config("libpcre2-8") or abort "hark: libpcre2-8 not found (apt-get install libpcre2-dev)"
 

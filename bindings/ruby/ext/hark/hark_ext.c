@@ -127,10 +127,6 @@ static VALUE do_call(VALUE arg)
 /* Fanout lifetime                                                           */
 /* ------------------------------------------------------------------------- */
 
-/* Notifiers whose free had to wait (it was asked from inside an event). */
-static hark_notifier *deferred[64];
-static int deferred_count;
-
 static void free_rsub(rsub *s)
 {
     if (s->names)
@@ -138,10 +134,36 @@ static void free_rsub(rsub *s)
     free(s);
 }
 
+/* Frees the notifier, then what its callbacks could still reach. Returns false when
+ * the notifier cannot be freed yet (asked from inside an event of this thread). */
+static bool fanout_destroy(fanout *f)
+{
+    tls_registry++;
+    int rc = hark_notifier_free(f->n);
+    tls_registry--;
+    if (rc != 0)
+        return false;
+    /* Every release callback has run: hark will not call into these any more. */
+    rsub *s = f->subs;
+    while (s) {
+        rsub *next = s->next;
+        free_rsub(s);
+        s = next;
+    }
+    st_free_table(f->topics);
+    free(f);
+    return true;
+}
+
+/* Fanouts whose notifier could not be freed yet; retried by the next Fanout.new.
+ * (Nothing Ruby can reach uses them: their objects and handles are gone.) */
+static fanout *deferred[64];
+static int deferred_count;
+
 static void retry_deferred(void)
 {
     for (int i = 0; i < deferred_count;) {
-        if (hark_notifier_free(deferred[i]) == 0)
+        if (fanout_destroy(deferred[i]))
             deferred[i] = deferred[--deferred_count];
         else
             i++;
@@ -152,21 +174,8 @@ static void fanout_unref(fanout *f)
 {
     if (--f->refs > 0)
         return;
-    tls_registry++;
-    int rc = hark_notifier_free(f->n);
-    tls_registry--;
-    if (rc != 0 && deferred_count < 64)
-        deferred[deferred_count++] = f->n; /* retried by the next Fanout.new */
-    /* Release callbacks have run (or the notifier lives on without calling us:
-     * nothing can instrument through it once its Ruby object and handles are gone). */
-    rsub *s = f->subs;
-    while (s) {
-        rsub *next = s->next;
-        free_rsub(s);
-        s = next;
-    }
-    st_free_table(f->topics);
-    free(f);
+    if (!fanout_destroy(f) && deferred_count < 64)
+        deferred[deferred_count++] = f;
 }
 
 static void fanout_mark(void *p)
@@ -1170,8 +1179,9 @@ static VALUE inst_finish(VALUE arg)
 
 /* The notifier's event for (name, id, payload) around the block, as Rails'
  * Instrumenter#instrument does with build_handle / start / yield / finish. */
-static VALUE run_instrument(fanout *f, VALUE name, VALUE id, VALUE payload)
+static VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload)
 {
+    fanout *f = get_fanout(owner);
     hark_topic *t = topic_for(f, name);
     inst in;
     in.f = f;
@@ -1201,6 +1211,7 @@ static VALUE run_instrument(fanout *f, VALUE name, VALUE id, VALUE payload)
         settle(&in.ctx);
     }
     VALUE result = rb_ensure(inst_body, (VALUE)&in, inst_finish, (VALUE)&in);
+    RB_GC_GUARD(owner);
     RB_GC_GUARD(name);
     RB_GC_GUARD(id);
     RB_GC_GUARD(payload);
@@ -1210,7 +1221,7 @@ static VALUE run_instrument(fanout *f, VALUE name, VALUE id, VALUE payload)
 /* Hark::Fanout#instrument(name, id, payload) { |payload| ... } */
 static VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload)
 {
-    return run_instrument(get_fanout(self), name, id, payload);
+    return run_instrument(self, name, id, payload);
 }
 
 static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_instrument;
@@ -1223,7 +1234,7 @@ static VALUE instrumenter_instrument(int argc, VALUE *argv, VALUE self)
     if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
         return rb_call_super(argc, argv);
     VALUE payload = argc > 1 ? argv[1] : rb_hash_new();
-    return run_instrument(get_fanout(notifier), argv[0], rb_ivar_get(self, id_at_id), payload);
+    return run_instrument(notifier, argv[0], rb_ivar_get(self, id_at_id), payload);
 }
 
 /* ActiveSupport::Notifications.instrument(name, payload = {}): when nobody listens,
