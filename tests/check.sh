@@ -152,6 +152,23 @@ tier_install() {
   cmake -S "$PREFIX-consumer" -B "$PREFIX-consumer/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
     cmake --build "$PREFIX-consumer/build" >/dev/null &&
     "$PREFIX-consumer/build/quickstart" | grep -q "sql.db (" || { echo "install: find_package build failed"; return 1; }
+  # The exporters library, when it was built: pkg-config hark-export and hark::export.
+  if [ -f "$libdir/pkgconfig/hark-export.pc" ]; then
+    PKG_CONFIG_PATH="$libdir/pkgconfig" cc examples/metrics.c \
+      $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-export) \
+      -Wl,-rpath,"$libdir" -o "$dest/metrics-pc" &&
+      "$dest/metrics-pc" | grep -q '^hark_event_duration_seconds_count{event="sql.db"} 1000' ||
+      { echo "install: pkg-config hark-export build failed"; return 1; }
+    mkdir -p "$PREFIX-consumer-export"
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
+      'find_package(hark REQUIRED)' "add_executable(metrics $root/examples/metrics.c)" \
+      'target_link_libraries(metrics PRIVATE hark::export)' >"$PREFIX-consumer-export/CMakeLists.txt"
+    cmake -S "$PREFIX-consumer-export" -B "$PREFIX-consumer-export/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
+      cmake --build "$PREFIX-consumer-export/build" >/dev/null &&
+      "$PREFIX-consumer-export/build/metrics" | grep -q "^sql.db: 1000 events" ||
+      { echo "install: find_package(hark) hark::export build failed"; return 1; }
+    echo "install: hark-export consumers (pkg-config, hark::export) built and ran"
+  fi
   echo "install: pkg-config and find_package(hark) consumers built and ran"
 }
 

@@ -150,12 +150,12 @@ static void *record_worker(void *arg)
 }
 
 static struct worker *snap_target;
-static volatile int stop_reading;
+static int stop_reading; /* __atomic builtins */
 
 static void *reader(void *arg)
 {
     (void)arg;
-    while (!stop_reading) {
+    while (!__atomic_load_n(&stop_reading, __ATOMIC_RELAXED)) {
         hark_metrics_snapshot *snap;
         if (hark_metrics_snapshot_take(&snap, snap_target->m) == 0) {
             for (size_t i = 0; i < snap->count; i++) {
@@ -177,7 +177,7 @@ static void test_shards_from_many_threads(void **state)
     struct worker w = {NULL, {NULL}, 1};
     assert_int_equal(hark_metrics_new(&w.m), 0);
     snap_target = &w;
-    stop_reading = 0;
+    __atomic_store_n(&stop_reading, 0, __ATOMIC_RELAXED);
     pthread_t rd, th[THREADS];
     assert_int_equal(pthread_create(&rd, NULL, reader, NULL), 0);
     for (int wave = 0; wave < 2; wave++) {
@@ -186,7 +186,7 @@ static void test_shards_from_many_threads(void **state)
         for (int i = 0; i < THREADS; i++)
             assert_int_equal(pthread_join(th[i], NULL), 0);
     }
-    stop_reading = 1;
+    __atomic_store_n(&stop_reading, 1, __ATOMIC_RELAXED);
     assert_int_equal(pthread_join(rd, NULL), 0);
     hark_metrics_snapshot *snap;
     assert_int_equal(hark_metrics_snapshot_take(&snap, w.m), 0);

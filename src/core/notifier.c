@@ -437,7 +437,7 @@ static void index_refresh(hark_notifier *n)
 
 static bool has_prefix(const hark_topic *t, const char *prefix, size_t length)
 {
-    return t->length >= length && memcmp(t->name, prefix, length) == 0;
+    return t->length >= length && (length == 0 || memcmp(t->name, prefix, length) == 0);
 }
 
 int hark__topics_with_prefix(hark_topic ***out, size_t *count, hark_notifier *n, size_t from,
