@@ -1,0 +1,83 @@
+/*
+ * hark/lttng.h -- hark's events as LTTng-UST tracepoints (library hark::lttng,
+ * libhark-lttng, pkg-config hark-lttng; built when liblttng-ust-dev is present).
+ *
+ * A bridge subscribes to the events of a notifier and turns every one into the
+ * tracepoint `hark:event`, recorded by whatever LTTng session enables it:
+ *
+ *     hark_lttng *b;
+ *     hark_lttng_attach(&b, hark_default(), hark_all());
+ *
+ *     $ lttng create app && lttng enable-event -u 'hark:*' && lttng start
+ *     $ ./app ; lttng stop ; babeltrace2 ~/lttng-traces/app*
+ *     hark:event: { cpu_id = 0 }, { name = "sql.active_record", id = 7, parent_id = 3,
+ *                   start_ns = 123456789, duration_ns = 12345,
+ *                   payload = "{"sql":"SELECT 1","rows":1}" }
+ *
+ * Fields of hark:event:
+ *   name         string, the event name
+ *   id           uint64, the event id; parent_id: its enclosing event's, or 0
+ *   start_ns     uint64, start on CLOCK_MONOTONIC in nanoseconds (LTTng's own
+ *                timestamp is the moment the event finished)
+ *   duration_ns  uint64
+ *   payload      string, the payload as one JSON object -- the same members as
+ *                the trace file's args (hark/trace.h), at most HARK_LTTNG_PAYLOAD_MAX
+ *                bytes ("_truncated":true marks a cut)
+ *
+ * The tracer switches the bridge on from outside. The subscription is silenceable
+ * with cached answers (HARK_SILENCE_CACHED): while no LTTng session enables
+ * hark:event, the bridge is silenced and an event costs what an unsubscribed one
+ * costs. A thread of the bridge looks at the tracepoint's enabled state every
+ * HARK_LTTNG_POLL_MS (LTTng-UST offers no notification of it) and, when it
+ * changed, has the notifier re-ask (hark_subscription_silence_changed()). So
+ * hark_listening() follows `lttng start`/`stop`/`enable-event`/`disable-event`
+ * within about that period.
+ */
+#ifndef HARK_LTTNG_H
+#define HARK_LTTNG_H
+
+#include "hark/common.h"
+#include "hark/notifications.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hark_lttng hark_lttng;
+
+/* How often a bridge looks at the tracepoint's state, in milliseconds. */
+#define HARK_LTTNG_POLL_MS 100
+/* Largest payload field, in bytes of JSON. */
+#define HARK_LTTNG_PAYLOAD_MAX 1024
+
+/*
+ * Subscribes a bridge to the events of `n` that match `pattern` (copied) and starts
+ * its polling thread.
+ * Errors: HARK_EINVAL (NULL out or notifier), HARK_ENOMEM (also when the thread
+ * cannot be started), and the errors of hark_subscribe(). *out is untouched and
+ * nothing is subscribed on error.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern);
+
+/*
+ * Stops the polling thread, unsubscribes, waits for events in flight
+ * (hark_notifier_quiesce()) and frees the bridge. NULL is accepted.
+ * Returns 0, or HARK_EBUSY when called from a subscriber callback or with an event
+ * in flight on the calling thread: the bridge is then freed when its subscription
+ * is released. Thread-safety: not concurrently with other calls on `b`, nor after
+ * the notifier was freed (detach first).
+ */
+HARK_API int hark_lttng_detach(hark_lttng *b);
+
+/*
+ * Whether some LTTng session records hark:event right now (the tracepoint's state,
+ * read directly, not the bridge's cached copy). Thread-safety: safe.
+ */
+HARK_API bool hark_lttng_tracing(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_LTTNG_H */
