@@ -19,8 +19,10 @@ CMAKE_FLAGS ?=
 BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev \
              libsystemd-dev python3
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
-# valgrind and clang's sanitizer runtimes; bench-icount needs valgrind.
-CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd
+# valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
+# bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2.
+CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
+             liblttng-ust-dev lttng-tools babeltrace2
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
