@@ -37,6 +37,9 @@ static const table tables[] = {
     {bench_logsub_cases, &bench_logsub_case_count, 1},
     {bench_export_cases, &bench_export_case_count, 1},
 #endif
+#ifdef BENCH_HAVE_TRACE
+    {bench_trace_cases, &bench_trace_case_count, 1},
+#endif
 };
 
 static int selected(const char *name, const char *only)

@@ -108,6 +108,9 @@ static const char *reference(const char *name)
         {"hark/timed_2threads", "baseline/naive_timed10_2threads"},
         {"hark/logsub_sql_active", "baseline/fprintf_devnull"},
         {"hark/metrics_histogram", "baseline/metrics_histogram"},
+        {"hark/trace_file", "baseline/trace_by_hand"},
+        {"hark/trace_record", "baseline/trace_by_hand"},
+        {"hark/lttng_idle", "hark/unsubscribed"},
     };
     char base[128];
     copy(base, sizeof base, name);
@@ -142,6 +145,7 @@ static const budget budgets[] = {
     {"hark/timed_2threads", "baseline/naive_timed10_2threads", 1.2, AT_MOST},
     {"hark/logsub_sql_active", "baseline/fprintf_devnull", 2.0, AT_MOST},
     {"hark/metrics_histogram", "baseline/metrics_histogram", 1.5, AT_MOST},
+    {"hark/lttng_idle", "hark/unsubscribed", 1.2, AT_MOST},
     {"hark/timed", "ruby/timed", 50, AT_LEAST_FASTER},
     {"hark/silenced", "ruby/silenced", 500, AT_LEAST_FASTER},
 };
@@ -154,6 +158,8 @@ static const budget infos[] = {
     {"hark/silenced_dynamic", "hark/silenced", 0, AT_MOST},
     {"hark/by_name_lookup_unsubscribed", "hark/by_name_unsubscribed", 0, AT_MOST},
     {"hark/logsub_sql_active_fd", "baseline/write_devnull", 0, AT_MOST},
+    {"hark/trace_file", "baseline/trace_by_hand", 0, AT_MOST},
+    {"hark/trace_record", "baseline/trace_by_hand", 0, AT_MOST},
     {"hark/timed@shared", "hark/timed", 0, AT_MOST},
     {"hark/metrics_histogram", "baseline/metrics_histogram_unsync", 0, AT_MOST},
     {"hark/evented@shared", "hark/evented", 0, AT_MOST},
