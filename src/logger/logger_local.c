@@ -5,7 +5,7 @@
  * Each thread keeps a small stack of (logger, level) pairs. Each logger counts the
  * overrides active on all threads: while that count is zero, hark_logger_enabled()
  * never looks at thread-local data, and whoever caches answers derived from the
- * level (a log subscriber) may keep them. When the count leaves zero and when it
+ * level (an observer, see observer.c) may keep them. When the count leaves zero and when it
  * returns there, the logger's observers are told (HARK_LOGGER_OVERRIDES): while it
  * is nonzero a cached answer must be polled per event, so that each thread gets
  * its own.
