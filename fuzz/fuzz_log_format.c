@@ -211,7 +211,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * same one on every call. */
     double times[] = {1700000000.123456,   0.0, -1.5, 1e18, NAN, INFINITY, -INFINITY,
                       253402300799.9999999};
-    hark_log_record rec = {level, times[(flags >> 6) + (small & 4)], text, tlen};
+    hark_log_record rec = {
+        .level = level, .time = times[(flags >> 6) + (small & 4)], .message = text, .length = tlen};
     struct format_ctx fc = {&rec, fflags};
     int flen = (int)hark_log_format_default(NULL, 0, &rec, fflags);
     CHECK(flen >= (int)tlen && flen < MAX_OUT);
@@ -245,7 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     line_count = 0;
     CHECK(hark_log(lg, level, "%s", text) == 0);
     CHECK(line_count == 1);
-    hark_log_record r2 = {level, 0.0, text, tlen};
+    hark_log_record r2 = {.level = level, .time = 0.0, .message = text, .length = tlen};
     char want_line[MAX_OUT + 8];
     int wl = (int)hark_log_format_default(want_line, sizeof want_line, &r2,
                                           fflags & HARK_LOG_FORMAT_LEVEL);

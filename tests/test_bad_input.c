@@ -21,6 +21,7 @@
 #include <hark/logger.h>
 #include <hark/subscriber.h>
 #include <hark/testing.h>
+#include <hark/sys/logger_observer.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -827,6 +828,40 @@ static void rows_logger(void)
     assert_int_equal(hark_logger_free(lg), 0);
 }
 
+static void observer_cb(hark_logger *l, unsigned what, void *d)
+{
+    (void)l, (void)what, (void)d;
+}
+
+static void rows_logger_observer(void)
+{
+    section("Logger observers (`hark/sys/logger_observer.h`)", NULL);
+    hark_log_sink sink = {sink_write, NULL, NULL, NULL, NULL};
+    hark_logger *lg = NULL, *lg2 = NULL;
+    assert_int_equal(hark_logger_new_sink(&lg, &sink), 0);
+    assert_int_equal(hark_logger_new_sink(&lg2, &sink), 0);
+    hark_logger_observer *obs = NULL;
+    ROW("hark_logger_observe", "NULL out", HARK_EINVAL,
+        hark_logger_observe(NULL, lg, observer_cb, NULL));
+    ROW("hark_logger_observe", "NULL logger", HARK_EINVAL,
+        hark_logger_observe(&obs, NULL, observer_cb, NULL));
+    ROW("hark_logger_observe", "NULL fn", HARK_EINVAL, hark_logger_observe(&obs, lg, NULL, NULL));
+    ROWT("hark_logger_observe", "any of the above", "`*out` untouched", !obs);
+    assert_int_equal(hark_logger_observe(&obs, lg, observer_cb, NULL), 0);
+    ROW("hark_logger_unobserve", "NULL logger", HARK_EINVAL, hark_logger_unobserve(NULL, obs));
+    ROW("hark_logger_unobserve", "NULL observer", HARK_EINVAL, hark_logger_unobserve(lg, NULL));
+    ROW("hark_logger_unobserve", "an observer of another logger", HARK_ENOENT,
+        hark_logger_unobserve(lg2, obs));
+    ROW("hark_logger_free", "with an observer registered (nothing is freed)", HARK_EBUSY,
+        hark_logger_free(lg));
+    assert_int_equal(hark_logger_unobserve(lg, obs), 0);
+    ROW("hark_logger_unobserve", "the same observer twice", HARK_ENOENT,
+        hark_logger_unobserve(lg, obs));
+    ROWT("hark_logger_overrides_active", "NULL", "false", !hark_logger_overrides_active(NULL));
+    assert_int_equal(hark_logger_free(lg2), 0);
+    assert_int_equal(hark_logger_free(lg), 0);
+}
+
 static int handler(hark_subscriber *self, hark_event *ev, hark_failure *f, void *d)
 {
     (void)self, (void)ev, (void)f, (void)d;
@@ -1030,6 +1065,7 @@ static void run_all_rows(void)
     rows_payload();
     rows_event();
     rows_logger();
+    rows_logger_observer();
     rows_subscriber();
     rows_log_subscriber();
     rows_testing();
