@@ -887,6 +887,12 @@ static void rows_subscriber(void)
         hark_subscriber_add(s, "", handler, NULL));
     ROW("hark_subscriber_add", "suffix of HARK_NAME_MAX + 1 bytes", HARK_ENAMETOOLONG,
         hark_subscriber_add(s, name256, handler, NULL));
+    ROW("hark_subscriber_add", "suffix \".sql\" (an empty part)", HARK_EINVAL,
+        hark_subscriber_add(s, ".sql", handler, NULL));
+    ROW("hark_subscriber_add", "suffix \"sql.\"", HARK_EINVAL,
+        hark_subscriber_add(s, "sql.", handler, NULL));
+    ROW("hark_subscriber_add", "suffix \"a..b\"", HARK_EINVAL,
+        hark_subscriber_add(s, "a..b", handler, NULL));
     ROW("hark_subscriber_add_table", "NULL subscriber", HARK_EINVAL,
         hark_subscriber_add_table(NULL, NULL, 0));
     ROW("hark_subscriber_add_table", "NULL entries, count 1", HARK_EINVAL,
@@ -901,7 +907,13 @@ static void rows_subscriber(void)
         hark_subscriber_attach(s, NULL, "ns"));
     ROW("hark_subscriber_attach", "NULL namespace", HARK_EINVAL,
         hark_subscriber_attach(s, N, NULL));
-    ROW("hark_subscriber_attach", "empty namespace", HARK_ENAME, hark_subscriber_attach(s, N, ""));
+    ROW("hark_subscriber_attach", "empty namespace", HARK_EINVAL, hark_subscriber_attach(s, N, ""));
+    ROW("hark_subscriber_attach", "namespace \".http\" (an empty part)", HARK_EINVAL,
+        hark_subscriber_attach(s, N, ".http"));
+    ROW("hark_subscriber_attach", "namespace \"db.\"", HARK_EINVAL,
+        hark_subscriber_attach(s, N, "db."));
+    ROW("hark_subscriber_attach", "namespace \"a..b\"", HARK_EINVAL,
+        hark_subscriber_attach(s, N, "a..b"));
     ROW("hark_subscriber_attach", "\"sql.<namespace>\" longer than HARK_NAME_MAX",
         HARK_ENAMETOOLONG, hark_subscriber_attach(s, N, name255));
     ROWT("hark_subscriber_attach", "any of the above", "nothing subscribed",

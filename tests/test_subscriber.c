@@ -460,7 +460,8 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_subscriber_remove(s, NULL), HARK_EINVAL);
     assert_int_equal(hark_subscriber_attach(s, NULL, "doodle"), HARK_EINVAL);
     assert_int_equal(hark_subscriber_attach(s, n, NULL), HARK_EINVAL);
-    assert_int_equal(hark_subscriber_attach(s, n, ""), HARK_ENAME);
+    assert_int_equal(hark_subscriber_attach(s, n, ""), HARK_EINVAL);
+    assert_int_equal(hark_subscriber_attach(s, n, ".http"), HARK_EINVAL);
     assert_int_equal(hark_subscriber_detach(s, n, "doodle"), HARK_ENOENT);
     assert_int_equal(hark_subscriber_detach(NULL, n, "doodle"), HARK_EINVAL);
 

@@ -94,7 +94,8 @@ HARK_API int hark_subscriber_free(hark_subscriber *s);
  * Sets the handler for `suffix` (copied): adds it, or replaces the function and
  * data of an existing one in place. A new handler is subscribed at once on every
  * namespace the subscriber is attached to.
- * Errors: HARK_EINVAL (NULL s, suffix or fn), HARK_ENAME (empty suffix),
+ * Errors: HARK_EINVAL (NULL s, suffix or fn; a suffix with a dot at either end or
+ * two dots in a row, ".sql", "sql.", "a..b"), HARK_ENAME (empty suffix),
  * HARK_ENAMETOOLONG ("suffix.namespace" longer than HARK_NAME_MAX for an attached
  * namespace), HARK_ENOMEM, and the errors of hark_subscribe(). On error nothing
  * changed. Thread-safety: safe, also from inside a handler.
@@ -116,10 +117,14 @@ HARK_API int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_en
 HARK_API int hark_subscriber_remove(hark_subscriber *s, const char *suffix);
 
 /*
- * Rails' attach_to: subscribes every handler to "<suffix>.<ns>" on `n`. The
- * namespace is copied. Attaching again to the same `n` and `ns` does nothing (0).
- * A subscriber may be attached to several namespaces and notifiers.
- * Errors: HARK_EINVAL (NULL argument), HARK_ENAME (empty namespace),
+ * Rails' attach_to: subscribes every handler to "<suffix>.<ns>" on `n` -- the
+ * suffix first, as Rails: the handler for "sql" attached to namespace "db"
+ * receives "sql.db" (not "db.sql"). The namespace is copied; it may contain dots
+ * ("active_record.db" gives "sql.active_record.db"). Attaching again to the same
+ * `n` and `ns` does nothing (0). A subscriber may be attached to several
+ * namespaces and notifiers.
+ * Errors: HARK_EINVAL (NULL argument; an empty namespace, or one with a dot at
+ * either end or two dots in a row: ".http", "db.", "a..b"),
  * HARK_ENAMETOOLONG (some "suffix.ns" longer than HARK_NAME_MAX), HARK_ENOMEM, and
  * the errors of hark_subscribe(). On error nothing is subscribed.
  * Thread-safety: safe.

@@ -203,6 +203,17 @@ static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn,
 /* The handler table                                                         */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * A suffix or namespace is joined as "<suffix>.<namespace>": one with a dot at
+ * either end or two dots in a row would make a name with an empty part, which no
+ * event is meant to have ("sql..http"). Refused with HARK_EINVAL.
+ */
+static bool empty_part(const char *part)
+{
+    size_t len = strlen(part);
+    return part[0] == '.' || (len > 0 && part[len - 1] == '.') || strstr(part, "..");
+}
+
 int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data)
 {
     if (!s || !suffix || !fn)
@@ -210,6 +221,8 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
     int rc = hark__check_name(suffix, NULL);
     if (rc != 0)
         return rc;
+    if (empty_part(suffix))
+        return HARK_EINVAL;
 
     pthread_mutex_lock(&s->lock);
     struct hark__handler *h = handler_new(suffix, fn, data);
@@ -298,7 +311,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 
 int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
-    if (!s || !n || !ns)
+    if (!s || !n || !ns || !ns[0] || empty_part(ns))
         return HARK_EINVAL;
     int rc = hark__check_name(ns, NULL);
     if (rc != 0)
