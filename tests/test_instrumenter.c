@@ -501,6 +501,41 @@ static void test_failing_block_without_description(void **state)
     assert_non_null(rec_field(fin, "exception"));
 }
 
+/* What a block sees of a NULL payload. */
+struct seen_payload {
+    bool non_null;
+    int set_rc;
+    int fail_rc;
+};
+
+static int block_probe_payload(hark_payload *p, hark_failure *failure, void *data)
+{
+    (void)failure;
+    struct seen_payload *seen = data;
+    seen->non_null = p != NULL;
+    seen->set_rc = hark_payload_set_int(p, "rows", 3);
+    seen->fail_rc = hark_payload_set_exception(p, "E", "m", NULL);
+    return 0;
+}
+
+/* hark_instrument with a NULL payload: the block gets the same kind of payload
+ * whether or not anyone listens (Rails' block always gets its payload hash). */
+static void test_instrument_null_payload_same_either_way(void **state)
+{
+    fx *f = *state;
+    hark_notifier *quiet;
+    assert_int_equal(hark_notifier_new(&quiet), 0);
+    struct seen_payload unheard = {0}, heard = {0};
+    assert_int_equal(hark_instrument(topic(quiet, "x"), NULL, block_probe_payload, &unheard, NULL),
+                     0);
+    assert_int_equal(hark_instrument(topic(f->n, "x"), NULL, block_probe_payload, &heard, NULL), 0);
+    assert_true(unheard.non_null);
+    assert_true(heard.non_null);
+    assert_int_equal(unheard.set_rc, heard.set_rc);
+    assert_int_equal(unheard.fail_rc, heard.fail_rc);
+    assert_int_equal(hark_notifier_free(quiet), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -509,6 +544,7 @@ int main(void)
         T(test_instrument),
         T(test_instrument_yields_the_payload_for_further_modification),
         T(test_instrument_works_without_a_block),
+        T(test_instrument_null_payload_same_either_way),
         T(test_start),
         T(test_finish),
         T(test_record),

@@ -589,10 +589,11 @@ HARK_API int hark_handle_fail(hark_handle *h, const char *type, const char *mess
  * The callback form of instrument (Rails' instrument with a block): when someone
  * listens, builds and starts a handle, runs block(payload, &failure, data) exactly
  * once, records a failure in the payload, and finishes. When nobody listens it only
- * runs the block. `block` may be NULL. `status` (may be NULL) receives the block's
- * return value and the subscribers' failures.
- * Returns HARK_ESUBSCRIBER if any subscriber failed, else the block's return value.
- * Thread-safety: safe.
+ * runs the block. `block` may be NULL. With a NULL `payload` the block gets an
+ * empty payload of hark's own (room for the failure fields only), the same whether
+ * or not anyone listens, as Rails' block always gets its payload hash. `status` (may be NULL)
+ * receives the block's return value and the subscribers' failures. Returns HARK_ESUBSCRIBER if any
+ * subscriber failed, else the block's return value. Thread-safety: safe.
  */
 HARK_API int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, void *data,
                              hark_status *status);

@@ -320,7 +320,15 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
     if (!t)
         return HARK_EINVAL;
     if (!hark_enabled(t)) {
-        /* Nobody listens: run the block and nothing else (no clock, no handle). */
+        /* Nobody listens: run the block and nothing else (no clock, no handle). A
+         * NULL payload becomes an empty one of the same size a handle would give,
+         * so that the block sees the same thing whether or not anyone listens. */
+        hark_field fields[HARK_PAYLOAD_RESERVED];
+        hark_payload own;
+        if (!payload && block) {
+            hark_payload_init(&own, fields, HARK_PAYLOAD_RESERVED);
+            payload = &own;
+        }
         local.block = block ? block(payload, &(hark_failure){NULL, NULL, NULL}, data) : 0;
         if (status)
             *status = local;
