@@ -341,6 +341,14 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_metrics_snapshot_take(&snap, m), 0);
     assert_int_equal(snap->count, 0);
     hark_metrics_snapshot_free(snap);
+    /* The same name from ever new buffers: one series, every event counted. */
+    for (int i = 0; i < 5000; i++) {
+        char *copy = strdup("fresh.buffer");
+        assert_non_null(copy);
+        assert_int_equal(hark_metrics_record(m, copy, 1e-6), 0);
+        free(copy);
+    }
+    assert_int_equal(count_of(m, "fresh.buffer"), 5000);
     /* A huge duration lands in the overflow bucket and still counts. */
     assert_int_equal(hark_metrics_record(m, "huge", 1e6), 0);
     assert_int_equal(count_of(m, "huge"), 1);

@@ -42,6 +42,7 @@ struct shard {
     /* The owner's lookup table, name pointer -> series; owner only. */
     struct slot *slots;
     size_t mask, used;
+    size_t series_count; /* owner only */
 };
 
 /* The data of one subscription: what its callbacks need. */
@@ -259,6 +260,13 @@ static struct series *series_slow(struct shard *s, const char *name)
         x->next = atomic_load_explicit(&s->series, memory_order_relaxed);
         /* Release: readers that load the head see the series initialised. */
         atomic_store_explicit(&s->series, x, memory_order_release);
+        s->series_count++;
+    }
+    /* Names passed in ever new buffers (hark_metrics_record, a legacy finish) would
+     * add a slot each: past twice the names, start the cache afresh instead. */
+    if (s->used >= 2 * s->series_count + 16) {
+        memset(s->slots, 0, (s->mask + 1) * sizeof *s->slots);
+        s->used = 0;
     }
     /* Remember the pointer: replace a stale slot for it, or add one. */
     if ((s->used + 1) * 4 > s->mask + 1 && slots_grow(s) != 0) /* at most a quarter full */
