@@ -189,8 +189,11 @@ HARK_API bool hark_logger_enabled(const hark_logger *logger, int level);
  * logger's level. Log subscribers bound to the logger are
  * asked per event (instead of once per level change) while any thread has an
  * override, so that each thread gets its own answer.
+ * A thread that exits with overrides still in force ends them as it exits (its
+ * loggers stop counting them, and may then be freed).
  * Errors: HARK_EINVAL (NULL logger, bad level), HARK_ELIMIT (more than
- * HARK_LOG_OVERRIDE_MAX overrides nested on this thread).
+ * HARK_LOG_OVERRIDE_MAX overrides nested on this thread), HARK_ENOMEM (the
+ * thread's exit hook could not be set up; nothing changed).
  * Thread-safety: safe; the override belongs to the calling thread.
  */
 HARK_API int hark_logger_silence_begin(hark_logger *logger, hark_log_level level);

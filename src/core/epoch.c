@@ -1,5 +1,6 @@
 /* Deferred reclamation: see epoch.h for the scheme and why it is not liburcu. */
 #include "hark/common.h"
+#include "hark/sys/reclaim.h"
 #include "epoch.h"
 
 #include <linux/membarrier.h>
@@ -93,6 +94,8 @@ static void reader_exit_thread(void *arg)
     self->serial = 0;
     self->next = NULL;
     self->in_callback = 0;
+    self->hold = 0;
+    self->held_back = false;
     pthread_mutex_unlock(&domain_lock);
 }
 
@@ -203,6 +206,11 @@ static void reclaim_all(struct hark__retired *ripe)
 
 void hark__epoch_poll(void)
 {
+    if (hark__self.hold > 0) {
+        /* The caller holds a lock of its own: reclaim (run releases) at resume. */
+        hark__self.held_back = true;
+        return;
+    }
     pthread_once(&setup_once, setup);
     pthread_mutex_lock(&domain_lock);
     struct hark__retired *ripe = NULL;
@@ -215,13 +223,28 @@ void hark__epoch_poll(void)
     reclaim_all(ripe);
 }
 
+void hark_reclaim_hold(void)
+{
+    hark__self.hold++;
+}
+
+void hark_reclaim_resume(void)
+{
+    struct hark__reader *self = &hark__self;
+    if (self->hold == 0 || --self->hold > 0 || !self->held_back)
+        return;
+    self->held_back = false;
+    hark__epoch_poll();
+}
+
 bool hark__epoch_would_self_wait(void)
 {
     const struct hark__reader *self = &hark__self;
     unsigned long open = self->open[HARK__BOUND] + self->open[HARK__BOUND | 1];
     for (int b = 0; b < 2; b++)
         open += self->open[b] - atomic_load_explicit(&self->adopted[b], memory_order_relaxed);
-    return open > 0 || self->in_callback > 0;
+    /* A hold: waiting would run releases under the holder's lock. */
+    return open > 0 || self->in_callback > 0 || self->hold > 0;
 }
 
 int hark__epoch_wait(const void *owner)

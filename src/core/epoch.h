@@ -85,6 +85,8 @@ struct hark__reader {
      * (hark__read_adopt); written under the domain lock, read by the owner. */
     atomic_ulong adopted[2];
     int in_callback; /* depth of subscriber callbacks running on this thread */
+    int hold;        /* hark_reclaim_hold() depth: reclaim nothing on this thread */
+    bool held_back;  /* a poll was skipped while holding: resume polls */
 };
 
 extern HARK__TLS struct hark__reader hark__self;

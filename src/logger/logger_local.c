@@ -20,6 +20,41 @@ struct override {
 
 static HARK__TLS struct override tl_stack[HARK_LOG_OVERRIDE_MAX];
 static HARK__TLS unsigned tl_depth;
+static HARK__TLS bool tl_keyed; /* the exit hook is armed for this thread */
+
+/*
+ * A thread that exits inside overrides ends them: otherwise their loggers would
+ * count them for ever (hark_logger_free would stay HARK_EBUSY, and cached answers
+ * would be polled per event for good). Runs as a thread-specific-data destructor,
+ * while the thread's TLS is still there.
+ */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void end_overrides_at_exit(void *arg)
+{
+    (void)arg;
+    while (tl_depth > 0)
+        (void)hark_logger_override_end((hark_logger *)(uintptr_t)tl_stack[tl_depth - 1].logger);
+    tl_keyed = false;
+}
+
+static void exit_setup(void)
+{
+    (void)pthread_key_create(&exit_key, end_overrides_at_exit);
+}
+
+/* Arms the exit hook once per thread: any non-NULL value makes the destructor run. */
+static int arm_exit_hook(void)
+{
+    if (HARK_LIKELY(tl_keyed))
+        return 0;
+    pthread_once(&exit_once, exit_setup);
+    if (pthread_setspecific(exit_key, &tl_depth) != 0)
+        return HARK_ENOMEM;
+    tl_keyed = true;
+    return 0;
+}
 
 int hark__logger_thread_level(const hark_logger *l)
 {
@@ -38,6 +73,8 @@ static int override_begin(hark_logger *l, int level)
         return HARK_EINVAL;
     if (tl_depth >= HARK_LOG_OVERRIDE_MAX)
         return HARK_ELIMIT;
+    if (arm_exit_hook() != 0)
+        return HARK_ENOMEM;
     /* Pushed before the count moves: this thread sees its own override as soon as
      * it sees its own increment. */
     tl_stack[tl_depth].logger = l;

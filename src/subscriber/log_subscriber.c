@@ -200,11 +200,11 @@ static void logger_changed(hark_logger *l, unsigned what, void *data)
 {
     (void)what;
     hark_subscriber *s = data;
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     /* A subscriber that is being moved to another logger ignores the old one. */
     if (atomic_load_explicit(&log_sub(s)->logger, memory_order_relaxed) == l)
         recompute_locked(s, NULL);
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
 }
 
 bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
@@ -264,11 +264,11 @@ static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
     }
     hark_logger_observer *old_observer = ls->observer;
     ls->observer = observer;
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     /* Release: pairs with the acquire in logger_of(). */
     atomic_store_explicit(&ls->logger, logger, memory_order_release);
     recompute_locked(s, NULL);
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     /* Waits for a callback still running on another thread for the old logger. */
     if (old)
         (void)hark_logger_unobserve(old, old_observer);
@@ -279,9 +279,11 @@ int hark_log_subscriber_set_logger(hark_subscriber *s, hark_logger *logger)
 {
     if (!is_log(s))
         return HARK_EINVAL;
+    hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
     int rc = set_logger_locked(s, logger);
     pthread_mutex_unlock(&registry_lock);
+    hark_reclaim_resume();
     return rc;
 }
 
@@ -303,10 +305,11 @@ static void unlist_locked(struct log_subscriber *ls)
 static void attachments_changed(hark_subscriber *s)
 {
     struct log_subscriber *ls = log_sub(s);
+    hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     bool attached = s->attachments;
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     if (attached && !ls->listed) {
         ls->list_prev = NULL;
         ls->list_next = registry_head;
@@ -318,15 +321,18 @@ static void attachments_changed(hark_subscriber *s)
         unlist_locked(ls);
     }
     pthread_mutex_unlock(&registry_lock);
+    hark_reclaim_resume();
 }
 
 /* Unbinds the logger and leaves the global list. */
 static void teardown(hark_subscriber *s)
 {
+    hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
     (void)set_logger_locked(s, NULL);
     unlist_locked(log_sub(s));
     pthread_mutex_unlock(&registry_lock);
+    hark_reclaim_resume();
 }
 
 static void destroy(hark_subscriber *s)
@@ -371,6 +377,7 @@ static int copy(hark_subscriber *child_base, const hark_subscriber *parent_base)
 int hark_log_subscriber_flush_all(void)
 {
     int first = 0;
+    hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
     for (struct log_subscriber *s = registry_head; s; s = s->list_next) {
         hark_logger *l = logger_of(&s->base);
@@ -386,6 +393,7 @@ int hark_log_subscriber_flush_all(void)
             first = rc;
     }
     pthread_mutex_unlock(&registry_lock);
+    hark_reclaim_resume();
     return first;
 }
 
@@ -413,18 +421,18 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
     if (suffix[0] == '\0')
         return HARK_ENAME;
     struct log_subscriber *ls = log_sub(s);
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     size_t i = 0;
     while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
     if (i == ls->level_count) {
         if (HARK__GROW(ls->levels, ls->level_cap, ls->level_count + 1, 8) != 0) {
-            pthread_mutex_unlock(&s->lock);
+            hark__subscriber_leave(s);
             return HARK_ENOMEM;
         }
         char *dup = hark__strdup(suffix);
         if (!dup) {
-            pthread_mutex_unlock(&s->lock);
+            hark__subscriber_leave(s);
             return HARK_ENOMEM;
         }
         ls->levels[i].suffix = dup;
@@ -432,7 +440,7 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
     }
     ls->levels[i].level = (int)level;
     store_slot_levels_locked(s, suffix, (int)level);
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     return 0;
 }
 
@@ -441,19 +449,19 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
     if (!is_log(s) || !suffix)
         return HARK_EINVAL;
     struct log_subscriber *ls = log_sub(s);
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     size_t i = 0;
     while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
     if (i == ls->level_count) {
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
     hark__free(ls->levels[i].suffix);
     memmove(&ls->levels[i], &ls->levels[i + 1], (ls->level_count - i - 1) * sizeof *ls->levels);
     ls->level_count--;
     store_slot_levels_locked(s, suffix, -1);
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     return 0;
 }
 

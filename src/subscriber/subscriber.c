@@ -82,13 +82,39 @@ static int slot_event(hark_event *ev, void *data)
     return h->fn(slot->owner, ev, &failure, h->data);
 }
 
+/*
+ * The release callback of every slot: no event can reach it any more. A slot still
+ * linked lost its subscription from outside (hark_unsubscribe_name, its notifier
+ * freed): unlink it, so that nothing of the subscriber touches it again. Runs with
+ * no hark lock held (subscriber code holds reclamation back while it locks).
+ */
 static void slot_release(void *data)
 {
     struct hark__slot *slot = data;
     hark_subscriber *owner = slot->owner;
+    pthread_mutex_lock(&owner->lock);
+    if (slot->att) {
+        struct hark__slot **link = &slot->att->slots;
+        while (*link && *link != slot)
+            link = &(*link)->next;
+        if (*link)
+            *link = slot->next;
+        slot->att = NULL;
+    }
+    pthread_mutex_unlock(&owner->lock);
     hark__free(slot);
     hark__subscriber_unref(owner);
 }
+
+/* The handler of a slot that could not be unsubscribed (out of memory): does nothing. */
+static int disabled_fn(hark_subscriber *s, hark_event *ev, hark_failure *failure, void *data)
+{
+    (void)s, (void)ev, (void)failure, (void)data;
+    return 0;
+}
+
+static char disabled_suffix[] = "";
+static struct hark__handler disabled_handler = {disabled_suffix, disabled_fn, NULL, NULL};
 
 /* Builds "<suffix>.<ns>" into out[HARK_NAME_MAX + 1]. */
 static int full_name(char *out, const char *suffix, const char *ns)
@@ -139,6 +165,7 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
         return rc;
     }
     slot->next = att->slots;
+    slot->att = att;
     att->slots = slot;
     if (s->ops->slot_added_locked)
         s->ops->slot_added_locked(s, slot);
@@ -148,7 +175,11 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
 /*
  * Unsubscribes every slot of `att` whose handler is `h` (every slot when h is
  * NULL) and unlinks them. The slots themselves are freed by their release
- * callbacks. Locking contract: s->lock held.
+ * callbacks, which wait for s->lock. This cannot fail: a subscription that cannot
+ * be removed for lack of memory keeps its slot, disabled (its handler never runs
+ * again), until its notifier removes it (hark_notifier_free or a later change).
+ * An id the notifier no longer knows (removed by name) is already gone.
+ * Locking contract: s->lock held (hark__subscriber_enter).
  */
 static void slots_unsubscribe(struct hark__attachment *att, const struct hark__handler *h)
 {
@@ -160,8 +191,10 @@ static void slots_unsubscribe(struct hark__attachment *att, const struct hark__h
             continue;
         }
         *link = slot->next;
-        /* After this call the release callback may free `slot` at any time. */
-        (void)hark_unsubscribe(att->notifier, slot->id);
+        slot->att = NULL;
+        if (hark_unsubscribe(att->notifier, slot->id) == HARK_ENOMEM)
+            /* Release: pairs with the acquire in slot_event(). */
+            atomic_store_explicit(&slot->handler, &disabled_handler, memory_order_release);
     }
 }
 
@@ -224,10 +257,10 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
     if (empty_part(suffix))
         return HARK_EINVAL;
 
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     struct hark__handler *h = handler_new(suffix, fn, data);
     if (!h) {
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return HARK_ENOMEM;
     }
 
@@ -245,7 +278,7 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         }
         old->retired_next = s->retired;
         s->retired = old;
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return 0;
     }
 
@@ -263,11 +296,11 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         for (struct hark__attachment *b = s->attachments; b; b = b->next)
             slots_unsubscribe(b, h);
         handler_free(h);
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return rc;
     }
     s->handlers[s->handler_count++] = h;
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     return 0;
 }
 
@@ -287,10 +320,10 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 {
     if (!s || !suffix)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     size_t at = find_handler(s, suffix);
     if (at == SIZE_MAX) {
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
     struct hark__handler *h = s->handlers[at];
@@ -301,7 +334,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
     s->handler_count--;
     h->retired_next = s->retired;
     s->retired = h;
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     return 0;
 }
 
@@ -317,16 +350,16 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     if (rc != 0)
         return rc;
 
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     if (find_attachment(s, n, ns)) {
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return 0;
     }
     char name[HARK_NAME_MAX + 1];
     for (size_t i = 0; i < s->handler_count; i++) {
         rc = full_name(name, s->handlers[i]->suffix, ns);
         if (rc != 0) {
-            pthread_mutex_unlock(&s->lock);
+            hark__subscriber_leave(s);
             return rc;
         }
     }
@@ -335,7 +368,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     if (!att || !copy) {
         hark__free(att);
         hark__free(copy);
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return HARK_ENOMEM;
     }
     att->notifier = n;
@@ -346,13 +379,13 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
             slots_unsubscribe(att, NULL);
             hark__free(att->ns);
             hark__free(att);
-            pthread_mutex_unlock(&s->lock);
+            hark__subscriber_leave(s);
             return rc;
         }
     }
     att->next = s->attachments;
     s->attachments = att;
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     if (s->ops->attachments_changed)
         s->ops->attachments_changed(s);
     return 0;
@@ -362,20 +395,20 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
     if (!s || !n || !ns)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     struct hark__attachment **link = &s->attachments;
     while (*link && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
         link = &(*link)->next;
     struct hark__attachment *att = *link;
     if (!att) {
-        pthread_mutex_unlock(&s->lock);
+        hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
     *link = att->next;
     slots_unsubscribe(att, NULL);
     hark__free(att->ns);
     hark__free(att);
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     if (s->ops->attachments_changed)
         s->ops->attachments_changed(s);
     return 0;
@@ -387,7 +420,7 @@ int hark_subscriber_free(hark_subscriber *s)
         return 0;
     if (s->ops->teardown)
         s->ops->teardown(s);
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     while (s->attachments) {
         struct hark__attachment *att = s->attachments;
         s->attachments = att->next;
@@ -395,7 +428,7 @@ int hark_subscriber_free(hark_subscriber *s)
         hark__free(att->ns);
         hark__free(att);
     }
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     hark__subscriber_unref(s);
     return 0;
 }
@@ -440,11 +473,11 @@ int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 {
     if (!s)
         return HARK_EINVAL;
-    pthread_mutex_lock(&s->lock);
+    hark__subscriber_enter(s);
     int rc = s->attachments ? HARK_ESTATE : 0;
     if (rc == 0)
         s->want_cpu = measure;
-    pthread_mutex_unlock(&s->lock);
+    hark__subscriber_leave(s);
     return rc;
 }
 

@@ -14,6 +14,7 @@
 
 #include "hark/subscriber.h"
 #include "hark/notifications.h"
+#include "hark/sys/reclaim.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,6 +31,11 @@ struct hark__handler {
  * ops' slot_size) by embedding it first in a larger struct. */
 struct hark__slot {
     hark_subscriber *owner;
+    /* The attachment whose list links this slot, NULL once unlinked. Under the
+     * owner's lock. Its release callback unlinks a slot still linked (its
+     * subscription was removed from outside: hark_unsubscribe_name, the notifier
+     * freed), so the lists never hold a freed slot. */
+    struct hark__attachment *att;
     /* The current handler for this slot's suffix. Stored with release, loaded with
      * acquire, so a handler replaced at runtime is seen whole. */
     _Atomic(struct hark__handler *) handler;
@@ -76,8 +82,9 @@ struct hark_subscriber {
     const struct hark__subscriber_ops *ops;
     atomic_uint refs;
     /* Protects the table, the attachments and whatever the variant says it covers.
-     * Held while calling the notifier (subscribe, unsubscribe, silence recomputes);
-     * never held while a handler runs. */
+     * Held while calling the notifier (subscribe, unsubscribe, silence recomputes),
+     * always with reclamation held back (hark__subscriber_enter); never held while
+     * a handler or a release callback runs. */
     pthread_mutex_t lock;
     struct hark__handler **handlers;
     size_t handler_count;
@@ -93,6 +100,23 @@ extern const struct hark__subscriber_ops hark__plain_subscriber_ops;
 /* subscriber.c: a zeroed subscriber of ops->size bytes with one reference. */
 hark_subscriber *hark__subscriber_alloc(const struct hark__subscriber_ops *ops);
 void hark__subscriber_unref(hark_subscriber *s);
+
+/*
+ * Takes and leaves a subscriber's lock around registry calls. Reclamation is held
+ * back meanwhile (hark/sys/reclaim.h), so that no release callback -- ours, which
+ * takes this lock, or a user's, which may call back in -- ever runs under it.
+ */
+static inline void hark__subscriber_enter(hark_subscriber *s)
+{
+    hark_reclaim_hold();
+    pthread_mutex_lock(&s->lock);
+}
+
+static inline void hark__subscriber_leave(hark_subscriber *s)
+{
+    pthread_mutex_unlock(&s->lock);
+    hark_reclaim_resume();
+}
 
 /* The lock of a subscriber reached through a const pointer (queries lock too). */
 static inline pthread_mutex_t *hark__subscriber_lock(const hark_subscriber *s)
