@@ -8,6 +8,7 @@
 #include "hark/log_format.h"
 #include "hark/logger.h"
 #include "hark/sys/log_event.h"
+#include "tls.h"
 
 /* Writes "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (UTC) for `time` into `out` (at least 40
  * bytes, NUL-terminated) and returns its length (27). A time outside years 1..9999
@@ -27,7 +28,7 @@ size_t hark__log_tags_get(const char *const **tags);
 
 /* The calling thread's current log event (hark_log_event_swap()), read inline on
  * the write path. */
-extern _Thread_local const hark_log_event *hark__tls_log_event;
+extern HARK__TLS const hark_log_event *hark__tls_log_event;
 
 static inline const hark_log_event *hark__log_event_tls(void)
 {

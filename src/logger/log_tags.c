@@ -18,8 +18,8 @@ struct tag_stack {
 
 /* One pointer per thread; the stack itself is on the heap, so the static TLS block
  * a dlopen()ed library may use stays small. */
-static _Thread_local struct tag_stack *tls_tags;
-static _Thread_local uint64_t tls_tid;
+static HARK__TLS struct tag_stack *tls_tags;
+static HARK__TLS uint64_t tls_tid;
 
 static pthread_key_t tags_key;
 static pthread_once_t tags_once = PTHREAD_ONCE_INIT;
@@ -124,7 +124,7 @@ uint64_t hark_log_thread_id(void)
 /* The current log event                                                     */
 /* ------------------------------------------------------------------------- */
 
-_Thread_local const hark_log_event *hark__tls_log_event;
+HARK__TLS const hark_log_event *hark__tls_log_event;
 
 const hark_log_event *hark_log_event_swap(const hark_log_event *ev)
 {
