@@ -17,6 +17,7 @@
 #   BENCH_REPEAT      measured runs per case per round (default 3)
 #   TIME, WARMUP      benchmark-ips seconds per Ruby case (defaults 2 and 1)
 #   RUBY_BENCH=0      skip the Ruby rows
+#   RUBY_ROUNDS       rounds of the Rails 7.2 own-fanout / hark_rb pairs (default 3)
 #   SHARED_BENCH=0    skip the @shared rows
 #   BENCH_BUILD_DIR   build directory (default build-bench)
 #
@@ -95,15 +96,22 @@ if [ -n "$SHARED_BIN" ] && [ "${SHARED_BENCH:-1}" != 0 ]; then
 fi
 
 # ---- Ruby: the anchor benchmark, in the same run ------------------------------------------
+# Rails 7.2's activesupport beside the repository, when present.
+rails72=""
+for d in "$ROOT/../shared/rails-7.2" "$ROOT/../../shared/rails-7.2"; do
+  if [ -d "$d/activesupport/lib" ]; then rails72=$(cd "$d" && pwd); break; fi
+done
 ruby_ready() {
   command -v ruby >/dev/null 2>&1 &&
-    ruby -e 'require "set"; require "logger"; require "active_support"; require "active_support/notifications"; require "active_support/log_subscriber"; require "benchmark/ips"' >/dev/null 2>&1
+    ruby ${rails72:+-I "$rails72/activesupport/lib"} -e 'require "set"; require "logger"; require "active_support"; require "active_support/notifications"; require "active_support/log_subscriber"; require "benchmark/ips"' >/dev/null 2>&1
 }
+ruby_pkgs="ruby ruby-activesupport ruby-benchmark-ips"
+[ -n "$rails72" ] && ruby_pkgs="ruby ruby-dev ruby-benchmark-ips ruby-concurrent ruby-i18n ruby-tzinfo ruby-connection-pool ruby-minitest"
 
 RUBY_CASES="baseline_empty timed timed_monotonic event_object evented unsubscribed silenced logsub_sql_silenced logsub_sql_active"
 ruby_only=""
 for c in $RUBY_CASES; do
-  if selected "ruby/$c" || selected "hark/$c"; then
+  if selected "ruby/$c" || selected "hark/$c" || selected "hark_rb/$c" || selected "rails72/$c"; then
     ruby_only="$ruby_only${ruby_only:+,}$c"
   fi
 done
@@ -115,31 +123,80 @@ elif [ -z "$ruby_only" ]; then
 else
   if ! ruby_ready; then
     if [ "$(id -u)" = 0 ]; then
-      note "installing ruby ruby-activesupport ruby-benchmark-ips"
+      note "installing $ruby_pkgs"
+      # shellcheck disable=SC2086
       (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-         ruby ruby-activesupport ruby-benchmark-ips) >"$OUT_DIR/apt.log" 2>&1 ||
+         $ruby_pkgs) >"$OUT_DIR/apt.log" 2>&1 ||
         note "apt-get failed (see $OUT_DIR/apt.log)"
     else
-      note "ruby rows skipped: install ruby ruby-activesupport ruby-benchmark-ips (as root) to get them"
+      note "ruby rows skipped: install $ruby_pkgs (as root) to get them"
     fi
   fi
   if ruby_ready; then
     script=""
-    for s in "$ROOT/../shared/anchors/as_notifications_bench.rb" "$ROOT/bench/rails_bench.rb"; do
+    for s in "$ROOT/../shared/anchors/as_notifications_bench.rb" \
+             "$ROOT/../../shared/anchors/as_notifications_bench.rb" "$ROOT/bench/rails_bench.rb"; do
       if [ -f "$s" ]; then script=$s; break; fi
     done
     echo
-    note "ruby: $(basename "$script"), ONLY=$ruby_only TIME=$RUBY_TIME WARMUP=$RUBY_WARMUP"
-    if (cd "$OUT_DIR" && ONLY="$ruby_only" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" \
-          ruby "$script") >"$OUT_DIR/ruby.log" 2>&1; then
-      grep -E '^(RUBY|AS|SANITY|FEATURES) ' "$OUT_DIR/ruby.log"
-      awk -F'\t' '$1 == "RESULT" {
-          printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t1\truby\tActiveSupport %s (%s), benchmark-ips mean, error %s%%\t\n",
-                 $4, $6, $6, $2, $3, $7 }' "$OUT_DIR/ruby.log" >"$OUT_DIR/rows-ruby.tsv"
-      cut -f1,4 "$OUT_DIR/rows-ruby.tsv" | awk -F'\t' '{ printf "%-40s %10.1f ns/op\n", $1, $2 }'
+    if [ -z "$rails72" ]; then
+      note "ruby: $(basename "$script") on Debian's ActiveSupport, ONLY=$ruby_only TIME=$RUBY_TIME WARMUP=$RUBY_WARMUP"
+      if (cd "$OUT_DIR" && ONLY="$ruby_only" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" \
+            ruby "$script") >"$OUT_DIR/ruby.log" 2>&1; then
+        grep -E '^(RUBY|AS|SANITY|FEATURES) ' "$OUT_DIR/ruby.log"
+        awk -F'\t' '$1 == "RESULT" {
+            printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t1\truby\tActiveSupport %s (%s), benchmark-ips mean, error %s%%\t\n",
+                   $4, $6, $6, $2, $3, $7 }' "$OUT_DIR/ruby.log" >"$OUT_DIR/rows-ruby.tsv"
+      else
+        tail -20 "$OUT_DIR/ruby.log"
+        note "the ruby benchmark failed; no ruby rows"
+      fi
     else
-      tail -20 "$OUT_DIR/ruby.log"
-      note "the ruby benchmark failed; no ruby rows"
+      # Rails 7.2 (the version the seed change shipped in), twice in the same run:
+      # its own fanout (rows rails72/<case>, also the ruby/<case> reference of the C
+      # cases) and with hark/rails loaded (rows hark_rb/<case>). The two alternate
+      # case by case, RUBY_ROUNDS times, so that load on the machine hits both alike;
+      # the rows carry the min and median of the rounds.
+      RUBY_ROUNDS=${RUBY_ROUNDS:-3}
+      note "ruby: $(basename "$script") on Rails 7.2 ($rails72), own fanout vs hark/rails, $RUBY_ROUNDS rounds, TIME=$RUBY_TIME WARMUP=$RUBY_WARMUP"
+      if ! make -C "$ROOT" --no-print-directory ruby >"$OUT_DIR/ruby-build.log" 2>&1; then
+        tail -20 "$OUT_DIR/ruby-build.log"
+        note "the Ruby extension does not build: no hark_rb rows"
+      fi
+      : >"$OUT_DIR/ruby-results.tsv"
+      for round in $(seq 1 "$RUBY_ROUNDS"); do
+        for c in ${ruby_only//,/ }; do
+          for side in rails72 hark_rb; do
+            extra=()
+            [ "$side" = hark_rb ] && extra=(-I "$ROOT/bindings/ruby/lib" -r hark/rails)
+            if (cd "$OUT_DIR" && ONLY="$c" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" LABEL="$side" \
+                  ruby -I "$rails72/activesupport/lib" "${extra[@]}" "$script") >"$OUT_DIR/ruby-$side.log" 2>&1; then
+              awk -F'\t' -v r="$round" '$1 == "RESULT" { print $2 "\t" $4 "\t" $6 "\t" $3 "\t" r }' \
+                "$OUT_DIR/ruby-$side.log" >>"$OUT_DIR/ruby-results.tsv"
+            else
+              tail -5 "$OUT_DIR/ruby-$side.log"
+              note "ruby $side/$c failed (round $round)"
+            fi
+          done
+        done
+      done
+      grep -E '^(RUBY|AS|SANITY|FEATURES) ' "$OUT_DIR/ruby-hark_rb.log" 2>/dev/null
+      sort -t$'\t' -k1,1 -k2,2 -k3,3g "$OUT_DIR/ruby-results.tsv" | awk -F'\t' '
+        function flush() {
+          if (n == 0) return
+          med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+          desc = "Rails 7.2 " (key_side == "hark_rb" ? "with hark/rails" : "own fanout") \
+                 " (" mode "), benchmark-ips, " n " rounds"
+          printf "%s/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_side, key_case, v[1], med, n, desc
+          if (key_side == "rails72")
+            printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_case, v[1], med, n, desc
+          n = 0
+        }
+        { if ($1 != key_side || $2 != key_case) { flush(); key_side = $1; key_case = $2; mode = $4 }
+          v[++n] = $3 }
+        END { flush() }' >"$OUT_DIR/rows-ruby.tsv"
+      cut -f1,4,5 "$OUT_DIR/rows-ruby.tsv" | grep -v '^ruby/' |
+        awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
     fi
   fi
 fi

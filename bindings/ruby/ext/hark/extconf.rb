@@ -16,6 +16,13 @@ abort "hark: #{include_dir}/hark.h not found" unless File.exist?(File.join(inclu
 $INCFLAGS << " -I#{include_dir}"
 $CFLAGS << " -std=gnu11 -DHARK_STATIC -Wall -Wno-unused-parameter"
 $LOCAL_LIBS << " #{lib} -lpthread"
+# What libhark.a itself needs (its hark.pc's Requires.private: PCRE2, libsystemd ...).
+pc = File.join(build, "hark.pc")
+if File.exist?(pc)
+  File.read(pc)[/^Requires\.private:(.*)$/, 1].to_s.split(/[\s,]+/).reject(&:empty?).each do |req|
+    pkg_config(req) or abort "hark: pkg-config cannot find #{req}, which libhark needs"
+  end
+end
 # Extra flags for checked builds, e.g. HARK_EXT_CFLAGS="-fsanitize=address -fno-omit-frame-pointer".
 if (extra = ENV["HARK_EXT_CFLAGS"]) && !extra.empty?
   $CFLAGS << " #{extra}"

@@ -727,7 +727,10 @@ static VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
             o.publish = cb_publish;
         break;
     }
-    o.publish_event = cb_publish_event;
+    /* Event-object subscribers get their event callback for publish_event too (hark
+     * hands them the same event, as Rails' call(event)). */
+    if (s->rkind != RK_EVENT)
+        o.publish_event = cb_publish_event;
     o.silence = (hark_silence_mode)s->silence;
     if (s->silence != HARK_SILENCE_NEVER)
         o.silenced = cb_silenced;
