@@ -67,7 +67,7 @@ check:
 	$(call ensure_pkgs,$(CHECK_PKGS))
 	bash tests/check.sh
 
-# Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464"
+# Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464 --trace /tmp/demo.json"
 DEMO_ARGS ?=
 
 demo: build

@@ -1,6 +1,7 @@
 /*
  * exporters.c -- --metrics ADDR: a hark_metrics object subscribed to every event,
- * served as Prometheus text by hark_metrics_serve().
+ * served as Prometheus text by hark_metrics_serve(); --trace FILE: a Chrome trace
+ * file of every event (hark_trace).
  */
 #include "exporters.h"
 
@@ -10,6 +11,7 @@
 
 #ifdef HARK_DEMO_EXPORT
 #include <hark/metrics.h>
+#include <hark/trace.h>
 
 #include <errno.h>
 #include <poll.h>
@@ -21,6 +23,8 @@ static hark_metrics *metrics;
 static hark_metrics_server *server;
 static char url_host[128];
 static volatile sig_atomic_t stop_requested;
+static hark_trace *trace;
+static const char *trace_path;
 
 static void on_signal(int sig)
 {
@@ -97,6 +101,43 @@ void exporters_wait(void)
     }
 }
 
+int exporters_trace_open(const char *path)
+{
+    int rc = hark_trace_open(&trace, path, NULL);
+    if (rc == HARK_EIO) {
+        fprintf(stderr, "hark-demo: --trace %s: cannot write there: %s\n", path, strerror(errno));
+        return rc;
+    }
+    if (rc == 0)
+        rc = hark_trace_attach(trace, hark_default(), hark_all());
+    if (rc != 0) {
+        fprintf(stderr, "hark-demo: --trace %s: %s\n", path, hark_strerror(rc));
+        hark_trace_close(trace, NULL);
+        trace = NULL;
+        return rc;
+    }
+    trace_path = path;
+    return 0;
+}
+
+int exporters_trace_close(void)
+{
+    if (!trace)
+        return 0;
+    hark_trace_stats st;
+    int rc = hark_trace_close(trace, &st);
+    trace = NULL;
+    if (rc != 0) {
+        fprintf(stderr, "hark-demo: --trace %s: %s (%s); %llu events not written\n", trace_path,
+                hark_strerror(rc), strerror(st.last_errno), (unsigned long long)st.unwritten);
+        return rc;
+    }
+    printf("\nTrace: %llu events written to %s (%llu dropped); open it at\n"
+           "https://ui.perfetto.dev or in chrome://tracing.\n",
+           (unsigned long long)st.written, trace_path, (unsigned long long)st.dropped);
+    return 0;
+}
+
 void exporters_stop(void)
 {
     hark_metrics_server_stop(server);
@@ -122,6 +163,20 @@ int exporters_serve_metrics(const char *address)
 }
 
 void exporters_pause(void) {}
+
+int exporters_trace_open(const char *path)
+{
+    fprintf(stderr,
+            "hark-demo: --trace %s: this demo was built without the exporters library "
+            "(install libmicrohttpd-dev and rebuild)\n",
+            path);
+    return HARK_EINVAL;
+}
+
+int exporters_trace_close(void)
+{
+    return 0;
+}
 
 void exporters_wait(void) {}
 

@@ -1,6 +1,7 @@
 /*
  * exporters.h -- the demo's exporters (hark::export): --metrics ADDR serves the
- * Prometheus exposition of every event over HTTP while the demo runs.
+ * Prometheus exposition of every event over HTTP while the demo runs; --trace FILE
+ * writes every event of both phases to a Chrome trace file.
  */
 #ifndef DEMO_EXPORTERS_H
 #define DEMO_EXPORTERS_H
@@ -26,6 +27,16 @@ void exporters_pause(void);
  * end of input, SIGINT or SIGTERM. Returns at once otherwise.
  */
 void exporters_wait(void);
+
+/*
+ * --trace FILE: records every event of the default notifier into a Chrome trace
+ * file (hark/trace.h). On failure prints why on stderr and returns nonzero.
+ */
+int exporters_trace_open(const char *path);
+
+/* Closes the trace file, if any, and prints what it holds; nonzero (and a message
+ * on stderr) when it could not be written completely. */
+int exporters_trace_close(void);
 
 /* Stops serving and frees what exporters_serve_metrics() made. */
 void exporters_stop(void);

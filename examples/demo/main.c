@@ -28,6 +28,7 @@ typedef struct options {
     hark_log_level level; /* the logger's level in phase 1 */
     int colour;           /* -1: when stdout is a terminal */
     const char *metrics;  /* --metrics ADDR, or NULL */
+    const char *trace;    /* --trace FILE, or NULL */
 } options;
 
 static const char *prog = "hark-demo";
@@ -55,6 +56,9 @@ static void usage(FILE *out)
             "                        text at http://ADDR/metrics (ADDR is HOST:PORT, e.g.\n"
             "                        127.0.0.1:9464; port 0 picks one) and keep serving after\n"
             "                        the run until Enter, end of input or Ctrl-C\n"
+            "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
+            "                        trace (open it at https://ui.perfetto.dev or in\n"
+            "                        chrome://tracing)\n"
             "  -h, --help            show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if the workload failed unexpectedly, 2 for a bad\n"
@@ -65,15 +69,12 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
-                                          {"memory", no_argument, NULL, 'm'},
-                                          {"requests", required_argument, NULL, 'n'},
-                                          {"log-level", required_argument, NULL, 'l'},
-                                          {"color", no_argument, NULL, 'C'},
-                                          {"no-color", no_argument, NULL, 'N'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"metrics", required_argument, NULL, 'M'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
+        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
+        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
+        {"trace", required_argument, NULL, 'T'},    {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -115,6 +116,13 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             o->metrics = optarg;
+            break;
+        case 'T':
+            if (*optarg == '\0') {
+                fprintf(stderr, "%s: --trace wants a file name\n", prog);
+                return 2;
+            }
+            o->trace = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -212,15 +220,19 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL};
     char err[512];
     demo_db db;
     int rc;
 
     if ((rc = parse_args(argc, argv, &o)) >= 0)
         return rc;
+    /* A trace file that cannot be written is a bad option: said before anything runs. */
+    if (o.trace && exporters_trace_open(o.trace) != 0)
+        return 2;
     if (db_open(&db, o.database, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
+        exporters_trace_close();
         return 2;
     }
     if ((rc = metrics_attach()) != 0 ||
@@ -255,6 +267,8 @@ int main(int argc, char **argv)
     }
     metrics_detach();
     exporters_pause();
+    if (exporters_trace_close() != 0 && rc == 0)
+        rc = 1;
 
     if (rc == 0) {
         heading("What instrumenting one statement costs");

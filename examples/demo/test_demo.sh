@@ -84,4 +84,28 @@ if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>
     grep -q "^Done." "$out" || fail "the demo did not finish after an unbindable address"
     rm -f "$out.err"
 fi
+# --trace FILE: a Chrome trace of both phases, parsed by a real JSON parser when
+# python3 is here; an unwritable path is a bad option (status 2, nothing run).
+if "$demo" --help | grep -q -- "--trace FILE"; then
+    dir=$(mktemp -d) || exit 1
+    "$demo" --memory --requests 3 --no-color --trace "$dir/t.json" >"$out" 2>&1 ||
+        { rm -rf "$dir"; fail "the demo with --trace exited with $?"; }
+    written=$(sed -n 's/^Trace: \([0-9]*\) events written to .*/\1/p' "$out")
+    [ -n "$written" ] && [ "$written" -gt 0 ] || { rm -rf "$dir"; fail "no 'Trace:' line"; }
+    # Every statement and request of both phases is in the trace.
+    for event in sql.sqlite request.demo; do
+        table=$(awk -v e="$event" '$1 == e { print $2 }' "$out")
+        inside=$(grep -o "\"name\":\"$event\"" "$dir/t.json" | wc -l)
+        [ "$table" = "$inside" ] || { rm -rf "$dir"; fail "$event: table $table, trace $inside"; }
+    done
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); \
+assert len(d["traceEvents"]) == int(sys.argv[2]), len(d["traceEvents"]); \
+assert {e["cat"] for e in d["traceEvents"]} >= {"sqlite", "demo"}' "$dir/t.json" "$written" ||
+            { rm -rf "$dir"; fail "the trace file is not the JSON it should be"; }
+    fi
+    expect2 "unwritable trace file" --memory --trace "$dir/no/such/dir/t.json"
+    [ ! -e "$dir/no" ] || fail "the failed trace left files behind"
+    rm -rf "$dir"
+fi
 echo "demo output checks passed"
