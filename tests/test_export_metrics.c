@@ -445,6 +445,17 @@ static void test_prometheus_text(void **state)
         strstr(t.buf, "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.000983040\"}") ||
         strstr(t.buf, "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.00098304\"} 0"));
 
+    /* Bytes that are not UTF-8 become U+FFFD (Prometheus refuses the scrape otherwise);
+     * valid multi-byte characters pass. */
+    hark_metrics *odd_names;
+    assert_int_equal(hark_metrics_new(&odd_names), 0);
+    assert_int_equal(hark_metrics_record(odd_names, "bad\xff\xc3(\xe2\x82\xac)", 1), 0);
+    t.used = 0;
+    assert_int_equal(hark_metrics_write_prometheus(odd_names, NULL, to_text, &t), 0);
+    assert_non_null(
+        strstr(t.buf, "_count{event=\"bad\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac)\"} 1\n"));
+    hark_metrics_free(odd_names);
+
     /* File sink. */
     FILE *f = tmpfile();
     assert_non_null(f);

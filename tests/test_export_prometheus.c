@@ -197,6 +197,8 @@ static void test_prometheus_scrapes_hark(void **state)
         HARK_INSTRUMENT(sql, NULL, { fake_now += 0.25; });
     for (int i = 0; i < 3; i++)
         HARK_INSTRUMENT(cache, NULL, { fake_now += 0.0005; });
+    /* A name that is not UTF-8 must not spoil the scrape. */
+    assert_int_equal(hark_metrics_record(m, "odd\xff\"name\\", 0.001), 0);
     static const char *const labels[] = {"service", "hark_test"};
     hark_prom_options opts = HARK_PROM_OPTIONS_INIT;
     opts.labels = labels;

@@ -76,32 +76,68 @@ static void put_u64(struct out *o, uint64_t v)
     puts_(o, tmp);
 }
 
-/* A label value: backslash, double quote and newline escaped. */
-static void put_label_value(struct out *o, const char *s)
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_length(const unsigned char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\')
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t min, cp;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xe0) == 0xc0)
+        n = 2, min = 0x80, cp = c & 0x1f;
+    else if ((c & 0xf0) == 0xe0)
+        n = 3, min = 0x800, cp = c & 0x0f;
+    else if ((c & 0xf8) == 0xf0)
+        n = 4, min = 0x10000, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/*
+ * Escaped text: backslash and newline (and in a label value, the double quote); a
+ * byte that is not part of valid UTF-8 becomes U+FFFD, since Prometheus refuses
+ * the whole scrape otherwise.
+ */
+static void put_escaped(struct out *o, const char *s, bool quote)
+{
+    while (*s) {
+        size_t n = utf8_length((const unsigned char *)s);
+        if (n == 0) {
+            puts_(o, "\xef\xbf\xbd");
+            s++;
+        } else if (*s == '\\') {
             puts_(o, "\\\\");
-        else if (*s == '"')
+            s++;
+        } else if (quote && *s == '"') {
             puts_(o, "\\\"");
-        else if (*s == '\n')
+            s++;
+        } else if (*s == '\n') {
             puts_(o, "\\n");
-        else
-            put(o, s, 1);
+            s++;
+        } else {
+            put(o, s, n);
+            s += n;
+        }
     }
 }
 
-/* HELP text: backslash and newline escaped. */
+static void put_label_value(struct out *o, const char *s)
+{
+    put_escaped(o, s, true);
+}
+
 static void put_help(struct out *o, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\')
-            puts_(o, "\\\\");
-        else if (*s == '\n')
-            puts_(o, "\\n");
-        else
-            put(o, s, 1);
-    }
+    put_escaped(o, s, false);
 }
 
 static bool name_char(char c, bool first, bool colon)
