@@ -22,6 +22,9 @@
 #include <hark/subscriber.h>
 #include <hark/testing.h>
 #include <hark/sys/logger_observer.h>
+#include <hark/sys/reclaim.h>
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +256,13 @@ static void rows_notifier(void)
     ROW("hark_notifier_free", "inside an instrumented block of the calling thread", HARK_EBUSY,
         block_free);
     assert_int_equal(hark_unsubscribe_name(N, "bad.block"), 1);
+    hark_reclaim_hold();
+    int held_quiesce = hark_notifier_quiesce(N);
+    hark_reclaim_resume();
+    ROW("hark_notifier_quiesce", "inside hark_reclaim_hold() (hark/sys/reclaim.h)", HARK_EBUSY,
+        held_quiesce);
+    hark_reclaim_resume();
+    ROWT("hark_reclaim_resume", "without a hold", "ignored", hark_notifier_quiesce(N) == 0);
     assert_true(count_topics() >= topics);
 }
 
@@ -369,6 +379,25 @@ static void rows_subscribe(void)
     ROW("hark_subscribe", "the same name, not silenceable", 0, hark_subscribe(&plain, N, &o));
     assert_int_equal(hark_unsubscribe_name(N, "bad.limit"), HARK_SILENCEABLE_MAX + 1);
 
+    /* The same limit for pattern subscriptions, enforced when subscribing: a name
+     * interned later could match every one of them. */
+    o = opts_timed(hark_regex("^bad\\.later\\."));
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.silenced = silenced_cb;
+    all_ok = 1;
+    for (int i = 0; i < HARK_SILENCEABLE_MAX; i++)
+        all_ok &= hark_subscribe(&many[i], N, &o) == 0;
+    assert_true(all_ok);
+    ROW("hark_subscribe",
+        "silenceable regex or all-events subscription number HARK_SILENCEABLE_MAX + 1 "
+        "on the notifier, matching no name yet",
+        HARK_ELIMIT, sub_with(o));
+    hark_topic *later = NULL;
+    ROW("hark_topic_get", "a new name that HARK_SILENCEABLE_MAX silenceable regexes match", 0,
+        hark_topic_get(&later, N, "bad.later.name"));
+    for (int i = 0; i < HARK_SILENCEABLE_MAX; i++)
+        assert_int_equal(hark_unsubscribe(N, many[i]), 0);
+
     ROW("hark_subscribe_timed", "NULL fn", HARK_EINVAL,
         hark_subscribe_timed(NULL, N, hark_exact("x"), NULL, NULL));
     ROW("hark_subscribe_monotonic", "NULL fn", HARK_EINVAL,
@@ -469,6 +498,16 @@ static void rows_silence(void)
     assert_int_equal(hark_unsubscribe(N, id), 0);
 }
 
+/* Builds and starts a handle on a thread that then exits. */
+static void *start_elsewhere(void *arg)
+{
+    hark_handle *h = arg;
+    hark_topic *t = NULL;
+    if (hark_topic_get(&t, N, "bad.handle") == 0 && hark_handle_build(h, t, NULL) == 0)
+        (void)hark_handle_start(h);
+    return NULL;
+}
+
 static void rows_handles(void)
 {
     section("Handles and instrumenting (`hark/notifications.h`)", NULL);
@@ -509,6 +548,13 @@ static void rows_handles(void)
     assert_int_equal(hark_handle_build(&h, t, NULL), 0);
     ROW("hark_handle_discard", "a handle built but not started", 0, hark_handle_discard(&h));
     ROW("hark_handle_discard", "a discarded handle", HARK_ESTATE, hark_handle_discard(&h));
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, start_elsewhere, &h), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    ROW("hark_handle_finish", "a handle started on a thread that has exited", 0,
+        hark_handle_finish(&h));
+    ROW("hark_notifier_quiesce", "after finishing another thread's handle", 0,
+        hark_notifier_quiesce(N));
 
     ROW("hark_instrument", "NULL topic", HARK_EINVAL,
         hark_instrument(NULL, NULL, NULL, NULL, NULL));

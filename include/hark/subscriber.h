@@ -85,8 +85,12 @@ HARK_API int hark_subscriber_new_from(hark_subscriber **out, const hark_subscrib
 /*
  * Detaches the subscriber from every namespace, unbinds it from its logger, and
  * frees it (its memory lives on until handlers in flight have returned). NULL is
- * accepted and ignored. Returns 0. Thread-safety: no other thread may call
- * functions on `s` during or after the call.
+ * accepted and ignored. Returns 0: it cannot fail, not even for memory (a
+ * subscription its notifier cannot remove then is disabled in place -- its handler
+ * never runs again -- and goes when that notifier is freed). Safe also after a
+ * notifier it is attached to was freed (the test fixture's HARK_EBUSY teardown).
+ * Thread-safety: no other thread may call functions on `s` during or after the
+ * call.
  */
 HARK_API int hark_subscriber_free(hark_subscriber *s);
 
@@ -97,8 +101,9 @@ HARK_API int hark_subscriber_free(hark_subscriber *s);
  * Errors: HARK_EINVAL (NULL s, suffix or fn; a suffix with a dot at either end or
  * two dots in a row, ".sql", "sql.", "a..b"), HARK_ENAME (empty suffix),
  * HARK_ENAMETOOLONG ("suffix.namespace" longer than HARK_NAME_MAX for an attached
- * namespace), HARK_ENOMEM, and the errors of hark_subscribe(). On error nothing
- * changed. Thread-safety: safe, also from inside a handler.
+ * namespace), HARK_ENOMEM, and the errors of hark_subscribe() (HARK_ELIMIT: a log
+ * subscriber's subscriptions are silenceable, see HARK_SILENCEABLE_MAX). On error
+ * nothing changed. Thread-safety: safe, also from inside a handler.
  */
 HARK_API int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn,
                                  void *data);
@@ -111,7 +116,8 @@ HARK_API int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_en
                                        size_t count);
 
 /*
- * Removes the handler for `suffix` and unsubscribes it from every namespace.
+ * Removes the handler for `suffix` and unsubscribes it from every namespace. Never
+ * fails for memory (see hark_subscriber_free()).
  * Errors: HARK_EINVAL (NULL), HARK_ENOENT (no such handler). Thread-safety: safe.
  */
 HARK_API int hark_subscriber_remove(hark_subscriber *s, const char *suffix);
@@ -133,7 +139,10 @@ HARK_API int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const 
 
 /*
  * Rails' detach_from: unsubscribes every subscription this subscriber made for
- * `ns` on `n`. Handlers added later are no longer subscribed there.
+ * `ns` on `n`. Handlers added later are no longer subscribed there. Never fails
+ * for memory (see hark_subscriber_free()). A subscription removed from outside
+ * (hark_unsubscribe_name() on its name) is forgotten by the subscriber once the
+ * notifier releases it; it no longer counts in hark_subscriber_subscription_count().
  * Errors: HARK_EINVAL (NULL argument), HARK_ENOENT (not attached there).
  * Thread-safety: safe.
  */
