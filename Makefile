@@ -121,8 +121,18 @@ ruby-asan: ruby
 	  ruby -I $(RUBY_ASAN)/lib -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
 
-install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+# Installing the library needs a compiler, CMake, pkg-config and PCRE2, nothing else:
+# its own build tree, without tests, benchmarks, examples or fuzz targets (optional
+# parts such as the exporters are built when their libraries are already present).
+INSTALL_PKGS = cmake gcc make pkg-config libpcre2-dev
+INSTALL_BUILD ?= build-install
+
+install:
+	$(call ensure_pkgs,$(INSTALL_PKGS))
+	cmake -S . -B $(INSTALL_BUILD) -DHARK_BUILD_TESTS=OFF -DHARK_BUILD_BENCH=OFF \
+	  -DHARK_BUILD_EXAMPLES=OFF -DHARK_BUILD_FUZZ=OFF $(CMAKE_FLAGS)
+	cmake --build $(INSTALL_BUILD) -j $(JOBS)
+	cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
 
 # Every C source and header the project owns (git ls-files, so a new file is covered
 # as soon as it is added); format-check fails on any file clang-format would change.
@@ -135,4 +145,4 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(INSTALL_BUILD)

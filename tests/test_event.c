@@ -3,7 +3,7 @@
  * (seconds for time/end, milliseconds for durations), cpu time 0 unless started and finished with
  * CPU, idle time clamped at 0, allocations from the pluggable counter,
  * hark_event_start/finish/record, and the events a notifier builds (controlled clocks,
- * skip_cpu_time, the finish's name and payload winning).
+ * skip_cpu_time, the legacy start's name and id and the finish's payload).
  */
 #include <stdarg.h>
 #include <stddef.h>
