@@ -123,6 +123,9 @@ typedef struct hark_metrics_snapshot {
  * Thread-safety: safe, concurrently with recording threads.
  */
 HARK_API int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m);
+
+/* Frees a snapshot and everything in it; NULL is ignored. The snapshot does not
+ * refer to its metrics object: it may outlive it. Thread-safety: once per snapshot. */
 HARK_API void hark_metrics_snapshot_free(hark_metrics_snapshot *snap);
 
 /* The series named `name` in `snap`, or NULL. Thread-safety: safe. */
@@ -137,7 +140,11 @@ HARK_API const hark_metrics_series *hark_metrics_snapshot_find(const hark_metric
  */
 HARK_API double hark_metrics_quantile(const hark_metrics_series *s, double q);
 
-/* Bounds of histogram bucket i in seconds (upper of the overflow bucket: +inf). */
+/*
+ * Bounds of histogram bucket i in seconds: durations d with lower <= d < upper
+ * fall in it (the overflow bucket's upper bound is +inf; i past the last bucket
+ * gives +inf for both). Errors: none. Thread-safety: safe.
+ */
 HARK_API double hark_metrics_bucket_lower(size_t i);
 HARK_API double hark_metrics_bucket_upper(size_t i);
 
@@ -189,7 +196,12 @@ typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
 HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
                                            hark_prom_sink sink, void *data);
 
-/* The same into a stdio stream. Errors: also HARK_EIO when a write fails. */
+/*
+ * The same into a stdio stream, flushed at the end. Errors: those of
+ * hark_metrics_write_prometheus(), HARK_EINVAL for a NULL stream, HARK_EIO when a
+ * write or the flush fails (a full disk). Thread-safety: as
+ * hark_metrics_write_prometheus(); the stream is the caller's.
+ */
 HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts,
                                                 FILE *out);
 
