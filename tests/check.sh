@@ -11,7 +11,8 @@
 #   fuzz      the committed fuzz corpora replayed through the gcc drivers
 #   headers   every public header as strict C11 and C++17, -Werror
 #   install   install into a scratch prefix, then build the quickstart against it
-#             through pkg-config and through find_package(hark)
+#             through pkg-config and through find_package(hark); then `make install`
+#             on its own (library only, no test-only packages) and static consumers
 #   journald  the journald log sink against a real systemd-journald (started for
 #             the test when none runs), read back with journalctl
 #
@@ -170,6 +171,38 @@ tier_install() {
     echo "install: hark-export consumers (pkg-config, hark::export) built and ran"
   fi
   echo "install: pkg-config and find_package(hark) consumers built and ran"
+  tier_make_install "$dest-make" || return 1
+}
+
+# `make install` builds the library alone (no tests, benchmarks, demo or fuzz
+# targets), asks for no test-only Debian package, and its static library links
+# through hark::hark_static and through pkg-config --static.
+tier_make_install() { # scratch prefix
+  local dest=$1 root; root=$(pwd)
+  local ib="$root/$PREFIX-make-install"
+  rm -rf "$ib" "$dest" "$PREFIX-consumer-static"
+  if make -n install INSTALL_BUILD="$ib" PREFIX="$dest" | grep -Eq 'cmocka|sqlite'; then
+    echo "install: make install would install test-only packages"; return 1
+  fi
+  make install INSTALL_BUILD="$ib" PREFIX="$dest" JOBS="$JOBS" >"$ib.log" 2>&1 || { cat "$ib.log"; return 1; }
+  local d
+  for d in tests bench examples fuzz; do
+    if [ -e "$ib/$d" ]; then echo "install: make install built $d/"; return 1; fi
+  done
+  local libdir; libdir=$(dirname "$(find "$dest" -name hark.pc)")/..
+  cc -static-libgcc examples/quickstart.c $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags hark) \
+    "$libdir/libhark.a" $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --static --libs-only-other --libs-only-l hark | sed 's/-lhark\b//') \
+    -o "$dest/quickstart-static" && "$dest/quickstart-static" | grep -q "sql.db (" ||
+    { echo "install: pkg-config --static build failed"; return 1; }
+  mkdir -p "$PREFIX-consumer-static"
+  printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
+    'find_package(hark REQUIRED)' "add_executable(quickstart $root/examples/quickstart.c)" \
+    'target_link_libraries(quickstart PRIVATE hark::hark_static)' >"$PREFIX-consumer-static/CMakeLists.txt"
+  cmake -S "$PREFIX-consumer-static" -B "$PREFIX-consumer-static/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
+    cmake --build "$PREFIX-consumer-static/build" >/dev/null &&
+    "$PREFIX-consumer-static/build/quickstart" | grep -q "sql.db (" ||
+    { echo "install: find_package(hark) hark::hark_static build failed"; return 1; }
+  echo "install: make install built the library alone; static consumers (pkg-config --static, hark::hark_static) built and ran"
 }
 
 for tier in $TIERS; do
