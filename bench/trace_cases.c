@@ -104,7 +104,9 @@ static void case_trace_file(bench_ctx *b)
 
 static void case_trace_record(bench_ctx *b)
 {
-    /* 64 MiB per thread: room for about a second of events between writer rounds. */
+    /* 64 MiB per thread, drained every millisecond: room for a whole measured run
+     * when the writer thread waits for a core (on a busy 2-vCPU machine an 8 MiB ring
+     * dropped a third of the events, which would flatter the figure). */
     int rc = open_trace(&recorded, "trace_record", 1, (size_t)64 << 20);
     if (rc < 0) {
         bench_skip(b, hark_strerror(rc));

@@ -20,6 +20,8 @@ typedef struct hark__jw {
 } hark__jw;
 
 void hark__jw_bytes(hark__jw *w, const char *s, size_t n);
+/* A string literal, its length known at compile time. */
+#define HARK__JW_LIT(w, lit) hark__jw_bytes((w), (lit), sizeof(lit) - 1)
 void hark__jw_cstr(hark__jw *w, const char *s);
 void hark__jw_char(hark__jw *w, char c);
 void hark__jw_i64(hark__jw *w, int64_t v);

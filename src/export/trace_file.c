@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,6 +67,8 @@ struct tbuf {
     atomic_uint_least64_t recorded; /* owner only writes (load + store) */
     atomic_uint_least64_t dropped;  /* owner only writes (load + store) */
     int tid;
+    uint8_t pid_tid_len;
+    char pid_tid[64]; /* ,"pid":P,"tid":T,"id": -- the same for every record */
 };
 
 struct att {
@@ -180,6 +183,9 @@ static struct tbuf *find_slow(hark_trace *t)
     b->serial = t->serial;
     b->cap = t->cap;
     b->tid = (int)gettid();
+    int k =
+        snprintf(b->pid_tid, sizeof b->pid_tid, ",\"pid\":%ld,\"tid\":%d,\"id\":", t->pid, b->tid);
+    b->pid_tid_len = (uint8_t)(k > 0 && (size_t)k < sizeof b->pid_tid ? k : 0);
     atomic_init(&b->state, OWNED);
     pthread_mutex_lock(&t->lock);
     b->next = t->bufs;
@@ -274,31 +280,35 @@ static void format_record(hark_trace *t, const struct tbuf *b, const struct rec 
 {
     hark__jw w = {t->out, t->out_len, t->out_cap, false};
     if (t->any_event)
-        hark__jw_bytes(&w, ",\n", 2);
-    hark__jw_cstr(&w, "{\"name\":");
-    hark__jw_str(&w, name, r->name_len);
-    /* The category: what follows the first dot of the (possibly cut) name. */
-    const char *dot = memchr(name, '.', r->name_len);
-    hark__jw_cstr(&w, ",\"cat\":");
-    if (dot && dot + 1 < name + r->name_len)
-        hark__jw_str(&w, dot + 1, (size_t)(name + r->name_len - dot - 1));
+        HARK__JW_LIT(&w, ",\n{\"name\":");
     else
-        hark__jw_cstr(&w, "\"hark\"");
-    hark__jw_cstr(&w, ",\"ph\":\"X\",\"ts\":");
+        HARK__JW_LIT(&w, "{\"name\":");
+    size_t name_at = w.len + 1;
+    hark__jw_str(&w, name, r->name_len);
+    /* The category: what follows the first dot of the name. Escaping never makes or
+     * moves a dot, so it is the text after the first dot of the escaped name. */
+    size_t name_end = w.len - 1;
+    const char *dot = memchr(w.buf + name_at, '.', name_end - name_at);
+    HARK__JW_LIT(&w, ",\"cat\":");
+    if (dot && (size_t)(dot + 1 - w.buf) < name_end) {
+        size_t from = (size_t)(dot + 1 - w.buf);
+        hark__jw_char(&w, '"');
+        hark__jw_bytes(&w, w.buf + from, name_end - from);
+        hark__jw_char(&w, '"');
+    } else {
+        HARK__JW_LIT(&w, "\"hark\"");
+    }
+    HARK__JW_LIT(&w, ",\"ph\":\"X\",\"ts\":");
     hark__jw_us(&w, r->start_ns);
-    hark__jw_cstr(&w, ",\"dur\":");
+    HARK__JW_LIT(&w, ",\"dur\":");
     hark__jw_us(&w, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
-    hark__jw_cstr(&w, ",\"pid\":");
-    hark__jw_i64(&w, t->pid);
-    hark__jw_cstr(&w, ",\"tid\":");
-    hark__jw_i64(&w, b->tid);
-    hark__jw_cstr(&w, ",\"id\":");
+    hark__jw_bytes(&w, b->pid_tid, b->pid_tid_len); /* ,"pid":P,"tid":T,"id": */
     hark__jw_u64(&w, r->id);
-    hark__jw_cstr(&w, ",\"parent_id\":");
+    HARK__JW_LIT(&w, ",\"parent_id\":");
     hark__jw_u64(&w, r->parent);
-    hark__jw_cstr(&w, ",\"args\":{");
+    HARK__JW_LIT(&w, ",\"args\":{");
     hark__jw_bytes(&w, args, r->args_len);
-    hark__jw_cstr(&w, "}}");
+    HARK__JW_LIT(&w, "}}");
     /* max_formatted bounds every record, and the caller checked the room. */
     t->out_len = w.len;
     t->any_event = true;
@@ -523,10 +533,10 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     pthread_mutex_unlock(&t->lock);
     if (rc == 0) {
         hark__jw w = {t->out, t->out_len, t->out_cap, false};
-        hark__jw_cstr(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
-                          "\"dropped_events\":");
+        HARK__JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
+                         "\"dropped_events\":");
         hark__jw_u64(&w, s.dropped);
-        hark__jw_cstr(&w, "}}\n");
+        HARK__JW_LIT(&w, "}}\n");
         t->out_len = w.len;
         rc = write_out(t);
         err = rc ? errno : 0;
