@@ -307,7 +307,8 @@ static inline void bump(atomic_uint_least64_t *c, uint64_t by)
                           memory_order_relaxed);
 }
 
-static inline int record_ns(hark_metrics *m, const char *name, uint64_t ns)
+static inline __attribute__((always_inline)) int record_ns(hark_metrics *m, const char *name,
+                                                           uint64_t ns)
 {
     struct shard *s = my_shard(m);
     struct series *x = s ? series_of(s, name) : NULL;
