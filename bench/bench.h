@@ -49,6 +49,16 @@ typedef struct bench_case {
 void bench_measure(bench_ctx *b, bench_loop_fn loop, void *arg);
 
 /*
+ * Measures `loop` on the calling thread in bursts of `burst` iterations, calling
+ * `between(arg)` after each burst outside the timed part. For work finished by a
+ * background thread (an asynchronous log writer): the figure is the calling
+ * thread's cost while the queue has room, the background side catching up between
+ * bursts, as the latency benchmarks of NanoLog and quill measure it.
+ */
+void bench_measure_bursts(bench_ctx *b, bench_loop_fn loop, void *arg, uint64_t burst,
+                          void (*between)(void *arg));
+
+/*
  * Measures `loop` on `threads` threads at once (the caller plus threads-1 workers),
  * each running n iterations per run; the time recorded is the wall time of a run
  * divided by n: nanoseconds per operation per thread.

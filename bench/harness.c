@@ -165,6 +165,55 @@ void bench_measure(bench_ctx *b, bench_loop_fn loop, void *arg)
     b->measured = b->measured_this_round = 1;
 }
 
+/* ---- bursts ---------------------------------------------------------------- */
+
+typedef struct burst_run {
+    bench_loop_fn loop;
+    void *arg;
+    uint64_t burst;
+    void (*between)(void *arg);
+} burst_run;
+
+/* Only the bursts are timed; between() runs after each, untimed. */
+static double burst_once(void *self, uint64_t n)
+{
+    burst_run *r = self;
+    double total = 0;
+    for (uint64_t done = 0; done < n;) {
+        uint64_t k = n - done < r->burst ? n - done : r->burst;
+        double t0 = bench_now_ns();
+        r->loop(k, r->arg);
+        total += bench_now_ns() - t0;
+        r->between(r->arg);
+        done += k;
+    }
+    return total;
+}
+
+void bench_measure_bursts(bench_ctx *b, bench_loop_fn loop, void *arg, uint64_t burst,
+                          void (*between)(void *arg))
+{
+    if (b->skipped || b->measured_this_round)
+        return;
+    if (b->cfg->icount_n) {
+        icount_run(b, loop, arg);
+        between(arg);
+        return;
+    }
+    burst_run r = {loop, arg, burst ? burst : 1, between};
+    if (b->iters == 0)
+        b->iters = calibrate(burst_once, &r, b->cfg->target_ns);
+    else
+        burst_once(&r, b->iters / 10 + 1);
+    uint64_t n = b->iters;
+    for (int i = 0; i < b->cfg->repeat; i++) {
+        uint64_t a0 = bench_thread_allocs();
+        double el = burst_once(&r, n);
+        add_sample(b, el / (double)n, n, bench_thread_allocs() - a0, 1);
+    }
+    b->measured = b->measured_this_round = 1;
+}
+
 /* ---- several threads -------------------------------------------------------- */
 
 #define BENCH_MAX_THREADS 8

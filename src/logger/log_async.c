@@ -62,11 +62,14 @@ struct hark__async {
     _Atomic size_t *seq; /* one per slot */
     void *seq_mem;       /* the same, as allocated */
     hark_log_async_policy policy;
+    /* The producers' line: written by each reservation; `state` beside it changes
+     * only when the writer naps or wakes. */
     _Alignas(64) _Atomic size_t tail; /* next position to reserve */
+    _Atomic int state;
+    /* The writer's line. */
     _Alignas(64) _Atomic size_t done; /* positions written (the writer's head) */
     _Atomic uint64_t dropped;         /* dropped since the last report */
     _Atomic uint64_t dropped_total;
-    _Atomic int state;
     _Atomic unsigned space_waiters; /* producers blocked on a full ring */
     _Atomic unsigned drain_waiters; /* threads in hark__async_drain() */
     _Atomic bool stop;
@@ -136,14 +139,52 @@ static size_t slots_for(size_t len)
 }
 
 /* Copies `n` bytes to byte `off` of the entry at position `pos`, wrapping. */
-static void ring_put(struct hark__async *a, size_t pos, size_t off, const void *src, size_t n)
+static inline __attribute__((always_inline)) void ring_put(struct hark__async *a, size_t pos,
+                                                           size_t off, const void *src, size_t n)
 {
-    size_t total = a->nslots * SLOT;
-    size_t at = ((pos & a->mask) * SLOT + off) % total;
-    size_t first = n < total - at ? n : total - at;
+    size_t total = a->nslots * SLOT; /* a power of two */
+    size_t at = ((pos & a->mask) * SLOT + off) & (total - 1);
+    if (HARK_LIKELY(n <= total - at)) {
+        memcpy(a->data + at, src, n); /* inlined for the small constant sizes */
+        return;
+    }
+    size_t first = total - at;
     memcpy(a->data + at, src, first);
-    if (first < n)
-        memcpy(a->data, (const char *)src + first, n - first);
+    memcpy(a->data, (const char *)src + first, n - first);
+}
+
+static void wake_writer(struct hark__async *a)
+{
+    pthread_mutex_lock(&a->lock);
+    pthread_cond_signal(&a->wake);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/*
+ * After a reservation at `pos`: wakes the writer if it sleeps deeply, or if it
+ * naps while a quarter of the ring is in use. The entry is not published yet; a
+ * woken writer waits for it.
+ */
+static void maybe_wake(struct hark__async *a, size_t pos)
+{
+    /* Seq_cst: with the seq_cst CAS that reserved `pos`, against the writer's
+     * seq_cst store of `state` and load of `tail` (a Dekker pair), so that a writer
+     * going to sleep either sees this reservation or is seen asleep here. On x86
+     * this load is a plain move: the CAS was the barrier. */
+    int st = atomic_load_explicit(&a->state, memory_order_seq_cst);
+    if (HARK_LIKELY(st == RUNNING))
+        return;
+    if (st == IDLE) {
+        int expect = IDLE;
+        if (atomic_compare_exchange_strong_explicit(&a->state, &expect, RUNNING,
+                                                    memory_order_relaxed, memory_order_relaxed))
+            wake_writer(a);
+        return;
+    }
+    /* Napping: it polls soon; wake it only when a quarter of the ring is in use. */
+    size_t used = pos - atomic_load_explicit(&a->done, memory_order_relaxed);
+    if (used > a->nslots / 4)
+        wake_writer(a);
 }
 
 /*
@@ -171,44 +212,21 @@ static bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
             p = atomic_load_explicit(&a->tail, memory_order_relaxed);
             continue;
         }
-        if (atomic_compare_exchange_weak_explicit(&a->tail, &p, p + need, memory_order_relaxed,
+        /* Seq_cst: see maybe_wake(). */
+        if (atomic_compare_exchange_weak_explicit(&a->tail, &p, p + need, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
             *pos = p;
+            maybe_wake(a, p);
             return true;
         }
     }
 }
 
-static void wake_writer(struct hark__async *a)
-{
-    pthread_mutex_lock(&a->lock);
-    pthread_cond_signal(&a->wake);
-    pthread_mutex_unlock(&a->lock);
-}
-
-/* Publishes the entry reserved at `pos`, then wakes the writer if it needs it. */
+/* Publishes the entry reserved at `pos`. */
 static void ring_commit(struct hark__async *a, size_t pos)
 {
     /* Release: the writer's acquire load of this seq then sees the whole entry. */
     atomic_store_explicit(&a->seq[pos & a->mask], pos + 1, memory_order_release);
-    /* Seq_cst fence: orders the publication before reading `state`, against the
-     * writer's store of `state` and its re-check of the slot (a Dekker pair), so a
-     * writer going to sleep either sees this entry or is seen asleep here. */
-    atomic_thread_fence(memory_order_seq_cst);
-    int st = atomic_load_explicit(&a->state, memory_order_relaxed);
-    if (HARK_LIKELY(st == RUNNING))
-        return;
-    if (st == IDLE) {
-        int expect = IDLE;
-        if (atomic_compare_exchange_strong_explicit(&a->state, &expect, RUNNING,
-                                                    memory_order_relaxed, memory_order_relaxed))
-            wake_writer(a);
-        return;
-    }
-    /* Napping: it polls soon; wake it only when a quarter of the ring is in use. */
-    size_t used = pos - atomic_load_explicit(&a->done, memory_order_relaxed);
-    if (used > a->nslots / 4)
-        wake_writer(a);
 }
 
 /*
@@ -274,15 +292,50 @@ struct arg {
     } v;
 };
 
+/* Length modifiers. */
+enum { L_NONE, L_HH, L_H, L_L, L_LL, L_J, L_Z, L_T, L_LD };
+
 /* A conversion specification, as parsed from a format string. */
 struct spec {
     const char *start; /* at the '%' */
     size_t len;        /* through the conversion character */
     bool star_width, star_prec;
-    int prec; /* -1: none given */
-    char length[3];
+    int prec;   /* -1: none given */
+    int length; /* L_* */
     char conv;
 };
+
+static bool is_flag(char c)
+{
+    return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0' || c == '\'';
+}
+
+/* The conversions the capture handles. */
+static bool is_conv(char c)
+{
+    switch (c) {
+    case 'd':
+    case 'i':
+    case 'o':
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'c':
+    case 's':
+    case 'p':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
+        return true;
+    default:
+        return false;
+    }
+}
 
 /* Parses the specification at `p` (just after '%'). Returns false for what the
  * capture does not handle (positional arguments, %n, %m, wide strings ...). */
@@ -292,8 +345,8 @@ static bool parse_spec(const char *p, struct spec *sp)
     sp->start = p - 1;
     sp->star_width = sp->star_prec = false;
     sp->prec = -1;
-    memset(sp->length, 0, sizeof sp->length);
-    while (*q && strchr("-+ #0'", *q))
+    sp->length = L_NONE;
+    while (is_flag(*q))
         q++;
     if (*q == '*') {
         sp->star_width = true;
@@ -316,60 +369,85 @@ static bool parse_spec(const char *p, struct spec *sp)
             sp->prec = v;
         }
     }
-    size_t nl = 0;
-    while (*q && strchr("hljztLq", *q) && nl < 2)
-        sp->length[nl++] = *q++;
+    switch (*q) {
+    case 'h':
+        sp->length = q[1] == 'h' ? L_HH : L_H;
+        q += q[1] == 'h' ? 2 : 1;
+        break;
+    case 'l':
+        sp->length = q[1] == 'l' ? L_LL : L_L;
+        q += q[1] == 'l' ? 2 : 1;
+        break;
+    case 'q':
+        sp->length = L_LL, q++;
+        break;
+    case 'j':
+        sp->length = L_J, q++;
+        break;
+    case 'z':
+        sp->length = L_Z, q++;
+        break;
+    case 't':
+        sp->length = L_T, q++;
+        break;
+    case 'L':
+        sp->length = L_LD, q++;
+        break;
+    default:
+        break;
+    }
     sp->conv = *q;
-    if (!*q || !strchr("diouxXcspfFeEgGaA", *q))
+    if (!is_conv(*q))
         return false;
-    if (sp->conv == 's' && sp->length[0] == 'l')
+    if (sp->conv == 's' && sp->length == L_L)
         return false;
     sp->len = (size_t)(q + 1 - sp->start);
     /* Longer ones are formatted eagerly, so replay() can rebuild any in 96 bytes. */
     return sp->len <= 48;
 }
 
-static bool len_is(const struct spec *sp, const char *l)
-{
-    return strcmp(sp->length, l) == 0;
-}
-
 static long long take_signed(const struct spec *sp, va_list *ap)
 {
-    if (len_is(sp, "hh"))
+    switch (sp->length) {
+    case L_HH:
         return (signed char)va_arg(*ap, int);
-    if (len_is(sp, "h"))
+    case L_H:
         return (short)va_arg(*ap, int);
-    if (len_is(sp, "l"))
+    case L_L:
         return va_arg(*ap, long);
-    if (len_is(sp, "ll") || len_is(sp, "q"))
+    case L_LL:
         return va_arg(*ap, long long);
-    if (len_is(sp, "j"))
+    case L_J:
         return (long long)va_arg(*ap, intmax_t);
-    if (len_is(sp, "z"))
+    case L_Z:
         return (long long)va_arg(*ap, ssize_t);
-    if (len_is(sp, "t"))
+    case L_T:
         return (long long)va_arg(*ap, ptrdiff_t);
-    return va_arg(*ap, int);
+    default:
+        return va_arg(*ap, int);
+    }
 }
 
 static unsigned long long take_unsigned(const struct spec *sp, va_list *ap)
 {
-    if (len_is(sp, "hh"))
+    switch (sp->length) {
+    case L_HH:
         return (unsigned char)va_arg(*ap, unsigned);
-    if (len_is(sp, "h"))
+    case L_H:
         return (unsigned short)va_arg(*ap, unsigned);
-    if (len_is(sp, "l"))
+    case L_L:
         return va_arg(*ap, unsigned long);
-    if (len_is(sp, "ll") || len_is(sp, "q"))
+    case L_LL:
         return va_arg(*ap, unsigned long long);
-    if (len_is(sp, "j"))
+    case L_J:
         return (unsigned long long)va_arg(*ap, uintmax_t);
-    if (len_is(sp, "z"))
+    case L_Z:
         return va_arg(*ap, size_t);
-    if (len_is(sp, "t"))
+    case L_T:
         return (unsigned long long)va_arg(*ap, ptrdiff_t);
-    return va_arg(*ap, unsigned);
+    default:
+        return va_arg(*ap, unsigned);
+    }
 }
 
 /*
@@ -380,9 +458,7 @@ static int capture(const char *fmt, va_list *ap, struct arg *args, size_t *bytes
 {
     int n = 0;
     size_t size = 0;
-    for (const char *p = fmt; *p; p++) {
-        if (*p != '%')
-            continue;
+    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
         if (p[1] == '%') {
             p++;
             continue;
@@ -426,7 +502,7 @@ static int capture(const char *fmt, va_list *ap, struct arg *args, size_t *bytes
             size += 8;
             break;
         case 'c':
-            if (sp.length[0] == 'l') {
+            if (sp.length == L_L) {
                 a->type = A_WINT;
                 a->v.u = (unsigned long long)va_arg(*ap, wint_t);
             } else {
@@ -452,7 +528,7 @@ static int capture(const char *fmt, va_list *ap, struct arg *args, size_t *bytes
             break;
         }
         default: /* floating point */
-            if (sp.length[0] == 'L') {
+            if (sp.length == L_LD) {
                 a->type = A_LDOUBLE;
                 a->v.ld = va_arg(*ap, long double);
                 size += sizeof(long double);
@@ -788,7 +864,7 @@ static int replay(struct hark_log_buf *b, const char *fmt, const char *args)
         size_t sn = 0;
         const char *q = p + 1;
         spec[sn++] = '%';
-        while (*q && strchr("-+ #0'", *q))
+        while (is_flag(*q))
             spec[sn++] = *q++;
         if (sp.star_width) {
             long long w;
@@ -842,7 +918,7 @@ static int replay(struct hark_log_buf *b, const char *fmt, const char *args)
         case 'c':
             memcpy(&u, args, 8);
             args += 8;
-            if (sp.length[0] == 'l') {
+            if (sp.length == L_L) {
                 memcpy(spec + sn, "lc", 3);
                 rc = hark_log_buf_printf(b, spec, (wint_t)u);
             } else {
@@ -870,7 +946,7 @@ static int replay(struct hark_log_buf *b, const char *fmt, const char *args)
             break;
         }
         default:
-            if (sp.length[0] == 'L') {
+            if (sp.length == L_LD) {
                 memcpy(&ld, args, sizeof ld);
                 args += sizeof ld;
                 spec[sn++] = 'L';
@@ -1091,10 +1167,15 @@ static void *writer_main(void *arg)
         if (atomic_load_explicit(&a->drain_waiters, memory_order_relaxed))
             pthread_cond_broadcast(&a->progress);
         int st = naps >= NAPS_BEFORE_IDLE ? IDLE : NAPPING;
-        atomic_store_explicit(&a->state, st, memory_order_relaxed);
-        /* Seq_cst fence: pairs with the one in ring_commit (see there). */
-        atomic_thread_fence(memory_order_seq_cst);
-        size_t s = atomic_load_explicit(&a->seq[done & a->mask], memory_order_relaxed);
+        /* Seq_cst store, then load: the writer's half of the pair in maybe_wake(). */
+        atomic_store_explicit(&a->state, st, memory_order_seq_cst);
+        size_t tail = atomic_load_explicit(&a->tail, memory_order_seq_cst);
+        if (tail != done && st == IDLE) {
+            /* Reserved but not yet published: nap briefly rather than sleep. */
+            st = NAPPING;
+            atomic_store_explicit(&a->state, st, memory_order_relaxed);
+        }
+        size_t s = atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire);
         bool work = s == done + 1 || atomic_load_explicit(&a->stop, memory_order_relaxed) ||
                     atomic_load_explicit(&a->drain_waiters, memory_order_relaxed) ||
                     atomic_load_explicit(&a->space_waiters, memory_order_relaxed);

@@ -114,6 +114,14 @@ bool hark_logger_target_enabled(const hark_logger *l, const char *target, int le
     return hark_logger_enabled(l, level);
 }
 
+int hark__logger_event_target(const hark_logger *l, const char *name)
+{
+    if (!name || !atomic_load_explicit(&l->targets, memory_order_relaxed))
+        return -1;
+    const char *dot = strchr(name, '.');
+    return dot ? target_find(l, dot + 1, strnlen(dot + 1, HARK_LOG_TARGET_LEN + 1)) : -1;
+}
+
 void hark__logger_targets_free(hark_logger *l)
 {
     hark__free(atomic_load_explicit(&l->targets, memory_order_relaxed));

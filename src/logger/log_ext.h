@@ -26,6 +26,10 @@ size_t hark__log_text_tags(char *out, const char *const *tags, size_t count);
 /* The calling thread's tag stack; *tags is NULL and 0 is returned without one. */
 size_t hark__log_tags_get(const char *const **tags);
 
+/* log_env.c: the target level for the namespace of event `name` (after its first
+ * '.'), or -1; cheap when the logger has no targets. */
+int hark__logger_event_target(const hark_logger *l, const char *name);
+
 /* The calling thread's current log event (hark_log_event_swap()), read inline on
  * the write path. */
 extern HARK__TLS const hark_log_event *hark__tls_log_event;

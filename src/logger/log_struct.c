@@ -19,14 +19,14 @@ typedef struct sbuf {
     size_t len;
 } sbuf;
 
-static void put(sbuf *o, char c)
+static inline void put(sbuf *o, char c)
 {
     if (o->len + 1 < o->size)
         o->buf[o->len] = c;
     o->len++;
 }
 
-static void puts_n(sbuf *o, const char *s, size_t n)
+static inline void puts_n(sbuf *o, const char *s, size_t n)
 {
     if (o->len + 1 < o->size) {
         size_t room = o->size - 1 - o->len;
@@ -39,6 +39,9 @@ static void puts_z(sbuf *o, const char *s)
 {
     puts_n(o, s, strlen(s));
 }
+
+/* A string literal, its length known at compile time. */
+#define PUTS_LIT(o, lit) puts_n((o), (lit), sizeof(lit) - 1)
 
 static size_t finish(sbuf *o)
 {
@@ -97,6 +100,23 @@ static size_t cut_at(const char *s, size_t n, size_t max)
     return cut;
 }
 
+/* Writes `v` in decimal, `width` digits with leading zeros. */
+static void digits(char *out, unsigned long v, int width)
+{
+    for (int i = width - 1; i >= 0; i--) {
+        out[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+}
+
+/* The calling thread's last second, formatted: most lines of a thread fall in the
+ * second of the line before, so gmtime_r runs about once a second. */
+static _Thread_local struct {
+    time_t secs;
+    bool valid;
+    char text[20]; /* "YYYY-MM-DDTHH:MM:SS" */
+} tls_second;
+
 size_t hark__log_time_iso(char *out, double time)
 {
     /* Years 1 to 9999 only; anything else (NaN, infinities, far-off times that
@@ -112,15 +132,34 @@ size_t hark__log_time_iso(char *out, double time)
         usec = 0;
     if (usec > 999999)
         usec = 999999;
-    struct tm tm;
-    if (!gmtime_r(&secs, &tm)) {
-        secs = 0;
-        usec = 0;
-        gmtime_r(&secs, &tm);
+    if (!tls_second.valid || tls_second.secs != secs) {
+        struct tm tm;
+        if (!gmtime_r(&secs, &tm)) {
+            secs = 0;
+            usec = 0;
+            gmtime_r(&secs, &tm);
+        }
+        char *t = tls_second.text;
+        digits(t, (unsigned long)(tm.tm_year + 1900), 4);
+        t[4] = '-';
+        digits(t + 5, (unsigned long)(tm.tm_mon + 1), 2);
+        t[7] = '-';
+        digits(t + 8, (unsigned long)tm.tm_mday, 2);
+        t[10] = 'T';
+        digits(t + 11, (unsigned long)tm.tm_hour, 2);
+        t[13] = ':';
+        digits(t + 14, (unsigned long)tm.tm_min, 2);
+        t[16] = ':';
+        digits(t + 17, (unsigned long)tm.tm_sec, 2);
+        tls_second.secs = secs;
+        tls_second.valid = true;
     }
-    int w = snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
-    return w > 0 && w < 40 ? (size_t)w : 0;
+    memcpy(out, tls_second.text, 19);
+    out[19] = '.';
+    digits(out + 20, (unsigned long)usec, 6);
+    out[26] = 'Z';
+    out[27] = '\0';
+    return 27;
 }
 
 static const char hexdig[] = "0123456789abcdef";
@@ -131,20 +170,53 @@ static void put_u_escape(sbuf *o, unsigned c)
     puts_n(o, e, 6);
 }
 
+/* Whether byte `c` is copied as it is into a JSON string. */
+static inline bool json_plain(unsigned c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/*
+ * Whether all eight bytes of `v` are json_plain(): none below 0x20, none with the
+ * high bit, none a quote or a backslash (the classic "has a zero byte" and "has a
+ * byte less than n" word tests, exact as yes/no answers).
+ */
+static inline bool word_plain(uint64_t v)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t below = (v - ones * 0x20) & ~v;
+    uint64_t quote = v ^ (ones * '"');
+    uint64_t slash = v ^ (ones * '\\');
+    quote = (quote - ones) & ~quote;
+    slash = (slash - ones) & ~slash;
+    return ((below | quote | slash | v) & highs) == 0;
+}
+
 /* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. */
 static void json_chars(sbuf *o, const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, run = 0;
-    while (i < n) {
-        unsigned c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            i++;
-            run++;
-            continue;
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        const unsigned char *q = p;
+        uint64_t v;
+        for (; end - q >= 8; q += 8) {
+            memcpy(&v, q, 8);
+            if (!word_plain(v))
+                break;
         }
-        puts_n(o, s + i - run, run);
-        run = 0;
+        /* The last few bytes: one overlapping word when the string is long enough. */
+        if (q < end && end - q < 8 && end - p >= 8) {
+            memcpy(&v, end - 8, 8);
+            if (word_plain(v))
+                q = end;
+        }
+        while (q < end && json_plain(*q))
+            q++;
+        puts_n(o, (const char *)p, (size_t)(q - p));
+        if (q == end)
+            break;
+        unsigned c = *q;
+        p = q + 1;
         if (c < 0x80) {
             switch (c) {
             case '"':
@@ -172,19 +244,17 @@ static void json_chars(sbuf *o, const char *s, size_t n)
                 put_u_escape(o, c);
                 break;
             }
-            i++;
             continue;
         }
-        size_t bad, k = utf8_seq(p + i, n - i, &bad);
+        size_t bad, k = utf8_seq(q, (size_t)(end - q), &bad);
         if (k == 0) {
             puts_n(o, "\xEF\xBF\xBD", 3);
-            i += bad;
+            p = q + bad;
         } else {
-            puts_n(o, s + i, k);
-            i += k;
+            puts_n(o, (const char *)q, k);
+            p = q + k;
         }
     }
-    puts_n(o, s + n - run, run);
 }
 
 /* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
@@ -220,18 +290,63 @@ static void put_double(sbuf *o, double d, bool json)
     puts_z(o, tmp);
 }
 
-static void put_int(sbuf *o, int64_t v)
-{
-    char tmp[24];
-    snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    puts_z(o, tmp);
-}
-
 static void put_uint(sbuf *o, uint64_t v)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
     char tmp[24];
-    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-    puts_z(o, tmp);
+    size_t i = sizeof tmp;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        i -= 2;
+        memcpy(tmp + i, pairs + 2 * d, 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(tmp + i, pairs + 2 * v, 2);
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    puts_n(o, tmp + i, sizeof tmp - i);
+}
+
+static void put_int(sbuf *o, int64_t v)
+{
+    if (v < 0) {
+        put(o, '-');
+        put_uint(o, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_uint(o, (uint64_t)v);
+    }
+}
+
+/* A duration in milliseconds to the microsecond ("1.25", "0.003", "12"); printf
+ * for values too large for that. */
+static void put_ms(sbuf *o, double ms, bool json)
+{
+    if (!(ms > -9e12 && ms < 9e12)) {
+        put_double(o, ms, json);
+        return;
+    }
+    double x = ms * 1000.0;
+    long long us = (long long)(x < 0 ? x - 0.5 : x + 0.5);
+    if (us < 0) {
+        put(o, '-');
+        us = -us;
+    }
+    put_uint(o, (uint64_t)(us / 1000));
+    int frac = (int)(us % 1000);
+    if (frac) {
+        char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                     (char)('0' + frac % 10)};
+        size_t n = 4;
+        while (f[n - 1] == '0')
+            n--;
+        puts_n(o, f, n);
+    }
 }
 
 static void put_time(sbuf *o, double time)
@@ -288,9 +403,9 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
             puts_n(o, "null", 4);
         break;
     case HARK_TYPE_ERROR:
-        puts_z(o, "{\"type\":");
+        PUTS_LIT(o, "{\"type\":");
         json_cstr(o, f->as.error.type);
-        puts_z(o, ",\"message\":");
+        PUTS_LIT(o, ",\"message\":");
         json_cstr(o, f->as.error.message);
         put(o, '}');
         break;
@@ -325,17 +440,17 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
     if (!rec)
         return finish(&o);
     const char *level = hark_log_level_name((int)rec->level);
-    puts_z(&o, "{\"time\":\"");
+    PUTS_LIT(&o, "{\"time\":\"");
     put_time(&o, rec->time);
-    puts_z(&o, "\",\"level\":\"");
+    PUTS_LIT(&o, "\",\"level\":\"");
     puts_z(&o, level ? level : "UNKNOWN");
     put(&o, '"');
     if (rec->thread_id) {
-        puts_z(&o, ",\"thread\":");
+        PUTS_LIT(&o, ",\"thread\":");
         put_uint(&o, rec->thread_id);
     }
     if (rec->tag_count > 0 && rec->tags) {
-        puts_z(&o, ",\"tags\":[");
+        PUTS_LIT(&o, ",\"tags\":[");
         for (size_t i = 0; i < rec->tag_count; i++) {
             if (i > 0)
                 put(&o, ',');
@@ -344,31 +459,31 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
         put(&o, ']');
     }
     if (rec->event) {
-        puts_z(&o, ",\"event\":");
+        PUTS_LIT(&o, ",\"event\":");
         json_cstr(&o, rec->event);
         if (rec->transaction_id && rec->transaction_id[0]) {
-            puts_z(&o, ",\"transaction_id\":");
+            PUTS_LIT(&o, ",\"transaction_id\":");
             json_cstr(&o, rec->transaction_id);
         }
         if (rec->event_id) {
-            puts_z(&o, ",\"event_id\":");
+            PUTS_LIT(&o, ",\"event_id\":");
             put_uint(&o, rec->event_id);
         }
         if (rec->parent_id) {
-            puts_z(&o, ",\"parent_id\":");
+            PUTS_LIT(&o, ",\"parent_id\":");
             put_uint(&o, rec->parent_id);
         }
-        puts_z(&o, ",\"duration_ms\":");
-        put_double(&o, rec->duration_ms, true);
+        PUTS_LIT(&o, ",\"duration_ms\":");
+        put_ms(&o, rec->duration_ms, true);
     }
-    puts_z(&o, ",\"message\":");
+    PUTS_LIT(&o, ",\"message\":");
     bool cut =
         json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
     if (cut)
-        puts_z(&o, ",\"truncated\":true");
+        PUTS_LIT(&o, ",\"truncated\":true");
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
-        puts_z(&o, ",\"fields\":");
+        PUTS_LIT(&o, ",\"fields\":");
         json_fields(&o, rec->fields, rec->field_count, 0, &budget);
     }
     puts_n(&o, "}\n", 2);
@@ -495,12 +610,12 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
     if (!rec)
         return finish(&o);
     int lv = (int)rec->level;
-    puts_z(&o, "time=");
+    PUTS_LIT(&o, "time=");
     put_time(&o, rec->time);
-    puts_z(&o, " level=");
+    PUTS_LIT(&o, " level=");
     puts_z(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
     if (rec->thread_id) {
-        puts_z(&o, " thread=");
+        PUTS_LIT(&o, " thread=");
         put_uint(&o, rec->thread_id);
     }
     if (rec->tag_count > 0 && rec->tags) {
@@ -515,32 +630,32 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
             memcpy(joined + n, t, tl);
             n += tl;
         }
-        puts_z(&o, " tags=");
+        PUTS_LIT(&o, " tags=");
         (void)logfmt_str(&o, joined, n, sizeof joined);
     }
     if (rec->event) {
-        puts_z(&o, " event=");
+        PUTS_LIT(&o, " event=");
         logfmt_cstr(&o, rec->event);
         if (rec->transaction_id && rec->transaction_id[0]) {
-            puts_z(&o, " transaction_id=");
+            PUTS_LIT(&o, " transaction_id=");
             logfmt_cstr(&o, rec->transaction_id);
         }
         if (rec->event_id) {
-            puts_z(&o, " event_id=");
+            PUTS_LIT(&o, " event_id=");
             put_uint(&o, rec->event_id);
         }
         if (rec->parent_id) {
-            puts_z(&o, " parent_id=");
+            PUTS_LIT(&o, " parent_id=");
             put_uint(&o, rec->parent_id);
         }
-        puts_z(&o, " duration_ms=");
-        put_double(&o, rec->duration_ms, false);
+        PUTS_LIT(&o, " duration_ms=");
+        put_ms(&o, rec->duration_ms, false);
     }
-    puts_z(&o, " msg=");
+    PUTS_LIT(&o, " msg=");
     bool cut =
         logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
     if (cut)
-        puts_z(&o, " truncated=true");
+        PUTS_LIT(&o, " truncated=true");
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
         logfmt_fields(&o, NULL, rec->fields, rec->field_count, 0, &budget);

@@ -159,14 +159,16 @@ static int emit(hark_logger *l, hark_log_level level, const char *line, size_t l
  */
 static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level level)
 {
+    if (!hark__logger_structured(l)) {
+        /* The text path reads only these. */
+        rec->level = level;
+        rec->tag_count = hark__log_tags_get(&rec->tags);
+        rec->time = l->format_flags & HARK_LOG_FORMAT_TIME ? hark__log_now() : 0;
+        return;
+    }
     memset(rec, 0, sizeof *rec);
     rec->level = level;
     rec->tag_count = hark__log_tags_get(&rec->tags);
-    if (!hark__logger_structured(l)) {
-        if (l->format_flags & HARK_LOG_FORMAT_TIME)
-            rec->time = hark__log_now();
-        return;
-    }
     rec->time = hark__log_now();
     rec->thread_id = hark_log_thread_id();
     const hark_log_event *ev = hark__log_event_tls();
@@ -278,10 +280,14 @@ static int write_line(hark_logger *l, hark_log_level level, hark_log_message_fn 
 static inline bool line_enabled(hark_logger *l, int level)
 {
     const hark_log_event *ev = hark__log_event_tls();
-    if (HARK_UNLIKELY(ev && ev->level >= 0 && ev->logger == l) &&
-        (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
-         hark__logger_thread_level(l) < 0))
-        return level >= ev->level;
+    if (HARK_UNLIKELY(ev && ev->level != -1 && ev->logger == l)) {
+        int t = ev->level;
+        if (t == HARK_LOG_EVENT_TARGET)
+            t = hark__logger_event_target(l, ev->name);
+        if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
+                       hark__logger_thread_level(l) < 0))
+            return level >= t;
+    }
     return hark_logger_enabled(l, level);
 }
 

@@ -533,8 +533,6 @@ static int slot_event(hark_event *ev, void *data)
     hark_failure failure = {NULL, NULL, NULL};
     /* The lines the handler logs are about this event: their records carry it,
      * and the level of its namespace (a target level) applies to them. */
-    const char *dot = ev && ev->name ? strchr(ev->name, '.') : NULL;
-    int target = dot ? hark_logger_target_level(l, dot + 1) : HARK_ENOENT;
     hark_log_event le = {ev ? ev->name : NULL,
                          ev ? ev->transaction_id : NULL,
                          ev ? ev->id : 0,
@@ -543,7 +541,7 @@ static int slot_event(hark_event *ev, void *data)
                          ev && ev->payload ? ev->payload->fields : NULL,
                          ev && ev->payload ? ev->payload->count : 0,
                          l,
-                         target >= 0 ? target : -1};
+                         HARK_LOG_EVENT_TARGET};
     const hark_log_event *saved = hark_log_event_swap(&le);
     int rc = h->fn(s, ev, &failure, h->data);
     hark_log_event_swap(saved);

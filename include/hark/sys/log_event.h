@@ -35,11 +35,15 @@ typedef struct hark_log_event {
     const hark_field *fields; /* the payload's fields, or NULL */
     size_t field_count;
     /* A level that replaces the level of `logger` for lines logged to it under
-     * this event (a target level, hark_logger_set_target_level()), or -1 for none.
+     * this event, or -1 for none, or HARK_LOG_EVENT_TARGET: the target level
+     * (hark_logger_set_target_level()) of the event's namespace -- the part of
+     * `name` after its first '.' -- looked up only when the logger has targets.
      * Thread-local overrides (silence, log_at) still come first. */
     const hark_logger *logger;
     int level;
 } hark_log_event;
+
+#define HARK_LOG_EVENT_TARGET (-2)
 
 /*
  * Makes `ev` (borrowed: it must stay valid until it is swapped out; NULL: none) the
