@@ -129,6 +129,23 @@ int log_lines_attach(FILE *out, bool colour, hark_log_level level)
     return rc;
 }
 
+int log_lines_configure(const char *format, bool async)
+{
+    int rc = 0;
+    if (format && strcmp(format, "text") != 0) {
+        hark_log_format_fn fn =
+            strcmp(format, "json") == 0 ? hark_log_format_json : hark_log_format_logfmt;
+        /* Structured lines carry no ANSI colours. */
+        hark_set_colorize_logging(false);
+        rc = hark_logger_set_formatter(L.logger, fn, NULL);
+    }
+    if (rc == 0 && async) {
+        hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+        rc = hark_logger_set_async(L.logger, &o);
+    }
+    return rc;
+}
+
 int log_lines_set_level(hark_log_level level)
 {
     return hark_logger_set_level(L.logger, level);

@@ -19,6 +19,9 @@
 int log_lines_attach(FILE *out, bool colour, hark_log_level level);
 /* Changes the logger's level; takes effect on the next event in every thread. */
 int log_lines_set_level(hark_log_level level);
+/* Switches the lines to `format` ("text", "json" or "logfmt"; NULL keeps text) and,
+ * when `async`, hands them to a background writer thread. */
+int log_lines_configure(const char *format, bool async);
 /* Sends the lines elsewhere (the cost measurement writes them to /dev/null). */
 int log_lines_set_output(FILE *out);
 /* Detaches the log subscribers and frees the logger. */

@@ -29,6 +29,8 @@ typedef struct options {
     int colour;           /* -1: when stdout is a terminal */
     const char *metrics;  /* --metrics ADDR, or NULL */
     const char *trace;    /* --trace FILE, or NULL */
+    const char *format;   /* --log-format: text, json or logfmt */
+    bool async;           /* --async: lines written by a background thread */
 } options;
 
 static const char *prog = "hark-demo";
@@ -59,6 +61,10 @@ static void usage(FILE *out)
             "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
             "                        trace (open it at https://ui.perfetto.dev or in\n"
             "                        chrome://tracing)\n"
+            "      --log-format FMT  log lines as text (Rails' lines, the default), json (one\n"
+            "                        object per line) or logfmt\n"
+            "      --async           log through hark's asynchronous writer: the statement\n"
+            "                        path only queues the line, a background thread writes it\n"
             "  -h, --help            show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if the workload failed unexpectedly, 2 for a bad\n"
@@ -74,7 +80,8 @@ static int parse_args(int argc, char **argv, options *o)
         {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
         {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {NULL, 0, NULL, 0}};
+        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
+        {"async", no_argument, NULL, 'A'},          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -124,6 +131,18 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->trace = optarg;
             break;
+        case 'F':
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0 &&
+                strcmp(optarg, "logfmt") != 0) {
+                fprintf(stderr, "%s: --log-format wants text, json or logfmt, not '%s'\n", prog,
+                        optarg);
+                return 2;
+            }
+            o->format = optarg;
+            break;
+        case 'A':
+            o->async = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -159,6 +178,8 @@ static void heading(const char *title)
 static int run_phase(demo_db *db, long requests)
 {
     int rc = workload_run(db, (int)requests);
+    /* An asynchronous logger's queued lines come before the next heading. */
+    hark_logger_flush(log_lines_logger());
     fflush(stdout);
     if (rc != 0)
         fprintf(stderr, "%s: the workload failed: %s\n", prog, db->last_error);
@@ -220,7 +241,7 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false};
     char err[512];
     demo_db db;
     int rc;
@@ -237,7 +258,8 @@ int main(int argc, char **argv)
     }
     if ((rc = metrics_attach()) != 0 ||
         (rc = log_lines_attach(stdout, o.colour < 0 ? isatty(STDOUT_FILENO) : o.colour != 0,
-                               o.level)) != 0) {
+                               o.level)) != 0 ||
+        (rc = log_lines_configure(o.format, o.async)) != 0) {
         fprintf(stderr, "%s: cannot subscribe: %s\n", prog, hark_strerror(rc));
         db_close(&db);
         return 1;

@@ -28,6 +28,21 @@ grep -Eq "^  event +count +total ms +mean ms +p50 ms +p95 ms +p99 ms$" "$out" ||
 grep -Eq "^  sql\.sqlite +[0-9]+ " "$out" || fail "no sql.sqlite row in the metrics table"
 grep -Eq "^  request\.demo +[0-9]+ " "$out" || fail "no request.demo row in the metrics table"
 
+# --log-format json --async: every SQL line of phase 1 is a JSON object carrying its
+# event, parsed back by Python's json module when it is installed.
+"$demo" --memory --requests 3 --no-color --log-format json --async >"$out" 2>&1 ||
+    fail "json/async: exit status $? (want 0)"
+json_sql=$(grep -c '^{"time":"[^"]*","level":"DEBUG","thread":[0-9]*,"event":"sql.sqlite"' "$out")
+[ "$json_sql" -ge 10 ] || fail "json/async: $json_sql JSON SQL lines, want at least 10"
+if command -v python3 >/dev/null 2>&1; then
+    grep '^{' "$out" | python3 -c 'import json, sys
+for line in sys.stdin:
+    json.loads(line)' || fail "json/async: a line is not valid JSON"
+fi
+"$demo" --memory --requests 2 --no-color --log-format logfmt >"$out" 2>&1 ||
+    fail "logfmt: exit status $? (want 0)"
+grep -q '^time=[^ ]* level=debug thread=[0-9]* event=sql.sqlite ' "$out" || fail "no logfmt SQL line"
+
 # Bad input: exit status 2, a message on stderr, nothing on stdout, no file created.
 expect2() { # description, arguments...
     what=$1; shift
@@ -49,6 +64,7 @@ expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 rmdir "$dir"
 "$demo" --help | grep -q "^usage:" || fail "--help printed no usage"
 expect2 "metrics address without a port" --metrics nonsense
+expect2 "unknown log format" --log-format xml
 
 # --metrics: served while the demo runs and after it, until end of input.
 if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
