@@ -213,7 +213,7 @@ static void check_budget(const budget *bg, const char *lhs_name, const char *rhs
     if (bg->type == AT_MOST)
         snprintf(what, sizeof what, "%s <= %.2fx %s", lhs_name, bg->limit, rhs_name);
     else
-        snprintf(what, sizeof what, "%s >= %.0fx faster than %s", lhs_name, bg->limit, rhs_name);
+        snprintf(what, sizeof what, "%s >= %gx faster than %s", lhs_name, bg->limit, rhs_name);
     if (l == NULL || r == NULL) {
         snprintf(detail, sizeof detail, "(no figures for %s)", l == NULL ? lhs_name : rhs_name);
         record(what, "SKIP", NAN, NAN, detail);
@@ -231,8 +231,8 @@ static void check_budget(const budget *bg, const char *lhs_name, const char *rhs
         ratio = r->ns_median / l->ns_median;
         ratio_min = r->ns_min / l->ns_min;
         ok = ratio >= bg->limit;
-        snprintf(detail, sizeof detail, "%.0fx faster (%.2f vs %.1f ns)", ratio, l->ns_median,
-                 r->ns_median);
+        snprintf(detail, sizeof detail, "%.*fx faster (%.2f vs %.1f ns)", ratio < 10 ? 2 : 0, ratio,
+                 l->ns_median, r->ns_median);
     }
     record(what, ok ? "PASS" : "MISS", ratio, ratio_min, detail);
 }

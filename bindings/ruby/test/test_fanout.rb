@@ -204,4 +204,36 @@ class TestFanout < Minitest::Test
     assert_raises(IOError) { @f.subscribe(bad) { } }
     assert @f.listening?("known")
   end
+
+  def silenced_calls
+    count = 0
+    tp = TracePoint.new(:call) { |t| count += 1 if t.method_id == :silenced? }
+    tp.enable { yield }
+    count
+  end
+
+  def test_a_literal_silenced_is_cached_and_redefinitions_are_seen
+    klass = Class.new(Evented) { def silenced?(_name) = true }
+    quiet = klass.new
+    @f.subscribe("lit", quiet)
+    refute @f.listening?("lit")
+    assert_equal 0, silenced_calls { 10.times { instrument("lit") } }, "asked per event"
+    assert_empty quiet.log
+
+    klass.define_method(:silenced?) { |_name| false } # redefined: seen at once
+    instrument("lit")
+    assert_equal [:start, :finish], quiet.log.map(&:first)
+
+    def quiet.silenced?(_name) = true # a singleton override
+    instrument("lit")
+    assert_equal 2, quiet.log.size
+
+    klass.prepend(Module.new { def silenced?(_name) = @loud ? false : true })
+    quiet.singleton_class.remove_method(:silenced?)
+    instrument("lit") # not a literal any more: asked per event, still exact
+    assert_equal 2, quiet.log.size
+    quiet.instance_variable_set(:@loud, true)
+    instrument("lit")
+    assert_equal 4, quiet.log.size
+  end
 end

@@ -66,6 +66,12 @@ typedef struct fanout {
     long refs;        /* the Ruby object + every live handle */
     uint64_t matcher_generation;
     long matchers;
+    /* Frozen name strings already looked up, by identity (a frozen String's bytes
+     * cannot change; the keys are marked, so an address is never reused meanwhile). */
+    struct {
+        VALUE name;
+        hark_topic *topic;
+    } recent[64];
 } fanout;
 
 typedef struct rctx {
@@ -181,6 +187,9 @@ static void fanout_unref(fanout *f)
 static void fanout_mark(void *p)
 {
     fanout *f = p;
+    for (int i = 0; i < 64; i++)
+        if (f->recent[i].name)
+            rb_gc_mark(f->recent[i].name);
     for (rsub *s = f->subs; s; s = s->next) {
         if (s->released)
             continue;
@@ -305,7 +314,28 @@ static void precompute_new_name(fanout *f, VALUE str, st_table **answers)
 static __thread st_table *tls_new_name_answers; /* rsub * -> matched, for the name being interned */
 
 /* Returns the topic of a Ruby name, interning it (and teaching the matchers) when new. */
+static hark_topic *topic_lookup(fanout *f, VALUE name);
+
+static inline unsigned recent_slot(VALUE name)
+{
+    return (unsigned)((name >> 3) ^ (name >> 9)) & 63u;
+}
+
 static hark_topic *topic_for(fanout *f, VALUE name)
+{
+    if (RB_TYPE_P(name, T_STRING) && RB_OBJ_FROZEN(name)) {
+        unsigned i = recent_slot(name);
+        if (f->recent[i].name == name)
+            return f->recent[i].topic;
+        hark_topic *t = topic_lookup(f, name);
+        f->recent[i].name = name;
+        f->recent[i].topic = t;
+        return t;
+    }
+    return topic_lookup(f, name);
+}
+
+static hark_topic *topic_lookup(fanout *f, VALUE name)
 {
     VALUE str = name_string(name);
     const char *cname = StringValueCStr(str);

@@ -31,6 +31,10 @@ module Hark
     # Instructions of a `logger` method that only returns a constant.
     CONSTANT_INSNS = %i[opt_getinlinecache getconstant opt_setinlinecache opt_getconstant_path
                         putobject putnil leave nop].freeze
+    # Instructions of a `silenced?` that returns a literal (true, false, nil).
+    LITERAL_INSNS = %i[putobject putnil leave nop].freeze
+    # Methods whose (re)definition anywhere may change a cached answer.
+    WATCHED = %i[silenced? logger level debug? info? error?].freeze
 
     class << self
       attr_reader :locals
@@ -39,10 +43,13 @@ module Hark
         @fanouts[fanout] = true
       end
 
-      # SILENCE_CACHED for Rails' log subscribers on an exact name, else SILENCE_DYNAMIC.
+      # SILENCE_CACHED for Rails' log subscribers on an exact name and for subscribers
+      # whose silenced? returns a literal; SILENCE_DYNAMIC (asked per event) otherwise.
       def mode_for(subscription)
-        return Fanout::SILENCE_DYNAMIC unless String === subscription.raw_pattern && log_subscriber?(subscription.delegate)
-        Fanout::SILENCE_CACHED
+        delegate = subscription.delegate
+        return Fanout::SILENCE_CACHED if String === subscription.raw_pattern && log_subscriber?(delegate)
+        return Fanout::SILENCE_CACHED if literal_silenced?(delegate)
+        Fanout::SILENCE_DYNAMIC
       end
 
       # [silenced?, certain]: the answer now, and whether hooks will say when it changes.
@@ -102,7 +109,7 @@ module Hark
         end
 
         def certain?(delegate)
-          return false unless log_subscriber?(delegate)
+          return literal_silenced?(delegate) unless log_subscriber?(delegate)
           return false unless delegate.method(:silenced?).owner == ::ActiveSupport::LogSubscriber
           return false unless trusted_logger_method?(delegate)
           trusted_logger?(delegate.logger)
@@ -117,11 +124,17 @@ module Hark
           end
         end
 
-        def constant_method?(m)
+        def literal_silenced?(delegate)
+          constant_method?(delegate.method(:silenced?), LITERAL_INSNS)
+        rescue StandardError
+          false
+        end
+
+        def constant_method?(m, allowed = CONSTANT_INSNS)
           iseq = RubyVM::InstructionSequence.of(m)
           return false unless iseq
           insns = iseq.to_a.last.grep(Array).map(&:first)
-          !insns.empty? && (insns - CONSTANT_INSNS).empty?
+          !insns.empty? && (insns - allowed).empty?
         rescue StandardError
           false
         end
@@ -138,5 +151,65 @@ module Hark
           %i[level debug? info? error?].all? { |m| owners.include?(logger.method(m).owner) }
         end
     end
+
+    # Any method named in WATCHED being defined, removed or undefined anywhere, or a
+    # module defining one being included, prepended or extended, re-asks every cached
+    # answer (these are rare; instrumenting pays nothing for them).
+    module ModuleHooks # :nodoc:
+      private
+
+      def method_added(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+
+      def method_removed(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+
+      def method_undefined(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+
+      def append_features(base)
+        super.tap { Hark::Silence.module_changed(self) }
+      end
+
+      def prepend_features(base)
+        super.tap { Hark::Silence.module_changed(self) }
+      end
+
+      def extend_object(obj)
+        super.tap { Hark::Silence.module_changed(self) }
+      end
+    end
+
+    module ObjectHooks # :nodoc:
+      private
+
+      def singleton_method_added(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+
+      def singleton_method_removed(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+
+      def singleton_method_undefined(name)
+        super
+        Hark::Silence.changed! if WATCHED.include?(name)
+      end
+    end
+
+    def self.module_changed(mod) # :nodoc:
+      changed! if WATCHED.any? { |m| mod.method_defined?(m) || mod.private_method_defined?(m) }
+    end
   end
 end
+
+::Module.prepend(Hark::Silence::ModuleHooks)
+::BasicObject.prepend(Hark::Silence::ObjectHooks)
