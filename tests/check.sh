@@ -170,6 +170,24 @@ tier_install() {
       { echo "install: find_package(hark) hark::export build failed"; return 1; }
     echo "install: hark-export consumers (pkg-config, hark::export) built and ran"
   fi
+  # The LTTng-UST bridge, when it was built: pkg-config hark-lttng and hark::lttng.
+  # Without a session the bridge is silenced: the program reports "listening 0".
+  if [ -f "$libdir/pkgconfig/hark-lttng.pc" ]; then
+    PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/lttng_scenario.c \
+      $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-lttng) \
+      -Wl,-rpath,"$libdir" -o "$dest/lttng-pc" &&
+      echo | "$dest/lttng-pc" watch | grep -q '^listening 0' ||
+      { echo "install: pkg-config hark-lttng build failed"; return 1; }
+    mkdir -p "$PREFIX-consumer-lttng"
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
+      'find_package(hark REQUIRED)' "add_executable(lttng_scenario $root/tests/lttng_scenario.c)" \
+      'target_link_libraries(lttng_scenario PRIVATE hark::lttng)' >"$PREFIX-consumer-lttng/CMakeLists.txt"
+    cmake -S "$PREFIX-consumer-lttng" -B "$PREFIX-consumer-lttng/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
+      cmake --build "$PREFIX-consumer-lttng/build" >/dev/null &&
+      echo | "$PREFIX-consumer-lttng/build/lttng_scenario" watch | grep -q '^listening 0' ||
+      { echo "install: find_package(hark) hark::lttng build failed"; return 1; }
+    echo "install: hark-lttng consumers (pkg-config, hark::lttng) built and ran"
+  fi
   echo "install: pkg-config and find_package(hark) consumers built and ran"
   tier_make_install "$dest-make" || return 1
 }

@@ -8,7 +8,9 @@
  *   lttng_scenario watch  prints "listening 1" / "listening 0" whenever
  *                         hark_listening() on a topic changes, until stdin closes
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <hark.h>
 #include <hark/lttng.h>
 
