@@ -509,8 +509,7 @@ struct hark__snapshot;
  */
 typedef struct hark_handle {
     const struct hark__snapshot *snap_; /* NULL: nobody takes part in this event */
-    const void *reader_;                /* the starting thread's reclamation record */
-    uint64_t owner_;                    /* and that thread's identity (never reused) */
+    uint64_t owner_;                    /* the starting thread's identity (never reused) */
     hark_topic *topic_;
     const char *name_;
     const char *caller_id_; /* the legacy stack's caller id, or NULL: id_ */

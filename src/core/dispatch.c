@@ -89,7 +89,6 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     h->snap_ = snap;
     h->epoch_ = (uint8_t)section;
-    h->reader_ = &hark__self;
     h->owner_ = hark__self.serial;
     unsigned groups = 0;
     if (snap) {
@@ -113,7 +112,10 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     if (!groups) {
         /* A null handle: nobody takes part, so nothing must stay pinned. */
         h->snap_ = NULL;
-        hark__read_exit(section, true);
+        if (bound)
+            hark__read_exit(section);
+        else
+            hark__read_exit_portable(section, true);
         return;
     }
     hark__fill_id(h->id_, t->notifier);
@@ -194,10 +196,18 @@ int hark_handle_start(hark_handle *h)
 /* The slow path of finishing or discarding on another thread than the starting one. */
 static __attribute__((noinline)) bool adopt(const hark_handle *h)
 {
-    return hark__read_adopt(h->reader_, h->owner_, h->epoch_);
+    return hark__read_adopt(h->owner_, h->epoch_);
 }
 
-HARK_HOT int finish(hark_handle *h)
+/* How a finish reaches its handle (a constant: each caller gets its own code). */
+enum {
+    FINISH_MACRO,    /* thread-bound, on its own thread: the macros, hark_instrument */
+    FINISH_PORTABLE, /* hark_handle_build's handle, on any thread */
+    FINISH_LEGACY    /* thread-bound legacy stack entry: over if its thread record was
+                        folded (a finish from a later thread-exit destructor) */
+};
+
+HARK_HOT int finish(hark_handle *h, int how)
 {
     h->state_ = STATE_FINISHED;
     h->status_.failures = 0;
@@ -205,10 +215,15 @@ HARK_HOT int finish(hark_handle *h)
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
         return 0;
-    /* Another thread's event: take it over, unless that thread's exit ended it. */
-    bool same_thread = h->owner_ == hark__self.serial;
-    if (HARK_UNLIKELY(!same_thread) && !adopt(h))
+    bool same_thread = true;
+    if (how == FINISH_PORTABLE) {
+        /* Another thread's event: take it over (it may have exited meanwhile). */
+        same_thread = h->owner_ == hark__self.serial;
+        if (HARK_UNLIKELY(!same_thread) && !adopt(h))
+            return HARK_ESTATE;
+    } else if (how == FINISH_LEGACY && HARK_UNLIKELY(h->owner_ != hark__self.serial)) {
         return HARK_ESTATE;
+    }
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
     const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
@@ -254,7 +269,10 @@ HARK_HOT int finish(hark_handle *h)
     if (entered)
         hark__nest_pop(h->ids_.id);
     hark__nest_pop(h->ids_.id);
-    hark__read_exit(h->epoch_, same_thread);
+    if (how == FINISH_PORTABLE)
+        hark__read_exit_portable(h->epoch_, same_thread);
+    else
+        hark__read_exit(h->epoch_);
     h->status_.failures = failures;
     h->status_.first_failure = first_failure;
     return failures ? HARK_ESUBSCRIBER : 0;
@@ -264,7 +282,14 @@ int hark_handle_finish(hark_handle *h)
 {
     if (!h || h->state_ != STATE_STARTED)
         return HARK_ESTATE;
-    return finish(h);
+    return finish(h, FINISH_PORTABLE);
+}
+
+int hark__handle_finish_bound(hark_handle *h)
+{
+    if (h->state_ != STATE_STARTED)
+        return HARK_ESTATE;
+    return finish(h, FINISH_LEGACY);
 }
 
 void hark__handle_abandon(hark_handle *h)
@@ -272,8 +297,13 @@ void hark__handle_abandon(hark_handle *h)
     if (h->snap_ && h->state_ != STATE_FINISHED) {
         h->state_ = STATE_FINISHED;
         bool same_thread = h->owner_ == hark__self.serial;
-        if (same_thread || adopt(h))
-            hark__read_exit(h->epoch_, same_thread);
+        if (h->epoch_ & HARK__BOUND) {
+            /* Ended already if its thread's record was folded. */
+            if (same_thread)
+                hark__read_exit(h->epoch_);
+        } else if (same_thread || adopt(h)) {
+            hark__read_exit_portable(h->epoch_, same_thread);
+        }
     }
 }
 
@@ -304,7 +334,7 @@ void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload)
 void hark__end(hark_handle *h, hark_status *status)
 {
     hark_status started = h->status_;
-    finish(h);
+    finish(h, FINISH_MACRO);
     if (status) {
         *status = h->status_;
         status->failures += started.failures;
@@ -339,7 +369,7 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
     start(&h);
     hark_status started = h.status_;
     local.block = hark__run_block(h.payload_, block, data);
-    finish(&h);
+    finish(&h, FINISH_MACRO);
     local.failures = started.failures + h.status_.failures;
     local.first_failure = started.failures ? started.first_failure : h.status_.first_failure;
     if (status)
@@ -374,7 +404,7 @@ bool hark_listening(hark_topic *t)
         const struct hark__entry *e = &snap->entries[i];
         listening = e->sub->silence == HARK_SILENCE_NEVER || !entry_silenced(e, t->name);
     }
-    hark__read_exit(bank, true);
+    hark__read_exit(bank);
     return listening;
 }
 
@@ -421,7 +451,7 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
     hark__callback_leave();
     if (entered)
         hark__nest_pop(ids->id);
-    hark__read_exit(bank, true);
+    hark__read_exit(bank);
 }
 
 struct publish_args {

@@ -18,7 +18,7 @@ static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hark__reader *readers;
 static unsigned long exited_lock[2], exited_unlock[2];
 /* Portable sections of exited threads not yet left: still counted as locked. */
-static unsigned long orphans[2];
+static unsigned long orphans;
 static struct hark__retired *retired_head, **retired_tail = &retired_head;
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -80,17 +80,21 @@ static void reader_exit_thread(void *arg)
             break;
         }
     }
-    for (int b = 0; b < 2; b++) {
-        unsigned long bound = self->open[HARK__BOUND | (unsigned)b];
-        exited_lock[b] += atomic_load_explicit(&self->lock[b], memory_order_relaxed);
-        exited_unlock[b] += atomic_load_explicit(&self->unlock[b], memory_order_relaxed) + bound;
-        orphans[b] += self->open[b] - atomic_load_explicit(&self->adopted[b], memory_order_relaxed);
-        atomic_store_explicit(&self->lock[b], 0, memory_order_relaxed);
-        atomic_store_explicit(&self->unlock[b], 0, memory_order_relaxed);
-        atomic_store_explicit(&self->adopted[b], 0, memory_order_relaxed);
+    for (unsigned b = 0; b < 2; b++) {
+        unsigned long bound_lock =
+            atomic_load_explicit(&self->lock[HARK__BOUND + b], memory_order_relaxed);
+        exited_lock[b] += atomic_load_explicit(&self->lock[b], memory_order_relaxed) + bound_lock;
+        /* Thread-bound sections still open end here: as many unlocks as locks. */
+        exited_unlock[b] +=
+            atomic_load_explicit(&self->unlock[b], memory_order_relaxed) + bound_lock;
     }
-    for (int i = 0; i < 4; i++)
-        self->open[i] = 0;
+    orphans += self->open - atomic_load_explicit(&self->adopted, memory_order_relaxed);
+    for (int i = 0; i < 4; i++) {
+        atomic_store_explicit(&self->lock[i], 0, memory_order_relaxed);
+        atomic_store_explicit(&self->unlock[i], 0, memory_order_relaxed);
+    }
+    self->open = 0;
+    atomic_store_explicit(&self->adopted, 0, memory_order_relaxed);
     self->serial = 0;
     self->next = NULL;
     self->in_callback = 0;
@@ -99,27 +103,38 @@ static void reader_exit_thread(void *arg)
     pthread_mutex_unlock(&domain_lock);
 }
 
-bool hark__read_adopt(const void *reader, uint64_t serial, unsigned section)
+bool hark__read_adopt(uint64_t serial, unsigned section)
 {
-    unsigned bank = section & 1;
-    bool alive = false, adopted = false;
+    bool adopted = false;
+    if (section & HARK__BOUND)
+        return false; /* never left elsewhere; over if its thread has gone */
     pthread_once(&setup_once, setup);
     pthread_mutex_lock(&domain_lock);
-    /* Only registered records are dereferenced: an exited thread's may be gone. */
-    for (struct hark__reader *r = readers; r && !alive; r = r->next)
-        alive = r == reader && r->serial == serial;
-    if (alive) {
-        if (!(section & HARK__BOUND)) {
-            atomic_fetch_add_explicit(&((struct hark__reader *)(uintptr_t)reader)->adopted[bank], 1,
-                                      memory_order_relaxed);
-            adopted = true;
-        }
-    } else if (!(section & HARK__BOUND) && orphans[bank] > 0) {
-        orphans[bank]--;
+    /* Only registered records are looked at: an exited thread's may be gone. */
+    struct hark__reader *owner = NULL;
+    for (struct hark__reader *r = readers; r && !owner; r = r->next)
+        if (r->serial == serial)
+            owner = r;
+    if (owner) {
+        atomic_fetch_add_explicit(&owner->adopted, 1, memory_order_relaxed);
+        adopted = true;
+    } else if (orphans > 0) {
+        orphans--;
         adopted = true;
     }
     pthread_mutex_unlock(&domain_lock);
     return adopted;
+}
+
+bool hark__reader_alive(uint64_t serial)
+{
+    bool alive = false;
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&domain_lock);
+    for (struct hark__reader *r = readers; r && !alive; r = r->next)
+        alive = r->serial == serial;
+    pthread_mutex_unlock(&domain_lock);
+    return alive;
 }
 
 /*
@@ -133,11 +148,13 @@ static bool bank_drained(unsigned bank)
     barrier_all_threads();
     unsigned long unlocks = exited_unlock[bank];
     for (struct hark__reader *r = readers; r; r = r->next)
-        unlocks += atomic_load_explicit(&r->unlock[bank], memory_order_acquire);
+        unlocks += atomic_load_explicit(&r->unlock[bank], memory_order_acquire) +
+                   atomic_load_explicit(&r->unlock[HARK__BOUND + bank], memory_order_acquire);
     hark__full_fence();
     unsigned long locks = exited_lock[bank];
     for (struct hark__reader *r = readers; r; r = r->next)
-        locks += atomic_load_explicit(&r->lock[bank], memory_order_acquire);
+        locks += atomic_load_explicit(&r->lock[bank], memory_order_acquire) +
+                 atomic_load_explicit(&r->lock[HARK__BOUND + bank], memory_order_acquire);
     return locks == unlocks;
 }
 
@@ -240,9 +257,10 @@ void hark_reclaim_resume(void)
 bool hark__epoch_would_self_wait(void)
 {
     const struct hark__reader *self = &hark__self;
-    unsigned long open = self->open[HARK__BOUND] + self->open[HARK__BOUND | 1];
-    for (int b = 0; b < 2; b++)
-        open += self->open[b] - atomic_load_explicit(&self->adopted[b], memory_order_relaxed);
+    unsigned long open = self->open - atomic_load_explicit(&self->adopted, memory_order_relaxed);
+    for (unsigned b = 0; b < 2; b++)
+        open += atomic_load_explicit(&self->lock[HARK__BOUND + b], memory_order_relaxed) -
+                atomic_load_explicit(&self->unlock[HARK__BOUND + b], memory_order_relaxed);
     /* A hold: waiting would run releases under the holder's lock. */
     return open > 0 || self->in_callback > 0 || self->hold > 0;
 }

@@ -68,22 +68,23 @@
 #define hark__full_fence() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
-/* A section's word: its bank, plus HARK__BOUND when it is thread-bound. */
+/* A section's word: its bank, plus HARK__BOUND when it is thread-bound. Counters
+ * are kept per section word, so that entering and leaving index them directly. */
 #define HARK__BOUND 2u
 
 struct hark__reader {
-    atomic_ulong lock[2];
-    atomic_ulong unlock[2];
+    atomic_ulong lock[4];   /* by section word; bank b is [b] + [HARK__BOUND + b] */
+    atomic_ulong unlock[4]; /* the same */
     struct hark__reader *next;
     /* The thread's identity while registered, 0 when not: never reused, unlike the
      * address of this record (a new thread may get an exited thread's TLS block). */
     uint64_t serial;
-    /* Sections entered on this thread and not yet left on it, by section word:
-     * [bank] portable, [HARK__BOUND | bank] thread-bound. Owner only. */
-    unsigned long open[4];
-    /* Portable sections of this thread that another thread took over to leave
-     * (hark__read_adopt); written under the domain lock, read by the owner. */
-    atomic_ulong adopted[2];
+    /* Portable sections entered on this thread and not yet left on it (owner only),
+     * and how many of them another thread took over to leave (hark__read_adopt;
+     * written under the domain lock). A thread-bound section is always left by the
+     * thread that entered it, so those still open are lock[B + b] - unlock[B + b]. */
+    unsigned long open;
+    atomic_ulong adopted;
     int in_callback; /* depth of subscriber callbacks running on this thread */
     int hold;        /* hark_reclaim_hold() depth: reclaim nothing on this thread */
     bool held_back;  /* a poll was skipped while holding: resume polls */
@@ -104,19 +105,22 @@ static inline unsigned hark__read_enter_as(unsigned bound)
     struct hark__reader *self = &hark__self;
     if (__builtin_expect(!self->serial, 0))
         hark__reader_register();
-    unsigned bank = (unsigned)(atomic_load_explicit(&hark__epoch, memory_order_relaxed) & 1);
+    /* `+`, not `|`: the constant folds into the counters' address. */
+    unsigned section =
+        (unsigned)(atomic_load_explicit(&hark__epoch, memory_order_relaxed) & 1) + bound;
     /* Only this thread writes its counters: a load and a store, no lock prefix. */
-    atomic_store_explicit(&self->lock[bank],
-                          atomic_load_explicit(&self->lock[bank], memory_order_relaxed) + 1,
+    atomic_store_explicit(&self->lock[section],
+                          atomic_load_explicit(&self->lock[section], memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    self->open[bank | bound]++;
+    if (!bound)
+        self->open++;
     /* Orders the counter store before the snapshot load; pairs with the writer's
      * membarrier() in bank_drained(), or is a real fence without membarrier. */
     if (__builtin_expect(atomic_load_explicit(&hark__reader_needs_fence, memory_order_relaxed), 0))
         hark__full_fence();
     else
         atomic_signal_fence(memory_order_seq_cst);
-    return bank | bound;
+    return section;
 }
 
 /* A thread-bound section (left on this thread before the caller returns). */
@@ -125,33 +129,46 @@ static inline unsigned hark__read_enter(void)
     return hark__read_enter_as(HARK__BOUND);
 }
 
+/* Release: every read of the snapshot happens before the writer's acquire load of
+ * this counter sees it drained. */
+static inline void hark__read_unlock(struct hark__reader *self, unsigned section)
+{
+    atomic_store_explicit(&self->unlock[section],
+                          atomic_load_explicit(&self->unlock[section], memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Leaves a thread-bound section (always on the thread that entered it). */
+static inline void hark__read_exit(unsigned section)
+{
+    hark__read_unlock(&hark__self, section);
+}
+
 /*
- * Leaves a reader section. `same_thread`: entered by the calling thread (its
+ * Leaves a portable section. `same_thread`: entered by the calling thread (its
  * serial); otherwise hark__read_adopt() must have succeeded first.
  */
-static inline void hark__read_exit(unsigned section, bool same_thread)
+static inline void hark__read_exit_portable(unsigned section, bool same_thread)
 {
     struct hark__reader *self = &hark__self;
     if (__builtin_expect(!self->serial, 0))
         hark__reader_register();
     if (same_thread)
-        self->open[section & 3]--;
-    unsigned bank = section & 1;
-    /* Release: every read of the snapshot happens before the writer's acquire
-     * load of this counter sees it drained. */
-    atomic_store_explicit(&self->unlock[bank],
-                          atomic_load_explicit(&self->unlock[bank], memory_order_relaxed) + 1,
-                          memory_order_release);
+        self->open--;
+    hark__read_unlock(self, section);
 }
 
 /*
- * Takes over a section entered by another thread (`reader`, identified by `serial`)
+ * Takes over a section entered by another thread (identified by its `serial`)
  * so that the calling thread may leave it with hark__read_exit(section, false).
  * Returns false when the section is over already: a thread-bound one whose thread
  * has exited (the exit ended it), or a portable orphan nobody owns any more (never,
  * unless a handle is finished twice). Then it must not be left again.
  */
-bool hark__read_adopt(const void *reader, uint64_t serial, unsigned section);
+bool hark__read_adopt(uint64_t serial, unsigned section);
+
+/* Whether the thread `serial` names is still registered (has not exited). */
+bool hark__reader_alive(uint64_t serial);
 
 /* An object waiting for readers to drain; embedded in the object, so retiring never allocates. */
 struct hark__retired {

@@ -159,7 +159,7 @@ int hark_finish_id(hark_notifier *n, const char *name, const char *id, hark_payl
         h->caller_id_ = id;
     if (payload)
         h->payload_ = payload;
-    rc = hark_handle_finish(h);
+    rc = hark__handle_finish_bound(h);
     report(status, h, rc);
     return rc;
 }

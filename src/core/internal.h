@@ -222,6 +222,8 @@ static inline void hark__callback_leave(void)
 /* hark_handle_build for an event that cannot outlive the calling thread (the legacy
  * stack): a thread exit ends it (epoch.h). */
 void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload);
+/* hark_handle_finish for such a handle: HARK_ESTATE when its thread's exit ended it. */
+int hark__handle_finish_bound(hark_handle *h);
 /* Ends the reader section of a handle that will never be finished. */
 void hark__handle_abandon(hark_handle *h);
 

@@ -351,7 +351,7 @@ int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark
             rc = hark__lock(n);
     }
     if (in_section)
-        hark__read_exit(bank, true);
+        hark__read_exit(bank);
     hark__free(subs);
     hark__free(known);
     return rc;
@@ -371,7 +371,7 @@ int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
     unsigned bank = hark__read_enter();
     hark_topic *t =
         table_find(atomic_load_explicit(&n->table, memory_order_acquire), name, length, hash);
-    hark__read_exit(bank, true);
+    hark__read_exit(bank);
     if (t) {
         *out = t;
         return 0;

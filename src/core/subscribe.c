@@ -547,7 +547,7 @@ int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *na
             r = 0;
         hark__unlock(n);
     }
-    hark__read_exit(bank, true);
+    hark__read_exit(bank);
     return rc != 0 ? rc : r;
 }
 
