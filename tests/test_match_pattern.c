@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <hark.h>
@@ -184,6 +186,84 @@ static void test_match_runs_without_the_lock(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/*
+ * Names interned on two threads while a third subscribes regex and match-function
+ * patterns: matching runs with the lock released and is re-checked against what
+ * changed meanwhile, so at the end every name has exactly the subscribers whose
+ * patterns match it -- none missed, none left over.
+ */
+enum { RACE_NAMES = 1500 };
+
+struct race {
+    hark_notifier *n;
+    int first;
+};
+
+static void *intern_names(void *p)
+{
+    struct race *r = p;
+    char name[32];
+    for (int i = r->first; i < RACE_NAMES; i += 2) {
+        hark_topic *t;
+        snprintf(name, sizeof name, "n.%d", i);
+        if (hark_topic_get(&t, r->n, name) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static bool ends_in_3(const char *name, void *data)
+{
+    (void)data;
+    size_t len = strlen(name);
+    return len > 0 && name[len - 1] == '3';
+}
+
+static void test_match_races_with_interning(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    int calls = 0;
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_regex("^n\\.\\d*7$"), count_calls, &calls),
+                     0);
+    struct race a = {n, 0}, b = {n, 1};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, intern_names, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, intern_names, &b), 0);
+    /* Churn a regex with a literal prefix, one without, and a match function. */
+    for (int i = 0; i < 60; i++) {
+        hark_subscription_id id1, id2, id3;
+        assert_int_equal(hark_subscribe_timed(&id1, n, hark_regex("^n\\.1"), count_calls, &calls),
+                         0);
+        assert_int_equal(hark_subscribe_timed(&id2, n, hark_regex("5$"), count_calls, &calls), 0);
+        assert_int_equal(
+            hark_subscribe_timed(&id3, n, hark_match(ends_in_3, NULL), count_calls, &calls), 0);
+        assert_int_equal(hark_unsubscribe(n, id1), 0);
+        assert_int_equal(hark_unsubscribe(n, id2), 0);
+        assert_int_equal(hark_unsubscribe(n, id3), 0);
+    }
+    hark_subscription_id kept;
+    assert_int_equal(
+        hark_subscribe_timed(&kept, n, hark_match(ends_in_3, NULL), count_calls, &calls), 0);
+    void *ra, *rb;
+    pthread_join(ta, &ra);
+    pthread_join(tb, &rb);
+    assert_null(ra);
+    assert_null(rb);
+    char name[32];
+    for (int i = 0; i < RACE_NAMES; i++) {
+        hark_topic *t;
+        snprintf(name, sizeof name, "n.%d", i);
+        assert_int_equal(hark_topic_get(&t, n, name), 0);
+        bool want = i % 10 == 7 || i % 10 == 3;
+        if (hark_enabled(t) != want)
+            print_error("%s: enabled %d, expected %d\n", name, hark_enabled(t), want);
+        assert_int_equal(hark_enabled(t), want);
+    }
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_match_data_valid_until_release),
         cmocka_unit_test(test_match_may_use_other_notifiers),
         cmocka_unit_test(test_match_runs_without_the_lock),
+        cmocka_unit_test(test_match_races_with_interning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

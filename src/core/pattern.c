@@ -154,7 +154,8 @@ int hark__pattern_match(const hark__sub *sub, const char *name, size_t length)
     case HARK_PATTERN_REGEX:
         break;
     }
-    if (sub->prefix_length > length || memcmp(sub->prefix, name, sub->prefix_length) != 0)
+    if (sub->prefix_length > 0 &&
+        (sub->prefix_length > length || memcmp(sub->prefix, name, sub->prefix_length) != 0))
         return 0;
     pcre2_match_data *md = thread_match_data();
     if (!md)
