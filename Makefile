@@ -111,7 +111,7 @@ ruby-test: ruby
 # tests. ASan's runtime is preloaded into Ruby.
 RUBY_ASAN = $(BUILD)/ruby-asan
 ruby-asan: ruby
-	mkdir -p $(RUBY_ASAN)/lib/hark
+	rm -rf $(RUBY_ASAN)/lib && mkdir -p $(RUBY_ASAN)/lib/hark
 	cd $(RUBY_ASAN) && HARK_BUILD_DIR=$(abspath $(BUILD)) \
 	  HARK_EXT_CFLAGS="-fsanitize=address -fno-omit-frame-pointer --param=asan-stack=0" \
 	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
