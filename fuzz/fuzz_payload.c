@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     hark_field model[18];
     uint32_t mcount = 0;
-    hark_payload nested = {NULL, 0, 0, NULL};
+    hark_payload nested = {NULL, 0, 0};
     static int anchor;
 
     for (size_t at = 0; at + 3 <= size; at += 3) {

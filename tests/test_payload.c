@@ -2,7 +2,8 @@
  * Payloads (include/hark/payload.h): typed setters and getters, replacing a value
  * (and its type) in place, removal keeping order, the HARK_PAYLOAD_RESERVED slots
  * that only failure fields may take, HARK_EFULL leaving the payload unchanged, the
- * opaque pointer travelling to subscribers, and bad arguments.
+ * very payload pointer reaching every subscriber on every path (so a structure
+ * embedding it is found again), and bad arguments.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <hark.h>
 
+#include <stdbool.h>
 #include <string.h>
 
 static void test_macro_declares_room_plus_reserved(void **state)
@@ -293,51 +295,166 @@ static void test_payload_is_shared_not_copied(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
-static int read_opaque(const char *name, double s, double e, const char *id, hark_payload *p,
-                       void *data)
+/*
+ * The payload pointer is passed through on every path, so a structure that embeds
+ * its hark_payload is found again from what a subscriber receives ("container of"),
+ * as language bindings do to carry their own objects through an event.
+ */
+typedef struct carrier {
+    int tag;
+    hark_field fields[HARK_PAYLOAD_RESERVED + 1];
+    hark_payload payload;
+} carrier;
+
+typedef struct received {
+    const hark_payload *last;
+    int tag; /* the tag of the carrier found from `last`, when it is one */
+    int calls;
+} received;
+
+static void receive(received *r, hark_payload *p)
+{
+    r->last = p;
+    r->calls++;
+    r->tag = 0;
+    if (p && p->fields == ((carrier *)((char *)p - offsetof(carrier, payload)))->fields)
+        r->tag = ((carrier *)((char *)p - offsetof(carrier, payload)))->tag;
+}
+
+static int got_timed(const char *name, double s, double e, const char *id, hark_payload *p,
+                     void *data)
 {
     (void)name, (void)s, (void)e, (void)id;
-    void **seen = data;
-    *seen = hark_payload_opaque(p);
+    receive(data, p);
     return 0;
 }
 
-static void test_opaque_pointer(void **state)
+static int got_event(hark_event *ev, void *data)
+{
+    receive(data, ev->payload);
+    return 0;
+}
+
+static received started; /* evented subscribers' start callbacks */
+
+static int got_start(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)data;
+    receive(&started, p);
+    return 0;
+}
+
+static int got_finish(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id;
+    receive(data, p);
+    return 0;
+}
+
+static hark_payload *block_payload;
+
+static int record_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)f, (void)data;
+    block_payload = p;
+    return 0;
+}
+
+static void carrier_init(carrier *c, int tag)
+{
+    c->tag = tag;
+    assert_int_equal(hark_payload_init(&c->payload, c->fields, HARK_PAYLOAD_RESERVED + 1), 0);
+}
+
+/* Each of the four got `p` once more (and found `tag` from it); so did start when `with_start`. */
+static void expect_all(received r[4], int before[4], const hark_payload *p, int tag,
+                       bool with_start)
+{
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(r[k].calls, before[k] + 1);
+        assert_ptr_equal(r[k].last, p);
+        assert_int_equal(r[k].tag, tag);
+        before[k] = r[k].calls;
+    }
+    if (with_start) {
+        assert_ptr_equal(started.last, p);
+        assert_int_equal(started.tag, tag);
+    }
+}
+
+static void test_payload_pointer_passed_through(void **state)
 {
     (void)state;
-    HARK_PAYLOAD(p, 1);
-    assert_null(hark_payload_opaque(&p)); /* the macro starts with none */
-    assert_null(hark_payload_opaque(NULL));
-    assert_int_equal(hark_payload_set_opaque(NULL, &p), HARK_EINVAL);
-
-    int mine = 7;
-    assert_int_equal(hark_payload_set_opaque(&p, &mine), 0);
-    assert_ptr_equal(hark_payload_opaque(&p), &mine);
-    assert_int_equal(p.count, 0); /* fields are independent of it */
-    assert_int_equal(hark_payload_set_int(&p, "x", 1), 0);
-    assert_ptr_equal(hark_payload_opaque(&p), &mine);
-
-    /* Every subscriber gets it back, on the instrument, handle and publish paths. */
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
-    void *seen = NULL;
-    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), read_opaque, &seen), 0);
+    received r[4]; /* timed, monotonic, event object, evented (finish or publish) */
+    int c[4] = {0};
+    memset(r, 0, sizeof r);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), got_timed, &r[0]), 0);
+    assert_int_equal(hark_subscribe_monotonic(NULL, n, hark_all(), got_timed, &r[1]), 0);
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENT;
+    o.event = got_event;
+    o.publish = got_timed; /* what hark_publish gives an event-object subscriber */
+    o.data = &r[2];
+    assert_int_equal(hark_subscribe(NULL, n, &o), 0);
+    hark_subscribe_options_init(&o);
+    o.kind = HARK_KIND_EVENTED;
+    o.start = got_start;
+    o.finish = got_finish;
+    o.publish = got_timed;
+    o.data = &r[3];
+    assert_int_equal(hark_subscribe(NULL, n, &o), 0);
     hark_topic *t;
     assert_int_equal(hark_topic_get(&t, n, "x"), 0);
-    HARK_INSTRUMENT(t, &p, {});
-    assert_ptr_equal(seen, &mine);
-    seen = NULL;
-    assert_int_equal(hark_publish(t, 1.0, 2.0, NULL, &p, NULL), 0);
-    assert_ptr_equal(seen, &mine);
+    carrier a, b;
+    carrier_init(&a, 11);
+    carrier_init(&b, 22);
 
-    /* init clears it; NULL detaches it. */
-    hark_field fields[3];
-    hark_payload q;
-    q.opaque = &mine;
-    assert_int_equal(hark_payload_init(&q, fields, 3), 0);
-    assert_null(hark_payload_opaque(&q));
-    assert_int_equal(hark_payload_set_opaque(&p, NULL), 0);
-    assert_null(hark_payload_opaque(&p));
+    /* The instrument macros. */
+    HARK_INSTRUMENT(t, &a.payload, {});
+    expect_all(r, c, &a.payload, 11, true);
+    hark_status st;
+    HARK_INSTRUMENT_STATUS(t, &b.payload, &st, {});
+    expect_all(r, c, &b.payload, 22, true);
+
+    /* hark_instrument, with a payload and with none: then the block and every
+     * subscriber share one empty payload of hark's own. */
+    assert_int_equal(hark_instrument(t, &a.payload, record_block, NULL, NULL), 0);
+    expect_all(r, c, &a.payload, 11, true);
+    assert_ptr_equal(block_payload, &a.payload);
+    block_payload = NULL;
+    assert_int_equal(hark_instrument(t, NULL, record_block, NULL, NULL), 0);
+    assert_non_null(block_payload);
+    assert_int_equal(block_payload->count, 0);
+    expect_all(r, c, block_payload, 0, true);
+
+    /* A handle. */
+    hark_handle h;
+    assert_int_equal(hark_handle_build(&h, t, &b.payload), 0);
+    assert_ptr_equal(hark_handle_payload(&h), &b.payload);
+    assert_int_equal(hark_handle_start(&h), 0);
+    assert_int_equal(hark_handle_finish(&h), 0);
+    expect_all(r, c, &b.payload, 22, true);
+
+    /* hark_publish, and hark_publish_event (ev->payload). */
+    started.last = NULL;
+    assert_int_equal(hark_publish(t, 1.0, 2.0, NULL, &a.payload, NULL), 0);
+    expect_all(r, c, &a.payload, 11, false);
+    hark_event ev;
+    assert_int_equal(hark_event_init(&ev, "x", 1.0, 2.0, NULL, &b.payload), 0);
+    assert_int_equal(hark_publish_event(n, &ev, NULL), 0);
+    expect_all(r, c, &b.payload, 22, false);
+    assert_null(started.last); /* publishing starts nothing */
+
+    /* The legacy stack: start's payload at start; finish's at finish when it gives one. */
+    assert_int_equal(hark_start(n, "x", &a.payload), 0);
+    assert_ptr_equal(started.last, &a.payload);
+    assert_int_equal(hark_finish(n, "x", &b.payload), 0);
+    expect_all(r, c, &b.payload, 22, false);
+    assert_int_equal(hark_start(n, "x", &a.payload), 0);
+    assert_int_equal(hark_finish(n, "x", NULL), 0);
+    expect_all(r, c, &a.payload, 11, true);
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
@@ -355,7 +472,7 @@ int main(void)
         cmocka_unit_test(test_exception_efull_when_reserved_taken),
         cmocka_unit_test(test_own_fields_fit_after_exception),
         cmocka_unit_test(test_payload_is_shared_not_copied),
-        cmocka_unit_test(test_opaque_pointer),
+        cmocka_unit_test(test_payload_pointer_passed_through),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,12 +59,31 @@ typedef struct hark_field {
     } as;
 } hark_field;
 
-/* The payload itself: `count` fields in use out of `capacity`, and one opaque pointer. */
+/*
+ * The payload itself: `count` fields in use out of `capacity` (16 bytes on 64-bit
+ * targets, which HARK_PAYLOAD fills with two stores).
+ *
+ * Passed through, never copied or replaced: the `hark_payload *` a subscriber
+ * receives (as its `payload` argument, or as ev->payload of an event object) is the
+ * very pointer the instrumenting call was given --
+ *   - HARK_INSTRUMENT, HARK_INSTRUMENT_STATUS, HARK_INSTRUMENT_NAMED: `payload`;
+ *   - hark_instrument(): `payload`, which the block gets too;
+ *   - hark_handle_build(): `payload` (hark_handle_payload() returns it);
+ *   - hark_publish(): `payload`; hark_publish_event(): ev->payload;
+ *   - hark_start()/hark_finish(): start's for start callbacks, finish's for finish
+ *     callbacks when finish gives one, else start's.
+ * Where that argument is NULL, hark uses an empty payload of its own (room for the
+ * failure fields only), the same pointer for the block and every subscriber of the
+ * event. So code that embeds a hark_payload in a structure of its own -- a language
+ * binding carrying its own objects through an event, say -- finds that structure
+ * again from the pointer a subscriber receives (offsetof, "container of"), provided
+ * every event reaching that subscriber was given such an embedded payload (a
+ * notifier of its own ensures that).
+ */
 struct hark_payload {
     hark_field *fields;
     uint32_t count;
     uint32_t capacity;
-    void *opaque; /* the caller's own, never dereferenced by hark (hark_payload_set_opaque) */
 };
 
 /* Slots kept free for `exception` and `exception_object`. */
@@ -76,11 +95,11 @@ struct hark_payload {
  */
 #define HARK_PAYLOAD(name, n)                                                                      \
     hark_field name##_hark_fields[(n) + HARK_PAYLOAD_RESERVED];                                    \
-    hark_payload name = {name##_hark_fields, 0, (n) + HARK_PAYLOAD_RESERVED, NULL}
+    hark_payload name = {name##_hark_fields, 0, (n) + HARK_PAYLOAD_RESERVED}
 
 /*
- * Initialises a payload over a caller-supplied array of `capacity` fields, with no
- * opaque pointer. HARK_PAYLOAD_RESERVED of them are kept for failure fields.
+ * Initialises a payload over a caller-supplied array of `capacity` fields.
+ * HARK_PAYLOAD_RESERVED of them are kept for failure fields.
  * Errors: HARK_EINVAL if `payload` is NULL, or `fields` is NULL with capacity > 0.
  * Thread-safety: operates on the caller's payload only.
  */
@@ -129,23 +148,6 @@ HARK_API int hark_payload_get_int(const hark_payload *payload, const char *key, 
 HARK_API int hark_payload_get_double(const hark_payload *payload, const char *key, double *out);
 HARK_API int hark_payload_get_bool(const hark_payload *payload, const char *key, bool *out);
 HARK_API int hark_payload_get_str(const hark_payload *payload, const char *key, const char **out);
-
-/*
- * Attaches one opaque pointer to the payload, replacing any earlier one (NULL
- * detaches it). hark never reads through it: it travels with the payload to every
- * subscriber, which gets it back with hark_payload_opaque(). This is how a binding
- * carries a payload of its own language (a Ruby Hash, say) through an event; the
- * pointed-to object is borrowed and must outlive the event. Fields and the opaque
- * pointer are independent. Errors: HARK_EINVAL for a NULL payload (nothing changed).
- * Thread-safety: as the setters above.
- */
-HARK_API int hark_payload_set_opaque(hark_payload *payload, void *opaque);
-
-/*
- * The payload's opaque pointer, or NULL when none is attached (or `payload` is NULL).
- * Thread-safety: as hark_payload_get().
- */
-HARK_API void *hark_payload_opaque(const hark_payload *payload);
 
 /*
  * Removes the field named `key`, keeping the order of the others.

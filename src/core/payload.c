@@ -10,21 +10,7 @@ int hark_payload_init(hark_payload *payload, hark_field *fields, uint32_t capaci
     payload->fields = fields;
     payload->count = 0;
     payload->capacity = capacity;
-    payload->opaque = NULL;
     return 0;
-}
-
-int hark_payload_set_opaque(hark_payload *payload, void *opaque)
-{
-    if (!payload)
-        return HARK_EINVAL;
-    payload->opaque = opaque;
-    return 0;
-}
-
-void *hark_payload_opaque(const hark_payload *payload)
-{
-    return payload ? payload->opaque : NULL;
 }
 
 static bool is_failure_key(const char *key)

@@ -4,8 +4,9 @@
  *
  * Uses hark's public API only. Ruby objects reach hark as opaque pointers: every
  * subscription's data is an `rsub` (the listener and what Rails decided about it at
- * subscribe time), and every event's payload carries an `rctx` (the Ruby name, id
- * and payload Hash, the subscribers' exceptions) through hark_payload_opaque().
+ * subscribe time), and every event's payload is the `hp` member of an `rctx` (the
+ * Ruby name, id and payload Hash, the subscribers' exceptions), found again from the
+ * payload pointer a callback receives (ctx_of).
  *
  * Rules this file keeps:
  *   - Ruby is never called while a hark lock may be held. hark calls cached silence
@@ -26,6 +27,7 @@
 #include <hark.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -439,9 +441,14 @@ static VALUE wall_time(double seconds)
     return rb_time_nano_new((time_t)whole, nsec);
 }
 
+/*
+ * The rctx whose `hp` a callback received. hark passes the payload pointer it was
+ * given through unchanged to every subscriber (include/hark/payload.h), and every
+ * event on a fanout's notifier (its own, never shared) carries an rctx's `hp`.
+ */
 static rctx *ctx_of(hark_payload *p)
 {
-    return hark_payload_opaque(p);
+    return p ? (rctx *)((char *)p - offsetof(rctx, hp)) : NULL;
 }
 
 static int cb_timed(const char *name, double start, double finish, const char *id, hark_payload *p,
@@ -887,7 +894,6 @@ static void ctx_init(rctx *c, int mode, VALUE name, VALUE id, VALUE payload)
     c->phase = 0;
     c->wall_start = c->wall_finish = Qnil;
     hark_payload_init(&c->hp, c->fields, HARK_PAYLOAD_RESERVED);
-    hark_payload_set_opaque(&c->hp, c);
 }
 
 static VALUE fanout_listening(VALUE self, VALUE name)
