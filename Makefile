@@ -89,7 +89,7 @@ ruby: build
 	mkdir -p $(BUILD)/ruby-ext
 	cd $(BUILD)/ruby-ext && HARK_BUILD_DIR=$(abspath $(BUILD)) \
 	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
-	cp $(BUILD)/ruby-ext/hark_ext.so $(RUBY_LIB)/hark/hark_ext.so
+	cp $(BUILD)/ruby-ext/hark_ext.so $(RUBY_LIB)/hark/hark_ext.so.tmp && mv -f $(RUBY_LIB)/hark/hark_ext.so.tmp $(RUBY_LIB)/hark/hark_ext.so
 
 # The extension's own tests, then Rails 7.2's notification, subscriber and log
 # subscriber tests with hark/rails loaded; each of those runs ends with a line proving

@@ -125,9 +125,16 @@ struct call {
 static VALUE do_time_now(VALUE arg);
 static double wall_clock(void *data);
 
+static ID id_call_fast;
+
 static VALUE do_call(VALUE arg)
 {
     struct call *c = (struct call *)arg;
+    /* A plain Proc (no singleton class, Proc#call not redefined) is called directly,
+     * which is what listener.call does for it, without the method dispatch. */
+    if (c->mid == id_call_fast && rb_obj_is_proc(c->recv) && RBASIC_CLASS(c->recv) == rb_cProc &&
+        rb_method_basic_definition_p(rb_cProc, id_call_fast))
+        return rb_proc_call_with_block(c->recv, c->argc, c->argv, Qnil);
     return rb_funcallv(c->recv, c->mid, c->argc, c->argv);
 }
 
@@ -1355,6 +1362,7 @@ void Init_hark_ext(void)
     rb_define_const(mHark, "NATIVE", Qtrue);
 
     id_call = rb_intern("call");
+    id_call_fast = id_call;
     id_start = rb_intern("start");
     id_finish = rb_intern("finish");
     id_publish = rb_intern("publish");
