@@ -154,4 +154,24 @@ class TestSafety < Minitest::Test
     assert_equal 42, f.instrument("i", "id", {}) { 42 }
     assert_equal [1, 1], [c.starts, c.finishes]
   end
+
+  class PlainNotifier # not hark's: instrument must take Rails' own path
+    attr_reader :events
+    def initialize = @events = []
+    def listening?(_name) = true
+    def build_handle(name, _id, _payload) = Handle.new(self, name)
+    def start(*) = nil
+    def finish(*) = nil
+    Handle = Struct.new(:notifier, :name) do
+      def start = notifier.events << [:start, name]
+      def finish = notifier.events << [:finish, name]
+    end
+  end
+
+  def test_a_notifier_that_is_not_harks_gets_rails_own_instrument
+    plain = PlainNotifier.new
+    N.notifier = plain
+    assert_equal 7, N.instrument("p", {}) { 7 }
+    assert_equal [[:start, "p"], [:finish, "p"]], plain.events
+  end
 end
