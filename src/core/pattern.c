@@ -11,6 +11,19 @@
 
 #include <string.h>
 
+/* Under valgrind, JIT-compiled code reads memory memcheck cannot track and is
+ * reported as using uninitialised values: the interpreter (same results) is used
+ * there instead. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND() (RUNNING_ON_VALGRIND != 0)
+#endif
+#endif
+#ifndef UNDER_VALGRIND
+#define UNDER_VALGRIND() false
+#endif
+
 /* Backtracking budget of one match: well above what a sane pattern needs on a
  * name of at most HARK_NAME_MAX bytes, and a fraction of a millisecond of work. */
 #define MATCH_LIMIT 100000u
@@ -116,7 +129,8 @@ int hark__sub_compile(hark__sub *sub)
         return err == PCRE2_ERROR_HEAPLIMIT || err == PCRE2_ERROR_NOMEMORY ? HARK_ENOMEM
                                                                            : HARK_EPATTERN;
     /* JIT where the platform supports it; otherwise the interpreter, same results. */
-    (void)pcre2_jit_compile(sub->code, PCRE2_JIT_COMPLETE);
+    if (!UNDER_VALGRIND())
+        (void)pcre2_jit_compile(sub->code, PCRE2_JIT_COMPLETE);
     char prefix[HARK_NAME_MAX + 1];
     size_t len = literal_prefix(sub->pattern, prefix);
     if (len > 0) {
