@@ -692,6 +692,8 @@ static VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
     rb_scan_args(argc, argv, "8", &subscriber, &delegate, &pattern, &kind, &silence, &can_pub,
                  &can_pub_ev, &cached);
     sweep(f);
+    /* Intern an exact name first: it may run Ruby (pattern ===) and raise. */
+    hark_topic *exact = RB_TYPE_P(pattern, T_STRING) ? topic_for(f, pattern) : NULL;
 
     rsub *s = calloc(1, sizeof *s);
     if (!s)
@@ -711,7 +713,7 @@ static VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
         o.pattern = hark_all();
     } else if (RB_TYPE_P(pattern, T_STRING)) {
         pattern_str = pattern;
-        o.pattern = hark_exact(hark_topic_name(topic_for(f, pattern_str)));
+        o.pattern = hark_exact(hark_topic_name(exact));
     } else {
 #ifdef HAVE_HARK_MATCH
         s->matcher = true;
