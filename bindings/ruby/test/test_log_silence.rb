@@ -149,4 +149,20 @@ class TestLogSilence < Minitest::Test
     N.instrument("sql.silence_test", n: 2) { }
     assert_equal ["SQL 2"], odd.lines
   end
+
+  def test_a_broadcast_logger_is_cached_and_its_changes_are_seen
+    skip "no BroadcastLogger before Rails 7.1" unless defined?(ActiveSupport::BroadcastLogger)
+    quiet = ActiveSupport::Logger.new(StringIO.new, level: Logger::ERROR, formatter: LINE)
+    broadcast = ActiveSupport::BroadcastLogger.new(quiet)
+    ActiveSupport::LogSubscriber.logger = broadcast
+    assert_equal 0, level_checks { N.instrument("sql.silence_test", n: 1) { } }
+    loud_io = StringIO.new
+    broadcast.broadcast_to(ActiveSupport::Logger.new(loud_io, level: Logger::DEBUG, formatter: LINE))
+    N.instrument("sql.silence_test", n: 2) { }
+    assert_equal "SQL 2\n", loud_io.string
+    broadcast.level = Logger::ERROR # through the broadcast: every logger's level=
+    N.instrument("sql.silence_test", n: 3) { }
+    assert_equal "SQL 2\n", loud_io.string
+    assert_equal 0, level_checks { N.instrument("sql.silence_test", n: 4) { } }
+  end
 end
