@@ -75,6 +75,31 @@ static void test_json_golden(void **state)
     free(line);
 }
 
+static void test_durations(void **state)
+{
+    (void)state;
+    static const struct {
+        double ms;
+        const char *want;
+    } cases[] = {{0, "0"},           {0.003, "0.003"}, {12, "12"},     {1234.5678, "1234.568"},
+                 {-1.5, "-1.5"},     {0.0004, "0"},    {10.1, "10.1"}, {1e13, "10000000000000"},
+                 {0.0 / 0.0, "null"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hark_log_record rec = {.level = HARK_LOG_INFO,
+                               .time = 0,
+                               .message = "m",
+                               .length = 1,
+                               .event = "e",
+                               .duration_ms = cases[i].ms};
+        char want[64];
+        snprintf(want, sizeof want, "\"duration_ms\":%s,", cases[i].want);
+        char *line = fmt_line(hark_log_format_json, &rec);
+        if (!strstr(line, want))
+            fail_msg("%g: want %s in %s", cases[i].ms, want, line);
+        free(line);
+    }
+}
+
 static void test_escaping_and_utf8(void **state)
 {
     (void)state;
@@ -300,9 +325,10 @@ static void test_tags_in_lines(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_golden),         cmocka_unit_test(test_escaping_and_utf8),
-        cmocka_unit_test(test_bounds_and_snprintf), cmocka_unit_test(test_tags_stack),
-        cmocka_unit_test(test_tags_across_threads), cmocka_unit_test(test_tags_in_lines),
+        cmocka_unit_test(test_json_golden),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_escaping_and_utf8), cmocka_unit_test(test_bounds_and_snprintf),
+        cmocka_unit_test(test_tags_stack),        cmocka_unit_test(test_tags_across_threads),
+        cmocka_unit_test(test_tags_in_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,7 +156,13 @@ size_t hark__log_time_iso(char *out, double time)
     }
     memcpy(out, tls_second.text, 19);
     out[19] = '.';
-    digits(out + 20, (unsigned long)usec, 6);
+    /* Microseconds, two digits at a time. */
+    unsigned long u = (unsigned long)usec;
+    for (int i = 24; i >= 20; i -= 2) {
+        out[i] = (char)('0' + u % 100 / 10);
+        out[i + 1] = (char)('0' + u % 10);
+        u /= 100;
+    }
     out[26] = 'Z';
     out[27] = '\0';
     return 27;
@@ -292,6 +298,10 @@ static void put_double(sbuf *o, double d, bool json)
 
 static void put_uint(sbuf *o, uint64_t v)
 {
+    if (v < 10) {
+        put(o, (char)('0' + v));
+        return;
+    }
     static const char pairs[] = "00010203040506070809101112131415161718192021222324"
                                 "25262728293031323334353637383940414243444546474849"
                                 "50515253545556575859606162636465666768697071727374"
@@ -337,24 +347,68 @@ static void put_ms(sbuf *o, double ms, bool json)
         put(o, '-');
         us = -us;
     }
-    put_uint(o, (uint64_t)(us / 1000));
+    /* "<whole>.<fraction without trailing zeros>", built right to left. */
+    char tmp[32];
+    size_t end = sizeof tmp, i = end;
     int frac = (int)(us % 1000);
     if (frac) {
-        char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+        int keep = frac % 10 ? 3 : frac % 100 ? 2 : 1;
+        char f[3] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
                      (char)('0' + frac % 10)};
-        size_t n = 4;
-        while (f[n - 1] == '0')
-            n--;
-        puts_n(o, f, n);
+        i -= (size_t)keep;
+        memcpy(tmp + i, f, (size_t)keep);
+        tmp[--i] = '.';
     }
+    unsigned long long whole = (unsigned long long)(us / 1000);
+    do {
+        tmp[--i] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    puts_n(o, tmp + i, end - i);
 }
 
 static void put_time(sbuf *o, double time)
 {
+    if (o->len + 40 < o->size) {
+        /* Room enough: straight into the line. */
+        o->len += hark__log_time_iso(o->buf + o->len, time);
+        return;
+    }
     char tmp[40];
     size_t n = hark__log_time_iso(tmp, time);
     puts_n(o, tmp, n);
 }
+
+/* The thread id in decimal, kept per thread: it is the same on every line. */
+static _Thread_local struct {
+    uint64_t id;
+    uint8_t len;
+    char text[21];
+} tls_tid_text;
+
+static void put_thread(sbuf *o, uint64_t id)
+{
+    if (tls_tid_text.id != id) {
+        char tmp[24];
+        size_t i = sizeof tmp;
+        uint64_t v = id;
+        do {
+            tmp[--i] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        tls_tid_text.len = (uint8_t)(sizeof tmp - i);
+        memcpy(tls_tid_text.text, tmp + i, tls_tid_text.len);
+        tls_tid_text.id = id;
+    }
+    puts_n(o, tls_tid_text.text, tls_tid_text.len);
+}
+
+/* Level names with their lengths. */
+static const struct {
+    const char *name;
+    size_t len;
+} json_levels[HARK_LOG_LEVELS] = {{"DEBUG", 5}, {"INFO", 4},  {"WARN", 4},
+                                  {"ERROR", 5}, {"FATAL", 5}, {"UNKNOWN", 7}};
 
 /* The message without its one trailing newline. */
 static size_t message_len(const hark_log_record *rec)
@@ -439,15 +493,16 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
     sbuf o = {buf, buf ? size : 0, 0};
     if (!rec)
         return finish(&o);
-    const char *level = hark_log_level_name((int)rec->level);
+    int lv = (int)rec->level >= 0 && (int)rec->level < HARK_LOG_LEVELS ? (int)rec->level
+                                                                       : HARK_LOG_UNKNOWN;
     PUTS_LIT(&o, "{\"time\":\"");
     put_time(&o, rec->time);
     PUTS_LIT(&o, "\",\"level\":\"");
-    puts_z(&o, level ? level : "UNKNOWN");
+    puts_n(&o, json_levels[lv].name, json_levels[lv].len);
     put(&o, '"');
     if (rec->thread_id) {
         PUTS_LIT(&o, ",\"thread\":");
-        put_uint(&o, rec->thread_id);
+        put_thread(&o, rec->thread_id);
     }
     if (rec->tag_count > 0 && rec->tags) {
         PUTS_LIT(&o, ",\"tags\":[");
