@@ -661,11 +661,12 @@ static size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
     return bytes + m->head.event_len + 1 + m->head.txid_len + 1;
 }
 
-static size_t put_str(struct hark__async *a, size_t pos, size_t off, const char *s, size_t n)
+static inline size_t put_str(struct hark__async *a, size_t pos, size_t off, const char *s, size_t n)
 {
+    static const char nul = 0;
     if (n)
         ring_put(a, pos, off, s, n);
-    ring_put(a, pos, off + n, "", 1);
+    ring_put(a, pos, off + n, &nul, 1);
     return off + n + 1;
 }
 
@@ -715,8 +716,15 @@ static size_t put_meta(struct hark__async *a, size_t pos, const struct meta *m)
     size_t off = sizeof m->head;
     for (size_t i = 0; i < m->head.tag_count; i++)
         off = put_str(a, pos, off, m->tags[i], m->tag_len[i]);
-    off = put_str(a, pos, off, m->event ? m->event : "", m->head.event_len);
-    off = put_str(a, pos, off, m->txid ? m->txid : "", m->head.txid_len);
+    if (!m->event) {
+        /* No event (the text formatter's lines): its two empty strings. */
+        static const char empty[2] = {0, 0};
+        ring_put(a, pos, off, empty, 2);
+        off += 2;
+    } else {
+        off = put_str(a, pos, off, m->event, m->head.event_len);
+        off = put_str(a, pos, off, m->txid ? m->txid : "", m->head.txid_len);
+    }
     if (m->head.field_count) {
         const hark_log_event *ev = hark__log_event_tls();
         off = put_fields(a, pos, off, m, ev ? ev->field_count : 0);
