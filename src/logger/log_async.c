@@ -190,6 +190,8 @@ static void maybe_wake(struct hark__async *a, size_t pos)
 /*
  * Reserves `need` consecutive slots. Returns true with *pos set, or false when the
  * ring has no room right now. Lock-free: one CAS on `tail` when there is room.
+ * After a success the caller runs maybe_wake(), holding no lock (it may take
+ * a->lock).
  */
 static bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
 {
@@ -212,11 +214,10 @@ static bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
             p = atomic_load_explicit(&a->tail, memory_order_relaxed);
             continue;
         }
-        /* Seq_cst: see maybe_wake(). */
+        /* Seq_cst: see maybe_wake(), which the caller runs next. */
         if (atomic_compare_exchange_weak_explicit(&a->tail, &p, p + need, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
             *pos = p;
-            maybe_wake(a, p);
             return true;
         }
     }
@@ -235,8 +236,10 @@ static void ring_commit(struct hark__async *a, size_t pos)
  */
 static bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
 {
-    if (HARK_LIKELY(ring_reserve(a, need, pos)))
+    if (HARK_LIKELY(ring_reserve(a, need, pos))) {
+        maybe_wake(a, *pos);
         return true;
+    }
     if (a->policy == HARK_LOG_ASYNC_DROP) {
         atomic_fetch_add_explicit(&a->dropped, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&a->dropped_total, 1, memory_order_relaxed);
@@ -244,8 +247,10 @@ static bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
     }
     for (int spin = 0; spin < 16; spin++) {
         sched_yield();
-        if (ring_reserve(a, need, pos))
+        if (ring_reserve(a, need, pos)) {
+            maybe_wake(a, *pos);
             return true;
+        }
     }
     pthread_mutex_lock(&a->lock);
     atomic_fetch_add_explicit(&a->space_waiters, 1, memory_order_relaxed);
@@ -267,6 +272,8 @@ static bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
     }
     atomic_fetch_sub_explicit(&a->space_waiters, 1, memory_order_relaxed);
     pthread_mutex_unlock(&a->lock);
+    /* Outside the lock: waking the writer takes it. */
+    maybe_wake(a, *pos);
     return true;
 }
 
