@@ -260,7 +260,7 @@ static void test_handles_out_of_order_and_legacy_stack(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
-/* Deeper than HARK_NEST_MAX: exact parents up to that depth, and everything unwinds. */
+/* Deeper than HARK_NEST_MAX: parents stay exact, and everything unwinds. */
 static int count_only(const char *name, double s, double f, const char *id, hark_payload *p,
                       void *data)
 {
@@ -271,12 +271,12 @@ static int count_only(const char *name, double s, double f, const char *id, hark
 
 static void recurse(hark_topic *t, int level, uint64_t enclosing, int *bad)
 {
-    if (level > HARK_NEST_MAX + 6)
+    if (level > 2 * HARK_NEST_MAX + 6)
         return;
     hark_event_ids before = hark_current_event_ids();
     HARK_INSTRUMENT(t, NULL, {
         hark_event_ids me = hark_current_event_ids();
-        if (level <= HARK_NEST_MAX && (me.parent != enclosing || me.id == 0))
+        if (me.parent != enclosing || me.id == 0)
             ++*bad;
         recurse(t, level + 1, me.id, bad);
     });
@@ -293,8 +293,103 @@ static void test_deep_nesting(void **state)
     assert_int_equal(hark_subscribe_monotonic(NULL, n, hark_exact("deep"), count_only, &calls), 0);
     recurse(topic(n, "deep"), 1, 0, &bad);
     assert_int_equal(bad, 0);
-    assert_int_equal(calls, HARK_NEST_MAX + 6);
+    assert_int_equal(calls, 2 * HARK_NEST_MAX + 6);
     assert_int_equal(hark_current_event_ids().id, 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+static hark_event_ids current(void)
+{
+    return hark_current_event_ids();
+}
+
+static void start_handle(hark_handle *h, hark_topic *t)
+{
+    assert_int_equal(hark_handle_build(h, t, NULL), 0);
+    assert_int_equal(hark_handle_start(h), 0);
+}
+
+/* Finishing out of order ends an event with what it encloses; an event so ended
+ * and finished later leaves the thread's current event alone. */
+static void test_out_of_order_ends_what_it_encloses(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    log_t l = {0};
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), on_timed, &l), 0);
+    hark_topic *t = topic(n, "t");
+    hark_handle a, b, c, d;
+    start_handle(&a, t);
+    start_handle(&b, t);
+    start_handle(&c, t);
+    assert_int_equal(current().id, hark_handle_ids(&c).id);
+    assert_int_equal(current().parent, hark_handle_ids(&b).id);
+    assert_int_equal(hark_handle_finish(&a), 0);
+    assert_int_equal(l.entries[0].ids.id, hark_handle_ids(&a).id); /* delivered as itself */
+    assert_int_equal(current().id, 0);                             /* b and c ended with it */
+    start_handle(&d, t);
+    assert_int_equal(hark_handle_ids(&d).parent, 0);
+    assert_int_equal(hark_handle_finish(&b), 0);
+    assert_int_equal(l.entries[1].ids.id, hark_handle_ids(&b).id);
+    assert_int_equal(current().id, hark_handle_ids(&d).id);
+    assert_int_equal(hark_handle_finish(&c), 0);
+    assert_int_equal(current().id, hark_handle_ids(&d).id);
+    assert_int_equal(hark_handle_finish(&d), 0);
+    assert_int_equal(current().id, 0);
+    assert_int_equal(current().parent, 0);
+
+    /* The same below HARK_NEST_MAX levels of other events. */
+    hark_handle deep[HARK_NEST_MAX + 3];
+    for (int i = 0; i < HARK_NEST_MAX + 3; i++) {
+        start_handle(&deep[i], t);
+        if (i)
+            assert_int_equal(hark_handle_ids(&deep[i]).parent, hark_handle_ids(&deep[i - 1]).id);
+    }
+    assert_int_equal(hark_handle_finish(&deep[HARK_NEST_MAX + 1]), 0);
+    assert_int_equal(current().id, hark_handle_ids(&deep[HARK_NEST_MAX]).id);
+    assert_int_equal(current().parent, hark_handle_ids(&deep[HARK_NEST_MAX - 1]).id);
+    assert_int_equal(hark_handle_finish(&deep[2]), 0);
+    assert_int_equal(current().id, hark_handle_ids(&deep[1]).id);
+    assert_int_equal(current().parent, hark_handle_ids(&deep[0]).id);
+    for (int i = HARK_NEST_MAX + 2; i >= 0; i--) {
+        if (i == 2 || i == HARK_NEST_MAX + 1)
+            continue;
+        assert_int_equal(hark_handle_finish(&deep[i]), 0);
+        assert_int_equal(current().id, i > 2 ? hark_handle_ids(&deep[1]).id
+                                       : i   ? hark_handle_ids(&deep[i - 1]).id
+                                             : 0);
+    }
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+/* A started handle discarded on its thread is nobody's parent any more. */
+static void test_discarded_handle_ends(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    log_t l = {0};
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_all(), on_timed, &l), 0);
+    hark_topic *t = topic(n, "t");
+    hark_handle a, b, c;
+    start_handle(&a, t);
+    start_handle(&b, t);
+    assert_int_equal(hark_handle_discard(&b), 0);
+    assert_int_equal(current().id, hark_handle_ids(&a).id);
+    start_handle(&c, t);
+    assert_int_equal(hark_handle_ids(&c).parent, hark_handle_ids(&a).id);
+    assert_int_equal(hark_handle_finish(&c), 0);
+    assert_int_equal(hark_handle_discard(&a), 0);
+    assert_int_equal(current().id, 0);
+    assert_int_equal(l.count, 1); /* only c was delivered */
+    /* A built handle discarded before its start changes nothing. */
+    start_handle(&a, t);
+    assert_int_equal(hark_handle_build(&b, t, NULL), 0);
+    assert_int_equal(hark_handle_discard(&b), 0);
+    assert_int_equal(current().id, hark_handle_ids(&a).id);
+    assert_int_equal(hark_handle_finish(&a), 0);
+    assert_int_equal(current().id, 0);
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
@@ -418,6 +513,8 @@ int main(void)
         cmocka_unit_test(test_publish),
         cmocka_unit_test(test_handles_out_of_order_and_legacy_stack),
         cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_out_of_order_ends_what_it_encloses),
+        cmocka_unit_test(test_discarded_handle_ends),
         cmocka_unit_test(test_threads_unique_ids),
         cmocka_unit_test(test_finish_on_another_thread),
     };

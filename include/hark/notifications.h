@@ -523,6 +523,8 @@ typedef struct hark_handle {
     double end_;
     hark_event event_;
     hark_event_ids ids_;
+    uint64_t outer_parent_; /* the parent of the event that was current at start */
+    uint32_t level_;        /* how many events of its thread were unfinished at start */
     uint64_t active_[HARK_SILENCEABLE_MAX / 64];
     char id_[HARK_ID_LEN + 1];
     hark_field own_fields_[HARK_PAYLOAD_RESERVED];
@@ -846,19 +848,23 @@ HARK_API int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1]);
  * ev->parent_id. Ids are assigned when a listened-to event starts, so an event
  * nobody receives has none and does not enclose anything.
  *
- * Nesting is per thread and kept for HARK_NEST_MAX levels; deeper events get
- * the deepest kept level as parent. A handle finished out of order or on another thread is
- * delivered with its own ids; on its starting thread it stays the enclosing event
- * of later events until an event that encloses it there finishes (finish handles on
- * the thread that started them when parent ids matter).
+ * Nesting is per thread, and parents are exact at any depth. A handle finished
+ * or discarded on the thread that started it ends there with every event it still
+ * encloses on that thread (one finished out of order, inner events leaked by a
+ * longjmp or never finished), which is exact for events started fewer than
+ * HARK_NEST_MAX levels deep. A handle finished on another thread is delivered there
+ * with its own ids; on its starting thread it stays the enclosing event of later
+ * events until an event that encloses it there finishes (finish handles on the
+ * thread that started them when parent ids matter).
  * hark_publish() gives the pushed event a fresh id; hark_publish_event() keeps a
  * nonzero ev->id, or stores a fresh id and parent into *ev.
  * Errors: none. Thread-safety: safe (reads the calling thread's state only).
  */
 HARK_API hark_event_ids hark_current_event_ids(void);
 
-/* Enclosing events kept per thread for parent ids (see hark_current_event_ids()). */
-#define HARK_NEST_MAX 32
+/* Nesting levels at which a thread recognises an event finished out of order
+ * exactly (see hark_current_event_ids()); parents are exact at any depth. */
+#define HARK_NEST_MAX 16
 
 #ifdef __cplusplus
 }

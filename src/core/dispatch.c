@@ -77,8 +77,11 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     h->status_.block = 0;
     h->status_.failures = 0;
     h->status_.first_failure = 0;
-    h->ids_.id = 0;
-    h->ids_.parent = 0;
+    if (!bound) {
+        /* hark_handle_ids() of a built handle; bound ones are started at once. */
+        h->ids_.id = 0;
+        h->ids_.parent = 0;
+    }
     if (payload) {
         h->payload_ = payload;
     } else {
@@ -112,6 +115,8 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     if (!groups) {
         /* A null handle: nobody takes part, so nothing must stay pinned. */
         h->snap_ = NULL;
+        h->ids_.id = 0;
+        h->ids_.parent = 0;
         if (bound)
             hark__read_exit(section);
         else
@@ -152,7 +157,7 @@ HARK_HOT int start(hark_handle *h)
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
         return 0;
-    hark__nest_push(&h->ids_);
+    hark__nest_push(h);
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
     const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
@@ -199,6 +204,22 @@ static __attribute__((noinline)) bool adopt(const hark_handle *h)
     return hark__read_adopt(h->owner_, h->epoch_);
 }
 
+/* Makes `h` current while it is delivered, when it is not already; keeps the old one. */
+static __attribute__((noinline)) void nest_enter_other(const hark_handle *h, hark_event_ids *saved)
+{
+    *saved = hark__nest.cur;
+    hark__nest.cur = h->ids_;
+}
+
+static __attribute__((noinline)) void nest_leave_other(const hark_handle *h, hark_event_ids saved,
+                                                       bool same_thread)
+{
+    if (same_thread)
+        hark__nest_end(h, saved);
+    else
+        hark__nest.cur = saved; /* another thread's event: this thread's nesting is unchanged */
+}
+
 /* How a finish reaches its handle (a constant: each caller gets its own code). */
 enum {
     FINISH_MACRO,    /* thread-bound, on its own thread: the macros, hark_instrument */
@@ -231,7 +252,10 @@ HARK_HOT int finish(hark_handle *h, int how)
     uint32_t failures = 0;
     int first_failure = 0;
     /* Delivered as the thread's current event; usually it already is (LIFO). */
-    bool entered = hark__nest_enter(&h->ids_);
+    bool current = same_thread && hark__nest_is_current(h);
+    hark_event_ids saved;
+    if (HARK_UNLIKELY(!current))
+        nest_enter_other(h, &saved);
     hark__callback_enter();
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
@@ -266,9 +290,10 @@ HARK_HOT int finish(hark_handle *h, int how)
         }
     }
     hark__callback_leave();
-    if (entered)
-        hark__nest_pop(h->ids_.id);
-    hark__nest_pop(h->ids_.id);
+    if (HARK_LIKELY(current))
+        hark__nest_pop(h);
+    else
+        nest_leave_other(h, saved, same_thread);
     if (how == FINISH_PORTABLE)
         hark__read_exit_portable(h->epoch_, same_thread);
     else
@@ -295,8 +320,16 @@ int hark__handle_finish_bound(hark_handle *h)
 void hark__handle_abandon(hark_handle *h)
 {
     if (h->snap_ && h->state_ != STATE_FINISHED) {
+        bool started = h->state_ == STATE_STARTED;
         h->state_ = STATE_FINISHED;
         bool same_thread = h->owner_ == hark__self.serial;
+        /* A started event ends on its thread as if finished: it is nobody's parent now. */
+        if (started && same_thread) {
+            if (hark__nest_is_current(h))
+                hark__nest_pop(h);
+            else
+                hark__nest_end(h, hark__nest.cur);
+        }
         if (h->epoch_ & HARK__BOUND) {
             /* Ended already if its thread's record was folded. */
             if (same_thread)
@@ -417,7 +450,8 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
                          void (*visit)(const hark__sub *s, hark_status *status, void *ctx),
                          void *ctx)
 {
-    bool assigned = false, entered = false;
+    bool assigned = false;
+    hark_event_ids saved = {0, 0};
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     /* As Rails does: every silenceable listener is asked before any is called, so
@@ -434,23 +468,25 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
         if (e->sub->silence != HARK_SILENCE_NEVER && bit_set(silenced, e->silence_bit))
             continue;
         if (!assigned) {
+            /* Current while delivered; it encloses only what its callbacks start. */
+            struct hark__nest *n = &hark__nest;
             assigned = true;
-            if (ids->id) {
-                entered = hark__nest_enter(ids);
-            } else {
-                hark__nest_push(ids);
-                entered = true;
+            saved = n->cur;
+            if (!ids->id) {
+                ids->id = hark__nest_take_id(n);
+                ids->parent = saved.id;
                 if (ev) {
                     ev->id = ids->id;
                     ev->parent_id = ids->parent;
                 }
             }
+            n->cur = *ids;
         }
         visit(e->sub, status, ctx);
     }
     hark__callback_leave();
-    if (entered)
-        hark__nest_pop(ids->id);
+    if (assigned)
+        hark__nest.cur = saved;
     hark__read_exit(bank);
 }
 

@@ -4,9 +4,10 @@
  *
  * Ids come from one global counter in blocks of ID_BLOCK, so a thread touches the
  * shared counter once per ID_BLOCK events; in between, taking an id is a load, an
- * add and a store on thread-local memory. The enclosing events of a thread are
- * kept as copies (never pointers into handles), so an event finished out of order
- * or on another thread can leave a stale entry, never a dangling one.
+ * add and a store on thread-local memory. A thread keeps copies of ids (its current
+ * event, and in each handle what to restore), never pointers into handles, so an
+ * event finished out of order or on another thread can leave a stale id, never a
+ * dangling pointer.
  */
 #include "internal.h"
 
@@ -26,28 +27,18 @@ uint64_t hark__nest_refill(struct hark__nest *n)
     return first;
 }
 
-void hark__nest_pop_slow(struct hark__nest *n, uint64_t id)
+void hark__nest_end(const hark_handle *h, hark_event_ids saved)
 {
-    uint32_t depth = n->depth;
-    if (depth > HARK_NEST_MAX) {
-        n->depth = depth - 1;
-        return;
-    }
-    /* An event finished out of order also drops what it encloses. */
-    while (depth-- > 0) {
-        if (n->frames[depth].id == id) {
-            n->depth = depth;
-            return;
-        }
-    }
+    struct hark__nest *n = &hark__nest;
+    uint32_t level = h->level_;
+    /* Beyond the kept levels, an event below the depth is taken to be there. */
+    if (level < n->depth && (level >= HARK_NEST_MAX || n->chain[level] == h->ids_.id))
+        hark__nest_pop(h);
+    else
+        n->cur = saved;
 }
 
 hark_event_ids hark_current_event_ids(void)
 {
-    const struct hark__nest *n = &hark__nest;
-    hark_event_ids none = {0, 0};
-    uint32_t depth = n->depth;
-    if (!depth)
-        return none;
-    return n->frames[(depth < HARK_NEST_MAX ? depth : HARK_NEST_MAX) - 1];
+    return hark__nest.cur;
 }

@@ -243,55 +243,72 @@ static inline void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier 
     memcpy(out, hark__ids.id, HARK_ID_LEN + 1);
 }
 
-/* identity.c: event ids and the calling thread's enclosing events. */
+/*
+ * identity.c: event ids and the calling thread's current event.
+ *
+ * `cur` is what hark_current_event_ids() returns. Starting an event makes it the
+ * current one with the old current one as parent, and records in the handle what
+ * to restore (outer_parent_, level_). Finishing the current event (the usual LIFO
+ * case) restores that, with no search: parents are exact at any depth. `chain`
+ * keeps the ids of the thread's unfinished events at its lowest levels only to
+ * recognise an event finished out of order (see hark__nest_end).
+ */
 struct hark__nest {
-    uint64_t next_id, end_id; /* this thread's unused block of ids */
-    uint32_t depth;           /* events entered; frames beyond HARK_NEST_MAX are not kept */
-    hark_event_ids frames[HARK_NEST_MAX];
+    uint64_t next_id, end_id;      /* this thread's unused block of ids */
+    hark_event_ids cur;            /* the event being delivered, else the innermost; 0: none */
+    uint32_t depth;                /* events started on this thread and not finished here */
+    uint64_t chain[HARK_NEST_MAX]; /* their ids by level, for levels < HARK_NEST_MAX */
 };
 extern HARK__TLS struct hark__nest hark__nest;
 uint64_t hark__nest_refill(struct hark__nest *n);
 
-/* Gives `ids` a fresh id and the current top as parent, and makes it the top. */
-static inline void hark__nest_push(hark_event_ids *ids)
+static inline uint64_t hark__nest_take_id(struct hark__nest *n)
 {
-    struct hark__nest *n = &hark__nest;
     if (__builtin_expect(n->next_id != n->end_id, 1))
-        ids->id = n->next_id++;
-    else
-        ids->id = hark__nest_refill(n);
-    uint32_t depth = n->depth;
-    ids->parent = depth ? n->frames[(depth < HARK_NEST_MAX ? depth : HARK_NEST_MAX) - 1].id : 0;
-    if (depth < HARK_NEST_MAX)
-        n->frames[depth] = *ids;
-    n->depth = depth + 1;
+        return n->next_id++;
+    return hark__nest_refill(n);
 }
 
-/* Makes existing `ids` the top for a delivery; false when it already is (nothing to undo). */
-static inline bool hark__nest_enter(const hark_event_ids *ids)
+/* Gives the started handle `h` a fresh id, the current event as parent, and makes it current. */
+static inline void hark__nest_push(hark_handle *h)
 {
     struct hark__nest *n = &hark__nest;
-    uint32_t depth = n->depth;
-    if (__builtin_expect(depth && depth <= HARK_NEST_MAX && n->frames[depth - 1].id == ids->id, 1))
-        return false;
-    if (depth < HARK_NEST_MAX)
-        n->frames[depth] = *ids;
-    n->depth = depth + 1;
-    return true;
+    uint64_t id = hark__nest_take_id(n);
+    uint32_t level = n->depth;
+    h->ids_.id = id;
+    h->ids_.parent = n->cur.id;
+    h->outer_parent_ = n->cur.parent;
+    h->level_ = level;
+    if (__builtin_expect(level < HARK_NEST_MAX, 1))
+        n->chain[level] = id;
+    n->depth = level + 1;
+    n->cur.id = id;
+    n->cur.parent = h->ids_.parent;
 }
 
-void hark__nest_pop_slow(struct hark__nest *n, uint64_t id);
+/* Whether `h`, started on this thread, is its current event (the LIFO finish). */
+static inline bool hark__nest_is_current(const hark_handle *h)
+{
+    return hark__nest.cur.id == h->ids_.id;
+}
 
-/* Removes the entry with this id and everything above it, if the thread has it. */
-static inline void hark__nest_pop(uint64_t id)
+/* Ends the current event `h` (hark__nest_is_current): what enclosed it is current again. */
+static inline void hark__nest_pop(const hark_handle *h)
 {
     struct hark__nest *n = &hark__nest;
-    uint32_t depth = n->depth;
-    if (__builtin_expect(depth && depth <= HARK_NEST_MAX && n->frames[depth - 1].id == id, 1))
-        n->depth = depth - 1;
-    else
-        hark__nest_pop_slow(n, id);
+    n->cur.id = h->ids_.parent;
+    n->cur.parent = h->outer_parent_;
+    n->depth = h->level_;
 }
+
+/*
+ * Ends `h`, started on this thread, when it is not the current event: if the
+ * thread still has it unfinished (an event finished out of order, or one whose
+ * inner events were never finished: a longjmp, a discarded or another thread's
+ * handle), it ends with everything it encloses and its enclosing event becomes
+ * current; otherwise (already ended that way) `saved` becomes current again.
+ */
+void hark__nest_end(const hark_handle *h, hark_event_ids saved);
 
 /* The number of topics; exact under n->lock. */
 static inline size_t hark__topic_count_locked(const hark_notifier *n)
