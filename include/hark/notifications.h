@@ -512,7 +512,7 @@ typedef struct hark_handle {
     uint64_t owner_;                    /* the starting thread's identity (never reused) */
     hark_topic *topic_;
     const char *name_;
-    const char *caller_id_; /* the legacy stack's caller id, or NULL: id_ */
+    const char *txn_id_; /* the id subscribers get: id_, or the legacy stack caller's */
     hark_payload *payload_;
     uint8_t state_;
     uint8_t epoch_;

@@ -72,7 +72,7 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
 {
     h->topic_ = t;
     h->name_ = t->name;
-    h->caller_id_ = NULL;
+    h->txn_id_ = h->id_; /* filled below when someone listens */
     h->state_ = STATE_BUILT;
     h->status_.block = 0;
     h->status_.failures = 0;
@@ -160,7 +160,7 @@ HARK_HOT int start(hark_handle *h)
     hark__nest_push(h);
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
-    const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
+    const char *id = h->txn_id_;
     hark_payload *payload = h->payload_;
     uint32_t failures = 0;
     int first_failure = 0;
@@ -247,7 +247,7 @@ HARK_HOT int finish(hark_handle *h, int how)
     }
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
-    const char *id = h->caller_id_ ? h->caller_id_ : h->id_;
+    const char *id = h->txn_id_;
     hark_payload *payload = h->payload_;
     uint32_t failures = 0;
     int first_failure = 0;

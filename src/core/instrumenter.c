@@ -133,7 +133,8 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
         return HARK_ELIMIT;
     hark_handle *h = &s->handles[s->depth++];
     hark__handle_build_bound(h, t, payload);
-    h->caller_id_ = id;
+    if (id)
+        h->txn_id_ = id;
     rc = hark_handle_start(h);
     report(status, h, rc);
     return rc;
@@ -156,7 +157,7 @@ int hark_finish_id(hark_notifier *n, const char *name, const char *id, hark_payl
     /* Rails finishes the popped handle with the name, id and payload given to finish. */
     h->name_ = name;
     if (id)
-        h->caller_id_ = id;
+        h->txn_id_ = id;
     if (payload)
         h->payload_ = payload;
     rc = hark__handle_finish_bound(h);
