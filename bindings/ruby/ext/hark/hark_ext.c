@@ -1139,6 +1139,17 @@ static double wall_clock(void *data)
 {
     (void)data;
     rctx *c = tls_ctx;
+    if (rb_method_basic_definition_p(rb_singleton_class(rb_cTime), id_now)) {
+        /* Ruby's own Time.now (not stubbed): the same clock, without the call. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        VALUE t = rb_time_nano_new(ts.tv_sec, ts.tv_nsec);
+        if (c && c->phase == 1)
+            c->wall_start = t;
+        else if (c && c->phase == 2)
+            c->wall_finish = t;
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    }
     int state = 0;
     VALUE now = rb_protect(do_time_now, Qnil, &state);
     if (state || !rb_obj_is_kind_of(now, rb_cTime)) {
@@ -1157,6 +1168,10 @@ static double wall_clock(void *data)
  * it also samples GC.total_time for the event being started or finished. */
 static uint64_t alloc_counter(void)
 {
+    /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
+     * must not touch Ruby's GC statistics. */
+    if (!ruby_native_thread_p())
+        return 0;
     rctx *c = tls_ctx;
     if (c && c->mode == CTX_HANDLE && has_total_time) {
         VALUE now = rb_funcall(rb_mGC, id_total_time, 0);
