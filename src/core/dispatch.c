@@ -67,9 +67,14 @@ static inline bool bit_set(const uint64_t *bits, unsigned i)
 /* Inlined into every entry point so that the macro path makes one call per side. */
 #define HARK_HOT static inline __attribute__((always_inline))
 
-/* `bound`: HARK__BOUND when the event cannot outlive its thread (see epoch.h), else 0. */
-HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigned bound)
+/* How a handle is built (a constant): portable, or thread-bound (HARK__BOUND: the
+ * event cannot outlive its thread, see epoch.h), or scoped: bound and finished by
+ * the same call or scope, so that no other code ever asks for its owner. */
+enum { BUILD_PORTABLE = 0, BUILD_BOUND = HARK__BOUND, BUILD_SCOPED = HARK__BOUND | 4 };
+
+HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigned how)
 {
+    unsigned bound = how & HARK__BOUND;
     h->topic_ = t;
     h->name_ = t->name;
     h->txn_id_ = h->id_; /* filled below when someone listens */
@@ -92,7 +97,8 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     h->snap_ = snap;
     h->epoch_ = (uint8_t)section;
-    h->owner_ = hark__self.serial;
+    if (how != BUILD_SCOPED)
+        h->owner_ = hark__self.serial;
     unsigned groups = 0;
     if (snap) {
         groups = snap->fixed_groups;
@@ -130,13 +136,13 @@ int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     if (!h || !t)
         return HARK_EINVAL;
-    build(h, t, payload, 0);
+    build(h, t, payload, BUILD_PORTABLE);
     return 0;
 }
 
 void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    build(h, t, payload, HARK__BOUND);
+    build(h, t, payload, BUILD_BOUND);
 }
 
 /* Index of the lowest set bit: groups are visited in order, skipping inactive ones. */
@@ -152,8 +158,7 @@ HARK_HOT int start(hark_handle *h)
     /* The state moves on before any subscriber runs, as Rails' Handle does: a failing
      * start still leaves the handle started, so finish can still be called. */
     h->state_ = STATE_STARTED;
-    h->status_.failures = 0;
-    h->status_.first_failure = 0;
+    /* status_ is still build's zeroes (start follows build only). */
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
         return 0;
@@ -228,22 +233,28 @@ enum {
                         folded (a finish from a later thread-exit destructor) */
 };
 
+/* A finish that finds its event over already (its thread's exit ended it). */
+static __attribute__((noinline)) int finish_over(hark_handle *h)
+{
+    h->status_.failures = 0;
+    h->status_.first_failure = 0;
+    return HARK_ESTATE;
+}
+
 HARK_HOT int finish(hark_handle *h, int how)
 {
     h->state_ = STATE_FINISHED;
-    h->status_.failures = 0;
-    h->status_.first_failure = 0;
     const struct hark__snapshot *snap = h->snap_;
     if (!snap)
-        return 0;
+        return 0; /* status_ is start's: zeroes, as nobody took part */
     bool same_thread = true;
     if (how == FINISH_PORTABLE) {
         /* Another thread's event: take it over (it may have exited meanwhile). */
         same_thread = h->owner_ == hark__self.serial;
         if (HARK_UNLIKELY(!same_thread) && !adopt(h))
-            return HARK_ESTATE;
+            return finish_over(h);
     } else if (how == FINISH_LEGACY && HARK_UNLIKELY(h->owner_ != hark__self.serial)) {
-        return HARK_ESTATE;
+        return finish_over(h);
     }
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
@@ -360,7 +371,7 @@ int hark_handle_fail(hark_handle *h, const char *type, const char *message, void
 
 void hark__begin(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    build(h, t, payload, HARK__BOUND);
+    build(h, t, payload, BUILD_SCOPED);
     start(h);
 }
 
@@ -398,7 +409,7 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
         return local.block;
     }
     hark_handle h;
-    build(&h, t, payload, HARK__BOUND);
+    build(&h, t, payload, BUILD_SCOPED);
     start(&h);
     hark_status started = h.status_;
     local.block = hark__run_block(h.payload_, block, data);
