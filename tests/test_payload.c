@@ -351,12 +351,16 @@ static int got_finish(const char *name, const char *id, hark_payload *p, void *d
     return 0;
 }
 
+/* What the block saw. The pointer may name hark's own payload, which lives only
+ * for the call, so its field count is read here, inside the block. */
 static hark_payload *block_payload;
+static uint32_t block_payload_count;
 
 static int record_block(hark_payload *p, hark_failure *f, void *data)
 {
     (void)f, (void)data;
     block_payload = p;
+    block_payload_count = p ? p->count : UINT32_MAX;
     return 0;
 }
 
@@ -426,7 +430,7 @@ static void test_payload_pointer_passed_through(void **state)
     block_payload = NULL;
     assert_int_equal(hark_instrument(t, NULL, record_block, NULL, NULL), 0);
     assert_non_null(block_payload);
-    assert_int_equal(block_payload->count, 0);
+    assert_int_equal(block_payload_count, 0);
     expect_all(r, c, block_payload, 0, true);
 
     /* A handle. */
