@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     hark_payload_set_str(&p, "run", argv[1]);
     hark_payload_set_int(&p, "rows", 3);
     hark_payload_set_str(&p, "sql", "SELECT \"x\"\nFROM t");
-    hark_log_event ev = {"sql.db", "abc123", 7, 6, 1.5, p.fields, p.count, NULL, -1};
+    hark_log_event ev = {"sql.db", "abc123", 7, 6, 1.5, p.fields, p.count, NULL, -1, 0};
     const hark_log_event *saved = hark_log_event_swap(&ev);
     hark_log_tags_push("req-42");
     hark_log_tags_push("api");

@@ -164,7 +164,7 @@ static void test_tags_and_json_taken_at_log_time(void **state)
     hark_payload_set_str(&p, "sql", "SELECT 1");
     hark_payload_set_int(&p, "rows", 3);
     hark_payload_set_bool(&p, "cached", false);
-    hark_log_event ev = {"sql.db", "abc", 7, 6, 1.5, p.fields, p.count, NULL, -1};
+    hark_log_event ev = {"sql.db", "abc", 7, 6, 1.5, p.fields, p.count, NULL, -1, 0};
     const hark_log_event *saved = hark_log_event_swap(&ev);
     assert_int_equal(hark_log(a, HARK_LOG_INFO, "n=%d", 1), 0);
     hark_log_event_swap(saved);

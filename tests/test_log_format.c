@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* 2001-09-09T01:46:40.250000Z */
 #define T0 1000000000.25
@@ -322,13 +323,124 @@ static void test_tags_in_lines(void **state)
     assert_string_equal(buf, "INFO [a] [b] m\n");
 }
 
+/* ------------------------------------------------------------------------- */
+/* The time of a line logged under an event                                  */
+/* ------------------------------------------------------------------------- */
+
+static double handler_end;  /* the event's end, monotonic seconds */
+static double handler_wall; /* the wall clock when the handler logged */
+static double handler_offset;
+
+static int sleepy_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)f, (void)data;
+    handler_end = hark_event_end(ev);
+    /* The line is logged 20 ms after the event ended. */
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    handler_offset = hark_clock_wall() - hark_clock_monotonic();
+    handler_wall = hark_clock_wall();
+    return hark_log_subscriber_info(self, "logged");
+}
+
+/* The "time" of the first JSON line in `text`, in seconds since the epoch. */
+static double json_time(const char *text)
+{
+    const char *t = strstr(text, "{\"time\":\"");
+    assert_non_null(t);
+    struct tm tm = {0};
+    int usec = -1;
+    assert_int_equal(sscanf(t + 9, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year, &tm.tm_mon,
+                            &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec),
+                     7);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (double)timegm(&tm) + usec / 1e6;
+}
+
+static double fake_monotonic(void *data)
+{
+    (void)data;
+    return 5.0;
+}
+
+/* Logs one line about one event on a fresh notifier (with `clock` when not NULL)
+ * through `fn` and returns the line's time. */
+static double event_line_time(hark_log_format_fn fn, const hark_clock *clock, bool async)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hark_logger *l;
+    hark_notifier *n;
+    hark_subscriber *s;
+    hark_topic *t;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    if (async) {
+        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
+        assert_int_equal(hark_logger_set_async(l, &ao), 0);
+    }
+    assert_int_equal(hark_logger_set_formatter(l, fn, NULL), 0);
+    assert_int_equal(hark_notifier_new(&n), 0);
+    if (clock)
+        assert_int_equal(hark_notifier_set_clock(n, clock), 0);
+    assert_int_equal(hark_log_subscriber_new(&s, l), 0);
+    assert_int_equal(hark_log_subscriber_add(s, "sql", sleepy_handler, NULL, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_subscriber_attach(s, n, "db"), 0);
+    assert_int_equal(hark_topic_get(&t, n, "sql.db"), 0);
+    assert_int_equal(hark_instrument(t, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(hark_logger_flush(l), 0);
+    hark_subscriber_free(s);
+    assert_int_equal(hark_notifier_free(n), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    fclose(f);
+    const char *line = fn == hark_log_format_json ? text : strstr(text, "time=");
+    assert_non_null(line);
+    double when;
+    if (fn == hark_log_format_json) {
+        when = json_time(line);
+    } else {
+        /* logfmt: rewrite as the JSON prefix to reuse the parser. */
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "{\"time\":\"%.27s", line + 5);
+        when = json_time(tmp);
+    }
+    free(text);
+    return when;
+}
+
+static void test_time_of_event_line(void **state)
+{
+    (void)state;
+    /* A line about an event is stamped with the event's end (converted to wall
+     * time), not with the moment it was logged, 20 ms later: JSON and logfmt,
+     * synchronous and asynchronous. */
+    hark_log_format_fn fns[] = {hark_log_format_json, hark_log_format_logfmt};
+    for (int async = 0; async < 2; async++) {
+        for (size_t i = 0; i < 2; i++) {
+            double when = event_line_time(fns[i], NULL, async);
+            double want = handler_end + handler_offset;
+            assert_true(when > want - 0.001 && when < want + 0.001);
+            assert_true(when < handler_wall - 0.010);
+        }
+    }
+    /* A notifier on a test's monotonic clock: that end is no wall instant, so the
+     * line reads the wall clock when it is logged. */
+    hark_clock fake = {NULL, fake_monotonic, NULL, NULL};
+    double before = hark_clock_wall();
+    double when = event_line_time(hark_log_format_json, &fake, false);
+    assert_true(handler_end == 5.0);
+    assert_true(when >= before - 0.001 && when <= hark_clock_wall() + 0.001);
+    assert_true(when >= handler_wall - 0.001);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_golden),       cmocka_unit_test(test_durations),
         cmocka_unit_test(test_escaping_and_utf8), cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_tags_stack),        cmocka_unit_test(test_tags_across_threads),
-        cmocka_unit_test(test_tags_in_lines),
+        cmocka_unit_test(test_tags_in_lines),     cmocka_unit_test(test_time_of_event_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,9 @@ extern "C" {
 #define HARK_EVENT_STARTED 0x4u  /* hark_event_start() ran: cpu/alloc starts are set */
 #define HARK_EVENT_FINISHED 0x8u /* hark_event_finish() ran: cpu/alloc ends are set */
 #define HARK_EVENT_CPU 0x10u     /* thread CPU time is measured */
+/* end_ms was read from the built-in monotonic clock (CLOCK_MONOTONIC, seconds * 1000),
+ * not from a clock a test installed nor given by hand: it can be turned into wall time. */
+#define HARK_EVENT_MONOTONIC_END 0x20u
 
 /*
  * The identity of one delivered event. `id` is unique within the process (never 0

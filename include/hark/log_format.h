@@ -42,6 +42,7 @@ extern "C" {
  * doubles as numbers (NaN and infinities as null), booleans, strings (NULL as null), pointers as
  * "0x..." strings, nested payloads as objects, errors as {"type":..,"message":..}.
  * The trailing newline of a message is dropped (the line ends with its own).
+ * "time" is the record's time (for a line about an event, the event's end).
  * Returns the full length, like snprintf; `buf` may be NULL when size is 0.
  * Thread-safety: safe.
  */

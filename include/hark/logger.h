@@ -235,7 +235,10 @@ HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level, int (
  */
 typedef struct hark_log_record {
     hark_log_level level;
-    double time;         /* wall clock, seconds since the Unix epoch */
+    /* Wall clock, seconds since the Unix epoch: when the line was logged, or, for a
+     * line logged under an event whose end was measured on the monotonic clock
+     * (hark/sys/log_event.h), that end in wall time. */
+    double time;
     const char *message; /* NUL-terminated, `length` bytes */
     size_t length;
     uint64_t thread_id; /* the writing thread's kernel id (gettid), 0 when unknown */

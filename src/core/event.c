@@ -45,6 +45,10 @@ void hark__event_end(hark_event *ev, const hark_clock *clock)
     ev->end_ms = hark__monotonic(clock) * 1000.0;
     ev->allocations_end = hark__allocations();
     ev->flags |= HARK_EVENT_HAS_END | HARK_EVENT_FINISHED;
+    if (clock->monotonic)
+        ev->flags &= ~HARK_EVENT_MONOTONIC_END;
+    else
+        ev->flags |= HARK_EVENT_MONOTONIC_END;
 }
 
 int hark_event_start(hark_event *ev, bool with_cpu)

@@ -639,7 +639,9 @@ static size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
         bytes += m->tag_len[i] + 1;
     }
     bool structured = hark__logger_structured(l);
-    if (structured || (l->format_flags & HARK_LOG_FORMAT_TIME))
+    if (structured)
+        m->head.time = hark__log_line_time(hark__log_event_tls());
+    else if (l->format_flags & HARK_LOG_FORMAT_TIME)
         m->head.time = hark__log_now();
     if (!structured)
         return bytes + 2; /* the empty event and txid strings */

@@ -169,9 +169,10 @@ static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level le
     memset(rec, 0, sizeof *rec);
     rec->level = level;
     rec->tag_count = hark__log_tags_get(&rec->tags);
-    rec->time = hark__log_now();
     rec->thread_id = hark_log_thread_id();
     const hark_log_event *ev = hark__log_event_tls();
+    /* A line about an event is stamped with the event's end, already measured. */
+    rec->time = hark__log_line_time(ev);
     if (ev && ev->name) {
         rec->event = ev->name;
         rec->transaction_id = ev->transaction_id;

@@ -45,6 +45,36 @@ double hark__log_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The calling thread's wall-minus-monotonic offset and the monotonic instant it
+ * was read at. */
+static _Thread_local struct {
+    double offset;
+    double at;
+    bool valid;
+} tls_wall_offset;
+
+double hark__log_wall_of_monotonic(double mono)
+{
+    double d = mono - tls_wall_offset.at;
+    if (!tls_wall_offset.valid || !(d > -1.0 && d < 1.0)) {
+        struct timespec w, m;
+        if (clock_gettime(CLOCK_MONOTONIC, &m) != 0 || clock_gettime(CLOCK_REALTIME, &w) != 0)
+            return hark__log_now();
+        double now_mono = (double)m.tv_sec + (double)m.tv_nsec / 1e9;
+        tls_wall_offset.offset =
+            (double)(w.tv_sec - m.tv_sec) + (double)(w.tv_nsec - m.tv_nsec) / 1e9;
+        tls_wall_offset.at = now_mono;
+        tls_wall_offset.valid = true;
+    }
+    return mono + tls_wall_offset.offset;
+}
+
+double hark__log_line_time(const hark_log_event *ev)
+{
+    return ev && ev->end_monotonic > 0 ? hark__log_wall_of_monotonic(ev->end_monotonic)
+                                       : hark__log_now();
+}
+
 /* Writes the prefix into `out` (at least 64 bytes) and returns its length. */
 static size_t format_prefix(char *out, hark_log_level level, double time, unsigned flags)
 {

@@ -91,6 +91,14 @@ int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time,
 
 /* Wall clock in seconds, for formatters. */
 double hark__log_now(void);
+/* The wall time of `mono` (seconds on CLOCK_MONOTONIC, near now): `mono` plus the
+ * calling thread's wall-minus-monotonic offset, read again when `mono` is a second
+ * or more away from the last reading. A wall clock step shows within a second. */
+double hark__log_wall_of_monotonic(double mono);
+/* The time of a line logged now under `ev` (NULL: none): the event's end when it
+ * is known on the monotonic clock, else the wall clock. */
+struct hark_log_event;
+double hark__log_line_time(const struct hark_log_event *ev);
 
 /* logger.c: a zeroed logger of `kind` at level DEBUG with its locks ready. */
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind);

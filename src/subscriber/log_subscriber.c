@@ -541,7 +541,11 @@ static int slot_event(hark_event *ev, void *data)
                          ev && ev->payload ? ev->payload->fields : NULL,
                          ev && ev->payload ? ev->payload->count : 0,
                          l,
-                         HARK_LOG_EVENT_TARGET};
+                         HARK_LOG_EVENT_TARGET,
+                         ev && (ev->flags & (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)) ==
+                                     (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)
+                             ? ev->end_ms / 1000.0
+                             : 0.0};
     const hark_log_event *saved = hark_log_event_swap(&le);
     int rc = h->fn(s, ev, &failure, h->data);
     hark_log_event_swap(saved);

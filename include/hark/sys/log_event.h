@@ -10,7 +10,7 @@
  *
  *     hark_log_event le = {ev->name, ev->transaction_id, ev->id, ev->parent_id,
  *                          hark_event_duration(ev), ev->payload->fields,
- *                          ev->payload->count, NULL, -1};
+ *                          ev->payload->count, NULL, -1, hark_event_end(ev)};
  *     const hark_log_event *saved = hark_log_event_swap(&le);
  *     ...log...
  *     hark_log_event_swap(saved);
@@ -41,6 +41,12 @@ typedef struct hark_log_event {
      * Thread-local overrides (silence, log_at) still come first. */
     const hark_logger *logger;
     int level;
+    /* The event's end on CLOCK_MONOTONIC, in seconds (hark_event_end() of an event
+     * whose flags have HARK_EVENT_MONOTONIC_END), or 0 when unknown. When set, the
+     * lines logged under the event are stamped with that instant in wall time
+     * (through a per-thread wall-minus-monotonic offset read at most about once a
+     * second) instead of reading the wall clock for each line. */
+    double end_monotonic;
 } hark_log_event;
 
 #define HARK_LOG_EVENT_TARGET (-2)
