@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* An snprintf-style output: writes what fits, counts everything. */
 typedef struct sbuf {
@@ -26,14 +29,58 @@ static inline void put(sbuf *o, char c)
     o->len++;
 }
 
+/* Copies n bytes without a call for short runs (overlapping 16-, 8- and 4-byte moves,
+ * reading and writing only within the n bytes). GCC cannot see that n stays
+ * within the source at every inlined call and would warn about moves it never
+ * makes. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+    if (n > 16 && n <= 32) {
+        char a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
 static inline void puts_n(sbuf *o, const char *s, size_t n)
 {
-    if (o->len + 1 < o->size) {
+    if (o->len + n < o->size) {
+        copy_short(o->buf + o->len, s, n);
+    } else if (o->len + 1 < o->size) {
         size_t room = o->size - 1 - o->len;
         memcpy(o->buf + o->len, s, n < room ? n : room);
     }
     o->len += n;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 static void puts_z(sbuf *o, const char *s)
 {
@@ -182,6 +229,7 @@ static inline bool json_plain(unsigned c)
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
+#ifndef __SSE2__
 /*
  * Whether all eight bytes of `v` are json_plain(): none below 0x20, none with the
  * high bit, none a quote or a backslash (the classic "has a zero byte" and "has a
@@ -197,27 +245,62 @@ static inline bool word_plain(uint64_t v)
     slash = (slash - ones) & ~slash;
     return ((below | quote | slash | v) & highs) == 0;
 }
+#endif
+
+/* The first byte in [p, end) that is not json_plain(), or end. */
+static inline const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *q = p;
+#ifdef __SSE2__
+    /* Sixteen bytes at a time: a signed compare below 0x20 also catches every
+     * byte with the high bit set. */
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
+                  slash = _mm_set1_epi8('\\');
+    for (; end - q >= 16; q += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i bad =
+            _mm_or_si128(_mm_cmplt_epi8(v, space),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)));
+        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        if (m)
+            return q + __builtin_ctz(m);
+    }
+    /* The last few bytes: one overlapping load when the run is long enough (the
+     * bytes before q in it are already known to be plain). */
+    if (q < end && end - p >= 16) {
+        const unsigned char *t = end - 16;
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)t);
+        __m128i bad =
+            _mm_or_si128(_mm_cmplt_epi8(v, space),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)));
+        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        return m ? t + __builtin_ctz(m) : end;
+    }
+#else
+    uint64_t v;
+    for (; end - q >= 8; q += 8) {
+        memcpy(&v, q, 8);
+        if (!word_plain(v))
+            break;
+    }
+    /* The last few bytes: one overlapping word when the string is long enough. */
+    if (q < end && end - q < 8 && end - p >= 8) {
+        memcpy(&v, end - 8, 8);
+        if (word_plain(v))
+            q = end;
+    }
+#endif
+    while (q < end && json_plain(*q))
+        q++;
+    return q;
+}
 
 /* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. */
 static void json_chars(sbuf *o, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
-        const unsigned char *q = p;
-        uint64_t v;
-        for (; end - q >= 8; q += 8) {
-            memcpy(&v, q, 8);
-            if (!word_plain(v))
-                break;
-        }
-        /* The last few bytes: one overlapping word when the string is long enough. */
-        if (q < end && end - q < 8 && end - p >= 8) {
-            memcpy(&v, end - 8, 8);
-            if (word_plain(v))
-                q = end;
-        }
-        while (q < end && json_plain(*q))
-            q++;
+        const unsigned char *q = plain_run(p, end);
         puts_n(o, (const char *)p, (size_t)(q - p));
         if (q == end)
             break;
@@ -347,17 +430,17 @@ static void put_ms(sbuf *o, double ms, bool json)
         put(o, '-');
         us = -us;
     }
-    /* "<whole>.<fraction without trailing zeros>", built right to left. */
-    char tmp[32];
-    size_t end = sizeof tmp, i = end;
+    /* "<whole>.<fraction without trailing zeros>", built right to left (the
+     * fraction is stored as four bytes, of which the zeros are then dropped). */
+    char tmp[36];
+    size_t end = 32, i = end;
     int frac = (int)(us % 1000);
     if (frac) {
-        int keep = frac % 10 ? 3 : frac % 100 ? 2 : 1;
-        char f[3] = {(char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+        size_t keep = frac % 10 ? 4 : frac % 100 ? 3 : 2;
+        char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
                      (char)('0' + frac % 10)};
-        i -= (size_t)keep;
-        memcpy(tmp + i, f, (size_t)keep);
-        tmp[--i] = '.';
+        i -= keep;
+        memcpy(tmp + i, f, 4);
     }
     unsigned long long whole = (unsigned long long)(us / 1000);
     do {

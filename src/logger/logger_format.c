@@ -57,12 +57,25 @@ double hark__log_wall_of_monotonic(double mono)
 {
     double d = mono - tls_wall_offset.at;
     if (!tls_wall_offset.valid || !(d > -1.0 && d < 1.0)) {
-        struct timespec w, m;
-        if (clock_gettime(CLOCK_MONOTONIC, &m) != 0 || clock_gettime(CLOCK_REALTIME, &w) != 0)
-            return hark__log_now();
-        double now_mono = (double)m.tv_sec + (double)m.tv_nsec / 1e9;
-        tls_wall_offset.offset =
-            (double)(w.tv_sec - m.tv_sec) + (double)(w.tv_nsec - m.tv_nsec) / 1e9;
+        /* The wall clock between two monotonic readings; of three tries, the one
+         * least spread out (a thread preempted between readings is not believed). */
+        double best = -1.0, offset = 0.0, now_mono = 0.0;
+        for (int i = 0; i < 3; i++) {
+            struct timespec m0, w, m1;
+            if (clock_gettime(CLOCK_MONOTONIC, &m0) != 0 ||
+                clock_gettime(CLOCK_REALTIME, &w) != 0 || clock_gettime(CLOCK_MONOTONIC, &m1) != 0)
+                return hark__log_now();
+            double a = (double)m0.tv_sec + (double)m0.tv_nsec / 1e9;
+            double b = (double)m1.tv_sec + (double)m1.tv_nsec / 1e9;
+            if (best < 0 || b - a < best) {
+                best = b - a;
+                now_mono = b;
+                offset = (double)w.tv_sec + (double)w.tv_nsec / 1e9 - (a + b) / 2;
+            }
+            if (best < 20e-6)
+                break;
+        }
+        tls_wall_offset.offset = offset;
         tls_wall_offset.at = now_mono;
         tls_wall_offset.valid = true;
     }
