@@ -147,6 +147,12 @@ static size_t cut_at(const char *s, size_t n, size_t max)
     return cut;
 }
 
+/* "00" to "99": two digits per table load. */
+static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                            "25262728293031323334353637383940414243444546474849"
+                            "50515253545556575859606162636465666768697071727374"
+                            "75767778798081828384858687888990919293949596979899";
+
 /* Writes `v` in decimal, `width` digits with leading zeros. */
 static void digits(char *out, unsigned long v, int width)
 {
@@ -203,13 +209,11 @@ size_t hark__log_time_iso(char *out, double time)
     }
     memcpy(out, tls_second.text, 19);
     out[19] = '.';
-    /* Microseconds, two digits at a time. */
-    unsigned long u = (unsigned long)usec;
-    for (int i = 24; i >= 20; i -= 2) {
-        out[i] = (char)('0' + u % 100 / 10);
-        out[i + 1] = (char)('0' + u % 10);
-        u /= 100;
-    }
+    /* Microseconds, two digits per table load. */
+    unsigned u = (unsigned)usec;
+    memcpy(out + 20, pairs + 2 * (u / 10000), 2);
+    memcpy(out + 22, pairs + 2 * (u / 100 % 100), 2);
+    memcpy(out + 24, pairs + 2 * (u % 100), 2);
     out[26] = 'Z';
     out[27] = '\0';
     return 27;
@@ -385,10 +389,6 @@ static void put_uint(sbuf *o, uint64_t v)
         put(o, (char)('0' + v));
         return;
     }
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-                                "25262728293031323334353637383940414243444546474849"
-                                "50515253545556575859606162636465666768697071727374"
-                                "75767778798081828384858687888990919293949596979899";
     char tmp[24];
     size_t i = sizeof tmp;
     while (v >= 100) {
