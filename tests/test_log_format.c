@@ -82,9 +82,9 @@ static void test_durations(void **state)
     static const struct {
         double ms;
         const char *want;
-    } cases[] = {{0, "0"},           {0.003, "0.003"}, {12, "12"},     {1234.5678, "1234.568"},
-                 {-1.5, "-1.5"},     {0.0004, "0"},    {10.1, "10.1"}, {1e13, "10000000000000"},
-                 {0.0 / 0.0, "null"}};
+    } cases[] = {{0, "0"},       {0.003, "0.003"}, {12, "12"},         {1234.5678, "1234.568"},
+                 {-1.5, "-1.5"}, {0.0004, "0"},    {10.1, "10.1"},     {1e13, "10000000000000"},
+                 {0.25, "0.25"}, {7.06, "7.06"},   {0.0 / 0.0, "null"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         hark_log_record rec = {.level = HARK_LOG_INFO,
                                .time = 0,

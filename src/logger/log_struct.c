@@ -436,9 +436,9 @@ static void put_ms(sbuf *o, double ms, bool json)
     size_t end = 32, i = end;
     int frac = (int)(us % 1000);
     if (frac) {
-        size_t keep = frac % 10 ? 4 : frac % 100 ? 3 : 2;
-        char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
-                     (char)('0' + frac % 10)};
+        int rest = frac % 100;
+        size_t keep = rest % 10 ? 4 : rest ? 3 : 2;
+        char f[4] = {'.', (char)('0' + frac / 100), pairs[2 * rest], pairs[2 * rest + 1]};
         i -= keep;
         memcpy(tmp + i, f, 4);
     }
