@@ -2,7 +2,8 @@
 # `make check`: the slow tiers of the test suite. Each tier builds in its own
 # directory and prints one summary line; the script fails if any tier failed.
 #
-#   werror    -Werror build (with the gcc fuzz replay drivers) + unit tests, and
+#   werror    -Werror build (with the gcc fuzz replay drivers) + unit tests and the
+#             integration tests against real tools (Prometheus, LTTng, Ruby), and
 #             docs/bad-input.md compared with what test_bad_input generates
 #   stress    the concurrency stress and churn tests, full size, plain build
 #   asan      ASan+UBSan build (clang) of the whole suite, corpus replays included
