@@ -2,6 +2,7 @@
  * Bounded JSON output for the exporters: escapes, numbers, payload members.
  */
 #include "json_out.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -79,45 +80,6 @@ void hark__jw_double(hark__jw *w, double d)
     hark__jw_bytes(w, tmp, (size_t)n);
 }
 
-/*
- * Length of the valid UTF-8 sequence at p (at most `n` bytes), or 0 when it is
- * invalid; then *bad is the length of the maximal invalid subpart to replace.
- */
-static size_t utf8_seq(const unsigned char *p, size_t n, size_t *bad)
-{
-    unsigned c = p[0];
-    size_t need;
-    unsigned lo = 0x80, hi = 0xBF;
-    *bad = 1;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < need; i++) {
-        if (i >= n)
-            return *bad = i, 0;
-        unsigned b = p[i];
-        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
-            return *bad = i, 0;
-    }
-    return need;
-}
-
 static const char hexdig[] = "0123456789abcdef";
 
 /*
@@ -159,7 +121,7 @@ static size_t escape_one(const unsigned char *s, size_t n, size_t i, char out[6]
             return 6;
         }
     }
-    size_t bad, k = utf8_seq(s + i, n - i, &bad);
+    size_t bad, k = hark__utf8_seq(s + i, n - i, &bad);
     if (k == 0) {
         *used = bad;
         memcpy(out, "\xEF\xBF\xBD", 3);

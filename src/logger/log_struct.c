@@ -4,6 +4,7 @@
  * maximal invalid subsequence by U+FFFD) and bound every string they copy.
  */
 #include "log_ext.h"
+#include "utf8.h"
 
 #include <stdio.h>
 
@@ -95,45 +96,6 @@ static size_t finish(sbuf *o)
     if (o->size > 0)
         o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
     return o->len;
-}
-
-/*
- * Length of the valid UTF-8 sequence at p (at most `n` bytes), or 0 when it is
- * invalid; then *bad is the length of the maximal invalid subpart to replace.
- */
-static size_t utf8_seq(const unsigned char *p, size_t n, size_t *bad)
-{
-    unsigned c = p[0];
-    size_t need;
-    unsigned lo = 0x80, hi = 0xBF;
-    *bad = 1;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < need; i++) {
-        if (i >= n)
-            return *bad = i, 0;
-        unsigned b = p[i];
-        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
-            return *bad = i, 0;
-    }
-    return need;
 }
 
 /* Where to cut `s` (n bytes) to keep at most `max` bytes without splitting a character. */
@@ -339,7 +301,7 @@ static void json_chars(sbuf *o, const char *s, size_t n)
             }
             continue;
         }
-        size_t bad, k = utf8_seq(q, (size_t)(end - q), &bad);
+        size_t bad, k = hark__utf8_seq(q, (size_t)(end - q), &bad);
         if (k == 0) {
             puts_n(o, "\xEF\xBF\xBD", 3);
             p = q + bad;
@@ -642,7 +604,7 @@ static bool needs_quotes(const char *s, size_t n)
             return true;
         if (c >= 0x80) {
             size_t bad;
-            if (utf8_seq((const unsigned char *)s + i, n - i, &bad) == 0)
+            if (hark__utf8_seq((const unsigned char *)s + i, n - i, &bad) == 0)
                 return true; /* the replacement is written inside quotes */
         }
     }
