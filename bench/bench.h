@@ -48,6 +48,10 @@ typedef struct bench_case {
 /* Measures `loop` on the calling thread. */
 void bench_measure(bench_ctx *b, bench_loop_fn loop, void *arg);
 
+/* Whether this run counts instructions (icount mode): a case then skips any
+ * extra timed work besides its measured loop. */
+int bench_icount_mode(const bench_ctx *b);
+
 /*
  * Measures `loop` on the calling thread in bursts of `burst` iterations, calling
  * `between(arg)` after each burst outside the timed part. For work finished by a

@@ -190,6 +190,11 @@ static double burst_once(void *self, uint64_t n)
     return total;
 }
 
+int bench_icount_mode(const bench_ctx *b)
+{
+    return b->cfg->icount_n != 0;
+}
+
 void bench_measure_bursts(bench_ctx *b, bench_loop_fn loop, void *arg, uint64_t burst,
                           void (*between)(void *arg))
 {

@@ -16,6 +16,7 @@
  */
 #include "logger_internal.h"
 #include "log_ext.h"
+#include "log_capture.h"
 #include "hark/log_sinks.h"
 #include "alloc.h"
 
@@ -30,29 +31,40 @@
 #include <time.h>
 #include <wchar.h>
 
-#define SLOT 64u
-/* Most arguments one captured call may have; more are formatted on the caller. */
-#define MAX_ARGS 32
+#define SLOT 32u
 /* Writer states: producers wake an IDLE writer at once, a NAPPING one only when
  * the ring fills up (it polls every NAP_NS otherwise). */
 enum { RUNNING = 0, NAPPING = 1, IDLE = 2 };
 #define NAP_NS 2000000L
 #define NAPS_BEFORE_IDLE 50
 
-enum { KIND_TEXT = 0, KIND_ARGS = 1 };
+/* What an entry's message is: finished text, a copied format string with its
+ * arguments, or an interned format (a struct hark__fmt pointer) with them. */
+enum { KIND_TEXT = 0, KIND_ARGS = 1, KIND_FMT = 2 };
+/* The optional parts an entry has. */
+enum { HAS_TIME = 1, HAS_RECORD = 2 };
 
-/* The fixed head of an entry; variable parts follow in the order listed. */
+/*
+ * The fixed head of every entry. Then, in this order: the time (a double, with
+ * HAS_TIME); a struct entry_record (HAS_RECORD); the tags ("tag\0" each); the
+ * event name and transaction id ("\0" each) and the fields (HAS_RECORD); and the
+ * message "\0" (TEXT), the format "\0" and the arguments (ARGS), or the format
+ * pointer and the arguments (FMT). A line of the default text format with a
+ * number argument takes 32 bytes.
+ */
 struct entry {
     uint32_t len; /* bytes of the whole entry, this head included */
-    uint8_t kind, level, tag_count, field_count;
-    uint32_t msg_len;  /* the message (TEXT) or the format string (ARGS), NUL excluded */
-    uint32_t args_len; /* bytes of captured arguments (ARGS) */
-    uint16_t event_len, txid_len;
-    uint32_t pad;
-    double time;
+    uint8_t kind, level, tag_count, flags;
+    uint32_t msg_len; /* TEXT: the message; ARGS: the format; NUL excluded */
+    uint32_t words;   /* ARGS, FMT: bytes of fixed-size arguments (the strings follow) */
+};
+
+/* What structured formatters get besides the text formatter's level, time and tags. */
+struct entry_record {
     double duration_ms;
     uint64_t thread_id, event_id, parent_id;
-    /* then: tags ("tag\0" each), event "\0", txid "\0", fields, message "\0", args */
+    uint16_t event_len, txid_len;
+    uint8_t field_count, pad[3];
 };
 
 struct hark__async {
@@ -84,6 +96,9 @@ struct hark__async {
     char *scratch;
     size_t scratch_cap;
     struct hark_log_buf msg, line;
+
+    /* The formats interned by logging calls (log_capture.h). */
+    struct hark__fmt_table fmts;
 
     struct hark__async *next_live; /* the list flushed at exit */
 };
@@ -165,15 +180,8 @@ static void wake_writer(struct hark__async *a)
  * naps while a quarter of the ring is in use. The entry is not published yet; a
  * woken writer waits for it.
  */
-static void maybe_wake(struct hark__async *a, size_t pos)
+static void wake_sleeping(struct hark__async *a, size_t pos, int st)
 {
-    /* Seq_cst: with the seq_cst CAS that reserved `pos`, against the writer's
-     * seq_cst store of `state` and load of `tail` (a Dekker pair), so that a writer
-     * going to sleep either sees this reservation or is seen asleep here. On x86
-     * this load is a plain move: the CAS was the barrier. */
-    int st = atomic_load_explicit(&a->state, memory_order_seq_cst);
-    if (HARK_LIKELY(st == RUNNING))
-        return;
     if (st == IDLE) {
         int expect = IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->state, &expect, RUNNING,
@@ -187,13 +195,24 @@ static void maybe_wake(struct hark__async *a, size_t pos)
         wake_writer(a);
 }
 
+static inline void maybe_wake(struct hark__async *a, size_t pos)
+{
+    /* Seq_cst: with the seq_cst CAS that reserved `pos`, against the writer's
+     * seq_cst store of `state` and load of `tail` (a Dekker pair), so that a writer
+     * going to sleep either sees this reservation or is seen asleep here. On x86
+     * this load is a plain move: the CAS was the barrier. */
+    int st = atomic_load_explicit(&a->state, memory_order_seq_cst);
+    if (HARK_UNLIKELY(st != RUNNING))
+        wake_sleeping(a, pos, st);
+}
+
 /*
  * Reserves `need` consecutive slots. Returns true with *pos set, or false when the
  * ring has no room right now. Lock-free: one CAS on `tail` when there is room.
  * After a success the caller runs maybe_wake(), holding no lock (it may take
  * a->lock).
  */
-static bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
+static inline bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
 {
     size_t p = atomic_load_explicit(&a->tail, memory_order_relaxed);
     for (;;) {
@@ -224,22 +243,18 @@ static bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
 }
 
 /* Publishes the entry reserved at `pos`. */
-static void ring_commit(struct hark__async *a, size_t pos)
+static inline void ring_commit(struct hark__async *a, size_t pos)
 {
     /* Release: the writer's acquire load of this seq then sees the whole entry. */
     atomic_store_explicit(&a->seq[pos & a->mask], pos + 1, memory_order_release);
 }
 
 /*
- * Reserves `need` slots under the logger's policy. Returns true with *pos, or false
- * when the line is dropped (counted).
+ * Reserves `need` slots under the logger's policy (reserve_or_wait() below).
+ * Returns true with *pos, or false when the line is dropped (counted).
  */
-static bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
+static bool reserve_slow(struct hark__async *a, size_t need, size_t *pos)
 {
-    if (HARK_LIKELY(ring_reserve(a, need, pos))) {
-        maybe_wake(a, *pos);
-        return true;
-    }
     if (a->policy == HARK_LOG_ASYNC_DROP) {
         atomic_fetch_add_explicit(&a->dropped, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&a->dropped_total, 1, memory_order_relaxed);
@@ -277,308 +292,13 @@ static bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
     return true;
 }
 
-/* ------------------------------------------------------------------------- */
-/* Capturing printf arguments                                                */
-/* ------------------------------------------------------------------------- */
-
-/* One captured argument. */
-enum arg_type { A_INT, A_UINT, A_DOUBLE, A_LDOUBLE, A_PTR, A_STR, A_WINT };
-
-struct arg {
-    enum arg_type type;
-    union {
-        long long i;
-        unsigned long long u;
-        double d;
-        long double ld;
-        const void *p;
-        struct {
-            const char *s;
-            size_t len;
-        } str;
-    } v;
-};
-
-/* Length modifiers. */
-enum { L_NONE, L_HH, L_H, L_L, L_LL, L_J, L_Z, L_T, L_LD };
-
-/* A conversion specification, as parsed from a format string. */
-struct spec {
-    const char *start; /* at the '%' */
-    size_t len;        /* through the conversion character */
-    bool star_width, star_prec;
-    int prec;   /* -1: none given */
-    int length; /* L_* */
-    char conv;
-};
-
-static bool is_flag(char c)
+static inline bool reserve_or_wait(struct hark__async *a, size_t need, size_t *pos)
 {
-    return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0' || c == '\'';
-}
-
-/* The conversions the capture handles. */
-static bool is_conv(char c)
-{
-    switch (c) {
-    case 'd':
-    case 'i':
-    case 'o':
-    case 'u':
-    case 'x':
-    case 'X':
-    case 'c':
-    case 's':
-    case 'p':
-    case 'f':
-    case 'F':
-    case 'e':
-    case 'E':
-    case 'g':
-    case 'G':
-    case 'a':
-    case 'A':
+    if (HARK_LIKELY(ring_reserve(a, need, pos))) {
+        maybe_wake(a, *pos);
         return true;
-    default:
-        return false;
     }
-}
-
-/* Parses the specification at `p` (just after '%'). Returns false for what the
- * capture does not handle (positional arguments, %n, %m, wide strings ...). */
-static bool parse_spec(const char *p, struct spec *sp)
-{
-    const char *q = p;
-    sp->start = p - 1;
-    sp->star_width = sp->star_prec = false;
-    sp->prec = -1;
-    sp->length = L_NONE;
-    while (is_flag(*q))
-        q++;
-    if (*q == '*') {
-        sp->star_width = true;
-        q++;
-    } else {
-        while (*q >= '0' && *q <= '9')
-            q++;
-    }
-    if (*q == '$')
-        return false;
-    if (*q == '.') {
-        q++;
-        if (*q == '*') {
-            sp->star_prec = true;
-            q++;
-        } else {
-            int v = 0;
-            while (*q >= '0' && *q <= '9')
-                v = v < 100000 ? v * 10 + (*q++ - '0') : (q++, v);
-            sp->prec = v;
-        }
-    }
-    switch (*q) {
-    case 'h':
-        sp->length = q[1] == 'h' ? L_HH : L_H;
-        q += q[1] == 'h' ? 2 : 1;
-        break;
-    case 'l':
-        sp->length = q[1] == 'l' ? L_LL : L_L;
-        q += q[1] == 'l' ? 2 : 1;
-        break;
-    case 'q':
-        sp->length = L_LL, q++;
-        break;
-    case 'j':
-        sp->length = L_J, q++;
-        break;
-    case 'z':
-        sp->length = L_Z, q++;
-        break;
-    case 't':
-        sp->length = L_T, q++;
-        break;
-    case 'L':
-        sp->length = L_LD, q++;
-        break;
-    default:
-        break;
-    }
-    sp->conv = *q;
-    if (!is_conv(*q))
-        return false;
-    if (sp->conv == 's' && sp->length == L_L)
-        return false;
-    sp->len = (size_t)(q + 1 - sp->start);
-    /* Longer ones are formatted eagerly, so replay() can rebuild any in 96 bytes. */
-    return sp->len <= 48;
-}
-
-static long long take_signed(const struct spec *sp, va_list *ap)
-{
-    switch (sp->length) {
-    case L_HH:
-        return (signed char)va_arg(*ap, int);
-    case L_H:
-        return (short)va_arg(*ap, int);
-    case L_L:
-        return va_arg(*ap, long);
-    case L_LL:
-        return va_arg(*ap, long long);
-    case L_J:
-        return (long long)va_arg(*ap, intmax_t);
-    case L_Z:
-        return (long long)va_arg(*ap, ssize_t);
-    case L_T:
-        return (long long)va_arg(*ap, ptrdiff_t);
-    default:
-        return va_arg(*ap, int);
-    }
-}
-
-static unsigned long long take_unsigned(const struct spec *sp, va_list *ap)
-{
-    switch (sp->length) {
-    case L_HH:
-        return (unsigned char)va_arg(*ap, unsigned);
-    case L_H:
-        return (unsigned short)va_arg(*ap, unsigned);
-    case L_L:
-        return va_arg(*ap, unsigned long);
-    case L_LL:
-        return va_arg(*ap, unsigned long long);
-    case L_J:
-        return (unsigned long long)va_arg(*ap, uintmax_t);
-    case L_Z:
-        return va_arg(*ap, size_t);
-    case L_T:
-        return (unsigned long long)va_arg(*ap, ptrdiff_t);
-    default:
-        return va_arg(*ap, unsigned);
-    }
-}
-
-/*
- * Captures the arguments `fmt` consumes. Returns their count (<= MAX_ARGS) and
- * their blob size in *bytes, or -1 when the format must be formatted eagerly.
- */
-static int capture(const char *fmt, va_list *ap, struct arg *args, size_t *bytes)
-{
-    int n = 0;
-    size_t size = 0;
-    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
-        if (p[1] == '%') {
-            p++;
-            continue;
-        }
-        struct spec sp;
-        if (!parse_spec(p + 1, &sp))
-            return -1;
-        p = sp.start + sp.len - 1;
-        int prec = sp.prec;
-        if (sp.star_width) {
-            if (n == MAX_ARGS)
-                return -1;
-            args[n].type = A_INT;
-            args[n++].v.i = va_arg(*ap, int);
-            size += 8;
-        }
-        if (sp.star_prec) {
-            if (n == MAX_ARGS)
-                return -1;
-            args[n].type = A_INT;
-            prec = va_arg(*ap, int);
-            args[n++].v.i = prec;
-            size += 8;
-        }
-        if (n == MAX_ARGS)
-            return -1;
-        struct arg *a = &args[n++];
-        switch (sp.conv) {
-        case 'd':
-        case 'i':
-            a->type = A_INT;
-            a->v.i = take_signed(&sp, ap);
-            size += 8;
-            break;
-        case 'o':
-        case 'u':
-        case 'x':
-        case 'X':
-            a->type = A_UINT;
-            a->v.u = take_unsigned(&sp, ap);
-            size += 8;
-            break;
-        case 'c':
-            if (sp.length == L_L) {
-                a->type = A_WINT;
-                a->v.u = (unsigned long long)va_arg(*ap, wint_t);
-            } else {
-                a->type = A_INT;
-                a->v.i = va_arg(*ap, int);
-            }
-            size += 8;
-            break;
-        case 'p':
-            a->type = A_PTR;
-            a->v.p = va_arg(*ap, void *);
-            size += 8;
-            break;
-        case 's': {
-            const char *s = va_arg(*ap, const char *);
-            a->type = A_STR;
-            a->v.str.s = s;
-            /* Never read past a precision: the string need not end before it. */
-            a->v.str.len = !s ? 0 : prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
-            if (a->v.str.len > UINT32_MAX - 16)
-                return -1;
-            size += 8 + (s ? a->v.str.len + 1 : 0);
-            break;
-        }
-        default: /* floating point */
-            if (sp.length == L_LD) {
-                a->type = A_LDOUBLE;
-                a->v.ld = va_arg(*ap, long double);
-                size += sizeof(long double);
-            } else {
-                a->type = A_DOUBLE;
-                a->v.d = va_arg(*ap, double);
-                size += 8;
-            }
-            break;
-        }
-    }
-    *bytes = size;
-    return n;
-}
-
-/* Writes the captured arguments into the entry at `pos`, byte `off`. */
-static void put_args(struct hark__async *a, size_t pos, size_t off, const struct arg *args, int n)
-{
-    for (int i = 0; i < n; i++) {
-        const struct arg *x = &args[i];
-        switch (x->type) {
-        case A_LDOUBLE:
-            ring_put(a, pos, off, &x->v.ld, sizeof x->v.ld);
-            off += sizeof x->v.ld;
-            break;
-        case A_STR: {
-            /* A length word (UINT64_MAX for NULL), then the bytes and a NUL. */
-            uint64_t len = x->v.str.s ? x->v.str.len : UINT64_MAX;
-            ring_put(a, pos, off, &len, 8);
-            off += 8;
-            if (x->v.str.s) {
-                ring_put(a, pos, off, x->v.str.s, x->v.str.len);
-                ring_put(a, pos, off + x->v.str.len, "", 1);
-                off += x->v.str.len + 1;
-            }
-            break;
-        }
-        default:
-            ring_put(a, pos, off, &x->v, 8);
-            off += 8;
-            break;
-        }
-    }
+    return reserve_slow(a, need, pos);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -588,10 +308,13 @@ static void put_args(struct hark__async *a, size_t pos, size_t off, const struct
 /* What the producer copies besides the message. */
 struct meta {
     struct entry head;
+    struct entry_record rec;
+    double time;
     const char *const *tags;
     size_t tag_len[HARK_LOG_TAGS_MAX];
     const char *event, *txid;
     const hark_field *fields;
+    size_t field_total; /* the event's fields, serialised or not */
     size_t field_bytes;
 };
 
@@ -621,16 +344,51 @@ static size_t field_size(const hark_field *f)
     }
 }
 
+/* The record part of a structured line: time, thread, event, fields. Returns the
+ * bytes it adds to the entry. */
+static size_t meta_record(struct meta *m)
+{
+    const hark_log_event *ev = hark__log_event_tls();
+    memset(&m->rec, 0, sizeof m->rec);
+    m->head.flags = HAS_TIME | HAS_RECORD;
+    m->time = hark__log_line_time(ev);
+    m->rec.thread_id = hark_log_thread_id();
+    m->event = m->txid = NULL;
+    m->fields = NULL;
+    m->field_total = m->field_bytes = 0;
+    size_t bytes = sizeof m->time + sizeof m->rec + 2;
+    if (!ev || !ev->name)
+        return bytes;
+    m->event = ev->name;
+    m->txid = ev->transaction_id ? ev->transaction_id : "";
+    m->rec.event_len = (uint16_t)strnlen(ev->name, HARK_NAME_MAX);
+    m->rec.txid_len = (uint16_t)strnlen(m->txid, 64);
+    m->rec.event_id = ev->id;
+    m->rec.parent_id = ev->parent_id;
+    m->rec.duration_ms = ev->duration_ms;
+    size_t nf = 0;
+    m->field_total = ev->fields ? ev->field_count : 0;
+    for (size_t i = 0; i < m->field_total && nf < HARK_LOG_FIELDS_MAX; i++) {
+        size_t fb = field_size(&ev->fields[i]);
+        if (fb) {
+            m->field_bytes += fb;
+            nf++;
+        }
+    }
+    m->fields = ev->fields;
+    m->rec.field_count = (uint8_t)nf;
+    return bytes + m->field_bytes + m->rec.event_len + m->rec.txid_len;
+}
+
 /* Fills the metadata of a line; structured formatters get everything, the text
  * formatter only what it prints (level, time when asked, tags). Returns the bytes
  * the entry needs before its message. */
-static size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
+static inline size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
 {
-    memset(&m->head, 0, sizeof m->head);
     m->head.level = (uint8_t)level;
-    m->event = m->txid = NULL;
-    m->fields = NULL;
-    m->field_bytes = 0;
+    m->head.flags = 0;
+    m->head.msg_len = 0;
+    m->head.words = 0;
     size_t bytes = sizeof(struct entry);
     size_t ntags = hark__log_tags_get(&m->tags);
     m->head.tag_count = (uint8_t)ntags;
@@ -638,52 +396,51 @@ static size_t meta_init(hark_logger *l, struct meta *m, hark_log_level level)
         m->tag_len[i] = strnlen(m->tags[i], HARK_LOG_TAG_LEN);
         bytes += m->tag_len[i] + 1;
     }
-    bool structured = hark__logger_structured(l);
-    if (structured)
-        m->head.time = hark__log_line_time(hark__log_event_tls());
-    else if (l->format_flags & HARK_LOG_FORMAT_TIME)
-        m->head.time = hark__log_now();
-    if (!structured)
-        return bytes + 2; /* the empty event and txid strings */
-    m->head.thread_id = hark_log_thread_id();
-    const hark_log_event *ev = hark__log_event_tls();
-    if (ev && ev->name) {
-        m->event = ev->name;
-        m->txid = ev->transaction_id ? ev->transaction_id : "";
-        m->head.event_len = (uint16_t)strnlen(ev->name, HARK_NAME_MAX);
-        m->head.txid_len = (uint16_t)strnlen(m->txid, 64);
-        m->head.event_id = ev->id;
-        m->head.parent_id = ev->parent_id;
-        m->head.duration_ms = ev->duration_ms;
-        size_t nf = 0;
-        for (size_t i = 0; ev->fields && i < ev->field_count && nf < HARK_LOG_FIELDS_MAX; i++) {
-            size_t fb = field_size(&ev->fields[i]);
-            if (fb) {
-                m->field_bytes += fb;
-                nf++;
-            }
-        }
-        m->fields = ev->fields;
-        m->head.field_count = (uint8_t)nf;
-        bytes += m->field_bytes;
+    if (HARK_UNLIKELY(hark__logger_structured(l)))
+        return bytes + meta_record(m);
+    if (l->format_flags & HARK_LOG_FORMAT_TIME) {
+        m->head.flags = HAS_TIME;
+        m->time = hark__log_now();
+        bytes += sizeof m->time;
     }
-    return bytes + m->head.event_len + 1 + m->head.txid_len + 1;
+    return bytes;
 }
 
-static inline size_t put_str(struct hark__async *a, size_t pos, size_t off, const char *s, size_t n)
+/* Where an entry is being written: straight into the ring when it does not wrap
+ * (the common case), else piece by piece through ring_put(). */
+struct cursor {
+    struct hark__async *a;
+    size_t pos, off;
+    char *direct; /* the entry's first byte when it does not wrap, else NULL */
+};
+
+static inline struct cursor cursor_at(struct hark__async *a, size_t pos, size_t len)
 {
-    static const char nul = 0;
-    if (n)
-        ring_put(a, pos, off, s, n);
-    ring_put(a, pos, off + n, &nul, 1);
-    return off + n + 1;
+    size_t at = (pos & a->mask) * SLOT;
+    struct cursor c = {a, pos, 0, at + len <= a->nslots * SLOT ? a->data + at : NULL};
+    return c;
 }
 
-static size_t put_fields(struct hark__async *a, size_t pos, size_t off, const struct meta *m,
-                         size_t field_count)
+static inline __attribute__((always_inline)) void put(struct cursor *c, const void *src, size_t n)
+{
+    if (HARK_LIKELY(c->direct != NULL))
+        memcpy(c->direct + c->off, src, n);
+    else
+        ring_put(c->a, c->pos, c->off, src, n);
+    c->off += n;
+}
+
+static inline void put_str(struct cursor *c, const char *s, size_t n)
+{
+    if (n)
+        put(c, s, n);
+    put(c, "", 1);
+}
+
+static void put_fields(struct cursor *c, const struct meta *m)
 {
     size_t nf = 0;
-    for (size_t i = 0; nf < m->head.field_count && i < field_count; i++) {
+    for (size_t i = 0; nf < m->rec.field_count && i < m->field_total; i++) {
         const hark_field *f = &m->fields[i];
         if (!field_size(f))
             continue;
@@ -691,59 +448,57 @@ static size_t put_fields(struct hark__async *a, size_t pos, size_t off, const st
         uint8_t type = (uint8_t)f->type;
         if (f->type == HARK_TYPE_STRING && !f->as.s)
             type = 0xFF; /* a NULL string */
-        ring_put(a, pos, off, &type, 1);
-        off = put_str(a, pos, off + 1, f->key ? f->key : "", cap_value(f->key));
+        put(c, &type, 1);
+        put_str(c, f->key ? f->key : "", cap_value(f->key));
         switch (f->type) {
         case HARK_TYPE_BOOL: {
             uint8_t b = f->as.b;
-            ring_put(a, pos, off, &b, 1);
-            off += 1;
+            put(c, &b, 1);
             break;
         }
         case HARK_TYPE_STRING:
-            off = put_str(a, pos, off, f->as.s ? f->as.s : "", cap_value(f->as.s));
+            put_str(c, f->as.s ? f->as.s : "", cap_value(f->as.s));
             break;
         case HARK_TYPE_ERROR:
-            off = put_str(a, pos, off, f->as.error.type ? f->as.error.type : "",
-                          cap_value(f->as.error.type));
-            off = put_str(a, pos, off, f->as.error.message ? f->as.error.message : "",
-                          cap_value(f->as.error.message));
+            put_str(c, f->as.error.type ? f->as.error.type : "", cap_value(f->as.error.type));
+            put_str(c, f->as.error.message ? f->as.error.message : "",
+                    cap_value(f->as.error.message));
             break;
         default:
-            ring_put(a, pos, off, &f->as, 8);
-            off += 8;
+            put(c, &f->as, 8);
             break;
         }
     }
-    return off;
 }
 
-/* Writes the head and metadata of an entry; returns the offset of its message. */
-static size_t put_meta(struct hark__async *a, size_t pos, const struct meta *m)
+/* The optional parts of an entry's metadata (time, record, tags). */
+static void put_meta_rest(struct cursor *c, const struct meta *m)
 {
-    ring_put(a, pos, 0, &m->head, sizeof m->head);
-    size_t off = sizeof m->head;
+    if (m->head.flags & HAS_TIME)
+        put(c, &m->time, sizeof m->time);
+    if (m->head.flags & HAS_RECORD)
+        put(c, &m->rec, sizeof m->rec);
     for (size_t i = 0; i < m->head.tag_count; i++)
-        off = put_str(a, pos, off, m->tags[i], m->tag_len[i]);
-    if (!m->event) {
-        /* No event (the text formatter's lines): its two empty strings. */
-        static const char empty[2] = {0, 0};
-        ring_put(a, pos, off, empty, 2);
-        off += 2;
-    } else {
-        off = put_str(a, pos, off, m->event, m->head.event_len);
-        off = put_str(a, pos, off, m->txid ? m->txid : "", m->head.txid_len);
+        put_str(c, m->tags[i], m->tag_len[i]);
+    if (m->head.flags & HAS_RECORD) {
+        put_str(c, m->event ? m->event : "", m->rec.event_len);
+        put_str(c, m->txid ? m->txid : "", m->rec.txid_len);
+        if (m->rec.field_count)
+            put_fields(c, m);
     }
-    if (m->head.field_count) {
-        const hark_log_event *ev = hark__log_event_tls();
-        off = put_fields(a, pos, off, m, ev ? ev->field_count : 0);
-    }
-    return off;
+}
+
+/* Writes the head and metadata of an entry; the message follows. */
+static inline __attribute__((always_inline)) void put_meta(struct cursor *c, const struct meta *m)
+{
+    put(c, &m->head, sizeof m->head);
+    if (HARK_UNLIKELY(m->head.flags || m->head.tag_count))
+        put_meta_rest(c, m);
 }
 
 /* A line too large for the ring: written on the calling thread, after the lines
  * queued before it, so that the thread's order holds. */
-static int write_direct(hark_logger *l, struct meta *m, const char *text, size_t len)
+static int write_direct(hark_logger *l, const struct meta *m, const char *text, size_t len)
 {
     struct hark__async *a = l->async;
     if (a->policy == HARK_LOG_ASYNC_DROP) {
@@ -752,22 +507,24 @@ static int write_direct(hark_logger *l, struct meta *m, const char *text, size_t
         return 0;
     }
     hark__async_drain(l);
-    const hark_log_event *ev = hark__log_event_tls();
     hark_log_record rec = {.level = (hark_log_level)m->head.level,
-                           .time = m->head.time,
+                           .time = m->head.flags & HAS_TIME ? m->time : 0,
                            .message = text,
                            .length = len,
-                           .thread_id = m->head.thread_id,
                            .tags = m->tags,
                            .tag_count = m->head.tag_count};
-    if (m->event && ev) {
-        rec.event = ev->name;
-        rec.transaction_id = ev->transaction_id;
-        rec.event_id = ev->id;
-        rec.parent_id = ev->parent_id;
-        rec.duration_ms = ev->duration_ms;
-        rec.fields = ev->fields;
-        rec.field_count = ev->field_count;
+    if (m->head.flags & HAS_RECORD) {
+        const hark_log_event *ev = hark__log_event_tls();
+        rec.thread_id = m->rec.thread_id;
+        if (m->event && ev) {
+            rec.event = ev->name;
+            rec.transaction_id = ev->transaction_id;
+            rec.event_id = ev->id;
+            rec.parent_id = ev->parent_id;
+            rec.duration_ms = ev->duration_ms;
+            rec.fields = ev->fields;
+            rec.field_count = ev->field_count;
+        }
     }
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;
@@ -779,76 +536,110 @@ static int write_direct(hark_logger *l, struct meta *m, const char *text, size_t
     return rc;
 }
 
-int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len)
+/* Queues finished text, or writes it directly when it is too large for the ring.
+ * `m` has been filled by meta_init(); its size before the message is `bytes`. */
+static int queue_text(hark_logger *l, struct meta *m, size_t bytes, const char *text, size_t len)
 {
     struct hark__async *a = l->async;
-    struct meta m;
-    size_t bytes = meta_init(l, &m, level) + len + 1;
+    bytes += len + 1;
     size_t need = slots_for(bytes);
     if (len > UINT32_MAX - 64 || need > a->nslots / 2)
-        return write_direct(l, &m, text, len);
-    m.head.len = (uint32_t)bytes;
-    m.head.kind = KIND_TEXT;
-    m.head.msg_len = (uint32_t)len;
+        return write_direct(l, m, text, len);
+    m->head.len = (uint32_t)bytes;
+    m->head.kind = KIND_TEXT;
+    m->head.msg_len = (uint32_t)len;
     size_t pos;
     if (!reserve_or_wait(a, need, &pos))
         return 0;
-    size_t off = put_meta(a, pos, &m);
-    put_str(a, pos, off, text, len);
+    struct cursor c = cursor_at(a, pos, bytes);
+    put_meta(&c, m);
+    put_str(&c, text, len);
     ring_commit(a, pos);
     return 0;
 }
 
+int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len)
+{
+    struct meta m;
+    size_t bytes = meta_init(l, &m, level);
+    return queue_text(l, &m, bytes, text, len);
+}
+
+/* Formats on the calling thread what cannot be captured (%m, %n, positional or
+ * wide arguments, very long strings, lines larger than the ring) and queues it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static int log_formatted_now(hark_logger *l, struct meta *m, size_t bytes, const char *fmt,
+                             va_list ap)
+{
+    char stack[HARK__LOG_STACK];
+    struct hark_log_buf b;
+    hark__lbuf_init(&b, stack, sizeof stack);
+    int rc = hark__lbuf_vprintf(&b, fmt, ap);
+    if (rc == 0)
+        rc = queue_text(l, m, bytes, b.p, b.len);
+    hark__lbuf_release(&b);
+    return rc;
+}
+#pragma GCC diagnostic pop
+
 int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
 {
     struct hark__async *a = l->async;
-    struct arg args[MAX_ARGS];
-    size_t arg_bytes = 0;
-    va_list copy;
-    va_copy(copy, ap);
-    int n = capture(fmt, &copy, args, &arg_bytes);
-    va_end(copy);
-    size_t fmt_len = strlen(fmt);
-    if (n < 0 || fmt_len > UINT32_MAX - 64 || arg_bytes > UINT32_MAX - 64) {
-        /* Formatted here instead: %n, %m, positional or wide arguments ... */
-        char stack[HARK__LOG_STACK];
-        struct hark_log_buf b;
-        hark__lbuf_init(&b, stack, sizeof stack);
-        va_list again;
-        va_copy(again, ap);
-        int rc = hark__lbuf_vprintf(&b, fmt, again);
-        va_end(again);
-        if (rc == 0)
-            rc = hark__async_log_text(l, level, b.p, b.len);
-        hark__lbuf_release(&b);
-        return rc;
-    }
     struct meta m;
-    size_t bytes = meta_init(l, &m, level) + fmt_len + 1 + arg_bytes;
-    size_t need = slots_for(bytes);
-    if (need > a->nslots / 2 || bytes > UINT32_MAX) {
-        char stack[HARK__LOG_STACK];
-        struct hark_log_buf b;
-        hark__lbuf_init(&b, stack, sizeof stack);
-        va_list again;
-        va_copy(again, ap);
-        int rc = hark__lbuf_vprintf(&b, fmt, again);
-        va_end(again);
-        if (rc == 0)
-            rc = write_direct(l, &m, b.p, b.len);
-        hark__lbuf_release(&b);
-        return rc;
+    size_t bytes = meta_init(l, &m, level);
+    /* The common case: a format seen before, found by its address. */
+    const struct hark__fmt *f = hark__fmt_lookup(&a->fmts, fmt);
+    struct hark__arg_desc parsed[HARK__CAPTURE_ARGS];
+    const struct hark__arg_desc *desc = parsed;
+    size_t fmt_len = 0, fmt_bytes;
+    uint32_t words_len;
+    int n;
+    if (HARK_LIKELY(f != NULL)) {
+        n = f->nargs;
+        desc = f->args;
+        words_len = f->bytes;
+        fmt_bytes = sizeof f;
+    } else {
+        n = hark__fmt_parse(fmt, parsed, &words_len);
+        fmt_len = strlen(fmt);
+        if (fmt_len > UINT32_MAX - 64)
+            n = -1;
+        fmt_bytes = fmt_len + 1;
     }
-    m.head.len = (uint32_t)bytes;
-    m.head.kind = KIND_ARGS;
+    unsigned char words[HARK__CAPTURE_ARGS * sizeof(long double)];
+    struct hark__str strs[HARK__CAPTURE_ARGS];
+    int nstr = 0;
+    size_t str_bytes = 0;
+    if (n >= 0) {
+        va_list copy;
+        va_copy(copy, ap);
+        str_bytes = hark__fmt_capture(desc, n, &copy, words, strs, &nstr);
+        va_end(copy);
+        if (str_bytes == SIZE_MAX)
+            n = -1;
+    }
+    /* Half the ring (at most 512 MiB) also keeps `total` within the head's 32 bits. */
+    size_t total = bytes + fmt_bytes + words_len + str_bytes;
+    size_t need = slots_for(total);
+    if (HARK_UNLIKELY(n < 0 || need > a->nslots / 2))
+        return log_formatted_now(l, &m, bytes, fmt, ap);
+    m.head.len = (uint32_t)total;
+    m.head.kind = f ? KIND_FMT : KIND_ARGS;
     m.head.msg_len = (uint32_t)fmt_len;
-    m.head.args_len = (uint32_t)arg_bytes;
+    m.head.words = words_len;
     size_t pos;
     if (!reserve_or_wait(a, need, &pos))
         return 0;
-    size_t off = put_meta(a, pos, &m);
-    off = put_str(a, pos, off, fmt, fmt_len);
-    put_args(a, pos, off, args, n);
+    struct cursor c = cursor_at(a, pos, total);
+    put_meta(&c, &m);
+    if (HARK_LIKELY(f != NULL))
+        put(&c, &f, sizeof f);
+    else
+        put_str(&c, fmt, fmt_len);
+    put(&c, words, words_len);
+    for (int i = 0; i < nstr; i++)
+        put_str(&c, strs[i].s, strs[i].len);
     ring_commit(a, pos);
     return 0;
 }
@@ -856,137 +647,6 @@ int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_l
 /* ------------------------------------------------------------------------- */
 /* The writer                                                                */
 /* ------------------------------------------------------------------------- */
-
-/* Replays a captured call into the writer's message buffer. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-static int replay(struct hark_log_buf *b, const char *fmt, const char *args)
-{
-    const char *lit = fmt;
-    for (const char *p = fmt; *p; p++) {
-        if (*p != '%')
-            continue;
-        hark_log_buf_append(b, lit, (size_t)(p - lit));
-        if (p[1] == '%') {
-            hark__lbuf_putc(b, '%');
-            lit = ++p + 1;
-            continue;
-        }
-        struct spec sp;
-        if (!parse_spec(p + 1, &sp))
-            return HARK_EINVAL; /* cannot happen: capture() parsed it */
-        /* The specification rebuilt with '*' values in place and a length
-         * modifier matching how the value was stored. */
-        char spec[96];
-        size_t sn = 0;
-        const char *q = p + 1;
-        spec[sn++] = '%';
-        while (is_flag(*q))
-            spec[sn++] = *q++;
-        if (sp.star_width) {
-            long long w;
-            memcpy(&w, args, 8);
-            args += 8;
-            sn += (size_t)snprintf(spec + sn, sizeof spec - sn, "%lld", w);
-            q++;
-        } else {
-            while (*q >= '0' && *q <= '9')
-                spec[sn++] = *q++;
-        }
-        if (*q == '.') {
-            q++;
-            if (sp.star_prec) {
-                long long pr;
-                memcpy(&pr, args, 8);
-                args += 8;
-                if (pr >= 0)
-                    sn += (size_t)snprintf(spec + sn, sizeof spec - sn, ".%lld", pr);
-                q++;
-            } else {
-                spec[sn++] = '.';
-                while (*q >= '0' && *q <= '9')
-                    spec[sn++] = *q++;
-            }
-        }
-        char c = sp.conv;
-        long long i;
-        unsigned long long u;
-        double d;
-        long double ld;
-        void *ptr;
-        int rc = 0;
-        switch (c) {
-        case 'd':
-        case 'i':
-            memcpy(&i, args, 8);
-            args += 8;
-            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
-            rc = hark_log_buf_printf(b, spec, i);
-            break;
-        case 'o':
-        case 'u':
-        case 'x':
-        case 'X':
-            memcpy(&u, args, 8);
-            args += 8;
-            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
-            rc = hark_log_buf_printf(b, spec, u);
-            break;
-        case 'c':
-            memcpy(&u, args, 8);
-            args += 8;
-            if (sp.length == L_L) {
-                memcpy(spec + sn, "lc", 3);
-                rc = hark_log_buf_printf(b, spec, (wint_t)u);
-            } else {
-                memcpy(spec + sn, "c", 2);
-                rc = hark_log_buf_printf(b, spec, (int)(long long)u);
-            }
-            break;
-        case 'p':
-            memcpy(&ptr, args, sizeof ptr);
-            args += 8;
-            memcpy(spec + sn, "p", 2);
-            rc = hark_log_buf_printf(b, spec, ptr);
-            break;
-        case 's': {
-            uint64_t len;
-            memcpy(&len, args, 8);
-            args += 8;
-            memcpy(spec + sn, "s", 2);
-            if (len == UINT64_MAX) {
-                rc = hark_log_buf_printf(b, spec, (const char *)NULL);
-            } else {
-                rc = hark_log_buf_printf(b, spec, args);
-                args += len + 1;
-            }
-            break;
-        }
-        default:
-            if (sp.length == L_LD) {
-                memcpy(&ld, args, sizeof ld);
-                args += sizeof ld;
-                spec[sn++] = 'L';
-                spec[sn++] = c;
-                spec[sn] = '\0';
-                rc = hark_log_buf_printf(b, spec, ld);
-            } else {
-                memcpy(&d, args, 8);
-                args += 8;
-                spec[sn++] = c;
-                spec[sn] = '\0';
-                rc = hark_log_buf_printf(b, spec, d);
-            }
-            break;
-        }
-        if (rc != 0)
-            return rc;
-        p = sp.start + sp.len - 1;
-        lit = p + 1;
-    }
-    return hark_log_buf_append(b, lit, strlen(lit));
-}
-#pragma GCC diagnostic pop
 
 /* Reads the fields serialised by put_fields() into `out`. */
 static const char *get_fields(const char *p, hark_field *out, size_t count)
@@ -1030,44 +690,65 @@ static void write_entry(struct hark__async *a, const char *e)
     struct entry head;
     memcpy(&head, e, sizeof head);
     const char *p = e + sizeof head;
+    double time = 0;
+    if (head.flags & HAS_TIME) {
+        memcpy(&time, p, sizeof time);
+        p += sizeof time;
+    }
+    struct entry_record rec;
+    memset(&rec, 0, sizeof rec);
+    if (head.flags & HAS_RECORD) {
+        memcpy(&rec, p, sizeof rec);
+        p += sizeof rec;
+    }
     const char *tags[HARK_LOG_TAGS_MAX];
     for (size_t i = 0; i < head.tag_count && i < HARK_LOG_TAGS_MAX; i++) {
         tags[i] = p;
         p += strlen(p) + 1;
     }
-    const char *event = p;
-    p += head.event_len + 1;
-    const char *txid = p;
-    p += head.txid_len + 1;
+    const char *event = NULL, *txid = NULL;
     hark_field fields[HARK_LOG_FIELDS_MAX];
-    p = get_fields(p, fields, head.field_count);
+    if (head.flags & HAS_RECORD) {
+        event = p;
+        p += rec.event_len + 1;
+        txid = p;
+        p += rec.txid_len + 1;
+        p = get_fields(p, fields, rec.field_count);
+    }
     const char *msg = p;
-    a->msg.len = 0;
-    a->msg.err = 0;
     size_t mlen = head.msg_len;
-    if (head.kind == KIND_ARGS) {
-        if (replay(&a->msg, msg, msg + head.msg_len + 1) != 0)
+    if (head.kind != KIND_TEXT) {
+        const char *fmt = p, *args = p + head.msg_len + 1;
+        if (head.kind == KIND_FMT) {
+            const struct hark__fmt *f;
+            memcpy(&f, p, sizeof f);
+            fmt = f->text;
+            args = p + sizeof f;
+        }
+        a->msg.len = 0;
+        a->msg.err = 0;
+        if (hark__fmt_replay(&a->msg, fmt, args, args + head.words) != 0)
             return;
         msg = a->msg.p;
         mlen = a->msg.len;
     }
-    hark_log_record rec = {.level = (hark_log_level)head.level,
-                           .time = head.time,
-                           .message = msg,
-                           .length = mlen,
-                           .thread_id = head.thread_id,
-                           .event = head.event_len ? event : NULL,
-                           .transaction_id = txid,
-                           .event_id = head.event_id,
-                           .parent_id = head.parent_id,
-                           .duration_ms = head.duration_ms,
-                           .tags = head.tag_count ? tags : NULL,
-                           .tag_count = head.tag_count,
-                           .fields = head.field_count ? fields : NULL,
-                           .field_count = head.field_count};
+    hark_log_record r = {.level = (hark_log_level)head.level,
+                         .time = time,
+                         .message = msg,
+                         .length = mlen,
+                         .thread_id = rec.thread_id,
+                         .event = rec.event_len ? event : NULL,
+                         .transaction_id = txid,
+                         .event_id = rec.event_id,
+                         .parent_id = rec.parent_id,
+                         .duration_ms = rec.duration_ms,
+                         .tags = head.tag_count ? tags : NULL,
+                         .tag_count = head.tag_count,
+                         .fields = rec.field_count ? fields : NULL,
+                         .field_count = rec.field_count};
     a->line.len = 0;
     a->line.err = 0;
-    (void)hark__log_render_write(a->logger, &rec, &a->line);
+    (void)hark__log_render_write(a->logger, &r, &a->line);
 }
 
 /* "N lines dropped", at WARN, once space has returned. Locking contract: io_lock held. */
@@ -1254,6 +935,7 @@ static void async_free(struct hark__async *a)
     hark__lbuf_release(&a->msg);
     hark__lbuf_release(&a->line);
     hark__free(a->scratch);
+    hark__fmt_table_free(&a->fmts);
     hark__free(a->seq_mem);
     hark__free(a->data);
     hark__free(a);
@@ -1303,7 +985,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
      * logging allocates nothing; they grow (and stay) for longer lines. */
     a->msg.p = hark__malloc(HARK__LOG_STACK);
     a->line.p = hark__malloc(HARK__LOG_STACK);
-    bool ok = a->data && a->seq && a->msg.p && a->line.p;
+    bool ok = a->data && a->seq && a->msg.p && a->line.p && hark__fmt_table_init(&a->fmts) == 0;
     a->msg.cap = a->line.cap = HARK__LOG_STACK;
     a->msg.heap = a->line.heap = true;
     int inits = 0;
@@ -1326,6 +1008,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
             pthread_mutex_destroy(&a->lock);
         hark__lbuf_release(&a->msg);
         hark__lbuf_release(&a->line);
+        hark__fmt_table_free(&a->fmts);
         hark__free(a->seq_mem);
         hark__free(a->data);
         hark__free(a);

@@ -283,13 +283,18 @@ static inline bool line_enabled(hark_logger *l, int level)
     const hark_log_event *ev = hark__log_event_tls();
     if (HARK_UNLIKELY(ev && ev->level != -1 && ev->logger == l)) {
         int t = ev->level;
+        /* Per-target levels are rare: look for one only when the logger has any. */
         if (t == HARK_LOG_EVENT_TARGET)
-            t = hark__logger_event_target(l, ev->name);
+            t = atomic_load_explicit(&l->targets, memory_order_relaxed)
+                    ? hark__logger_event_target(l, ev->name)
+                    : -1;
         if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
                        hark__logger_thread_level(l) < 0))
             return level >= t;
     }
-    return hark_logger_enabled(l, level);
+    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
+        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
+    return level >= hark_logger_effective_level(l);
 }
 
 struct printf_args {

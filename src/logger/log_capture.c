@@ -1,0 +1,434 @@
+/*
+ * printf calls captured for later formatting: a format is parsed once into
+ * argument descriptions and interned; each call then copies only its arguments,
+ * and the writer thread rebuilds the line with the same printf.
+ */
+#include "log_capture.h"
+#include "alloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <wchar.h>
+
+/* Interned formats per writer, and slots of the table (load at most one half). */
+#define FMT_MAX 2048
+#define FMT_SLOTS 4096
+/* Different formats seen at one address before it counts as a buffer the
+ * program rewrites (its lines then copy their format each time). */
+#define SAME_KEY_MAX 4
+
+/* ------------------------------------------------------------------------- */
+/* Parsing                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* A conversion specification, as parsed from a format string. */
+struct spec {
+    const char *start; /* at the '%' */
+    size_t len;        /* through the conversion character */
+    bool star_width, star_prec;
+    int prec;   /* -1: none given */
+    int length; /* L_* */
+    char conv;
+};
+
+static bool is_flag(char c)
+{
+    return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0' || c == '\'';
+}
+
+/* The conversions the capture handles. */
+static bool is_conv(char c)
+{
+    switch (c) {
+    case 'd':
+    case 'i':
+    case 'o':
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'c':
+    case 's':
+    case 'p':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Parses the specification at `p` (just after '%'). Returns false for what the
+ * capture does not handle (positional arguments, %n, %m, wide strings ...). */
+static bool parse_spec(const char *p, struct spec *sp)
+{
+    const char *q = p;
+    sp->start = p - 1;
+    sp->star_width = sp->star_prec = false;
+    sp->prec = -1;
+    sp->length = HARK__LEN_NONE;
+    while (is_flag(*q))
+        q++;
+    if (*q == '*') {
+        sp->star_width = true;
+        q++;
+    } else {
+        while (*q >= '0' && *q <= '9')
+            q++;
+    }
+    if (*q == '$')
+        return false;
+    if (*q == '.') {
+        q++;
+        if (*q == '*') {
+            sp->star_prec = true;
+            q++;
+        } else {
+            int v = 0;
+            while (*q >= '0' && *q <= '9')
+                v = v < 100000 ? v * 10 + (*q++ - '0') : (q++, v);
+            sp->prec = v;
+        }
+    }
+    switch (*q) {
+    case 'h':
+        sp->length = q[1] == 'h' ? HARK__LEN_HH : HARK__LEN_H;
+        q += q[1] == 'h' ? 2 : 1;
+        break;
+    case 'l':
+        sp->length = q[1] == 'l' ? HARK__LEN_LL : HARK__LEN_L;
+        q += q[1] == 'l' ? 2 : 1;
+        break;
+    case 'q':
+        sp->length = HARK__LEN_LL, q++;
+        break;
+    case 'j':
+        sp->length = HARK__LEN_J, q++;
+        break;
+    case 'z':
+        sp->length = HARK__LEN_Z, q++;
+        break;
+    case 't':
+        sp->length = HARK__LEN_T, q++;
+        break;
+    case 'L':
+        sp->length = HARK__LEN_LD, q++;
+        break;
+    default:
+        break;
+    }
+    sp->conv = *q;
+    if (!is_conv(*q))
+        return false;
+    if (sp->conv == 's' && sp->length == HARK__LEN_L)
+        return false;
+    sp->len = (size_t)(q + 1 - sp->start);
+    /* Longer ones are formatted eagerly, so replay() can rebuild any in 96 bytes. */
+    return sp->len <= 48;
+}
+
+int hark__fmt_parse(const char *fmt, struct hark__arg_desc *args, uint32_t *bytes)
+{
+    int n = 0;
+    uint32_t size = 0;
+    for (const char *p = fmt; (p = strchr(p, '%')); p++) {
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
+        struct spec sp;
+        if (!parse_spec(p + 1, &sp))
+            return -1;
+        p = sp.start + sp.len - 1;
+        int stars = (int)sp.star_width + (int)sp.star_prec;
+        if (n + stars + 1 > HARK__CAPTURE_ARGS)
+            return -1;
+        for (int i = 0; i < stars; i++) {
+            args[n++] = (struct hark__arg_desc){.kind = HARK__ARG_STAR, .prec = -1};
+            size += 8;
+        }
+        struct hark__arg_desc *d = &args[n++];
+        *d = (struct hark__arg_desc){.length = (uint8_t)sp.length, .prec = -1};
+        switch (sp.conv) {
+        case 'd':
+        case 'i':
+            d->kind = HARK__ARG_INT;
+            break;
+        case 'o':
+        case 'u':
+        case 'x':
+        case 'X':
+            d->kind = HARK__ARG_UINT;
+            break;
+        case 'c':
+            /* %c takes an int, as %d does; %lc a wint_t. */
+            d->kind = sp.length == HARK__LEN_L ? HARK__ARG_WINT : HARK__ARG_INT;
+            d->length = HARK__LEN_NONE;
+            break;
+        case 'p':
+            d->kind = HARK__ARG_PTR;
+            break;
+        case 's':
+            d->kind = HARK__ARG_STR;
+            d->prec = sp.star_prec ? HARK__PREC_STAR : sp.prec;
+            break;
+        default: /* floating point */
+            d->kind = sp.length == HARK__LEN_LD ? HARK__ARG_LDOUBLE : HARK__ARG_DOUBLE;
+            break;
+        }
+        size += d->kind == HARK__ARG_LDOUBLE ? (uint32_t)sizeof(long double) : 8;
+    }
+    *bytes = size;
+    return n;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Interning                                                                 */
+/* ------------------------------------------------------------------------- */
+
+int hark__fmt_table_init(struct hark__fmt_table *t)
+{
+    t->slots = hark__calloc(FMT_SLOTS, sizeof *t->slots);
+    if (!t->slots)
+        return HARK_ENOMEM;
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        hark__free(t->slots);
+        t->slots = NULL;
+        return HARK_ENOMEM;
+    }
+    t->mask = FMT_SLOTS - 1;
+    t->count = 0;
+    t->all = NULL;
+    return 0;
+}
+
+void hark__fmt_table_free(struct hark__fmt_table *t)
+{
+    if (!t->slots)
+        return;
+    for (struct hark__fmt *f = t->all, *next; f; f = next) {
+        next = f->next_all;
+        hark__free(f);
+    }
+    hark__free(t->slots);
+    t->slots = NULL;
+    pthread_mutex_destroy(&t->lock);
+}
+
+static size_t slot_of(const struct hark__fmt_table *t, const char *fmt)
+{
+    uint64_t x = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 40) & t->mask;
+}
+
+/*
+ * Looks `fmt` up from slot *at. Returns the match, or NULL with *at at the free
+ * slot that ends the probe; *full is set when the address has held SAME_KEY_MAX
+ * other formats.
+ */
+static const struct hark__fmt *probe(struct hark__fmt_table *t, const char *fmt, size_t *at,
+                                     bool *full)
+{
+    size_t i = *at;
+    int same = 0;
+    for (;;) {
+        /* Acquire: pairs with the release store that published the format. */
+        const struct hark__fmt *f = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!f)
+            break;
+        /* The address alone is not enough: a buffer may hold another format now. */
+        if (f->key == fmt) {
+            if (strcmp(f->text, fmt) == 0)
+                return f;
+            same++;
+        }
+        i = (i + 1) & t->mask;
+    }
+    *at = i;
+    *full = same >= SAME_KEY_MAX;
+    return NULL;
+}
+
+const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *fmt)
+{
+    size_t at = slot_of(t, fmt);
+    bool full;
+    const struct hark__fmt *f = probe(t, fmt, &at, &full);
+    if (HARK_LIKELY(f != NULL) || full)
+        return f;
+    pthread_mutex_lock(&t->lock);
+    /* Again under the lock: another thread may have interned it meanwhile. */
+    at = slot_of(t, fmt);
+    f = probe(t, fmt, &at, &full);
+    if (f || full || t->count >= FMT_MAX)
+        goto out;
+    struct hark__arg_desc args[HARK__CAPTURE_ARGS];
+    uint32_t bytes = 0;
+    int n = hark__fmt_parse(fmt, args, &bytes);
+    size_t len = strlen(fmt);
+    if (len > UINT32_MAX - 64)
+        goto out;
+    size_t nargs = n > 0 ? (size_t)n : 0;
+    struct hark__fmt *nf =
+        hark__malloc(sizeof *nf + nargs * sizeof nf->args[0] + len + 1);
+    if (!nf)
+        goto out;
+    char *text = (char *)&nf->args[nargs];
+    memcpy(text, fmt, len + 1);
+    nf->key = fmt;
+    nf->text = text;
+    nf->len = (uint32_t)len;
+    nf->nargs = n;
+    nf->bytes = bytes;
+    memcpy(nf->args, args, nargs * sizeof args[0]);
+    nf->next_all = t->all;
+    t->all = nf;
+    t->count++;
+    /* Release: a reader that loads the pointer sees the whole format. */
+    atomic_store_explicit(&t->slots[at], nf, memory_order_release);
+    f = nf;
+out:
+    pthread_mutex_unlock(&t->lock);
+    return f;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Replaying                                                                 */
+/* ------------------------------------------------------------------------- */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args, const char *strings)
+{
+    const char *lit = fmt;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%')
+            continue;
+        hark_log_buf_append(b, lit, (size_t)(p - lit));
+        if (p[1] == '%') {
+            hark__lbuf_putc(b, '%');
+            lit = ++p + 1;
+            continue;
+        }
+        struct spec sp;
+        if (!parse_spec(p + 1, &sp))
+            return HARK_EINVAL; /* cannot happen: hark__fmt_parse() accepted it */
+        /* The specification rebuilt with '*' values in place and a length
+         * modifier matching how the value was stored. */
+        char spec[96];
+        size_t sn = 0;
+        const char *q = p + 1;
+        spec[sn++] = '%';
+        while (is_flag(*q))
+            spec[sn++] = *q++;
+        if (sp.star_width) {
+            long long w;
+            memcpy(&w, args, 8);
+            args += 8;
+            sn += (size_t)snprintf(spec + sn, sizeof spec - sn, "%lld", w);
+            q++;
+        } else {
+            while (*q >= '0' && *q <= '9')
+                spec[sn++] = *q++;
+        }
+        if (*q == '.') {
+            q++;
+            if (sp.star_prec) {
+                long long pr;
+                memcpy(&pr, args, 8);
+                args += 8;
+                if (pr >= 0)
+                    sn += (size_t)snprintf(spec + sn, sizeof spec - sn, ".%lld", pr);
+                q++;
+            } else {
+                spec[sn++] = '.';
+                while (*q >= '0' && *q <= '9')
+                    spec[sn++] = *q++;
+            }
+        }
+        char c = sp.conv;
+        long long i;
+        unsigned long long u;
+        double d;
+        long double ld;
+        void *ptr;
+        int rc = 0;
+        switch (c) {
+        case 'd':
+        case 'i':
+            memcpy(&i, args, 8);
+            args += 8;
+            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
+            rc = hark_log_buf_printf(b, spec, i);
+            break;
+        case 'o':
+        case 'u':
+        case 'x':
+        case 'X':
+            memcpy(&u, args, 8);
+            args += 8;
+            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
+            rc = hark_log_buf_printf(b, spec, u);
+            break;
+        case 'c':
+            memcpy(&u, args, 8);
+            args += 8;
+            if (sp.length == HARK__LEN_L) {
+                memcpy(spec + sn, "lc", 3);
+                rc = hark_log_buf_printf(b, spec, (wint_t)u);
+            } else {
+                memcpy(spec + sn, "c", 2);
+                rc = hark_log_buf_printf(b, spec, (int)(long long)u);
+            }
+            break;
+        case 'p':
+            memcpy(&ptr, args, sizeof ptr);
+            args += 8;
+            memcpy(spec + sn, "p", 2);
+            rc = hark_log_buf_printf(b, spec, ptr);
+            break;
+        case 's': {
+            uint64_t len;
+            memcpy(&len, args, 8);
+            args += 8;
+            memcpy(spec + sn, "s", 2);
+            if (len == UINT64_MAX) {
+                rc = hark_log_buf_printf(b, spec, (const char *)NULL);
+            } else {
+                rc = hark_log_buf_printf(b, spec, strings);
+                strings += len + 1;
+            }
+            break;
+        }
+        default:
+            if (sp.length == HARK__LEN_LD) {
+                memcpy(&ld, args, sizeof ld);
+                args += sizeof ld;
+                spec[sn++] = 'L';
+                spec[sn++] = c;
+                spec[sn] = '\0';
+                rc = hark_log_buf_printf(b, spec, ld);
+            } else {
+                memcpy(&d, args, 8);
+                args += 8;
+                spec[sn++] = c;
+                spec[sn] = '\0';
+                rc = hark_log_buf_printf(b, spec, d);
+            }
+            break;
+        }
+        if (rc != 0)
+            return rc;
+        p = sp.start + sp.len - 1;
+        lit = p + 1;
+    }
+    return hark_log_buf_append(b, lit, strlen(lit));
+}
+#pragma GCC diagnostic pop

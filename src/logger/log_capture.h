@@ -1,0 +1,241 @@
+/*
+ * Internal: printf calls captured for later formatting (the asynchronous writer).
+ *
+ * A format string is parsed once into argument descriptions and interned in a
+ * table owned by the asynchronous writer; a logging call then only looks its
+ * format up (by address, verified by content), takes its arguments as the
+ * descriptions say and queues them with a pointer to the interned format. The
+ * writer thread formats them. Never installed.
+ */
+#ifndef HARK_LOG_CAPTURE_H
+#define HARK_LOG_CAPTURE_H
+
+#include "logger_internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <wchar.h>
+
+/* Most arguments one captured call may have; more are formatted on the caller. */
+#define HARK__CAPTURE_ARGS 32
+
+/* printf length modifiers. */
+enum hark__length {
+    HARK__LEN_NONE,
+    HARK__LEN_HH,
+    HARK__LEN_H,
+    HARK__LEN_L,
+    HARK__LEN_LL,
+    HARK__LEN_J,
+    HARK__LEN_Z,
+    HARK__LEN_T,
+    HARK__LEN_LD
+};
+
+/* How one argument is taken from the va_list and stored: 8 bytes (long double:
+ * its own size; a string: its length word, UINT64_MAX for NULL), in order, and
+ * then the bytes of every non-NULL string with a NUL, in order. */
+enum hark__arg_kind {
+    HARK__ARG_INT,     /* a signed integer of `length`, stored as long long */
+    HARK__ARG_UINT,    /* an unsigned integer of `length`, stored as unsigned long long */
+    HARK__ARG_STAR,    /* an int '*' width or precision */
+    HARK__ARG_WINT,    /* %lc */
+    HARK__ARG_PTR,     /* %p */
+    HARK__ARG_STR,     /* %s */
+    HARK__ARG_DOUBLE,  /* %f %e %g %a ... */
+    HARK__ARG_LDOUBLE, /* %Lf ... */
+};
+
+/* Precision of a %s argument that comes from a preceding '*'. */
+#define HARK__PREC_STAR (-2)
+
+struct hark__arg_desc {
+    uint8_t kind;   /* enum hark__arg_kind */
+    uint8_t length; /* the length modifier, for INT and UINT */
+    int32_t prec;   /* %s: -1 none, HARK__PREC_STAR, or the precision */
+};
+
+/* A %s argument, whose bytes follow the fixed-size arguments of an entry. */
+struct hark__str {
+    const char *s;
+    size_t len;
+};
+
+/* An interned format: immutable once published, freed with its table. */
+struct hark__fmt {
+    const char *key;   /* the address it was logged with */
+    const char *text;  /* its own copy of the format */
+    uint32_t len;      /* of text, NUL excluded */
+    int32_t nargs;     /* -1: the format is formatted on the calling thread */
+    uint32_t bytes;    /* bytes of its fixed-size arguments (strings' bytes excluded) */
+    struct hark__fmt *next_all;
+    struct hark__arg_desc args[]; /* nargs of them; the text follows */
+};
+
+/* The formats a writer has interned: an open-addressed, insert-only table read
+ * without a lock. */
+struct hark__fmt_table {
+    _Atomic(const struct hark__fmt *) *slots;
+    size_t mask;
+    size_t count;            /* interned; changed under `lock` */
+    struct hark__fmt *all;   /* every interned format, for freeing */
+    pthread_mutex_t lock;    /* serialises inserts */
+};
+
+/* Returns 0 or HARK_ENOMEM. */
+int hark__fmt_table_init(struct hark__fmt_table *t);
+/* Frees every interned format. No other thread may use the table. */
+void hark__fmt_table_free(struct hark__fmt_table *t);
+
+/*
+ * The interned form of `fmt`, interning it on first use; NULL when it cannot be
+ * interned (the table is full, the address has held too many different formats,
+ * out of memory): the caller then copies the format with its arguments. A hit
+ * takes no lock and allocates nothing.
+ */
+const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *fmt);
+
+/* Parses `fmt` into at most HARK__CAPTURE_ARGS descriptions. Returns their count,
+ * or -1 when the format must be formatted on the calling thread (%n, %m,
+ * positional or wide-string arguments, too many arguments). *bytes receives the
+ * captured size, string contents excluded. */
+int hark__fmt_parse(const char *fmt, struct hark__arg_desc *args, uint32_t *bytes);
+
+static inline long long hark__take_signed(int length, va_list *ap)
+{
+    switch (length) {
+    case HARK__LEN_HH:
+        return (signed char)va_arg(*ap, int);
+    case HARK__LEN_H:
+        return (short)va_arg(*ap, int);
+    case HARK__LEN_L:
+        return va_arg(*ap, long);
+    case HARK__LEN_LL:
+        return va_arg(*ap, long long);
+    case HARK__LEN_J:
+        return (long long)va_arg(*ap, intmax_t);
+    case HARK__LEN_Z:
+        return (long long)va_arg(*ap, ssize_t);
+    case HARK__LEN_T:
+        return (long long)va_arg(*ap, ptrdiff_t);
+    default:
+        return va_arg(*ap, int);
+    }
+}
+
+static inline unsigned long long hark__take_unsigned(int length, va_list *ap)
+{
+    switch (length) {
+    case HARK__LEN_HH:
+        return (unsigned char)va_arg(*ap, unsigned);
+    case HARK__LEN_H:
+        return (unsigned short)va_arg(*ap, unsigned);
+    case HARK__LEN_L:
+        return va_arg(*ap, unsigned long);
+    case HARK__LEN_LL:
+        return va_arg(*ap, unsigned long long);
+    case HARK__LEN_J:
+        return (unsigned long long)va_arg(*ap, uintmax_t);
+    case HARK__LEN_Z:
+        return va_arg(*ap, size_t);
+    case HARK__LEN_T:
+        return (unsigned long long)va_arg(*ap, ptrdiff_t);
+    default:
+        return va_arg(*ap, unsigned);
+    }
+}
+
+
+/*
+ * Takes the `n` arguments `desc` describes from `ap`: the fixed-size part into
+ * `words` (the format's `bytes`), the strings into `strs` (*nstr of them).
+ * Returns the bytes the strings take (each with a NUL), or SIZE_MAX when one is
+ * too long. Inline: the common call has one or two numbers.
+ */
+static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n, va_list *ap,
+                                       unsigned char *words, struct hark__str *strs, int *nstr)
+{
+    size_t str_bytes = 0;
+    int ns = 0;
+    long long star = -1; /* the last '*' value, for a %.*s */
+    for (int i = 0; i < n; i++) {
+        const struct hark__arg_desc *d = &desc[i];
+        union {
+            long long i;
+            unsigned long long u;
+            double d;
+            const void *p;
+        } v;
+        switch (d->kind) {
+        case HARK__ARG_STAR:
+            v.i = star = va_arg(*ap, int);
+            break;
+        case HARK__ARG_INT:
+            v.i = hark__take_signed(d->length, ap);
+            break;
+        case HARK__ARG_UINT:
+            v.u = hark__take_unsigned(d->length, ap);
+            break;
+        case HARK__ARG_WINT:
+            v.u = (unsigned long long)va_arg(*ap, wint_t);
+            break;
+        case HARK__ARG_PTR:
+            v.p = va_arg(*ap, void *);
+            break;
+        case HARK__ARG_STR: {
+            const char *s = va_arg(*ap, const char *);
+            /* A negative '*' precision counts as none. Never read past a
+             * precision: the string need not end before it. */
+            long long prec = d->prec == HARK__PREC_STAR ? star : d->prec;
+            size_t len = !s ? 0 : prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
+            if (len > UINT32_MAX - 16)
+                return SIZE_MAX;
+            v.u = s ? len : UINT64_MAX;
+            if (s) {
+                strs[ns].s = s;
+                strs[ns++].len = len;
+                str_bytes += len + 1;
+            }
+            break;
+        }
+        case HARK__ARG_LDOUBLE: {
+            long double ld = va_arg(*ap, long double);
+            memcpy(words, &ld, sizeof ld);
+            words += sizeof ld;
+            continue;
+        }
+        default:
+            v.d = va_arg(*ap, double);
+            break;
+        }
+        memcpy(words, &v, 8);
+        words += 8;
+    }
+    *nstr = ns;
+    return str_bytes;
+}
+
+/* Formats `fmt` with arguments stored as captured into `b`: `args` the
+ * fixed-size part, `strings` the string bytes. Returns 0 or the buffer's error. */
+int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args,
+                     const char *strings);
+
+/* The interned form of `fmt` (see hark__fmt_intern()), the first probe inline. */
+static inline const struct hark__fmt *hark__fmt_lookup(struct hark__fmt_table *t, const char *fmt)
+{
+    uint64_t x = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull;
+    /* Acquire: pairs with the release store that published the format. */
+    const struct hark__fmt *f =
+        atomic_load_explicit(&t->slots[(size_t)(x >> 40) & t->mask], memory_order_acquire);
+    if (HARK_LIKELY(f && f->key == fmt && strcmp(f->text, fmt) == 0))
+        return f;
+    return hark__fmt_intern(t, fmt);
+}
+
+#endif /* HARK_LOG_CAPTURE_H */
