@@ -23,6 +23,8 @@
 
 #include "stress_util.h"
 
+#define PRODUCERS 4
+
 /* A sink that collects lines in memory and can be held shut. */
 typedef struct gate {
     pthread_mutex_t lock;
@@ -152,6 +154,171 @@ static void test_same_bytes_as_sync(void **state)
     gate_done(&ga);
 }
 
+/* The same address holding different formats over time: each line is formatted
+ * with the format it was logged with, whether the writer has caught up or not. */
+static void test_format_buffer_rewritten(void **state)
+{
+    (void)state;
+    gate gs, ga;
+    gate_init(&gs, true);
+    gate_init(&ga, false); /* held shut: every line waits in the ring */
+    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
+    hark_logger *s;
+    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
+    hark_logger *a = gate_logger(&ga, 1 << 20, HARK_LOG_ASYNC_BLOCK);
+    char fmt[64];
+    /* More rewrites than any per-address cache keeps, with argument types that
+     * change, so that a stale format would read the wrong arguments. */
+    for (int round = 0; round < 40; round++) {
+        switch (round % 4) {
+        case 0:
+            snprintf(fmt, sizeof fmt, "r%d int %%d", round);
+            assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, round), 0);
+            assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, round), 0);
+            break;
+        case 1:
+            snprintf(fmt, sizeof fmt, "r%d str %%s", round);
+            assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, "text"), 0);
+            assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, "text"), 0);
+            break;
+        case 2:
+            snprintf(fmt, sizeof fmt, "r%d dbl %%.2f and %%ld", round);
+            assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, 2.5, (long)round), 0);
+            assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, 2.5, (long)round), 0);
+            break;
+        default:
+            snprintf(fmt, sizeof fmt, "r%d none", round);
+            assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, 0), 0);
+            assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, 0), 0);
+            break;
+        }
+    }
+    /* The same format again from its first address, after all the rewrites. */
+    snprintf(fmt, sizeof fmt, "r%d int %%d", 0);
+    assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, 99), 0);
+    assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, 99), 0);
+    memset(fmt, 'x', sizeof fmt - 1); /* the queued lines must not depend on it */
+    gate_open(&ga);
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_string_equal(ga.buf, gs.buf);
+    assert_int_equal(hark_logger_free(a), 0);
+    assert_int_equal(hark_logger_free(s), 0);
+    gate_done(&gs);
+    gate_done(&ga);
+}
+
+/* More distinct formats than the writer interns: the later ones are copied with
+ * each line, with the same result. */
+static void test_many_distinct_formats(void **state)
+{
+    (void)state;
+    gate gs, ga;
+    gate_init(&gs, true);
+    gate_init(&ga, true);
+    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
+    hark_logger *s;
+    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
+    hark_logger *a = gate_logger(&ga, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    enum { FORMATS = 3000 };
+    char(*fmts)[32] = malloc(FORMATS * sizeof *fmts);
+    assert_non_null(fmts);
+    for (int i = 0; i < FORMATS; i++)
+        snprintf(fmts[i], sizeof fmts[i], "format %d: %%d %%s", i);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < FORMATS; i++) {
+            assert_int_equal(hark_log(s, HARK_LOG_INFO, fmts[i], i * pass, "s"), 0);
+            assert_int_equal(hark_log(a, HARK_LOG_INFO, fmts[i], i * pass, "s"), 0);
+        }
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_string_equal(ga.buf, gs.buf);
+    assert_int_equal(ga.writes, 2 * FORMATS);
+    free(fmts);
+    assert_int_equal(hark_logger_free(a), 0);
+    assert_int_equal(hark_logger_free(s), 0);
+    gate_done(&gs);
+    gate_done(&ga);
+}
+
+typedef struct interner {
+    hark_logger *l;
+    int index;
+} interner;
+
+static const char *const shared_formats[] = {"a %d", "b %d %s", "c %.1f", "d %ld %u", "e %c"};
+
+static void *intern_concurrently(void *arg)
+{
+    interner *it = arg;
+    for (int i = 0; i < 200; i++) {
+        const char *f = shared_formats[(i + it->index) % 5];
+        switch (f[0]) {
+        case 'a':
+            hark_log(it->l, HARK_LOG_INFO, f, i);
+            break;
+        case 'b':
+            hark_log(it->l, HARK_LOG_INFO, f, i, "x");
+            break;
+        case 'c':
+            hark_log(it->l, HARK_LOG_INFO, f, 0.5);
+            break;
+        case 'd':
+            hark_log(it->l, HARK_LOG_INFO, f, (long)i, 7u);
+            break;
+        default:
+            hark_log(it->l, HARK_LOG_INFO, f, 'q');
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Threads meeting the same new formats at once: every line is right. */
+static void test_formats_interned_by_racing_threads(void **state)
+{
+    (void)state;
+    gate g;
+    gate_init(&g, true);
+    hark_logger *a = gate_logger(&g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    pthread_t th[PRODUCERS];
+    interner it[PRODUCERS];
+    for (int i = 0; i < PRODUCERS; i++) {
+        it[i] = (interner){a, i};
+        assert_int_equal(pthread_create(&th[i], NULL, intern_concurrently, &it[i]), 0);
+    }
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(hark_logger_flush(a), 0);
+    int count = 0;
+    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1, count++) {
+        int n;
+        unsigned u;
+        long ld;
+        char c;
+        switch (line[0]) {
+        case 'a':
+            assert_int_equal(sscanf(line, "a %d\n", &n), 1);
+            break;
+        case 'b':
+            assert_int_equal(sscanf(line, "b %d %c\n", &n, &c), 2);
+            assert_int_equal(c, 'x');
+            break;
+        case 'c':
+            assert_memory_equal(line, "c 0.5\n", 6);
+            break;
+        case 'd':
+            assert_int_equal(sscanf(line, "d %ld %u\n", &ld, &u), 2);
+            assert_int_equal(u, 7);
+            break;
+        default:
+            assert_memory_equal(line, "e q\n", 4);
+            break;
+        }
+    }
+    assert_int_equal(count, PRODUCERS * 200);
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(&g);
+}
+
 static void test_tags_and_json_taken_at_log_time(void **state)
 {
     (void)state;
@@ -216,8 +383,6 @@ static void test_drop_policy_counts_exactly(void **state)
     assert_int_equal(hark_logger_free(a), 0);
     gate_done(&g);
 }
-
-#define PRODUCERS 4
 
 typedef struct producer {
     hark_logger *l;
@@ -379,6 +544,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_as_sync),
+        cmocka_unit_test(test_format_buffer_rewritten),
+        cmocka_unit_test(test_many_distinct_formats),
+        cmocka_unit_test(test_formats_interned_by_racing_threads),
         cmocka_unit_test(test_tags_and_json_taken_at_log_time),
         cmocka_unit_test(test_drop_policy_counts_exactly),
         cmocka_unit_test(test_block_policy_four_threads),
