@@ -12,8 +12,9 @@
  * beside baseline/write_devnull. hark/logsub_sql_active_async makes that logger
  * asynchronous (the figure is the instrumenting thread's cost: the line's
  * arguments are captured into the ring and formatted by the writer thread), and
- * hark/logsub_sql_active_json formats each line as JSON (with time, thread and
- * the event's name, ids and duration) on the calling thread.
+ * hark/logsub_sql_event_only is the floor under them all: the handler reads the
+ * duration and logs nothing. hark/logsub_sql_active_json formats each line as JSON (with time,
+ * thread and the event's name, ids and duration) on the calling thread.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -35,10 +36,21 @@ static int on_sql(hark_subscriber *self, hark_event *event, hark_failure *failur
                                      hark_event_duration(event));
 }
 
+/* The same handler with the line left out: what the event and the log
+ * subscriber's dispatch cost before any logging (the duration is still read). */
+static int on_sql_nolog(hark_subscriber *self, hark_event *event, hark_failure *failure, void *data)
+{
+    (void)self, (void)failure, (void)data;
+    bench_calls++;
+    double ms = hark_event_duration(event);
+    BENCH_USE(ms);
+    return 0;
+}
+
 typedef struct demo {
     const char *ns, *topic_name;
     hark_log_level level;
-    int use_fd, async, json;
+    int use_fd, async, json, nolog;
     int ready, err;
     char what[96];
     hark_topic *topic;
@@ -55,6 +67,10 @@ static demo loud_async = {.ns = "demo_active_async",
                           .topic_name = "sql.demo_active_async",
                           .level = HARK_LOG_DEBUG,
                           .async = 1};
+static demo loud_nolog = {.ns = "demo_active_nolog",
+                          .topic_name = "sql.demo_active_nolog",
+                          .level = HARK_LOG_DEBUG,
+                          .nolog = 1};
 static demo loud_json = {.ns = "demo_active_json",
                          .topic_name = "sql.demo_active_json",
                          .level = HARK_LOG_DEBUG,
@@ -95,7 +111,9 @@ static int demo_setup(demo *d)
     d->logger = logger;
     if (step(d, hark_logger_set_level(logger, d->level), "hark_logger_set_level") < 0 ||
         step(d, hark_log_subscriber_new(&s, logger), "hark_log_subscriber_new") < 0 ||
-        step(d, hark_log_subscriber_add(s, "sql", on_sql, NULL, HARK_LOG_DEBUG),
+        step(d,
+             hark_log_subscriber_add(s, "sql", d->nolog ? on_sql_nolog : on_sql, NULL,
+                                     HARK_LOG_DEBUG),
              "hark_log_subscriber_add") < 0 ||
         step(d, hark_subscriber_attach(s, hark_default(), d->ns), "hark_subscriber_attach") < 0 ||
         step(d, hark_topic_get(&d->topic, hark_default(), d->topic_name), "hark_topic_get") < 0)
@@ -170,6 +188,10 @@ static void case_active_async(bench_ctx *b)
     }
     bench_extra(b, "sustained_ns_per_line", (bench_now_ns() - t0) / (double)n);
 }
+static void case_active_nolog(bench_ctx *b)
+{
+    demo_case(b, &loud_nolog, 1, 1);
+}
 static void case_active_json(bench_ctx *b)
 {
     demo_case(b, &loud_json, 1, 1);
@@ -184,6 +206,9 @@ const bench_case bench_logsub_cases[] = {
      "the same, logger on a file descriptor: one write(2) per line"},
     {"hark/logsub_sql_active_async", BENCH_KIND_INSTRUMENT, case_active_async,
      "the same line through the asynchronous writer (the instrumenting thread's cost)"},
+    {"hark/logsub_sql_event_only", BENCH_KIND_INSTRUMENT, case_active_nolog,
+     "the same event and log subscriber with a handler that reads the duration and logs "
+     "nothing: the floor under the logsub_sql_active rows"},
     {"hark/logsub_sql_active_json", BENCH_KIND_INSTRUMENT, case_active_json,
      "the same line as JSON (time, level, thread, event, ids, duration, message)"},
 };

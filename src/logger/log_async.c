@@ -3,8 +3,9 @@
  * one background thread that formats and writes.
  *
  * A calling thread turns its line into an entry -- the record's metadata, and
- * either the format string with its captured arguments (formatted later, on the
- * writer thread, as NanoLog and quill do) or a finished message -- reserves enough
+ * either its arguments with a pointer to the format, interned once (log_capture.h;
+ * formatted later, on the writer thread, as NanoLog and quill do), or a finished
+ * message -- reserves enough
  * consecutive slots with one compare-and-swap on `tail`, copies the entry in and
  * publishes it. No lock is taken unless the ring is full (block policy) or the
  * writer sleeps deeply. The writer takes entries in reservation order, so one

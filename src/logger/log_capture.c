@@ -276,8 +276,7 @@ const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *
     if (len > UINT32_MAX - 64)
         goto out;
     size_t nargs = n > 0 ? (size_t)n : 0;
-    struct hark__fmt *nf =
-        hark__malloc(sizeof *nf + nargs * sizeof nf->args[0] + len + 1);
+    struct hark__fmt *nf = hark__malloc(sizeof *nf + nargs * sizeof nf->args[0] + len + 1);
     if (!nf)
         goto out;
     char *text = (char *)&nf->args[nargs];

@@ -69,11 +69,11 @@ struct hark__str {
 
 /* An interned format: immutable once published, freed with its table. */
 struct hark__fmt {
-    const char *key;   /* the address it was logged with */
-    const char *text;  /* its own copy of the format */
-    uint32_t len;      /* of text, NUL excluded */
-    int32_t nargs;     /* -1: the format is formatted on the calling thread */
-    uint32_t bytes;    /* bytes of its fixed-size arguments (strings' bytes excluded) */
+    const char *key;  /* the address it was logged with */
+    const char *text; /* its own copy of the format */
+    uint32_t len;     /* of text, NUL excluded */
+    int32_t nargs;    /* -1: the format is formatted on the calling thread */
+    uint32_t bytes;   /* bytes of its fixed-size arguments (strings' bytes excluded) */
     struct hark__fmt *next_all;
     struct hark__arg_desc args[]; /* nargs of them; the text follows */
 };
@@ -83,9 +83,9 @@ struct hark__fmt {
 struct hark__fmt_table {
     _Atomic(const struct hark__fmt *) *slots;
     size_t mask;
-    size_t count;            /* interned; changed under `lock` */
-    struct hark__fmt *all;   /* every interned format, for freeing */
-    pthread_mutex_t lock;    /* serialises inserts */
+    size_t count;          /* interned; changed under `lock` */
+    struct hark__fmt *all; /* every interned format, for freeing */
+    pthread_mutex_t lock;  /* serialises inserts */
 };
 
 /* Returns 0 or HARK_ENOMEM. */
@@ -150,7 +150,6 @@ static inline unsigned long long hark__take_unsigned(int length, va_list *ap)
         return va_arg(*ap, unsigned);
     }
 }
-
 
 /*
  * Takes the `n` arguments `desc` describes from `ap`: the fixed-size part into
