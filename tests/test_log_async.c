@@ -89,6 +89,31 @@ static hark_logger *gate_logger(gate *g, size_t capacity, hark_log_async_policy 
     return l;
 }
 
+/* A synchronous logger `s` and an asynchronous one `a` (block policy, `capacity`
+ * bytes), each on its own gate; `a`'s gate starts shut unless `open`. */
+static void sync_and_async(hark_logger **s, gate *gs, hark_logger **a, gate *ga, size_t capacity,
+                           bool open)
+{
+    gate_init(gs, true);
+    gate_init(ga, open);
+    hark_log_sink ss = {gate_write, NULL, NULL, NULL, gs};
+    assert_int_equal(hark_logger_new_sink(s, &ss), 0);
+    *a = gate_logger(ga, capacity, HARK_LOG_ASYNC_BLOCK);
+}
+
+/* Flushes the asynchronous logger `a`, checks that it wrote exactly what the
+ * synchronous `s` wrote, line for line, and frees both with their gates. */
+static void same_lines_then_free(hark_logger *s, gate *gs, hark_logger *a, gate *ga)
+{
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_string_equal(ga->buf, gs->buf);
+    assert_int_equal(ga->writes, gs->writes);
+    assert_int_equal(hark_logger_free(a), 0);
+    assert_int_equal(hark_logger_free(s), 0);
+    gate_done(gs);
+    gate_done(ga);
+}
+
 /* Logs the same calls to a synchronous and an asynchronous logger. */
 static void log_both(hark_logger *s, hark_logger *a, const char *fmt, ...)
 {
@@ -110,12 +135,8 @@ static void test_same_bytes_as_sync(void **state)
 {
     (void)state;
     gate gs, ga;
-    gate_init(&gs, true);
-    gate_init(&ga, true);
-    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
-    hark_logger *s;
-    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
-    hark_logger *a = gate_logger(&ga, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    hark_logger *s, *a;
+    sync_and_async(&s, &gs, &a, &ga, 1 << 16, true);
     assert_int_equal(hark_logger_set_format_flags(s, HARK_LOG_FORMAT_LEVEL), 0);
     assert_int_equal(hark_logger_set_format_flags(a, HARK_LOG_FORMAT_LEVEL), 0);
 
@@ -145,13 +166,7 @@ static void test_same_bytes_as_sync(void **state)
     assert_int_equal(hark_log_str(a, HARK_LOG_WARN, "str"), 0);
     assert_int_equal(hark_log_lazy(s, HARK_LOG_ERROR, lazy_fill, &v), 0);
     assert_int_equal(hark_log_lazy(a, HARK_LOG_ERROR, lazy_fill, &v), 0);
-    assert_int_equal(hark_logger_flush(a), 0);
-    assert_string_equal(ga.buf, gs.buf);
-    assert_int_equal(ga.writes, gs.writes);
-    assert_int_equal(hark_logger_free(a), 0);
-    assert_int_equal(hark_logger_free(s), 0);
-    gate_done(&gs);
-    gate_done(&ga);
+    same_lines_then_free(s, &gs, a, &ga);
 }
 
 /* The same address holding different formats over time: each line is formatted
@@ -160,12 +175,8 @@ static void test_format_buffer_rewritten(void **state)
 {
     (void)state;
     gate gs, ga;
-    gate_init(&gs, true);
-    gate_init(&ga, false); /* held shut: every line waits in the ring */
-    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
-    hark_logger *s;
-    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
-    hark_logger *a = gate_logger(&ga, 1 << 20, HARK_LOG_ASYNC_BLOCK);
+    hark_logger *s, *a;
+    sync_and_async(&s, &gs, &a, &ga, 1 << 20, false); /* held shut: every line waits in the ring */
     char fmt[64];
     /* More rewrites than any per-address cache keeps, with argument types that
      * change, so that a stale format would read the wrong arguments. */
@@ -199,12 +210,7 @@ static void test_format_buffer_rewritten(void **state)
     assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, 99), 0);
     memset(fmt, 'x', sizeof fmt - 1); /* the queued lines must not depend on it */
     gate_open(&ga);
-    assert_int_equal(hark_logger_flush(a), 0);
-    assert_string_equal(ga.buf, gs.buf);
-    assert_int_equal(hark_logger_free(a), 0);
-    assert_int_equal(hark_logger_free(s), 0);
-    gate_done(&gs);
-    gate_done(&ga);
+    same_lines_then_free(s, &gs, a, &ga);
 }
 
 /* More distinct formats than the writer interns: the later ones are copied with
@@ -213,12 +219,8 @@ static void test_many_distinct_formats(void **state)
 {
     (void)state;
     gate gs, ga;
-    gate_init(&gs, true);
-    gate_init(&ga, true);
-    hark_log_sink ss = {gate_write, NULL, NULL, NULL, &gs};
-    hark_logger *s;
-    assert_int_equal(hark_logger_new_sink(&s, &ss), 0);
-    hark_logger *a = gate_logger(&ga, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    hark_logger *s, *a;
+    sync_and_async(&s, &gs, &a, &ga, 1 << 16, true);
     enum { FORMATS = 3000 };
     char(*fmts)[32] = malloc(FORMATS * sizeof *fmts);
     assert_non_null(fmts);
@@ -229,14 +231,9 @@ static void test_many_distinct_formats(void **state)
             assert_int_equal(hark_log(s, HARK_LOG_INFO, fmts[i], i * pass, "s"), 0);
             assert_int_equal(hark_log(a, HARK_LOG_INFO, fmts[i], i * pass, "s"), 0);
         }
-    assert_int_equal(hark_logger_flush(a), 0);
-    assert_string_equal(ga.buf, gs.buf);
-    assert_int_equal(ga.writes, 2 * FORMATS);
     free(fmts);
-    assert_int_equal(hark_logger_free(a), 0);
-    assert_int_equal(hark_logger_free(s), 0);
-    gate_done(&gs);
-    gate_done(&ga);
+    assert_int_equal(gs.writes, 2 * FORMATS);
+    same_lines_then_free(s, &gs, a, &ga);
 }
 
 typedef struct interner {
