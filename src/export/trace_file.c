@@ -23,6 +23,7 @@
  * run then (every subscription has been released).
  */
 #include "json_out.h"
+#include "deadline.h"
 
 #include "hark/trace.h"
 #include "tls.h"
@@ -454,14 +455,7 @@ static void *writer_main(void *arg)
     hark_trace *t = arg;
     pthread_mutex_lock(&t->tlock);
     while (!t->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += t->interval_ms / 1000;
-        ts.tv_nsec += (long)(t->interval_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hark__deadline_ms(CLOCK_MONOTONIC, (long)t->interval_ms);
         while (!t->stop && pthread_cond_timedwait(&t->cond, &t->tlock, &ts) != ETIMEDOUT)
             ;
         if (t->stop)

@@ -20,6 +20,7 @@
 #include "log_capture.h"
 #include "hark/log_sinks.h"
 #include "alloc.h"
+#include "deadline.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -34,9 +35,9 @@
 
 #define SLOT 32u
 /* Writer states: producers wake an IDLE writer at once, a NAPPING one only when
- * the ring fills up (it polls every NAP_NS otherwise). */
+ * the ring fills up (it polls every NAP_MS otherwise). */
 enum { RUNNING = 0, NAPPING = 1, IDLE = 2 };
-#define NAP_NS 2000000L
+#define NAP_MS 2
 #define NAPS_BEFORE_IDLE 50
 
 /* What an entry's message is: finished text, a copied format string with its
@@ -277,13 +278,7 @@ static bool reserve_slow(struct hark__async *a, size_t need, size_t *pos)
     while (!ring_reserve(a, need, pos)) {
         if (atomic_load_explicit(&a->state, memory_order_relaxed) != RUNNING)
             pthread_cond_signal(&a->wake);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, 10);
         pthread_cond_timedwait(&a->space, &a->lock, &ts);
     }
     atomic_fetch_sub_explicit(&a->space_waiters, 1, memory_order_relaxed);
@@ -879,14 +874,7 @@ static void *writer_main(void *arg)
                     atomic_load_explicit(&a->drain_waiters, memory_order_relaxed) ||
                     atomic_load_explicit(&a->space_waiters, memory_order_relaxed);
         if (!work) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long ns = st == IDLE ? 200000000L : NAP_NS;
-            ts.tv_nsec += ns;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, st == IDLE ? 200 : NAP_MS);
             pthread_cond_timedwait(&a->wake, &a->lock, &ts);
             naps++;
         }
@@ -913,13 +901,7 @@ void hark__async_drain(hark_logger *l)
      * with wrap-around arithmetic. */
     while ((intptr_t)(atomic_load_explicit(&a->done, memory_order_acquire) - target) < 0 ||
            atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, 10);
         pthread_cond_signal(&a->wake);
         pthread_cond_timedwait(&a->progress, &a->lock, &ts);
     }

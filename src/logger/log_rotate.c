@@ -3,6 +3,7 @@
  * kept, or daily/hourly. It is a user sink underneath, so the logger's write mutex
  * serialises every write and rotation: a line lands whole in exactly one file.
  */
+#include "logger_internal.h"
 #include "log_ext.h"
 #include "hark/log_sinks.h"
 #include "alloc.h"
@@ -30,9 +31,7 @@ typedef struct rotor {
 static double real_clock(void *data)
 {
     (void)data;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return hark__log_now();
 }
 
 /* The period number of time `t`: YYYYMMDD daily, YYYYMMDDHH hourly. */

@@ -9,6 +9,7 @@
  */
 #include "hark/lttng.h"
 #include "json_out.h"
+#include "deadline.h"
 
 #include "hark_tp.h"
 
@@ -94,13 +95,7 @@ static void *poll_main(void *arg)
     (void)hark_subscription_silence_changed(b->n, b->id); /* a change before we started */
     pthread_mutex_lock(&b->lock);
     while (!b->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += HARK_LTTNG_POLL_MS * 1000000L;
-        while (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = hark__deadline_ms(CLOCK_MONOTONIC, HARK_LTTNG_POLL_MS);
         while (!b->stop && pthread_cond_timedwait(&b->cond, &b->lock, &ts) != ETIMEDOUT)
             ;
         if (b->stop)
