@@ -151,9 +151,7 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
         next.path = hark__strdup(dest);
         if (!next.path)
             return HARK_ENOMEM;
-        do {
-            next.fd = open(dest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        } while (next.fd < 0 && errno == EINTR);
+        next.fd = hark__open_append(dest);
         if (next.fd < 0) {
             int saved = errno;
             hark__free(next.path);

@@ -45,19 +45,10 @@ static long long period_of(const rotor *r, double t)
     return r->opt.period == HARK_LOG_ROTATE_HOURLY ? day * 100 + tm.tm_hour : day;
 }
 
-static int open_append(const char *path)
-{
-    int fd;
-    do {
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    } while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
 /* Opens (or reopens) the current file and learns its size and period. */
 static int open_current(rotor *r)
 {
-    int fd = open_append(r->path);
+    int fd = hark__open_append(r->path);
     if (fd < 0)
         return HARK_EIO;
     struct stat st;
@@ -132,28 +123,13 @@ static void maybe_rotate(rotor *r, size_t len)
     (void)open_current(r);
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Locking contract (all callbacks): the logger's write mutex is held. */
 static int rotor_write(hark_log_level level, const char *line, size_t len, void *data)
 {
     (void)level;
     rotor *r = data;
     maybe_rotate(r, len);
-    if (write_all(r->fd, line, len) != 0)
+    if (hark__write_all(r->fd, line, len) != 0)
         return -1;
     r->size += len;
     return 0;

@@ -142,6 +142,13 @@ static inline bool hark__logger_structured(const hark_logger *l)
     return l->formatter || l->kind == HARK__SINK_JOURNALD;
 }
 
+/* logger_sinks.c: opens `path` for appending (created 0644, close-on-exec),
+ * retrying on EINTR; the descriptor, or -1 with errno set. */
+int hark__open_append(const char *path);
+/* logger_sinks.c: writes all of `len` bytes with as few write(2) calls as the
+ * kernel allows, retrying on EINTR. Returns 0 or HARK_EIO (errno set). */
+int hark__write_all(int fd, const char *p, size_t len);
+
 /* log_journald.c: sends one record (or, without one, a plain line) to the
  * journal. Returns 0 or HARK_EIO; HARK_ENOTSUP when built without libsystemd. */
 int hark__journald_send(const hark_logger *l, const hark_log_record *rec);

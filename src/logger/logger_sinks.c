@@ -23,7 +23,7 @@ int hark_logger_new_file(hark_logger **out, FILE *fp)
     return 0;
 }
 
-static int open_append(const char *path)
+int hark__open_append(const char *path)
 {
     int fd;
     do {
@@ -44,7 +44,7 @@ int hark_logger_new_path(hark_logger **out, const char *path)
         hark__logger_dealloc(l);
         return HARK_ENOMEM;
     }
-    l->fd = open_append(path);
+    l->fd = hark__open_append(path);
     if (l->fd < 0) {
         int saved = errno;
         hark__logger_dealloc(l);
@@ -102,8 +102,7 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     return 0;
 }
 
-/* Writes all of `len` bytes with as few write(2) calls as the kernel allows. */
-static int write_all(int fd, const char *p, size_t len)
+int hark__write_all(int fd, const char *p, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, p, len);
@@ -133,7 +132,7 @@ int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, siz
         return fwrite(line, 1, len, l->fp) == len ? 0 : HARK_EIO;
     case HARK__SINK_PATH:
     case HARK__SINK_FD:
-        return write_all(l->fd, line, len);
+        return hark__write_all(l->fd, line, len);
     case HARK__SINK_SYSLOG: {
         size_t n = len;
         if (n > 0 && line[n - 1] == '\n')
@@ -180,7 +179,7 @@ int hark__sink_reopen(hark_logger *l)
         return 0;
     /* Open the new file before taking the lock, so writers wait only for the swap.
      * Every line goes whole to either the old file or the new one. */
-    int fd = open_append(l->path);
+    int fd = hark__open_append(l->path);
     if (fd < 0)
         return HARK_EIO;
     pthread_mutex_lock(&l->io_lock);
