@@ -195,6 +195,16 @@ static void put_labels(struct out *o, const hark_prom_options *opts, const char 
     }
 }
 
+/* The start of one sample line, up to its labels' closing brace:
+ * <metric><suffix>{event="x",k="v" */
+static void put_series(struct out *o, const char *metric, const char *suffix,
+                       const hark_prom_options *opts, const char *event)
+{
+    puts_(o, metric);
+    puts_(o, suffix);
+    put_labels(o, opts, event);
+}
+
 /* Bucket indices whose lower edges are the exposed bounds, increasing, deduplicated. */
 static size_t edges(const hark_prom_options *opts, size_t *out, size_t max)
 {
@@ -258,30 +268,22 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
             /* Everything in buckets below the edge is at most the bound. */
             for (; b < idx[k]; b++)
                 cumulative += s->buckets[b];
-            puts_(o, metric);
-            puts_(o, "_bucket");
-            put_labels(o, opts, s->name);
+            put_series(o, metric, "_bucket", opts, s->name);
             puts_(o, ",le=\"");
             put_double(o, hark_metrics_bucket_lower(idx[k]));
             puts_(o, "\"} ");
             put_u64(o, cumulative);
             puts_(o, "\n");
         }
-        puts_(o, metric);
-        puts_(o, "_bucket");
-        put_labels(o, opts, s->name);
+        put_series(o, metric, "_bucket", opts, s->name);
         puts_(o, ",le=\"+Inf\"} ");
         put_u64(o, s->count);
         puts_(o, "\n");
-        puts_(o, metric);
-        puts_(o, "_sum");
-        put_labels(o, opts, s->name);
+        put_series(o, metric, "_sum", opts, s->name);
         puts_(o, "} ");
         put_double(o, s->sum);
         puts_(o, "\n");
-        puts_(o, metric);
-        puts_(o, "_count");
-        put_labels(o, opts, s->name);
+        put_series(o, metric, "_count", opts, s->name);
         puts_(o, "} ");
         put_u64(o, s->count);
         puts_(o, "\n");
