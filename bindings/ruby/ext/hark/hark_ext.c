@@ -485,26 +485,27 @@ static int cb_timed(const char *name, double start, double finish, const char *i
     return invoke(c, s->delegate, id_call, 5, argv);
 }
 
-static int cb_start(const char *name, const char *id, hark_payload *p, void *data)
+/* An evented subscriber's start or finish: `method`(name, id, payload). */
+static int call_evented(hark_payload *p, void *data, ID method)
 {
-    (void)name, (void)id;
     rsub *s = data;
     rctx *c = ctx_of(p);
     if (!c)
         return 0;
     VALUE argv[3] = {c->name, c->id, c->payload};
-    return invoke(c, s->delegate, id_start, 3, argv);
+    return invoke(c, s->delegate, method, 3, argv);
+}
+
+static int cb_start(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id;
+    return call_evented(p, data, id_start);
 }
 
 static int cb_finish(const char *name, const char *id, hark_payload *p, void *data)
 {
     (void)name, (void)id;
-    rsub *s = data;
-    rctx *c = ctx_of(p);
-    if (!c)
-        return 0;
-    VALUE argv[3] = {c->name, c->id, c->payload};
-    return invoke(c, s->delegate, id_finish, 3, argv);
+    return call_evented(p, data, id_finish);
 }
 
 /* publish for event-object and evented subscribers that respond to publish. */
