@@ -222,12 +222,6 @@ void hark__fmt_table_free(struct hark__fmt_table *t)
     pthread_mutex_destroy(&t->lock);
 }
 
-static size_t slot_of(const struct hark__fmt_table *t, const char *fmt)
-{
-    uint64_t x = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull;
-    return (size_t)(x >> 40) & t->mask;
-}
-
 /*
  * Looks `fmt` up from slot *at. Returns the match, or NULL with *at at the free
  * slot that ends the probe; *full is set when the address has held SAME_KEY_MAX
@@ -258,14 +252,14 @@ static const struct hark__fmt *probe(struct hark__fmt_table *t, const char *fmt,
 
 const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *fmt)
 {
-    size_t at = slot_of(t, fmt);
+    size_t at = hark__fmt_slot(t, fmt);
     bool full;
     const struct hark__fmt *f = probe(t, fmt, &at, &full);
     if (HARK_LIKELY(f != NULL) || full)
         return f;
     pthread_mutex_lock(&t->lock);
     /* Again under the lock: another thread may have interned it meanwhile. */
-    at = slot_of(t, fmt);
+    at = hark__fmt_slot(t, fmt);
     f = probe(t, fmt, &at, &full);
     if (f || full || t->count >= FMT_MAX)
         goto out;

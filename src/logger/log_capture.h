@@ -225,13 +225,19 @@ static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n,
 int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args,
                      const char *strings);
 
+/* The slot where the probe for `fmt` starts: its address, hashed. */
+static inline size_t hark__fmt_slot(const struct hark__fmt_table *t, const char *fmt)
+{
+    uint64_t x = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 40) & t->mask;
+}
+
 /* The interned form of `fmt` (see hark__fmt_intern()), the first probe inline. */
 static inline const struct hark__fmt *hark__fmt_lookup(struct hark__fmt_table *t, const char *fmt)
 {
-    uint64_t x = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull;
     /* Acquire: pairs with the release store that published the format. */
     const struct hark__fmt *f =
-        atomic_load_explicit(&t->slots[(size_t)(x >> 40) & t->mask], memory_order_acquire);
+        atomic_load_explicit(&t->slots[hark__fmt_slot(t, fmt)], memory_order_acquire);
     if (HARK_LIKELY(f && f->key == fmt && strcmp(f->text, fmt) == 0))
         return f;
     return hark__fmt_intern(t, fmt);
