@@ -223,14 +223,13 @@ void hark__fmt_table_free(struct hark__fmt_table *t)
 }
 
 /*
- * Looks `fmt` up from slot *at. Returns the match, or NULL with *at at the free
- * slot that ends the probe; *full is set when the address has held SAME_KEY_MAX
- * other formats.
+ * Looks `fmt` up. Returns the match, or NULL with *at at the free slot that ends
+ * the probe; *full is set when the address has held SAME_KEY_MAX other formats.
  */
 static const struct hark__fmt *probe(struct hark__fmt_table *t, const char *fmt, size_t *at,
                                      bool *full)
 {
-    size_t i = *at;
+    size_t i = hark__fmt_slot(t, fmt);
     int same = 0;
     for (;;) {
         /* Acquire: pairs with the release store that published the format. */
@@ -252,14 +251,13 @@ static const struct hark__fmt *probe(struct hark__fmt_table *t, const char *fmt,
 
 const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *fmt)
 {
-    size_t at = hark__fmt_slot(t, fmt);
+    size_t at;
     bool full;
     const struct hark__fmt *f = probe(t, fmt, &at, &full);
     if (HARK_LIKELY(f != NULL) || full)
         return f;
     pthread_mutex_lock(&t->lock);
     /* Again under the lock: another thread may have interned it meanwhile. */
-    at = hark__fmt_slot(t, fmt);
     f = probe(t, fmt, &at, &full);
     if (f || full || t->count >= FMT_MAX)
         goto out;
