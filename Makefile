@@ -27,8 +27,11 @@ ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
             ruby-connection-pool
-# Rails 7.2's activesupport (library and tests), beside the repository.
-RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../shared/rails-7.2))
+# Rails 7.2's activesupport (library and tests), beside the repository -- or, in a
+# clone made elsewhere from a local checkout, beside the checkout it came from.
+ORIGIN_DIR := $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)
+RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../shared/rails-7.2 \
+             $(if $(filter /%,$(ORIGIN_DIR)),$(ORIGIN_DIR)/../shared/rails-7.2)))
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
