@@ -31,7 +31,8 @@ RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n 
 # clone made elsewhere from a local checkout, beside the checkout it came from.
 ORIGIN_DIR := $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)
 RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../shared/rails-7.2 \
-             $(if $(filter /%,$(ORIGIN_DIR)),$(ORIGIN_DIR)/../shared/rails-7.2)))
+             $(if $(filter /%,$(ORIGIN_DIR)),$(ORIGIN_DIR)/../shared/rails-7.2 \
+                                             $(ORIGIN_DIR)/../../shared/rails-7.2)))
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
