@@ -54,13 +54,13 @@ int bench_icount_mode(const bench_ctx *b);
 
 /*
  * Measures `loop` on the calling thread in bursts of `burst` iterations, calling
- * `between(arg)` after each burst outside the timed part. For work finished by a
+ * `between(between_arg)` after each burst outside the timed part. For work finished by a
  * background thread (an asynchronous log writer): the figure is the calling
  * thread's cost while the queue has room, the background side catching up between
  * bursts, as the latency benchmarks of NanoLog and quill measure it.
  */
 void bench_measure_bursts(bench_ctx *b, bench_loop_fn loop, void *arg, uint64_t burst,
-                          void (*between)(void *arg));
+                          void (*between)(void *arg), void *between_arg);
 
 /*
  * Measures `loop` on `threads` threads at once (the caller plus threads-1 workers),

@@ -172,6 +172,7 @@ typedef struct burst_run {
     void *arg;
     uint64_t burst;
     void (*between)(void *arg);
+    void *between_arg;
 } burst_run;
 
 /* Only the bursts are timed; between() runs after each, untimed. */
@@ -184,7 +185,7 @@ static double burst_once(void *self, uint64_t n)
         double t0 = bench_now_ns();
         r->loop(k, r->arg);
         total += bench_now_ns() - t0;
-        r->between(r->arg);
+        r->between(r->between_arg);
         done += k;
     }
     return total;
@@ -196,16 +197,16 @@ int bench_icount_mode(const bench_ctx *b)
 }
 
 void bench_measure_bursts(bench_ctx *b, bench_loop_fn loop, void *arg, uint64_t burst,
-                          void (*between)(void *arg))
+                          void (*between)(void *arg), void *between_arg)
 {
     if (b->skipped || b->measured_this_round)
         return;
     if (b->cfg->icount_n) {
         icount_run(b, loop, arg);
-        between(arg);
+        between(between_arg);
         return;
     }
-    burst_run r = {loop, arg, burst ? burst : 1, between};
+    burst_run r = {loop, arg, burst ? burst : 1, between, between_arg};
     if (b->iters == 0)
         b->iters = calibrate(burst_once, &r, b->cfg->target_ns);
     else

@@ -36,6 +36,7 @@ hark/timed_monotonic hark/timed_1sub hark/pattern_timed baseline/naive_evented10
 baseline/naive_evented10_noclock hark/evented
 baseline/naive_timed10_cpu hark/event_object hark/event_object_nocpu hark/nested8
 baseline/fprintf_devnull hark/logsub_sql_event_only hark/logsub_sql_active hark/logsub_sql_active_async
+hark/logsub_sql_active_async_printf
 hark/logsub_sql_active_json baseline/metrics_histogram hark/metrics_histogram
 hark/lttng_idle baseline/trace_by_hand hark/trace_record"
 

@@ -10,17 +10,21 @@
  * like baseline/fprintf_devnull; hark/logsub_sql_active_fd logs through a file
  * descriptor instead (one write(2) per line, as Ruby's Logger does), to be read
  * beside baseline/write_devnull. hark/logsub_sql_active_async makes that logger
- * asynchronous (the figure is the instrumenting thread's cost: the line's
- * arguments are captured into the ring and formatted by the writer thread), and
+ * asynchronous (the figure is the instrumenting thread's cost: the handler's
+ * HARK_LOG_SUBSCRIBER_LOGF stores the duration, by type, and the format's address
+ * into the ring; the writer thread formats), and
+ * hark/logsub_sql_active_async_printf logs the same line through the printf-style
+ * hark_log_subscriber_debug() (the library reads the va_list as the format says).
  * hark/logsub_sql_event_only is the floor under them all: the handler reads the
- * duration and logs nothing. hark/logsub_sql_active_json formats each line as JSON (with time,
- * thread and the event's name, ids and duration) on the calling thread.
+ * duration and logs nothing. hark/logsub_sql_active_json formats each line as JSON
+ * (with time, thread and the event's name, ids and duration) on the calling thread.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 
 #include <hark.h>
 #include <hark/log_subscriber.h>
+#include <hark/logf.h>
 #include <hark/log_format.h>
 #include <hark/log_sinks.h>
 #include <hark/logger.h>
@@ -28,7 +32,20 @@
 
 #include "bench.h"
 
+/* The handler of every logging row: HARK_LOG_SUBSCRIBER_LOGF is hark_log_subscriber_log()
+ * on a synchronous logger and captures the duration by type on an asynchronous one. */
 static int on_sql(hark_subscriber *self, hark_event *event, hark_failure *failure, void *data)
+{
+    (void)failure, (void)data;
+    bench_calls++;
+    return HARK_LOG_SUBSCRIBER_LOGF(self, HARK_LOG_DEBUG, "  Demo SQL (%.1fms)  SELECT 1",
+                                    hark_event_duration(event));
+}
+
+/* The same line through the printf-style function (a va_list), for
+ * hark/logsub_sql_active_async_printf. */
+static int on_sql_printf(hark_subscriber *self, hark_event *event, hark_failure *failure,
+                         void *data)
 {
     (void)failure, (void)data;
     bench_calls++;
@@ -50,7 +67,7 @@ static int on_sql_nolog(hark_subscriber *self, hark_event *event, hark_failure *
 typedef struct demo {
     const char *ns, *topic_name;
     hark_log_level level;
-    int use_fd, async, json, nolog;
+    int use_fd, async, json, nolog, printf_call;
     int ready, err;
     char what[96];
     hark_topic *topic;
@@ -67,6 +84,11 @@ static demo loud_async = {.ns = "demo_active_async",
                           .topic_name = "sql.demo_active_async",
                           .level = HARK_LOG_DEBUG,
                           .async = 1};
+static demo loud_async_printf = {.ns = "demo_active_async_printf",
+                                 .topic_name = "sql.demo_active_async_printf",
+                                 .level = HARK_LOG_DEBUG,
+                                 .async = 1,
+                                 .printf_call = 1};
 static demo loud_nolog = {.ns = "demo_active_nolog",
                           .topic_name = "sql.demo_active_nolog",
                           .level = HARK_LOG_DEBUG,
@@ -112,8 +134,11 @@ static int demo_setup(demo *d)
     if (step(d, hark_logger_set_level(logger, d->level), "hark_logger_set_level") < 0 ||
         step(d, hark_log_subscriber_new(&s, logger), "hark_log_subscriber_new") < 0 ||
         step(d,
-             hark_log_subscriber_add(s, "sql", d->nolog ? on_sql_nolog : on_sql, NULL,
-                                     HARK_LOG_DEBUG),
+             hark_log_subscriber_add(s, "sql",
+                                     d->nolog         ? on_sql_nolog
+                                     : d->printf_call ? on_sql_printf
+                                                      : on_sql,
+                                     NULL, HARK_LOG_DEBUG),
              "hark_log_subscriber_add") < 0 ||
         step(d, hark_subscriber_attach(s, hark_default(), d->ns), "hark_subscriber_attach") < 0 ||
         step(d, hark_topic_get(&d->topic, hark_default(), d->topic_name), "hark_topic_get") < 0)
@@ -157,26 +182,24 @@ static void case_active_fd(bench_ctx *b)
 {
     demo_case(b, &loud_fd, 1, 1);
 }
-/* Lines per burst: 4096 typical lines fill about half of the 1 MiB ring. */
+/* Lines per burst: 4096 typical lines (32 bytes each) fill an eighth of the 1 MiB ring. */
 #define ASYNC_BURST 4096
 
 /* Between bursts, untimed: the writer thread writes what was queued. */
 static void async_drain(void *arg)
 {
-    (void)arg;
-    hark_logger_flush(loud_async.logger);
+    hark_logger_flush(((demo *)arg)->logger);
 }
 
-static void case_active_async(bench_ctx *b)
+static void async_case(bench_ctx *b, demo *d)
 {
-    demo *d = &loud_async;
     if (demo_setup(d) < 0) {
         bench_fail(b, "%s: %s", d->what, hark_strerror(d->err));
         return;
     }
     bench_expect_calls(b, loop_logsub, d->topic, 1);
-    async_drain(NULL);
-    bench_measure_bursts(b, loop_logsub, d->topic, ASYNC_BURST, async_drain);
+    async_drain(d);
+    bench_measure_bursts(b, loop_logsub, d->topic, ASYNC_BURST, async_drain, d);
     if (bench_icount_mode(b))
         return;
     /* The sustained figure, writer included: bursts and drains, all timed. */
@@ -184,9 +207,17 @@ static void case_active_async(bench_ctx *b)
     double t0 = bench_now_ns();
     for (uint64_t i = 0; i < n; i += ASYNC_BURST) {
         loop_logsub(ASYNC_BURST, d->topic);
-        async_drain(NULL);
+        async_drain(d);
     }
     bench_extra(b, "sustained_ns_per_line", (bench_now_ns() - t0) / (double)n);
+}
+static void case_active_async(bench_ctx *b)
+{
+    async_case(b, &loud_async);
+}
+static void case_active_async_printf(bench_ctx *b)
+{
+    async_case(b, &loud_async_printf);
 }
 static void case_active_nolog(bench_ctx *b)
 {
@@ -206,6 +237,8 @@ const bench_case bench_logsub_cases[] = {
      "the same, logger on a file descriptor: one write(2) per line"},
     {"hark/logsub_sql_active_async", BENCH_KIND_INSTRUMENT, case_active_async,
      "the same line through the asynchronous writer (the instrumenting thread's cost)"},
+    {"hark/logsub_sql_active_async_printf", BENCH_KIND_INSTRUMENT, case_active_async_printf,
+     "the same, logged with the printf-style hark_log_subscriber_debug() (a va_list)"},
     {"hark/logsub_sql_event_only", BENCH_KIND_INSTRUMENT, case_active_nolog,
      "the same event and log subscriber with a handler that reads the duration and logs "
      "nothing: the floor under the logsub_sql_active rows"},

@@ -108,6 +108,7 @@ static const char *reference(const char *name)
         {"hark/timed_2threads", "baseline/naive_timed10_2threads"},
         {"hark/logsub_sql_active", "baseline/fprintf_devnull"},
         {"hark/logsub_sql_active_async", "baseline/fprintf_devnull"},
+        {"hark/logsub_sql_active_async_printf", "baseline/fprintf_devnull"},
         {"hark/logsub_sql_event_only", "baseline/fprintf_devnull"},
         {"hark/logsub_sql_active_json", "hark/logsub_sql_active"},
         {"hark/metrics_histogram", "baseline/metrics_histogram"},

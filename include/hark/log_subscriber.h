@@ -42,6 +42,7 @@
 
 #include "hark/common.h"
 #include "hark/logger.h"
+#include "hark/logf.h"
 #include "hark/color.h"
 #include "hark/subscriber.h"
 
@@ -128,6 +129,25 @@ HARK_API int hark_log_subscriber_error(hark_subscriber *s, const char *fmt, ...)
 HARK_API int hark_log_subscriber_fatal(hark_subscriber *s, const char *fmt, ...) HARK_PRINTF(2, 3);
 HARK_API int hark_log_subscriber_unknown(hark_subscriber *s, const char *fmt, ...)
     HARK_PRINTF(2, 3);
+
+/*
+ * hark_log_subscriber_log(s, level, fmt, ...) with HARK_LOGF's capture (hark/logf.h):
+ * the same line and return value; on an asynchronous logger the calling thread
+ * only stores the arguments. The format must be a string literal, with at most
+ * HARK_LOGF_MAX_ARGS arguments, each evaluated exactly once. An int expression.
+ * Thread-safety: safe.
+ */
+#ifndef __cplusplus
+#define HARK_LOG_SUBSCRIBER_LOGF(s, level, ...)                                                    \
+    __extension__({                                                                                \
+        hark_subscriber *const hark__sb_ = (s);                                                    \
+        const hark_log_level hark__lv_ = (hark_log_level)(level);                                  \
+        HARK__LOGF_BODY(hark_log_subscriber_logger(hark__sb_), hark_log_subscriber_log, hark__sb_, \
+                        __VA_ARGS__)                                                               \
+    })
+#else
+#define HARK_LOG_SUBSCRIBER_LOGF(s, level, ...) hark_log_subscriber_log((s), (level), __VA_ARGS__)
+#endif
 
 /*
  * The block form (`info { ... }`): hark_log_lazy() on the bound logger, 0 without

@@ -42,7 +42,7 @@ enum { RUNNING = 0, NAPPING = 1, IDLE = 2 };
 
 /* What an entry's message is: finished text, a copied format string with its
  * arguments, or an interned format (a struct hark__fmt pointer) with them. */
-enum { KIND_TEXT = 0, KIND_ARGS = 1, KIND_FMT = 2 };
+enum { KIND_TEXT = 0, KIND_ARGS = 1, KIND_FMT = 2, KIND_SITE = 3 };
 /* The optional parts an entry has. */
 enum { HAS_TIME = 1, HAS_RECORD = 2 };
 
@@ -51,7 +51,8 @@ enum { HAS_TIME = 1, HAS_RECORD = 2 };
  * HAS_TIME); a struct entry_record (HAS_RECORD); the tags ("tag\0" each); the
  * event name and transaction id ("\0" each) and the fields (HAS_RECORD); and the
  * message "\0" (TEXT), the format "\0" and the arguments (ARGS), or the format
- * pointer and the arguments (FMT). A line of the default text format with a
+ * pointer and the arguments (FMT: an interned format; SITE: a HARK_LOGF call
+ * site's literal). A line of the default text format with a
  * number argument takes 32 bytes.
  */
 struct entry {
@@ -95,12 +96,13 @@ struct hark__async {
     pthread_t thread;
 
     /* Writer-only scratch: a linear copy of a wrapped entry, the message, the line. */
-    char *scratch;
+    _Alignas(64) char *scratch;
     size_t scratch_cap;
     struct hark_log_buf msg, line;
 
-    /* The formats interned by logging calls (log_capture.h). */
-    struct hark__fmt_table fmts;
+    /* The formats interned by logging calls (log_capture.h): read by every
+     * producer, so on a line of their own, away from the writer's scratch. */
+    _Alignas(64) struct hark__fmt_table fmts;
 
     struct hark__async *next_live; /* the list flushed at exit */
 };
@@ -640,6 +642,59 @@ int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_l
     return 0;
 }
 
+/*
+ * HARK_LOGF (hark/logf.h). On an asynchronous logger the call site's words go into
+ * the ring as they are, or narrowed and with their strings copied as
+ * hark__fmt_capture() would store them; the entry refers to the site's literal
+ * format. Everything else -- errors included -- is hark_log()'s, which the macro
+ * calls with the same values when this returns HARK__LOGF_FALLBACK.
+ */
+int hark__log_site(hark_logger *l, hark_log_level level, hark_log_site *site, const uint64_t *vals)
+{
+    if (HARK_UNLIKELY(!l || !site || !vals || !hark__level_ok((int)level)))
+        return HARK__LOGF_FALLBACK;
+    if (!hark__line_enabled(l, (int)level))
+        return 0;
+    struct hark__async *a = l->async;
+    if (!a)
+        return HARK__LOGF_FALLBACK; /* synchronous: formatted now, by hark_log() */
+    int st = hark__site_state(site);
+    if (HARK_UNLIKELY(st == HARK__SITE_FALLBACK))
+        return HARK__LOGF_FALLBACK;
+    struct meta m;
+    size_t bytes = meta_init(l, &m, level);
+    const unsigned char *words = (const unsigned char *)(vals + 1);
+    unsigned char narrowed[HARK_LOGF_MAX_ARGS * 8];
+    struct hark__str strs[HARK_LOGF_MAX_ARGS];
+    int nstr = 0;
+    size_t str_bytes = 0;
+    if (st != HARK__SITE_PLAIN) {
+        str_bytes = hark__site_capture(site, vals + 1, narrowed, strs, &nstr);
+        words = narrowed;
+    }
+    uint32_t words_len = 8u * site->nargs;
+    size_t total = bytes + sizeof site->fmt + words_len + str_bytes;
+    size_t need = slots_for(total);
+    /* Too long for the ring: hark_log() writes it on this thread, in order. */
+    if (HARK_UNLIKELY(str_bytes == SIZE_MAX || need > a->nslots / 2))
+        return HARK__LOGF_FALLBACK;
+    m.head.len = (uint32_t)total;
+    m.head.kind = KIND_SITE;
+    m.head.words = words_len;
+    size_t pos;
+    if (!reserve_or_wait(a, need, &pos))
+        return 0;
+    struct cursor c = cursor_at(a, pos, total);
+    put_meta(&c, &m);
+    put(&c, &site->fmt, sizeof site->fmt);
+    for (uint32_t i = 0; i < words_len; i += 8)
+        put(&c, words + i, 8);
+    for (int i = 0; i < nstr; i++)
+        put_str(&c, strs[i].s, strs[i].len);
+    ring_commit(a, pos);
+    return 0;
+}
+
 /* ------------------------------------------------------------------------- */
 /* The writer                                                                */
 /* ------------------------------------------------------------------------- */
@@ -720,6 +775,9 @@ static void write_entry(struct hark__async *a, const char *e)
             memcpy(&f, p, sizeof f);
             fmt = f->text;
             args = p + sizeof f;
+        } else if (head.kind == KIND_SITE) {
+            memcpy(&fmt, p, sizeof fmt);
+            args = p + sizeof fmt;
         }
         a->msg.len = 0;
         a->msg.err = 0;
@@ -921,7 +979,7 @@ static void async_free(struct hark__async *a)
     hark__fmt_table_free(&a->fmts);
     hark__free(a->seq_mem);
     hark__free(a->data);
-    hark__free(a);
+    hark__free_lines(a);
 }
 
 void hark__async_stop(hark_logger *l)
@@ -954,7 +1012,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
     size_t nslots = 64;
     while (nslots * SLOT < opt->capacity)
         nslots *= 2;
-    struct hark__async *a = hark__calloc(1, sizeof *a);
+    struct hark__async *a = hark__calloc_lines(sizeof *a);
     if (!a)
         return HARK_ENOMEM;
     a->logger = l;
@@ -994,7 +1052,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
         hark__fmt_table_free(&a->fmts);
         hark__free(a->seq_mem);
         hark__free(a->data);
-        hark__free(a);
+        hark__free_lines(a);
         return HARK_ENOMEM;
     }
     for (size_t i = 0; i < nslots; i++)

@@ -195,11 +195,11 @@ int hark__fmt_parse(const char *fmt, struct hark__arg_desc *args, uint32_t *byte
 
 int hark__fmt_table_init(struct hark__fmt_table *t)
 {
-    t->slots = hark__calloc(FMT_SLOTS, sizeof *t->slots);
+    t->slots = hark__calloc_lines(FMT_SLOTS * sizeof *t->slots);
     if (!t->slots)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&t->lock, NULL) != 0) {
-        hark__free(t->slots);
+        hark__free_lines(t->slots);
         t->slots = NULL;
         return HARK_ENOMEM;
     }
@@ -215,9 +215,9 @@ void hark__fmt_table_free(struct hark__fmt_table *t)
         return;
     for (struct hark__fmt *f = t->all, *next; f; f = next) {
         next = f->next_all;
-        hark__free(f);
+        hark__free_lines(f);
     }
-    hark__free(t->slots);
+    hark__free_lines(t->slots);
     t->slots = NULL;
     pthread_mutex_destroy(&t->lock);
 }
@@ -268,7 +268,7 @@ const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *
     if (len > UINT32_MAX - 64)
         goto out;
     size_t nargs = n > 0 ? (size_t)n : 0;
-    struct hark__fmt *nf = hark__malloc(sizeof *nf + nargs * sizeof nf->args[0] + len + 1);
+    struct hark__fmt *nf = hark__calloc_lines(sizeof *nf + nargs * sizeof nf->args[0] + len + 1);
     if (!nf)
         goto out;
     char *text = (char *)&nf->args[nargs];
@@ -288,6 +288,90 @@ const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *
 out:
     pthread_mutex_unlock(&t->lock);
     return f;
+}
+
+/* ------------------------------------------------------------------------- */
+/* HARK_LOGF call sites                                                      */
+/* ------------------------------------------------------------------------- */
+
+_Static_assert(sizeof(struct hark__arg_desc) <= sizeof(uint64_t),
+               "an argument description fits a call site's desc_ word");
+
+static bool is_integer(uint8_t type)
+{
+    return type == HARK__LT_INT || type == HARK__LT_UINT || type == HARK__LT_LONG ||
+           type == HARK__LT_ULONG;
+}
+
+/* Whether an argument of C type class `type` (HARK__LT_*) is exactly what a
+ * conversion `d` reads: integers of any width for integer conversions (printf
+ * narrows them as hark__narrow_*() do), a floating type for a floating one, a
+ * character pointer for %s, any pointer for %p. */
+static bool type_fits(const struct hark__arg_desc *d, uint8_t type)
+{
+    switch (d->kind) {
+    case HARK__ARG_STAR:
+    case HARK__ARG_INT:
+    case HARK__ARG_UINT:
+        return is_integer(type);
+    case HARK__ARG_DOUBLE:
+        return type == HARK__LT_DOUBLE;
+    case HARK__ARG_PTR:
+        return type == HARK__LT_PTR || type == HARK__LT_STR;
+    case HARK__ARG_STR:
+        return type == HARK__LT_STR;
+    default: /* %lc, long double: not captured from a word */
+        return false;
+    }
+}
+
+/* Whether the argument's word is already what hark__site_capture() would store:
+ * no narrowing to do and no string to copy. */
+static bool word_is_plain(const struct hark__arg_desc *d, uint8_t type)
+{
+    bool wide = d->length == HARK__LEN_L || d->length == HARK__LEN_LL || d->length == HARK__LEN_J ||
+                d->length == HARK__LEN_Z || d->length == HARK__LEN_T;
+    switch (d->kind) {
+    case HARK__ARG_STAR:
+        return type == HARK__LT_INT;
+    case HARK__ARG_INT:
+        return d->length == HARK__LEN_NONE
+                   ? type == HARK__LT_INT
+                   : wide && (type == HARK__LT_LONG || type == HARK__LT_ULONG);
+    case HARK__ARG_UINT:
+        return d->length == HARK__LEN_NONE
+                   ? type == HARK__LT_UINT
+                   : wide && (type == HARK__LT_LONG || type == HARK__LT_ULONG);
+    case HARK__ARG_DOUBLE:
+    case HARK__ARG_PTR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int hark__site_check(hark_log_site *site)
+{
+    pthread_mutex_lock(&site_lock);
+    int st = __atomic_load_n(&site->check_, __ATOMIC_RELAXED);
+    if (st == 0) {
+        struct hark__arg_desc args[HARK__CAPTURE_ARGS];
+        uint32_t bytes = 0;
+        int n = site->fmt ? hark__fmt_parse(site->fmt, args, &bytes) : -1;
+        bool fits = n == (int)site->nargs && n <= HARK_LOGF_MAX_ARGS, plain = true;
+        for (int i = 0; fits && i < n; i++) {
+            fits = type_fits(&args[i], site->type[i]);
+            plain = plain && word_is_plain(&args[i], site->type[i]);
+            memcpy(&site->desc_[i], &args[i], sizeof args[i]);
+        }
+        st = !fits ? HARK__SITE_FALLBACK : plain ? HARK__SITE_PLAIN : HARK__SITE_CAPTURE;
+        /* Release: a caller that sees the answer sees the descriptions. */
+        __atomic_store_n(&site->check_, st, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&site_lock);
+    return st;
 }
 
 /* ------------------------------------------------------------------------- */

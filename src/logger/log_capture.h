@@ -220,6 +220,106 @@ static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n,
     return str_bytes;
 }
 
+/* ---- HARK_LOGF call sites (hark/logf.h) ---------------------------------- */
+
+/* What hark__site_check() decided for a call site: its words are stored as they
+ * are (PLAIN), through hark__site_capture() (CAPTURE), or it goes to hark_log(). */
+enum { HARK__SITE_PLAIN = 1, HARK__SITE_CAPTURE = 2, HARK__SITE_FALLBACK = 3 };
+
+/* Parses a call site's format once and compares each conversion with the C type
+ * of its argument: HARK__SITE_PLAIN or HARK__SITE_CAPTURE when every argument can
+ * be stored as hark__fmt_capture() would store it (the descriptions are kept in
+ * the site), else HARK__SITE_FALLBACK. Takes a process-wide lock; the answer never changes. */
+int hark__site_check(hark_log_site *site);
+
+static inline int hark__site_state(hark_log_site *site)
+{
+    /* Acquire: pairs with the release store in hark__site_check(), so the
+     * descriptions it wrote are seen. */
+    int st = __atomic_load_n(&site->check_, __ATOMIC_ACQUIRE);
+    return HARK_LIKELY(st != 0) ? st : hark__site_check(site);
+}
+
+/* A signed argument as printf would read it for `length`, from its 64-bit value. */
+static inline long long hark__narrow_signed(int length, uint64_t v)
+{
+    switch (length) {
+    case HARK__LEN_HH:
+        return (signed char)(int)(long long)v;
+    case HARK__LEN_H:
+        return (short)(int)(long long)v;
+    case HARK__LEN_NONE:
+        return (int)(long long)v;
+    default:
+        return (long long)v;
+    }
+}
+
+static inline unsigned long long hark__narrow_unsigned(int length, uint64_t v)
+{
+    switch (length) {
+    case HARK__LEN_HH:
+        return (unsigned char)v;
+    case HARK__LEN_H:
+        return (unsigned short)v;
+    case HARK__LEN_NONE:
+        return (unsigned)v;
+    default:
+        return v;
+    }
+}
+
+/*
+ * Stores a checked call site's arguments `vals` (one word each, by C type) as
+ * hark__fmt_capture() stores them from a va_list: 8 bytes each into `words`, the
+ * strings into `strs` (*nstr). Returns the bytes the strings take (each with a
+ * NUL), or SIZE_MAX when one is too long.
+ */
+static inline size_t hark__site_capture(const hark_log_site *site, const uint64_t *vals,
+                                        unsigned char *words, struct hark__str *strs, int *nstr)
+{
+    size_t str_bytes = 0;
+    int ns = 0;
+    long long star = -1; /* the last '*' value, for a %.*s */
+    for (int i = 0; i < site->nargs; i++) {
+        struct hark__arg_desc d;
+        memcpy(&d, &site->desc_[i], sizeof d);
+        uint64_t v = vals[i], w;
+        switch (d.kind) {
+        case HARK__ARG_STAR:
+            star = (int)(long long)v;
+            w = (uint64_t)star;
+            break;
+        case HARK__ARG_INT:
+            w = (uint64_t)hark__narrow_signed(d.length, v);
+            break;
+        case HARK__ARG_UINT:
+            w = hark__narrow_unsigned(d.length, v);
+            break;
+        case HARK__ARG_STR: {
+            const char *s = (const char *)(uintptr_t)v;
+            long long prec = d.prec == HARK__PREC_STAR ? star : d.prec;
+            size_t len = !s ? 0 : prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
+            if (len > UINT32_MAX - 16)
+                return SIZE_MAX;
+            w = s ? len : UINT64_MAX;
+            if (s) {
+                strs[ns].s = s;
+                strs[ns++].len = len;
+                str_bytes += len + 1;
+            }
+            break;
+        }
+        default: /* a double or a pointer: the word as it is */
+            w = v;
+            break;
+        }
+        memcpy(words + 8 * (size_t)i, &w, 8);
+    }
+    *nstr = ns;
+    return str_bytes;
+}
+
 /* Formats `fmt` with arguments stored as captured into `b`: `args` the
  * fixed-size part, `strings` the string bytes. Returns 0 or the buffer's error. */
 int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args,

@@ -9,11 +9,6 @@
 
 #include <string.h>
 
-static bool level_ok(int level)
-{
-    return level >= 0 && level < HARK_LOG_LEVELS;
-}
-
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind)
 {
     hark_logger *l = hark__calloc(1, sizeof *l);
@@ -75,7 +70,7 @@ int hark_logger_free(hark_logger *l)
 
 int hark_logger_set_level(hark_logger *l, hark_log_level level)
 {
-    if (!l || !level_ok((int)level))
+    if (!l || !hark__level_ok((int)level))
         return HARK_EINVAL;
     /* Relaxed: observers publish what they derive from the level under their own
      * locks, and threads that read the level race benignly with a change. */
@@ -105,7 +100,7 @@ int hark_logger_effective_level(const hark_logger *l)
 
 bool hark_logger_enabled(const hark_logger *l, int level)
 {
-    if (HARK_UNLIKELY(!l || !level_ok(level)))
+    if (HARK_UNLIKELY(!l || !hark__level_ok(level)))
         return false;
     /* The common case: no thread has an override, so no thread-local lookup. A
      * thread that has one always sees its own increment of `overrides`. */
@@ -273,30 +268,6 @@ static int write_line(hark_logger *l, hark_log_level level, hark_log_message_fn 
     return end_line(l, &rec, &b, start);
 }
 
-/*
- * Whether a line at `level` is written: the calling thread's override, else the
- * level of the event being logged (a target level) when it is for this logger,
- * else the logger's.
- */
-static inline bool line_enabled(hark_logger *l, int level)
-{
-    const hark_log_event *ev = hark__log_event_tls();
-    if (HARK_UNLIKELY(ev && ev->level != -1 && ev->logger == l)) {
-        int t = ev->level;
-        /* Per-target levels are rare: look for one only when the logger has any. */
-        if (t == HARK_LOG_EVENT_TARGET)
-            t = atomic_load_explicit(&l->targets, memory_order_relaxed)
-                    ? hark__logger_event_target(l, ev->name)
-                    : -1;
-        if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
-                       hark__logger_thread_level(l) < 0))
-            return level >= t;
-    }
-    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
-        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
-    return level >= hark_logger_effective_level(l);
-}
-
 struct printf_args {
     const char *fmt;
     va_list ap;
@@ -321,9 +292,9 @@ static int fill_str(struct hark_log_buf *b, void *ctx)
 
 int hark_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
 {
-    if (HARK_UNLIKELY(!l || !fmt || !level_ok((int)level)))
+    if (HARK_UNLIKELY(!l || !fmt || !hark__level_ok((int)level)))
         return HARK_EINVAL;
-    if (!line_enabled(l, (int)level))
+    if (!hark__line_enabled(l, (int)level))
         return 0;
     if (l->async)
         return hark__async_logv(l, level, fmt, ap);
@@ -346,9 +317,9 @@ int hark_log(hark_logger *l, hark_log_level level, const char *fmt, ...)
 
 int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 {
-    if (HARK_UNLIKELY(!l || !message || !level_ok((int)level)))
+    if (HARK_UNLIKELY(!l || !message || !hark__level_ok((int)level)))
         return HARK_EINVAL;
-    if (!line_enabled(l, (int)level))
+    if (!hark__line_enabled(l, (int)level))
         return 0;
     /* Cast: fill_str only reads the message. */
     return write_line(l, level, fill_str, (void *)(uintptr_t)message);
@@ -356,9 +327,9 @@ int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 
 int hark_log_lazy(hark_logger *l, hark_log_level level, hark_log_message_fn fn, void *data)
 {
-    if (HARK_UNLIKELY(!l || !fn || !level_ok((int)level)))
+    if (HARK_UNLIKELY(!l || !fn || !hark__level_ok((int)level)))
         return HARK_EINVAL;
-    if (!line_enabled(l, (int)level))
+    if (!hark__line_enabled(l, (int)level))
         return 0;
     return write_line(l, level, fn, data);
 }

@@ -6,6 +6,8 @@
 #define HARK_LOGGER_INTERNAL_H
 
 #include "hark/logger.h"
+#include "hark/logf.h"
+#include "log_ext.h"
 #include "hark/sys/logger_observer.h"
 
 #include <pthread.h>
@@ -166,5 +168,34 @@ int hark__logger_thread_level(const hark_logger *l);
 void hark__logger_notify(hark_logger *l, unsigned what);
 /* observer.c: whether the calling thread is inside an observer callback of `l`. */
 bool hark__logger_notifying(const hark_logger *l);
+
+static inline bool hark__level_ok(int level)
+{
+    return level >= 0 && level < HARK_LOG_LEVELS;
+}
+
+/*
+ * Whether a line at `level` is written: the calling thread's override, else the
+ * level of the event being logged (a target level) when it is for this logger,
+ * else the logger's.
+ */
+static inline bool hark__line_enabled(hark_logger *l, int level)
+{
+    const hark_log_event *ev = hark__log_event_tls();
+    if (HARK_UNLIKELY(ev && ev->level != -1 && ev->logger == l)) {
+        int t = ev->level;
+        /* Per-target levels are rare: look for one only when the logger has any. */
+        if (t == HARK_LOG_EVENT_TARGET)
+            t = atomic_load_explicit(&l->targets, memory_order_relaxed)
+                    ? hark__logger_event_target(l, ev->name)
+                    : -1;
+        if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
+                       hark__logger_thread_level(l) < 0))
+            return level >= t;
+    }
+    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
+        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
+    return level >= hark_logger_effective_level(l);
+}
 
 #endif /* HARK_LOGGER_INTERNAL_H */

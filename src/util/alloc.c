@@ -2,6 +2,7 @@
 #include "hark/common.h"
 #include "alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,32 @@ void hark__free(void *ptr)
 {
     if (ptr)
         free_hook(ptr);
+}
+
+void *hark__calloc_lines(size_t size)
+{
+    /* Room for the padding, the pointer to free and the rounding up. */
+    size_t whole = (size + HARK__LINE - 1) / HARK__LINE * HARK__LINE;
+    if (size > (size_t)-1 / 2 || whole > (size_t)-1 - 2 * HARK__LINE)
+        return NULL;
+    char *raw = hark__malloc(whole + 2 * HARK__LINE);
+    if (!raw)
+        return NULL;
+    uintptr_t at =
+        ((uintptr_t)raw + sizeof(void *) + HARK__LINE - 1) & ~(uintptr_t)(HARK__LINE - 1);
+    char *p = (char *)at;
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    memset(p, 0, whole);
+    return p;
+}
+
+void hark__free_lines(void *ptr)
+{
+    if (ptr) {
+        void *raw;
+        memcpy(&raw, (char *)ptr - sizeof raw, sizeof raw);
+        hark__free(raw);
+    }
 }
 
 char *hark__strndup(const char *s, size_t len)

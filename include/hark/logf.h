@@ -1,0 +1,453 @@
+/*
+ * hark/logf.h -- HARK_LOGF: printf-style logging whose arguments are captured by
+ * their C types, for asynchronous loggers.
+ *
+ *     HARK_LOGF(log, HARK_LOG_INFO, "served %s in %.1f ms", path, ms);
+ *
+ * writes the same line as hark_log(log, HARK_LOG_INFO, "served %s in %.1f ms",
+ * path, ms) and returns what it would return. The difference is the calling
+ * thread's cost on an asynchronous logger (hark_logger_set_async()): hark_log()
+ * hands its va_list to the library, which looks its format up and reads each
+ * argument as the format says; HARK_LOGF knows each argument's type where it is
+ * written, so the call stores a few 8-byte words, the format's address and the
+ * bytes of its %s strings into the ring and returns. The writer thread formats.
+ * On a synchronous logger HARK_LOGF is hark_log().
+ *
+ * Rules:
+ *   - The format must be a string literal (it is kept by address until written).
+ *   - At most HARK_LOGF_MAX_ARGS (12) arguments after it.
+ *   - Every argument is evaluated exactly once, before the level is checked, as
+ *     for hark_log(); use HARK_LOG to skip evaluating them below the level.
+ *   - The compiler checks the format against the arguments as for hark_log().
+ *   - A call whose arguments cannot be captured exactly -- a type that does not
+ *     match its conversion, %n, %m, %ls, %lc, %L, positional arguments, a string
+ *     longer than half the ring -- is passed to hark_log() instead, with the same
+ *     values: the line is the same, only slower. The check is made once per call
+ *     site, on its first use.
+ *   - An expression (GNU statement expression: GCC and Clang), usable where an
+ *     int is; not inside a non-static inline function (it holds a static object).
+ *   - A module that logs through HARK_LOGF must flush its asynchronous loggers
+ *     (hark_logger_flush()) before it is unloaded with dlclose(): queued lines
+ *     refer to its formats.
+ *
+ * Returns and errors: as hark_log(). Thread-safety: safe.
+ */
+#ifndef HARK_LOGF_H
+#define HARK_LOGF_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "hark/common.h"
+#include "hark/logger.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HARK_LOGF_MAX_ARGS 12
+
+/* Private: one call site of HARK_LOGF, a static object the macro defines. The
+ * library fills `check_` and `desc_` on first use. */
+typedef struct hark_log_site {
+    const char *fmt;
+    uint8_t nargs;
+    uint8_t type[HARK_LOGF_MAX_ARGS]; /* HARK__LT_* of each argument */
+    int check_;                       /* 0 until checked; then HARK__SITE_* */
+    uint64_t desc_[HARK_LOGF_MAX_ARGS];
+} hark_log_site;
+
+/* Private: what hark__log_site() returns when the call must go to hark_log(). */
+#define HARK__LOGF_FALLBACK 1
+
+/* Private: queues one HARK_LOGF call; vals[0] is unused, vals[1..nargs] are the
+ * arguments' words. */
+HARK_API int hark__log_site(hark_logger *logger, hark_log_level level, hark_log_site *site,
+                            const uint64_t *vals);
+
+/* Private: the C type classes of captured arguments (INT: int or narrower; LONG:
+ * long or long long). */
+enum {
+    HARK__LT_INT = 1,
+    HARK__LT_UINT,
+    HARK__LT_LONG,
+    HARK__LT_ULONG,
+    HARK__LT_DOUBLE,
+    HARK__LT_STR,
+    HARK__LT_PTR,
+    HARK__LT_NONE
+};
+
+static inline uint64_t hark__lw_int(long long v)
+{
+    return (uint64_t)v;
+}
+static inline uint64_t hark__lw_uint(unsigned long long v)
+{
+    return (uint64_t)v;
+}
+static inline uint64_t hark__lw_double(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+static inline uint64_t hark__lw_ptr(const volatile void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+static inline uint64_t hark__lw_none(long double v)
+{
+    (void)v;
+    return 0;
+}
+
+#ifndef __cplusplus
+
+/* The value as an 8-byte word, by its type (only the selected function is called). */
+#define HARK__LOGF_WORD(x)                                                                         \
+    _Generic((x), _Bool                                                                            \
+             : hark__lw_uint, char                                                                 \
+             : hark__lw_int, signed char                                                           \
+             : hark__lw_int, unsigned char                                                         \
+             : hark__lw_uint, short                                                                \
+             : hark__lw_int, unsigned short                                                        \
+             : hark__lw_uint, int                                                                  \
+             : hark__lw_int, unsigned                                                              \
+             : hark__lw_uint, long                                                                 \
+             : hark__lw_int, unsigned long                                                         \
+             : hark__lw_uint, long long                                                            \
+             : hark__lw_int, unsigned long long                                                    \
+             : hark__lw_uint, float                                                                \
+             : hark__lw_double, double                                                             \
+             : hark__lw_double, long double                                                        \
+             : hark__lw_none, default                                                              \
+             : hark__lw_ptr)(x)
+
+/* The type class of an argument (not evaluated). */
+#define HARK__LOGF_TYPE(x)                                                                         \
+    _Generic(((void)0, (x)), _Bool: HARK__LT_UINT, char: HARK__LT_INT, signed char: HARK__LT_INT,  \
+             unsigned char: HARK__LT_UINT, short: HARK__LT_INT, unsigned short: HARK__LT_UINT,     \
+             int: HARK__LT_INT, unsigned: HARK__LT_UINT, long: HARK__LT_LONG,                      \
+             unsigned long: HARK__LT_ULONG, long long: HARK__LT_LONG,                              \
+             unsigned long long: HARK__LT_ULONG, float: HARK__LT_DOUBLE, double: HARK__LT_DOUBLE,   \
+             long double: HARK__LT_NONE, char *: HARK__LT_STR, const char *: HARK__LT_STR,         \
+             signed char *: HARK__LT_STR, const signed char *: HARK__LT_STR,                       \
+             unsigned char *: HARK__LT_STR, const unsigned char *: HARK__LT_STR,                   \
+             default: HARK__LT_PTR)
+
+#define HARK__LOGF_CAT_(a, b) a##b
+#define HARK__LOGF_CAT(a, b) HARK__LOGF_CAT_(a, b)
+/* How many arguments follow the format (0 .. 12). */
+#define HARK__LOGF_COUNT(...)                                                                      \
+    HARK__LOGF_COUNT_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define HARK__LOGF_COUNT_(fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, n, ...) n
+
+/*
+ * The body shared by HARK_LOGF and HARK_LOG_SUBSCRIBER_LOGF: LOGGER is the logger
+ * expression (read once), FALLBACK(OBJ, level, fmt, ...) the printf-style call
+ * used when the line is not captured. Expects hark__lv_ in scope.
+ */
+#define HARK__LOGF_BODY(LOGGER, FALLBACK, OBJ, ...)                                                \
+    HARK__LOGF_CAT(HARK__LOGF_, HARK__LOGF_COUNT(__VA_ARGS__))(LOGGER, FALLBACK, OBJ, __VA_ARGS__)
+
+#define HARK__LOGF_0(LOGGER, FALLBACK, OBJ, fmt)                                                   \
+    static hark_log_site hark__site_ = {fmt, 0, {0}, 0, {0}};                                      \
+    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_, (const uint64_t[]){0});        \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt);                                                 \
+    hark__rc_;
+#define HARK__LOGF_1(LOGGER, FALLBACK, OBJ, fmt, a1)                                               \
+    static hark_log_site hark__site_ = {fmt, 1, {HARK__LOGF_TYPE(a1)}, 0, {0}};                    \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_,                                \
+                                   (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_)});             \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_);                                      \
+    hark__rc_;
+#define HARK__LOGF_2(LOGGER, FALLBACK, OBJ, fmt, a1, a2)                                           \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt, 2, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2)}, 0, {0}};                               \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_)});            \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_);                           \
+    hark__rc_;
+#define HARK__LOGF_3(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3)                                       \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt, 3, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3)}, 0, {0}};          \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_,                                \
+                                   (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_),               \
+                                                      HARK__LOGF_WORD(hark__a2_),                  \
+                                                      HARK__LOGF_WORD(hark__a3_)});                \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_);                \
+    hark__rc_;
+#define HARK__LOGF_4(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4)                                   \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        4,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4)},      \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_)});               \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_);     \
+    hark__rc_;
+#define HARK__LOGF_5(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5)                               \
+    static hark_log_site hark__site_ = {fmt,                                                       \
+                                        5,                                                         \
+                                        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2),                 \
+                                         HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),                 \
+                                         HARK__LOGF_TYPE(a5)},                                     \
+                                        0,                                                         \
+                                        {0}};                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_)});                                           \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ =                                                                                \
+            FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_, hark__a5_);  \
+    hark__rc_;
+#define HARK__LOGF_6(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6)                           \
+    static hark_log_site hark__site_ = {fmt,                                                       \
+                                        6,                                                         \
+                                        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2),                 \
+                                         HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),                 \
+                                         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6)},                \
+                                        0,                                                         \
+                                        {0}};                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_)});               \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_);                                                \
+    hark__rc_;
+#define HARK__LOGF_7(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7)                       \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        7,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7)},                           \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
+                           HARK__LOGF_WORD(hark__a7_)});                                           \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_, hark__a7_);                                     \
+    hark__rc_;
+#define HARK__LOGF_8(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8)                   \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        8,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8)},      \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
+                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_)});               \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_, hark__a7_, hark__a8_);                          \
+    hark__rc_;
+#define HARK__LOGF_9(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9)               \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        9,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
+         HARK__LOGF_TYPE(a9)},                                                                     \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
+    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){                                                                        \
+            0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_), HARK__LOGF_WORD(hark__a3_), \
+            HARK__LOGF_WORD(hark__a4_), HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),    \
+            HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_), HARK__LOGF_WORD(hark__a9_)});  \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_);               \
+    hark__rc_;
+#define HARK__LOGF_10(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)         \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        10,                                                                                        \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
+         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10)},                                               \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
+    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
+    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
+                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_),                 \
+                           HARK__LOGF_WORD(hark__a9_), HARK__LOGF_WORD(hark__a10_)});              \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_);   \
+    hark__rc_;
+#define HARK__LOGF_11(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)    \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        11,                                                                                        \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
+         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11)},                         \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
+    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
+    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
+    __typeof__(((void)0, (a11))) const hark__a11_ = (a11);                                         \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){                                                                        \
+            0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_), HARK__LOGF_WORD(hark__a3_), \
+            HARK__LOGF_WORD(hark__a4_), HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),    \
+            HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_), HARK__LOGF_WORD(hark__a9_),    \
+            HARK__LOGF_WORD(hark__a10_), HARK__LOGF_WORD(hark__a11_)});                            \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ =                                                                                \
+            FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_, hark__a5_,   \
+                     hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_, hark__a11_);          \
+    hark__rc_;
+#define HARK__LOGF_12(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,    \
+                      a12)                                                                         \
+    static hark_log_site hark__site_ = {                                                           \
+        fmt,                                                                                       \
+        12,                                                                                        \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
+         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11), HARK__LOGF_TYPE(a12)},   \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
+    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
+    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
+    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
+    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
+    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
+    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
+    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
+    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
+    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
+    __typeof__(((void)0, (a11))) const hark__a11_ = (a11);                                         \
+    __typeof__(((void)0, (a12))) const hark__a12_ = (a12);                                         \
+    int hark__rc_ = hark__log_site(                                                                \
+        LOGGER, hark__lv_, &hark__site_,                                                           \
+        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
+                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
+                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
+                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_),                 \
+                           HARK__LOGF_WORD(hark__a9_), HARK__LOGF_WORD(hark__a10_),                \
+                           HARK__LOGF_WORD(hark__a11_), HARK__LOGF_WORD(hark__a12_)});             \
+    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
+        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
+                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_,    \
+                             hark__a11_, hark__a12_);                                              \
+    hark__rc_;
+
+/*
+ * Logs like hark_log(logger, level, fmt, ...), capturing the arguments by type on
+ * an asynchronous logger (see the top of this file). An int expression.
+ */
+#define HARK_LOGF(logger, level, ...)                                                              \
+    __extension__({                                                                                \
+        hark_logger *const hark__lg_ = (logger);                                                   \
+        const hark_log_level hark__lv_ = (hark_log_level)(level);                                  \
+        HARK__LOGF_BODY(hark__lg_, hark_log, hark__lg_, __VA_ARGS__)                               \
+    })
+
+#else /* C++: no _Generic; HARK_LOGF is hark_log(). */
+
+#define HARK_LOGF(logger, level, ...) hark_log((logger), (level), __VA_ARGS__)
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
