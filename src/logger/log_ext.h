@@ -23,8 +23,27 @@ size_t hark__log_time_iso(char *out, double time);
  * returns the length. */
 size_t hark__log_text_tags(char *out, const char *const *tags, size_t count);
 
-/* The calling thread's tag stack; *tags is NULL and 0 is returned without one. */
-size_t hark__log_tags_get(const char *const **tags);
+/* A thread's tags (log_tags.c): allocated on its first push, freed at its exit. */
+struct hark__tag_stack {
+    size_t count;
+    const char *ptrs[HARK_LOG_TAGS_MAX];
+    char text[HARK_LOG_TAGS_MAX][HARK_LOG_TAG_LEN + 1];
+};
+
+/* The calling thread's tag stack, or NULL; read inline on the write path. */
+extern HARK__TLS struct hark__tag_stack *hark__tls_tags;
+
+/* The calling thread's tags; *tags is NULL and 0 is returned without any. */
+static inline size_t hark__log_tags_get(const char *const **tags)
+{
+    const struct hark__tag_stack *t = hark__tls_tags;
+    if (!t || t->count == 0) {
+        *tags = NULL;
+        return 0;
+    }
+    *tags = t->ptrs;
+    return t->count;
+}
 
 /* log_env.c: the target level for the namespace of event `name` (after its first
  * '.'), or -1; cheap when the logger has no targets. */

@@ -10,15 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct tag_stack {
-    size_t count;
-    const char *ptrs[HARK_LOG_TAGS_MAX];
-    char text[HARK_LOG_TAGS_MAX][HARK_LOG_TAG_LEN + 1];
-};
-
 /* One pointer per thread; the stack itself is on the heap, so the static TLS block
  * a dlopen()ed library may use stays small. */
-static HARK__TLS struct tag_stack *tls_tags;
+HARK__TLS struct hark__tag_stack *hark__tls_tags;
 static HARK__TLS uint64_t tls_tid;
 
 static pthread_key_t tags_key;
@@ -39,7 +33,7 @@ int hark_log_tags_push(const char *tag)
 {
     if (!tag || !tag[0])
         return HARK_EINVAL;
-    struct tag_stack *t = tls_tags;
+    struct hark__tag_stack *t = hark__tls_tags;
     if (!t) {
         pthread_once(&tags_once, make_key);
         if (!tags_key_ok)
@@ -51,7 +45,7 @@ int hark_log_tags_push(const char *tag)
             hark__free(t);
             return HARK_ENOMEM;
         }
-        tls_tags = t;
+        hark__tls_tags = t;
     }
     if (t->count == HARK_LOG_TAGS_MAX)
         return HARK_ELIMIT;
@@ -70,7 +64,7 @@ int hark_log_tags_push(const char *tag)
 
 int hark_log_tags_pop(size_t count)
 {
-    struct tag_stack *t = tls_tags;
+    struct hark__tag_stack *t = hark__tls_tags;
     size_t have = t ? t->count : 0;
     if (count > have)
         return HARK_ESTATE;
@@ -81,18 +75,7 @@ int hark_log_tags_pop(size_t count)
 
 size_t hark_log_tags_count(void)
 {
-    return tls_tags ? tls_tags->count : 0;
-}
-
-size_t hark__log_tags_get(const char *const **tags)
-{
-    struct tag_stack *t = tls_tags;
-    if (!t || t->count == 0) {
-        *tags = NULL;
-        return 0;
-    }
-    *tags = t->ptrs;
-    return t->count;
+    return hark__tls_tags ? hark__tls_tags->count : 0;
 }
 
 size_t hark_log_tags(const char *const **tags)
