@@ -139,11 +139,14 @@ HARK_API int hark_log_subscriber_unknown(hark_subscriber *s, const char *fmt, ..
  */
 #ifndef __cplusplus
 #define HARK_LOG_SUBSCRIBER_LOGF(s, level, ...)                                                    \
+    HARK__LOG_SUBSCRIBER_LOGF_AT(HARK__LOGF_UNIQUE, s, level, __VA_ARGS__)
+#define HARK__LOG_SUBSCRIBER_LOGF_AT(id, s, level, ...)                                            \
     __extension__({                                                                                \
-        hark_subscriber *const hark__sb_ = (s);                                                    \
-        const hark_log_level hark__lv_ = (hark_log_level)(level);                                  \
-        HARK__LOGF_BODY(hark_log_subscriber_logger(hark__sb_), hark_log_subscriber_log, hark__sb_, \
-                        __VA_ARGS__)                                                               \
+        hark_subscriber *const HARK__LOGF_V(hark__sb_, id) = (s);                                  \
+        const hark_log_level HARK__LOGF_V(hark__lv_, id) = (hark_log_level)(level);                \
+        HARK__LOGF_BODY(id, hark_log_subscriber_logger(HARK__LOGF_V(hark__sb_, id)),               \
+                        HARK__LOGF_V(hark__lv_, id), hark_log_subscriber_log,                      \
+                        HARK__LOGF_V(hark__sb_, id), __VA_ARGS__)                                  \
     })
 #else
 #define HARK_LOG_SUBSCRIBER_LOGF(s, level, ...) hark_log_subscriber_log((s), (level), __VA_ARGS__)

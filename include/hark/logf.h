@@ -143,168 +143,210 @@ static inline uint64_t hark__lw_none(long double v)
     HARK__LOGF_COUNT_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define HARK__LOGF_COUNT_(fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, n, ...) n
 
-/*
- * The body shared by HARK_LOGF and HARK_LOG_SUBSCRIBER_LOGF: LOGGER is the logger
- * expression (read once), FALLBACK(OBJ, level, fmt, ...) the printf-style call
- * used when the line is not captured. Expects hark__lv_ in scope.
- */
-#define HARK__LOGF_BODY(LOGGER, FALLBACK, OBJ, ...)                                                \
-    HARK__LOGF_CAT(HARK__LOGF_, HARK__LOGF_COUNT(__VA_ARGS__))(LOGGER, FALLBACK, OBJ, __VA_ARGS__)
+/* Names unique to one expansion, so that nested calls do not shadow each other. */
+#ifdef __COUNTER__
+#define HARK__LOGF_UNIQUE __COUNTER__
+#else
+#define HARK__LOGF_UNIQUE __LINE__
+#endif
+#define HARK__LOGF_V(name, id) HARK__LOGF_CAT(name, id)
 
-#define HARK__LOGF_0(LOGGER, FALLBACK, OBJ, fmt)                                                   \
-    static hark_log_site hark__site_ = {fmt, 0, {0}, 0, {0}};                                      \
-    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_, (const uint64_t[]){0});        \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt);                                                 \
-    hark__rc_;
-#define HARK__LOGF_1(LOGGER, FALLBACK, OBJ, fmt, a1)                                               \
-    static hark_log_site hark__site_ = {fmt, 1, {HARK__LOGF_TYPE(a1)}, 0, {0}};                    \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_,                                \
-                                   (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_)});             \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_);                                      \
-    hark__rc_;
-#define HARK__LOGF_2(LOGGER, FALLBACK, OBJ, fmt, a1, a2)                                           \
-    static hark_log_site hark__site_ = {                                                           \
+/*
+ * The body shared by HARK_LOGF and HARK_LOG_SUBSCRIBER_LOGF: ID makes its names
+ * unique, LOGGER is the logger expression and LV the level variable (both read
+ * once), FALLBACK(OBJ, LV, fmt, ...) the printf-style call made when the line is
+ * not captured.
+ */
+#define HARK__LOGF_BODY(ID, LOGGER, LV, FALLBACK, OBJ, ...)                                        \
+    HARK__LOGF_CAT(HARK__LOGF_, HARK__LOGF_COUNT(__VA_ARGS__))                                     \
+    (ID, LOGGER, LV, FALLBACK, OBJ, __VA_ARGS__)
+
+#define HARK__LOGF_0(ID, LOGGER, LV, FALLBACK, OBJ, fmt)                                           \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {fmt, 0, {0}, 0, {0}};                    \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID), (const uint64_t[]){0});         \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(OBJ, LV, fmt);                                      \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_1(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1)                                       \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {fmt, 1, {HARK__LOGF_TYPE(a1)}, 0, {0}};  \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID))});       \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID));         \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_2(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2)                                   \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt, 2, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2)}, 0, {0}};                               \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_)});            \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_);                           \
-    hark__rc_;
-#define HARK__LOGF_3(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3)                                       \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID));      \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_3(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3)                               \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt, 3, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3)}, 0, {0}};          \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    int hark__rc_ = hark__log_site(LOGGER, hark__lv_, &hark__site_,                                \
-                                   (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_),               \
-                                                      HARK__LOGF_WORD(hark__a2_),                  \
-                                                      HARK__LOGF_WORD(hark__a3_)});                \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_);                \
-    hark__rc_;
-#define HARK__LOGF_4(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4)                                   \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
+                     HARK__LOGF_V(hark__a3_, ID));                                                 \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_4(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4)                           \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         4,                                                                                         \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4)},      \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_)});               \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_);     \
-    hark__rc_;
-#define HARK__LOGF_5(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5)                               \
-    static hark_log_site hark__site_ = {fmt,                                                       \
-                                        5,                                                         \
-                                        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2),                 \
-                                         HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),                 \
-                                         HARK__LOGF_TYPE(a5)},                                     \
-                                        0,                                                         \
-                                        {0}};                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_)});                                           \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ =                                                                                \
-            FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_, hark__a5_);  \
-    hark__rc_;
-#define HARK__LOGF_6(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6)                           \
-    static hark_log_site hark__site_ = {fmt,                                                       \
-                                        6,                                                         \
-                                        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2),                 \
-                                         HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),                 \
-                                         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6)},                \
-                                        0,                                                         \
-                                        {0}};                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_)});               \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_);                                                \
-    hark__rc_;
-#define HARK__LOGF_7(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7)                       \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
+                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID));                    \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_5(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5)                       \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
+        fmt,                                                                                       \
+        5,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5)},                                                                     \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
+                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
+                     HARK__LOGF_V(hark__a5_, ID));                                                 \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_6(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6)                   \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
+        fmt,                                                                                       \
+        6,                                                                                         \
+        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
+         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6)},                                                \
+        0,                                                                                         \
+        {0}};                                                                                      \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
+                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
+                     HARK__LOGF_V(hark__a5_, ID), HARK__LOGF_V(hark__a6_, ID));                    \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_7(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7)               \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         7,                                                                                         \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
          HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7)},                           \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
-                           HARK__LOGF_WORD(hark__a7_)});                                           \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_, hark__a7_);                                     \
-    hark__rc_;
-#define HARK__LOGF_8(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8)                   \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
+            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
+            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
+            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID));                             \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_8(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8)           \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         8,                                                                                         \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
          HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8)},      \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
-                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_)});               \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_, hark__a7_, hark__a8_);                          \
-    hark__rc_;
-#define HARK__LOGF_9(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9)               \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) =                                                              \
+            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
+                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
+                     HARK__LOGF_V(hark__a5_, ID), HARK__LOGF_V(hark__a6_, ID),                     \
+                     HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID));                    \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_9(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9)       \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         9,                                                                                         \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
@@ -312,27 +354,35 @@ static inline uint64_t hark__lw_none(long double v)
          HARK__LOGF_TYPE(a9)},                                                                     \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
-    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){                                                                        \
-            0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_), HARK__LOGF_WORD(hark__a3_), \
-            HARK__LOGF_WORD(hark__a4_), HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),    \
-            HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_), HARK__LOGF_WORD(hark__a9_)});  \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_);               \
-    hark__rc_;
-#define HARK__LOGF_10(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)         \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
+    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID))});          \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
+            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
+            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
+            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
+            HARK__LOGF_V(hark__a9_, ID));                                                          \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_10(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         10,                                                                                        \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
@@ -340,29 +390,38 @@ static inline uint64_t hark__lw_none(long double v)
          HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10)},                                               \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
-    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
-    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
-                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_),                 \
-                           HARK__LOGF_WORD(hark__a9_), HARK__LOGF_WORD(hark__a10_)});              \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_);   \
-    hark__rc_;
-#define HARK__LOGF_11(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)    \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
+    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
+    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID))});         \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
+            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
+            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
+            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
+            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID));                            \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_11(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, \
+                      a11)                                                                         \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         11,                                                                                        \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
@@ -370,32 +429,41 @@ static inline uint64_t hark__lw_none(long double v)
          HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11)},                         \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
-    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
-    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
-    __typeof__(((void)0, (a11))) const hark__a11_ = (a11);                                         \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){                                                                        \
-            0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_), HARK__LOGF_WORD(hark__a3_), \
-            HARK__LOGF_WORD(hark__a4_), HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),    \
-            HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_), HARK__LOGF_WORD(hark__a9_),    \
-            HARK__LOGF_WORD(hark__a10_), HARK__LOGF_WORD(hark__a11_)});                            \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ =                                                                                \
-            FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_, hark__a5_,   \
-                     hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_, hark__a11_);          \
-    hark__rc_;
-#define HARK__LOGF_12(LOGGER, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,    \
-                      a12)                                                                         \
-    static hark_log_site hark__site_ = {                                                           \
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
+    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
+    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
+    __typeof__(((void)0, (a11))) const HARK__LOGF_V(hark__a11_, ID) = (a11);                       \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID)),           \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a11_, ID))});         \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
+            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
+            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
+            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
+            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID),                             \
+            HARK__LOGF_V(hark__a11_, ID));                                                         \
+    HARK__LOGF_V(hark__rc_, ID);
+#define HARK__LOGF_12(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, \
+                      a11, a12)                                                                    \
+    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
         fmt,                                                                                       \
         12,                                                                                        \
         {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
@@ -403,41 +471,52 @@ static inline uint64_t hark__lw_none(long double v)
          HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11), HARK__LOGF_TYPE(a12)},   \
         0,                                                                                         \
         {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const hark__a1_ = (a1);                                            \
-    __typeof__(((void)0, (a2))) const hark__a2_ = (a2);                                            \
-    __typeof__(((void)0, (a3))) const hark__a3_ = (a3);                                            \
-    __typeof__(((void)0, (a4))) const hark__a4_ = (a4);                                            \
-    __typeof__(((void)0, (a5))) const hark__a5_ = (a5);                                            \
-    __typeof__(((void)0, (a6))) const hark__a6_ = (a6);                                            \
-    __typeof__(((void)0, (a7))) const hark__a7_ = (a7);                                            \
-    __typeof__(((void)0, (a8))) const hark__a8_ = (a8);                                            \
-    __typeof__(((void)0, (a9))) const hark__a9_ = (a9);                                            \
-    __typeof__(((void)0, (a10))) const hark__a10_ = (a10);                                         \
-    __typeof__(((void)0, (a11))) const hark__a11_ = (a11);                                         \
-    __typeof__(((void)0, (a12))) const hark__a12_ = (a12);                                         \
-    int hark__rc_ = hark__log_site(                                                                \
-        LOGGER, hark__lv_, &hark__site_,                                                           \
-        (const uint64_t[]){0, HARK__LOGF_WORD(hark__a1_), HARK__LOGF_WORD(hark__a2_),              \
-                           HARK__LOGF_WORD(hark__a3_), HARK__LOGF_WORD(hark__a4_),                 \
-                           HARK__LOGF_WORD(hark__a5_), HARK__LOGF_WORD(hark__a6_),                 \
-                           HARK__LOGF_WORD(hark__a7_), HARK__LOGF_WORD(hark__a8_),                 \
-                           HARK__LOGF_WORD(hark__a9_), HARK__LOGF_WORD(hark__a10_),                \
-                           HARK__LOGF_WORD(hark__a11_), HARK__LOGF_WORD(hark__a12_)});             \
-    if (hark__rc_ == HARK__LOGF_FALLBACK)                                                          \
-        hark__rc_ = FALLBACK(OBJ, hark__lv_, fmt, hark__a1_, hark__a2_, hark__a3_, hark__a4_,      \
-                             hark__a5_, hark__a6_, hark__a7_, hark__a8_, hark__a9_, hark__a10_,    \
-                             hark__a11_, hark__a12_);                                              \
-    hark__rc_;
+    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
+    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
+    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
+    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
+    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
+    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
+    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
+    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
+    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
+    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
+    __typeof__(((void)0, (a11))) const HARK__LOGF_V(hark__a11_, ID) = (a11);                       \
+    __typeof__(((void)0, (a12))) const HARK__LOGF_V(hark__a12_, ID) = (a12);                       \
+    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
+        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
+                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID)),           \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a11_, ID)),           \
+                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a12_, ID))});         \
+    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
+        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
+            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
+            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
+            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
+            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID),                             \
+            HARK__LOGF_V(hark__a11_, ID), HARK__LOGF_V(hark__a12_, ID));                           \
+    HARK__LOGF_V(hark__rc_, ID);
 
 /*
  * Logs like hark_log(logger, level, fmt, ...), capturing the arguments by type on
  * an asynchronous logger (see the top of this file). An int expression.
  */
-#define HARK_LOGF(logger, level, ...)                                                              \
+#define HARK_LOGF(logger, level, ...) HARK__LOGF_AT(HARK__LOGF_UNIQUE, logger, level, __VA_ARGS__)
+#define HARK__LOGF_AT(id, logger, level, ...)                                                      \
     __extension__({                                                                                \
-        hark_logger *const hark__lg_ = (logger);                                                   \
-        const hark_log_level hark__lv_ = (hark_log_level)(level);                                  \
-        HARK__LOGF_BODY(hark__lg_, hark_log, hark__lg_, __VA_ARGS__)                               \
+        hark_logger *const HARK__LOGF_V(hark__lg_, id) = (logger);                                 \
+        const hark_log_level HARK__LOGF_V(hark__lv_, id) = (hark_log_level)(level);                \
+        HARK__LOGF_BODY(id, HARK__LOGF_V(hark__lg_, id), HARK__LOGF_V(hark__lv_, id), hark_log,    \
+                        HARK__LOGF_V(hark__lg_, id), __VA_ARGS__)                                  \
     })
 
 #else /* C++: no _Generic; HARK_LOGF is hark_log(). */

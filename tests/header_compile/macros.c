@@ -52,6 +52,18 @@ int header_compile_use_macros(hark_topic *topic, const char *query)
         st = hark_handle_status(&h);
         rc += (int)st.failures;
     }
+    {
+        /* HARK_LOGF with each kind of argument, and nested on one line. */
+        hark_logger *log = NULL;
+        char buf[8] = "x";
+        const char *cs = "y";
+        long long big = 1;
+        rc += HARK_LOGF(log, HARK_LOG_INFO, "plain");
+        rc += HARK_LOGF(log, HARK_LOG_INFO, "%d %u %lld %.1f %s %s %p %c", rc, 2u, big, 0.5, buf,
+                        cs, (void *)buf, 'c');
+        rc += HARK_LOGF(log, HARK_LOG_INFO, "%d", HARK_LOGF(log, HARK_LOG_DEBUG, "%d", rc));
+        rc += HARK_LOG_SUBSCRIBER_LOGF((hark_subscriber *)NULL, HARK_LOG_DEBUG, "%s %d", "sql", rc);
+    }
     rc += HARK_VERSION_NUMBER > 0 ? 0 : 1;
     return rc;
 }
