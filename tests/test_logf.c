@@ -771,8 +771,15 @@ static void test_string_longer_than_half_the_ring(void **state)
     assert_int_equal(hark_log(ref, HARK_LOG_INFO, "short %d", 1), 0);
     assert_int_equal(hark_logger_flush(x), 0);
     assert_int_equal(hark_logger_flush(ref), 0);
-    assert_string_equal(gate_text(g), gate_text(gr));
-    assert_int_equal(hark_logger_async_dropped(x), hark_logger_async_dropped(ref));
+    /* The same lines; the writer reports the drop when it next drains, before or
+     * after "short 1", so the order of those two lines may differ. */
+    assert_int_equal(strlen(gate_text(g)), strlen(gate_text(gr)));
+    assert_non_null(strstr(gate_text(g), "short 1\n"));
+    assert_non_null(strstr(gate_text(gr), "short 1\n"));
+    assert_non_null(strstr(gate_text(g), "1 line dropped\n"));
+    assert_non_null(strstr(gate_text(gr), "1 line dropped\n"));
+    assert_int_equal(hark_logger_async_dropped(x), 1);
+    assert_int_equal(hark_logger_async_dropped(ref), 1);
     assert_int_equal(hark_logger_free(x), 0);
     assert_int_equal(hark_logger_free(ref), 0);
     gate_done(g);
