@@ -643,6 +643,31 @@ int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_l
 }
 
 /*
+ * The usual HARK_LOGF line: its words go into the ring as they are, and the entry
+ * has nothing but its head (no tags, time or record), so none of the metadata is
+ * gathered.
+ */
+static inline int queue_plain_site(struct hark__async *a, hark_log_level level,
+                                   const hark_log_site *site, const uint64_t *words)
+{
+    uint32_t words_len = 8u * site->nargs;
+    struct entry head = {.len = (uint32_t)(sizeof head + sizeof site->fmt + words_len),
+                         .kind = KIND_SITE,
+                         .level = (uint8_t)level,
+                         .words = words_len};
+    size_t pos;
+    if (!reserve_or_wait(a, slots_for(head.len), &pos))
+        return 0;
+    struct cursor c = cursor_at(a, pos, head.len);
+    put(&c, &head, sizeof head);
+    put(&c, &site->fmt, sizeof site->fmt);
+    for (uint32_t i = 0; i < site->nargs; i++)
+        put(&c, &words[i], 8);
+    ring_commit(a, pos);
+    return 0;
+}
+
+/*
  * HARK_LOGF (hark/logf.h). On an asynchronous logger the call site's words go into
  * the ring as they are, or narrowed and with their strings copied as
  * hark__fmt_capture() would store them; the entry refers to the site's literal
@@ -661,6 +686,9 @@ int hark__log_site(hark_logger *l, hark_log_level level, hark_log_site *site, co
     int st = hark__site_state(site);
     if (HARK_UNLIKELY(st == HARK__SITE_FALLBACK))
         return HARK__LOGF_FALLBACK;
+    if (HARK_LIKELY(st == HARK__SITE_PLAIN && !hark__tls_tags_in_use() &&
+                    !hark__logger_structured(l) && !(l->format_flags & HARK_LOG_FORMAT_TIME)))
+        return queue_plain_site(a, level, site, vals + 1);
     struct meta m;
     size_t bytes = meta_init(l, &m, level);
     const unsigned char *words = (const unsigned char *)(vals + 1);

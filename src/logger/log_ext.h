@@ -33,6 +33,13 @@ struct hark__tag_stack {
 /* The calling thread's tag stack, or NULL; read inline on the write path. */
 extern HARK__TLS struct hark__tag_stack *hark__tls_tags;
 
+/* Whether the calling thread has tags. */
+static inline bool hark__tls_tags_in_use(void)
+{
+    const struct hark__tag_stack *t = hark__tls_tags;
+    return t && t->count;
+}
+
 /* The calling thread's tags; *tags is NULL and 0 is returned without any. */
 static inline size_t hark__log_tags_get(const char *const **tags)
 {
