@@ -96,11 +96,13 @@ static int on_request(hark_subscriber *self, hark_event *ev, hark_failure *failu
 
     hark_payload_get_int(ev->payload, "number", &number);
     hark_payload_get_int(ev->payload, "statements", &statements);
-    return hark_log_subscriber_info(
-        self, "%s %s #%lld in %.3fms (%lld statement%s)%s%s", error ? "Failed" : "Completed",
-        str_field(ev->payload, "request", "?"), (long long)number, hark_event_duration(ev),
-        (long long)statements, statements == 1 ? "" : "s", error ? ": " : "",
-        error && error->type == HARK_TYPE_ERROR ? error->as.error.message : "");
+    /* The macro form: with --async the handler only stores these values (copying the
+     * strings); the writer thread formats the line. */
+    return HARK_LOG_SUBSCRIBER_LOGF(
+        self, HARK_LOG_INFO, "%s %s #%lld in %.3fms (%lld statement%s)%s%s",
+        error ? "Failed" : "Completed", str_field(ev->payload, "request", "?"), (long long)number,
+        hark_event_duration(ev), (long long)statements, statements == 1 ? "" : "s",
+        error ? ": " : "", error && error->type == HARK_TYPE_ERROR ? error->as.error.message : "");
 }
 
 /* A log subscriber with one handler, attached to namespace `ns`. */
