@@ -122,21 +122,23 @@ typedef struct hark_log_async_options {
     }
 
 /*
- * Makes `logger` asynchronous (`opt` not NULL) or synchronous again (NULL: every
- * queued line is written first). Asynchronous, a logging call copies its line into
- * a bounded ring shared by all threads -- with hark_log()/hark_logv(), the
- * arguments themselves and a reference to the format, parsed and copied once per
- * logger (up to 2048 formats, found by address and confirmed by content), formatted
- * later (%s strings are copied; %n, %m, %ls and positional arguments are formatted
- * at once) -- and a background thread formats and writes it through the
- * logger's formatter and sink. The common path takes no lock and allocates
- * nothing (the first line with a new format allocates its copy). A thread's lines keep their order;
- * every line is written whole. A line larger than half the ring is written by the calling thread
- * after the lines queued before it (block policy) or dropped (drop policy). hark_logger_flush() and
- * hark_logger_free() first wait for every line queued before the call; normal process exit (exit(),
- * return from main) writes what is queued. A crash (signal, abort, _exit) loses what the ring holds
- * at that moment: at most `capacity` bytes of lines. fork() in a multithreaded program leaves the
- * child without the writer thread: use it before forking only.
+ * Makes `logger` asynchronous (`opt` not NULL) or synchronous again (NULL: every queued
+ * line is written first). Asynchronous, a logging call copies its line into a bounded
+ * ring shared by all threads -- with hark_log()/hark_logv(), the arguments themselves
+ * and a reference to the format, parsed and copied once per logger (up to 2048 formats,
+ * found by address and confirmed by content); with HARK_LOGF (hark/logf.h), one word
+ * per argument by its C type and the literal format's address -- formatted later (%s
+ * strings are copied; %n, %m, %ls and positional arguments are formatted at once) --
+ * and a background thread formats and writes it through the logger's formatter and
+ * sink. The common path takes no lock and allocates nothing (the first line with a new
+ * format allocates its copy). A thread's lines keep their order; every line is written
+ * whole. A line larger than half the ring is written by the calling thread after the
+ * lines queued before it (block policy) or dropped (drop policy). hark_logger_flush()
+ * and hark_logger_free() first wait for every line queued before the call; normal
+ * process exit (exit(), return from main) writes what is queued. A crash (signal,
+ * abort, _exit) loses what the ring holds at that moment: at most `capacity` bytes of
+ * lines. fork() in a multithreaded program leaves the child without the writer thread:
+ * use it before forking only.
  * The time stamp, tags and event of a line are taken when it is logged.
  * Errors: HARK_EINVAL (NULL logger, bad policy or capacity), HARK_ESTATE (already
  * asynchronous), HARK_ENOMEM (ring or thread). Thread-safety: call it while no
