@@ -275,6 +275,46 @@ static void test_tags_across_threads(void **state)
     assert_true(hark_log_thread_id() != 0);
 }
 
+/* A thread-exit destructor that runs after the tag stack's: its line has no tags
+ * (the stack is gone, not dangling). Keys' destructors run in creation order, and
+ * the tag key exists before `late_key` (the test pushes a tag first). */
+static pthread_key_t late_key;
+static hark_logger *late_logger;
+static char *late_text;
+static size_t late_len;
+
+static void late_destructor(void *arg)
+{
+    (void)arg;
+    (void)hark_log_str(late_logger, HARK_LOG_INFO, "exiting");
+}
+
+static void *late_worker(void *arg)
+{
+    (void)arg;
+    hark_log_tags_push("worker-tag");
+    pthread_setspecific(late_key, &late_key);
+    return NULL;
+}
+
+static void test_tags_gone_for_later_exit_destructors(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_push("first"), 0); /* creates the tag key */
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+    FILE *f = open_memstream(&late_text, &late_len);
+    assert_int_equal(hark_logger_new_file(&late_logger, f), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, late_worker, NULL), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(hark_logger_free(late_logger), 0);
+    fclose(f);
+    assert_string_equal(late_text, "exiting\n");
+    free(late_text);
+    pthread_key_delete(late_key);
+}
+
 static void test_tags_in_lines(void **state)
 {
     (void)state;
@@ -446,10 +486,15 @@ static void test_time_of_event_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_golden),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_escaping_and_utf8), cmocka_unit_test(test_bounds_and_snprintf),
-        cmocka_unit_test(test_tags_stack),        cmocka_unit_test(test_tags_across_threads),
-        cmocka_unit_test(test_tags_in_lines),     cmocka_unit_test(test_time_of_event_line),
+        cmocka_unit_test(test_json_golden),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_bounds_and_snprintf),
+        cmocka_unit_test(test_tags_stack),
+        cmocka_unit_test(test_tags_across_threads),
+        cmocka_unit_test(test_tags_in_lines),
+        cmocka_unit_test(test_tags_gone_for_later_exit_destructors),
+        cmocka_unit_test(test_time_of_event_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

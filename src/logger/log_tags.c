@@ -19,8 +19,12 @@ static pthread_key_t tags_key;
 static pthread_once_t tags_once = PTHREAD_ONCE_INIT;
 static bool tags_key_ok;
 
+/* Runs on the exiting thread: a line logged by a later thread-exit destructor then
+ * finds no tags rather than freed ones. */
 static void free_tags(void *p)
 {
+    if (hark__tls_tags == p)
+        hark__tls_tags = NULL;
     hark__free(p);
 }
 
