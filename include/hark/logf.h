@@ -19,11 +19,14 @@
  *   - Every argument is evaluated exactly once, before the level is checked, as
  *     for hark_log(); use HARK_LOG to skip evaluating them below the level.
  *   - The compiler checks the format against the arguments as for hark_log().
- *   - A call whose arguments cannot be captured exactly -- a type that does not
- *     match its conversion, %n, %m, %ls, %lc, %L, positional arguments, a string
- *     longer than half the ring -- is passed to hark_log() instead, with the same
- *     values: the line is the same, only slower. The check is made once per call
- *     site, on its first use.
+ *   - A call whose arguments cannot be captured exactly -- %s given a pointer that
+ *     is not a character pointer, a floating conversion given an integer (or the
+ *     reverse), %n, %m, %ls, %lc, %L, positional arguments, a string longer than
+ *     half the ring -- is passed to hark_log() instead, with the same values: the
+ *     line is the same, only slower. The check is made once per call site, on its
+ *     first use (the string length, per call). Integers of any width fit any
+ *     integer conversion and are narrowed as printf reads them ("%hhd" given 300
+ *     writes 44).
  *   - An expression (GNU statement expression: GCC and Clang), usable where an
  *     int is; not inside a non-static inline function (it holds a static object).
  *   - A module that logs through HARK_LOGF must flush its asynchronous loggers
