@@ -55,8 +55,8 @@ extern "C" {
 typedef struct hark_log_site {
     const char *fmt;
     uint8_t nargs;
-    uint8_t type[HARK_LOGF_MAX_ARGS]; /* HARK__LT_* of each argument */
-    int check_;                       /* 0 until checked; then HARK__SITE_* */
+    uint8_t type[HARK_LOGF_MAX_ARGS + 1]; /* HARK__LT_* of each argument, then 0 */
+    int check_;                           /* 0 until checked; then HARK__SITE_* */
     uint64_t desc_[HARK_LOGF_MAX_ARGS];
 } hark_log_site;
 
@@ -154,359 +154,54 @@ static inline uint64_t hark__lw_none(long double v)
 #endif
 #define HARK__LOGF_V(name, id) HARK__LOGF_CAT(name, id)
 
+/* HARK__LOGF_MAP(N, M, ID, fmt, a1 .. aN): M(ID, N, a1) M(ID, N - 1, a2) ... M(ID, 1, aN),
+ * in the arguments' order; the middle number only has to differ between them. */
+#define HARK__LOGF_MAP(N, M, ID, ...) HARK__LOGF_CAT(HARK__LOGF_MAP, N)(M, ID, __VA_ARGS__)
+#define HARK__LOGF_MAP0(M, ID, fmt)
+#define HARK__LOGF_MAP1(M, ID, fmt, a) M(ID, 1, a)
+#define HARK__LOGF_MAP2(M, ID, fmt, a, ...) M(ID, 2, a) HARK__LOGF_MAP1(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP3(M, ID, fmt, a, ...) M(ID, 3, a) HARK__LOGF_MAP2(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP4(M, ID, fmt, a, ...) M(ID, 4, a) HARK__LOGF_MAP3(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP5(M, ID, fmt, a, ...) M(ID, 5, a) HARK__LOGF_MAP4(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP6(M, ID, fmt, a, ...) M(ID, 6, a) HARK__LOGF_MAP5(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP7(M, ID, fmt, a, ...) M(ID, 7, a) HARK__LOGF_MAP6(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP8(M, ID, fmt, a, ...) M(ID, 8, a) HARK__LOGF_MAP7(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP9(M, ID, fmt, a, ...) M(ID, 9, a) HARK__LOGF_MAP8(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP10(M, ID, fmt, a, ...) M(ID, 10, a) HARK__LOGF_MAP9(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP11(M, ID, fmt, a, ...) M(ID, 11, a) HARK__LOGF_MAP10(M, ID, fmt, __VA_ARGS__)
+#define HARK__LOGF_MAP12(M, ID, fmt, a, ...) M(ID, 12, a) HARK__LOGF_MAP11(M, ID, fmt, __VA_ARGS__)
+
+/* An argument's copy (K from HARK__LOGF_MAP), and what the body needs of each argument. */
+#define HARK__LOGF_ARG(ID, K) HARK__LOGF_CAT(HARK__LOGF_CAT(HARK__LOGF_CAT(hark__a, K), _), ID)
+#define HARK__LOGF_TYPE_ITEM(ID, K, a) HARK__LOGF_TYPE(a),
+#define HARK__LOGF_COPY_ITEM(ID, K, a) __typeof__(((void)0, (a))) const HARK__LOGF_ARG(ID, K) = (a);
+#define HARK__LOGF_WORD_ITEM(ID, K, a) , HARK__LOGF_WORD(HARK__LOGF_ARG(ID, K))
+#define HARK__LOGF_PASS_ITEM(ID, K, a) , HARK__LOGF_ARG(ID, K)
+
+/* The format: the first of the macro's variable arguments. */
+#define HARK__LOGF_FIRST(...) HARK__LOGF_FIRST_(__VA_ARGS__, unused)
+#define HARK__LOGF_FIRST_(fmt, ...) fmt
+
 /*
  * The body shared by HARK_LOGF and HARK_LOG_SUBSCRIBER_LOGF: ID makes its names
  * unique, LOGGER is the logger expression and LV the level variable (both read
  * once), FALLBACK(OBJ, LV, fmt, ...) the printf-style call made when the line is
- * not captured.
+ * not captured. The site's type list ends with a 0 of its own (an initializer
+ * cannot be empty), hence HARK_LOGF_MAX_ARGS + 1 types.
  */
 #define HARK__LOGF_BODY(ID, LOGGER, LV, FALLBACK, OBJ, ...)                                        \
-    HARK__LOGF_CAT(HARK__LOGF_, HARK__LOGF_COUNT(__VA_ARGS__))                                     \
-    (ID, LOGGER, LV, FALLBACK, OBJ, __VA_ARGS__)
-
-#define HARK__LOGF_0(ID, LOGGER, LV, FALLBACK, OBJ, fmt)                                           \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {fmt, 0, {0}, 0, {0}};                    \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID), (const uint64_t[]){0});         \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(OBJ, LV, fmt);                                      \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_1(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1)                                       \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {fmt, 1, {HARK__LOGF_TYPE(a1)}, 0, {0}};  \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID))});       \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID));         \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_2(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2)                                   \
+    HARK__LOGF_BODY_N(ID, LOGGER, LV, FALLBACK, OBJ, HARK__LOGF_COUNT(__VA_ARGS__),                \
+                      HARK__LOGF_FIRST(__VA_ARGS__), __VA_ARGS__)
+#define HARK__LOGF_BODY_N(ID, LOGGER, LV, FALLBACK, OBJ, N, FMT, ...)                              \
     static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt, 2, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2)}, 0, {0}};                               \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID))});          \
+        FMT, N, {HARK__LOGF_MAP(N, HARK__LOGF_TYPE_ITEM, ID, __VA_ARGS__) 0}, 0, {0}};             \
+    HARK__LOGF_MAP(N, HARK__LOGF_COPY_ITEM, ID, __VA_ARGS__)                                       \
+    int HARK__LOGF_V(hark__rc_, ID) = hark__log_site(                                              \
+        LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                                \
+        (const uint64_t[]){0 HARK__LOGF_MAP(N, HARK__LOGF_WORD_ITEM, ID, __VA_ARGS__)});           \
     if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
         HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID));      \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_3(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3)                               \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt, 3, {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3)}, 0, {0}};          \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
-                     HARK__LOGF_V(hark__a3_, ID));                                                 \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_4(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4)                           \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        4,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4)},      \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
-                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID));                    \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_5(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5)                       \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        5,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5)},                                                                     \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
-                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
-                     HARK__LOGF_V(hark__a5_, ID));                                                 \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_6(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6)                   \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        6,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6)},                                                \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
-                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
-                     HARK__LOGF_V(hark__a5_, ID), HARK__LOGF_V(hark__a6_, ID));                    \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_7(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7)               \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        7,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7)},                           \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
-            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
-            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
-            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID));                             \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_8(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8)           \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        8,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8)},      \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) =                                                              \
-            FALLBACK(OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),       \
-                     HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID),                     \
-                     HARK__LOGF_V(hark__a5_, ID), HARK__LOGF_V(hark__a6_, ID),                     \
-                     HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID));                    \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_9(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9)       \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        9,                                                                                         \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
-         HARK__LOGF_TYPE(a9)},                                                                     \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
-    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID))});          \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
-            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
-            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
-            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
-            HARK__LOGF_V(hark__a9_, ID));                                                          \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_10(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10) \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        10,                                                                                        \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
-         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10)},                                               \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
-    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
-    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID))});         \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
-            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
-            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
-            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
-            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID));                            \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_11(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, \
-                      a11)                                                                         \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        11,                                                                                        \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
-         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11)},                         \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
-    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
-    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
-    __typeof__(((void)0, (a11))) const HARK__LOGF_V(hark__a11_, ID) = (a11);                       \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID)),           \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a11_, ID))});         \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
-            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
-            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
-            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
-            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID),                             \
-            HARK__LOGF_V(hark__a11_, ID));                                                         \
-    HARK__LOGF_V(hark__rc_, ID);
-#define HARK__LOGF_12(ID, LOGGER, LV, FALLBACK, OBJ, fmt, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, \
-                      a11, a12)                                                                    \
-    static hark_log_site HARK__LOGF_V(hark__site_, ID) = {                                         \
-        fmt,                                                                                       \
-        12,                                                                                        \
-        {HARK__LOGF_TYPE(a1), HARK__LOGF_TYPE(a2), HARK__LOGF_TYPE(a3), HARK__LOGF_TYPE(a4),       \
-         HARK__LOGF_TYPE(a5), HARK__LOGF_TYPE(a6), HARK__LOGF_TYPE(a7), HARK__LOGF_TYPE(a8),       \
-         HARK__LOGF_TYPE(a9), HARK__LOGF_TYPE(a10), HARK__LOGF_TYPE(a11), HARK__LOGF_TYPE(a12)},   \
-        0,                                                                                         \
-        {0}};                                                                                      \
-    __typeof__(((void)0, (a1))) const HARK__LOGF_V(hark__a1_, ID) = (a1);                          \
-    __typeof__(((void)0, (a2))) const HARK__LOGF_V(hark__a2_, ID) = (a2);                          \
-    __typeof__(((void)0, (a3))) const HARK__LOGF_V(hark__a3_, ID) = (a3);                          \
-    __typeof__(((void)0, (a4))) const HARK__LOGF_V(hark__a4_, ID) = (a4);                          \
-    __typeof__(((void)0, (a5))) const HARK__LOGF_V(hark__a5_, ID) = (a5);                          \
-    __typeof__(((void)0, (a6))) const HARK__LOGF_V(hark__a6_, ID) = (a6);                          \
-    __typeof__(((void)0, (a7))) const HARK__LOGF_V(hark__a7_, ID) = (a7);                          \
-    __typeof__(((void)0, (a8))) const HARK__LOGF_V(hark__a8_, ID) = (a8);                          \
-    __typeof__(((void)0, (a9))) const HARK__LOGF_V(hark__a9_, ID) = (a9);                          \
-    __typeof__(((void)0, (a10))) const HARK__LOGF_V(hark__a10_, ID) = (a10);                       \
-    __typeof__(((void)0, (a11))) const HARK__LOGF_V(hark__a11_, ID) = (a11);                       \
-    __typeof__(((void)0, (a12))) const HARK__LOGF_V(hark__a12_, ID) = (a12);                       \
-    int HARK__LOGF_V(hark__rc_, ID) =                                                              \
-        hark__log_site(LOGGER, LV, &HARK__LOGF_V(hark__site_, ID),                                 \
-                       (const uint64_t[]){0, HARK__LOGF_WORD(HARK__LOGF_V(hark__a1_, ID)),         \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a2_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a3_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a4_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a5_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a6_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a7_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a8_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a9_, ID)),            \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a10_, ID)),           \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a11_, ID)),           \
-                                          HARK__LOGF_WORD(HARK__LOGF_V(hark__a12_, ID))});         \
-    if (HARK__LOGF_V(hark__rc_, ID) == HARK__LOGF_FALLBACK)                                        \
-        HARK__LOGF_V(hark__rc_, ID) = FALLBACK(                                                    \
-            OBJ, LV, fmt, HARK__LOGF_V(hark__a1_, ID), HARK__LOGF_V(hark__a2_, ID),                \
-            HARK__LOGF_V(hark__a3_, ID), HARK__LOGF_V(hark__a4_, ID), HARK__LOGF_V(hark__a5_, ID), \
-            HARK__LOGF_V(hark__a6_, ID), HARK__LOGF_V(hark__a7_, ID), HARK__LOGF_V(hark__a8_, ID), \
-            HARK__LOGF_V(hark__a9_, ID), HARK__LOGF_V(hark__a10_, ID),                             \
-            HARK__LOGF_V(hark__a11_, ID), HARK__LOGF_V(hark__a12_, ID));                           \
+            FALLBACK(OBJ, LV, FMT HARK__LOGF_MAP(N, HARK__LOGF_PASS_ITEM, ID, __VA_ARGS__));       \
     HARK__LOGF_V(hark__rc_, ID);
 
 /*
