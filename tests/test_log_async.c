@@ -25,81 +25,7 @@
 
 #define PRODUCERS 4
 
-/* A sink that collects lines in memory and can be held shut. */
-typedef struct gate {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool open;
-    char *buf;
-    size_t len, cap;
-    int writes;
-} gate;
-
-static int gate_write(hark_log_level level, const char *line, size_t len, void *data)
-{
-    (void)level;
-    gate *g = data;
-    pthread_mutex_lock(&g->lock);
-    while (!g->open)
-        pthread_cond_wait(&g->cond, &g->lock);
-    if (g->len + len + 1 > g->cap) {
-        g->cap = (g->len + len + 1) * 2;
-        g->buf = realloc(g->buf, g->cap);
-    }
-    memcpy(g->buf + g->len, line, len);
-    g->len += len;
-    g->buf[g->len] = '\0';
-    g->writes++;
-    pthread_mutex_unlock(&g->lock);
-    return 0;
-}
-
-static void gate_init(gate *g, bool open)
-{
-    memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->lock, NULL);
-    pthread_cond_init(&g->cond, NULL);
-    g->open = open;
-}
-
-static void gate_open(gate *g)
-{
-    pthread_mutex_lock(&g->lock);
-    g->open = true;
-    pthread_cond_broadcast(&g->cond);
-    pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_done(gate *g)
-{
-    free(g->buf);
-    pthread_mutex_destroy(&g->lock);
-    pthread_cond_destroy(&g->cond);
-}
-
-static hark_logger *gate_logger(gate *g, size_t capacity, hark_log_async_policy policy)
-{
-    hark_log_sink sink = {gate_write, NULL, NULL, NULL, g};
-    hark_logger *l;
-    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
-    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
-    o.capacity = capacity;
-    o.policy = policy;
-    assert_int_equal(hark_logger_set_async(l, &o), 0);
-    return l;
-}
-
-/* A synchronous logger `s` and an asynchronous one `a` (block policy, `capacity`
- * bytes), each on its own gate; `a`'s gate starts shut unless `open`. */
-static void sync_and_async(hark_logger **s, gate *gs, hark_logger **a, gate *ga, size_t capacity,
-                           bool open)
-{
-    gate_init(gs, true);
-    gate_init(ga, open);
-    hark_log_sink ss = {gate_write, NULL, NULL, NULL, gs};
-    assert_int_equal(hark_logger_new_sink(s, &ss), 0);
-    *a = gate_logger(ga, capacity, HARK_LOG_ASYNC_BLOCK);
-}
+#include "gate_sink.h"
 
 /* Flushes the asynchronous logger `a`, checks that it wrote exactly what the
  * synchronous `s` wrote, line for line, and frees both with their gates. */
@@ -134,7 +60,7 @@ static int lazy_fill(hark_log_buf *b, void *data)
 static void test_same_bytes_as_sync(void **state)
 {
     (void)state;
-    gate gs, ga;
+    gate *gs, *ga;
     hark_logger *s, *a;
     sync_and_async(&s, &gs, &a, &ga, 1 << 16, true);
     assert_int_equal(hark_logger_set_format_flags(s, HARK_LOG_FORMAT_LEVEL), 0);
@@ -166,7 +92,7 @@ static void test_same_bytes_as_sync(void **state)
     assert_int_equal(hark_log_str(a, HARK_LOG_WARN, "str"), 0);
     assert_int_equal(hark_log_lazy(s, HARK_LOG_ERROR, lazy_fill, &v), 0);
     assert_int_equal(hark_log_lazy(a, HARK_LOG_ERROR, lazy_fill, &v), 0);
-    same_lines_then_free(s, &gs, a, &ga);
+    same_lines_then_free(s, gs, a, ga);
 }
 
 /* The same address holding different formats over time: each line is formatted
@@ -174,7 +100,7 @@ static void test_same_bytes_as_sync(void **state)
 static void test_format_buffer_rewritten(void **state)
 {
     (void)state;
-    gate gs, ga;
+    gate *gs, *ga;
     hark_logger *s, *a;
     sync_and_async(&s, &gs, &a, &ga, 1 << 20, false); /* held shut: every line waits in the ring */
     char fmt[64];
@@ -209,8 +135,8 @@ static void test_format_buffer_rewritten(void **state)
     assert_int_equal(hark_log(s, HARK_LOG_INFO, fmt, 99), 0);
     assert_int_equal(hark_log(a, HARK_LOG_INFO, fmt, 99), 0);
     memset(fmt, 'x', sizeof fmt - 1); /* the queued lines must not depend on it */
-    gate_open(&ga);
-    same_lines_then_free(s, &gs, a, &ga);
+    gate_open(ga);
+    same_lines_then_free(s, gs, a, ga);
 }
 
 /* More distinct formats than the writer interns: the later ones are copied with
@@ -218,7 +144,7 @@ static void test_format_buffer_rewritten(void **state)
 static void test_many_distinct_formats(void **state)
 {
     (void)state;
-    gate gs, ga;
+    gate *gs, *ga;
     hark_logger *s, *a;
     sync_and_async(&s, &gs, &a, &ga, 1 << 16, true);
     enum { FORMATS = 3000 };
@@ -232,8 +158,8 @@ static void test_many_distinct_formats(void **state)
             assert_int_equal(hark_log(a, HARK_LOG_INFO, fmts[i], i * pass, "s"), 0);
         }
     free(fmts);
-    assert_int_equal(gs.writes, 2 * FORMATS);
-    same_lines_then_free(s, &gs, a, &ga);
+    assert_int_equal(gs->writes, 2 * FORMATS);
+    same_lines_then_free(s, gs, a, ga);
 }
 
 typedef struct interner {
@@ -273,9 +199,8 @@ static void *intern_concurrently(void *arg)
 static void test_formats_interned_by_racing_threads(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, true);
-    hark_logger *a = gate_logger(&g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    gate *g = gate_new(true);
+    hark_logger *a = gate_logger(g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
     pthread_t th[PRODUCERS];
     interner it[PRODUCERS];
     for (int i = 0; i < PRODUCERS; i++) {
@@ -286,7 +211,7 @@ static void test_formats_interned_by_racing_threads(void **state)
         pthread_join(th[i], NULL);
     assert_int_equal(hark_logger_flush(a), 0);
     int count = 0;
-    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1, count++) {
+    for (char *line = g->buf, *nl; (nl = strchr(line, '\n')); line = nl + 1, count++) {
         int n;
         unsigned u;
         long ld;
@@ -313,15 +238,14 @@ static void test_formats_interned_by_racing_threads(void **state)
     }
     assert_int_equal(count, PRODUCERS * 200);
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
 }
 
 static void test_tags_and_json_taken_at_log_time(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, false);
-    hark_logger *a = gate_logger(&g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
+    gate *g = gate_new(false);
+    hark_logger *a = gate_logger(g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
     assert_int_equal(hark_logger_set_formatter(a, hark_log_format_json, NULL), 0);
     assert_int_equal(hark_log_tags_push("req-42"), 0);
     HARK_PAYLOAD(p, 3);
@@ -333,36 +257,35 @@ static void test_tags_and_json_taken_at_log_time(void **state)
     assert_int_equal(hark_log(a, HARK_LOG_INFO, "n=%d", 1), 0);
     hark_log_event_swap(saved);
     assert_int_equal(hark_log_tags_pop(1), 0);
-    gate_open(&g);
+    gate_open(g);
     assert_int_equal(hark_logger_flush(a), 0);
     char thread[64];
     snprintf(thread, sizeof thread, "\"thread\":%llu,", (unsigned long long)hark_log_thread_id());
-    assert_non_null(strstr(g.buf, thread));
-    assert_non_null(strstr(g.buf, "\"tags\":[\"req-42\"],\"event\":\"sql.db\",\"transaction_id\":"
-                                  "\"abc\",\"event_id\":7,\"parent_id\":6,\"duration_ms\":1.5,"
-                                  "\"message\":\"n=1\",\"fields\":{\"sql\":\"SELECT 1\",\"rows\":"
-                                  "3,\"cached\":false}}\n"));
+    assert_non_null(strstr(g->buf, thread));
+    assert_non_null(strstr(g->buf, "\"tags\":[\"req-42\"],\"event\":\"sql.db\",\"transaction_id\":"
+                                   "\"abc\",\"event_id\":7,\"parent_id\":6,\"duration_ms\":1.5,"
+                                   "\"message\":\"n=1\",\"fields\":{\"sql\":\"SELECT 1\",\"rows\":"
+                                   "3,\"cached\":false}}\n"));
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
 }
 
 static void test_drop_policy_counts_exactly(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, false);
-    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_DROP);
+    gate *g = gate_new(false);
+    hark_logger *a = gate_logger(g, 4096, HARK_LOG_ASYNC_DROP);
     const int total = 1000;
     for (int i = 0; i < total; i++)
         assert_int_equal(hark_log(a, HARK_LOG_INFO, "line %d", i), 0);
     uint64_t dropped = hark_logger_async_dropped(a);
     assert_true(dropped > 0 && dropped < (uint64_t)total);
-    gate_open(&g);
+    gate_open(g);
     assert_int_equal(hark_logger_flush(a), 0);
     /* Every line is either written, in order, or counted in a report. */
     int written = 0, last = -1;
     unsigned long long reported = 0;
-    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+    for (char *line = g->buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         int n;
         unsigned long long d;
         if (sscanf(line, "line %d", &n) == 1) {
@@ -378,7 +301,7 @@ static void test_drop_policy_counts_exactly(void **state)
     assert_int_equal((uint64_t)written + reported, (uint64_t)total);
     assert_int_equal(hark_logger_async_dropped(a), dropped);
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
 }
 
 typedef struct producer {
@@ -399,9 +322,8 @@ static void *produce(void *arg)
 static void test_block_policy_four_threads(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, false);
-    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    gate *g = gate_new(false);
+    hark_logger *a = gate_logger(g, 4096, HARK_LOG_ASYNC_BLOCK);
     long lines = stress_iters(5000, 500);
     pthread_t th[PRODUCERS];
     producer p[PRODUCERS];
@@ -410,13 +332,13 @@ static void test_block_policy_four_threads(void **state)
         assert_int_equal(pthread_create(&th[i], NULL, produce, &p[i]), 0);
     }
     /* The producers fill the ring and wait; the gate opens whenever this runs. */
-    gate_open(&g);
+    gate_open(g);
     for (int i = 0; i < PRODUCERS; i++)
         pthread_join(th[i], NULL);
     assert_int_equal(hark_logger_flush(a), 0);
     long next[PRODUCERS] = {0};
     long count = 0;
-    for (char *line = g.buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+    for (char *line = g->buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         int t;
         long n;
         char pad[64];
@@ -430,15 +352,14 @@ static void test_block_policy_four_threads(void **state)
     assert_int_equal(count, PRODUCERS * lines);
     assert_int_equal(hark_logger_async_dropped(a), 0);
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
 }
 
 static void test_line_larger_than_ring(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, true);
-    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    gate *g = gate_new(true);
+    hark_logger *a = gate_logger(g, 4096, HARK_LOG_ASYNC_BLOCK);
     size_t big = 100000;
     char *msg = malloc(big + 1);
     memset(msg, 'b', big);
@@ -448,44 +369,43 @@ static void test_line_larger_than_ring(void **state)
     assert_int_equal(hark_log_str(a, HARK_LOG_INFO, msg), 0);
     assert_int_equal(hark_log_str(a, HARK_LOG_INFO, "after"), 0);
     assert_int_equal(hark_logger_flush(a), 0);
-    assert_int_equal(g.len, 7 + 2 * (big + 1) + 6);
-    assert_memory_equal(g.buf, "before\nbbb", 10);
-    assert_string_equal(g.buf + g.len - 6, "after\n");
+    assert_int_equal(g->len, 7 + 2 * (big + 1) + 6);
+    assert_memory_equal(g->buf, "before\nbbb", 10);
+    assert_string_equal(g->buf + g->len - 6, "after\n");
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
 
     /* Dropped by the drop policy, and counted. */
-    gate_init(&g, true);
-    a = gate_logger(&g, 4096, HARK_LOG_ASYNC_DROP);
+    g = gate_new(true);
+    a = gate_logger(g, 4096, HARK_LOG_ASYNC_DROP);
     assert_int_equal(hark_log_str(a, HARK_LOG_INFO, msg), 0);
     assert_int_equal(hark_logger_flush(a), 0);
-    assert_string_equal(g.buf, "1 line dropped\n");
+    assert_string_equal(g->buf, "1 line dropped\n");
     assert_int_equal(hark_logger_free(a), 0);
-    gate_done(&g);
+    gate_done(g);
     free(msg);
 }
 
 static void test_free_and_switch_back_write_everything(void **state)
 {
     (void)state;
-    gate g;
-    gate_init(&g, true);
-    hark_logger *a = gate_logger(&g, 4096, HARK_LOG_ASYNC_BLOCK);
+    gate *g = gate_new(true);
+    hark_logger *a = gate_logger(g, 4096, HARK_LOG_ASYNC_BLOCK);
     for (int i = 0; i < 100; i++)
         hark_log(a, HARK_LOG_INFO, "%d", i);
     /* Back to synchronous: the queued lines come first. */
     assert_int_equal(hark_logger_set_async(a, NULL), 0);
     assert_int_equal(hark_log_str(a, HARK_LOG_INFO, "sync"), 0);
-    assert_int_equal(g.writes, 101);
-    assert_string_equal(g.buf + g.len - 8, "99\nsync\n");
+    assert_int_equal(g->writes, 101);
+    assert_string_equal(g->buf + g->len - 8, "99\nsync\n");
     hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
     assert_int_equal(hark_logger_set_async(a, &o), 0);
     assert_int_equal(hark_logger_set_async(a, &o), HARK_ESTATE);
     for (int i = 0; i < 100; i++)
         hark_log(a, HARK_LOG_INFO, "again %d", i);
     assert_int_equal(hark_logger_free(a), 0); /* writes the queue first */
-    assert_int_equal(g.writes, 201);
-    gate_done(&g);
+    assert_int_equal(g->writes, 201);
+    gate_done(g);
 
     o.capacity = 100;
     assert_int_equal(hark_logger_set_async(NULL, &o), HARK_EINVAL);
