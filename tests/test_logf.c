@@ -36,6 +36,19 @@
 
 #include "gate_sink.h"
 
+/* Runs `check` on an asynchronous logger, then on a synchronous one, each on a
+ * fresh open gate. */
+static void on_async_then_sync(void (*check)(hark_logger *l, gate *g))
+{
+    for (int async = 1; async >= 0; async--) {
+        gate *g = gate_new(true);
+        hark_logger *l = async ? gate_logger(g, 1 << 16, HARK_LOG_ASYNC_BLOCK) : sync_logger(g);
+        check(l, g);
+        assert_int_equal(hark_logger_free(l), 0);
+        gate_done(g);
+    }
+}
+
 /* A copy of JSON lines without the values that differ between two loggers
  * writing the same calls: "time" (when each line was stamped) and "duration_ms"
  * (how long its event had run then). */
@@ -416,17 +429,7 @@ static void check_evaluated_once(hark_logger *l, gate *g)
 static void test_arguments_evaluated_once(void **state)
 {
     (void)state;
-    gate *g = gate_new(true);
-    hark_logger *a = gate_logger(g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
-    check_evaluated_once(a, g);
-    assert_int_equal(hark_logger_free(a), 0);
-    gate_done(g);
-
-    g = gate_new(true);
-    hark_logger *s = sync_logger(g);
-    check_evaluated_once(s, g);
-    assert_int_equal(hark_logger_free(s), 0);
-    gate_done(g);
+    on_async_then_sync(check_evaluated_once);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -494,17 +497,7 @@ static void check_return_values(hark_logger *l, gate *g)
 static void test_return_values(void **state)
 {
     (void)state;
-    gate *g = gate_new(true);
-    hark_logger *a = gate_logger(g, 1 << 16, HARK_LOG_ASYNC_BLOCK);
-    check_return_values(a, g);
-    assert_int_equal(hark_logger_free(a), 0);
-    gate_done(g);
-
-    g = gate_new(true);
-    hark_logger *s = sync_logger(g);
-    check_return_values(s, g);
-    assert_int_equal(hark_logger_free(s), 0);
-    gate_done(g);
+    on_async_then_sync(check_return_values);
 }
 
 /* ------------------------------------------------------------------------- */
