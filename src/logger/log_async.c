@@ -697,13 +697,12 @@ static inline int queue_plain_site(struct hark__async *a, hark_log_level level,
  */
 int hark__log_site(hark_logger *l, hark_log_level level, hark_log_site *site, const uint64_t *vals)
 {
-    if (HARK_UNLIKELY(!l || !site || !vals || !hark__level_ok((int)level)))
+    /* Synchronous: hark_log() checks the level and formats now. */
+    if (HARK_UNLIKELY(!l || !site || !vals || !hark__level_ok((int)level)) || !l->async)
         return HARK__LOGF_FALLBACK;
     if (!hark__line_enabled(l, (int)level))
         return 0;
     struct hark__async *a = l->async;
-    if (!a)
-        return HARK__LOGF_FALLBACK; /* synchronous: formatted now, by hark_log() */
     int st = hark__site_state(site);
     if (HARK_UNLIKELY(st == HARK__SITE_FALLBACK))
         return HARK__LOGF_FALLBACK;
