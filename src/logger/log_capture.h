@@ -152,6 +152,29 @@ static inline unsigned long long hark__take_unsigned(int length, va_list *ap)
 }
 
 /*
+ * A %s argument `s` with precision `prec` (HARK__PREC_STAR: the last '*' value,
+ * `star`): its word (the length, UINT64_MAX for NULL) into *word, its bytes noted
+ * in strs[*ns] and *str_bytes (with a NUL). False when it is too long to queue.
+ */
+static inline bool hark__take_str(const char *s, int32_t prec, long long star, uint64_t *word,
+                                  struct hark__str *strs, int *ns, size_t *str_bytes)
+{
+    /* A negative '*' precision counts as none. Never read past a precision: the
+     * string need not end before it. */
+    long long p = prec == HARK__PREC_STAR ? star : prec;
+    size_t len = !s ? 0 : p >= 0 ? strnlen(s, (size_t)p) : strlen(s);
+    if (len > UINT32_MAX - 16)
+        return false;
+    *word = s ? len : UINT64_MAX;
+    if (s) {
+        strs[*ns].s = s;
+        strs[(*ns)++].len = len;
+        *str_bytes += len + 1;
+    }
+    return true;
+}
+
+/*
  * Takes the `n` arguments `desc` describes from `ap`: the fixed-size part into
  * `words` (the format's `bytes`), the strings into `strs` (*nstr of them).
  * Returns the bytes the strings take (each with a NUL), or SIZE_MAX when one is
@@ -188,19 +211,11 @@ static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n,
             v.p = va_arg(*ap, void *);
             break;
         case HARK__ARG_STR: {
-            const char *s = va_arg(*ap, const char *);
-            /* A negative '*' precision counts as none. Never read past a
-             * precision: the string need not end before it. */
-            long long prec = d->prec == HARK__PREC_STAR ? star : d->prec;
-            size_t len = !s ? 0 : prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
-            if (len > UINT32_MAX - 16)
+            uint64_t len_word;
+            if (!hark__take_str(va_arg(*ap, const char *), d->prec, star, &len_word, strs, &ns,
+                                &str_bytes))
                 return SIZE_MAX;
-            v.u = s ? len : UINT64_MAX;
-            if (s) {
-                strs[ns].s = s;
-                strs[ns++].len = len;
-                str_bytes += len + 1;
-            }
+            v.u = len_word;
             break;
         }
         case HARK__ARG_LDOUBLE: {
@@ -296,20 +311,11 @@ static inline size_t hark__site_capture(const hark_log_site *site, const uint64_
         case HARK__ARG_UINT:
             w = hark__narrow_unsigned(d.length, v);
             break;
-        case HARK__ARG_STR: {
-            const char *s = (const char *)(uintptr_t)v;
-            long long prec = d.prec == HARK__PREC_STAR ? star : d.prec;
-            size_t len = !s ? 0 : prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
-            if (len > UINT32_MAX - 16)
+        case HARK__ARG_STR:
+            if (!hark__take_str((const char *)(uintptr_t)v, d.prec, star, &w, strs, &ns,
+                                &str_bytes))
                 return SIZE_MAX;
-            w = s ? len : UINT64_MAX;
-            if (s) {
-                strs[ns].s = s;
-                strs[ns++].len = len;
-                str_bytes += len + 1;
-            }
             break;
-        }
         default: /* a double or a pointer: the word as it is */
             w = v;
             break;
