@@ -11,9 +11,10 @@
  * writer sleeps deeply. The writer takes entries in reservation order, so one
  * thread's lines keep their order; each is rendered and written whole.
  *
- * Slots follow the bounded queue of D. Vyukov: seq[i] == p means slot i is free
- * for position p; the first slot of an entry at position p is published with
- * seq = p + 1; freeing slot i of an entry at p stores p + i + nslots.
+ * Positions grow without wrapping (size_t); position p is slot p & mask. The
+ * first slot of an entry at position p is published with seq = p + 1, which no
+ * earlier lap can have stored there. Slots below the writer's `done` are free:
+ * a producer may use positions up to done + nslots.
  */
 #include "logger_internal.h"
 #include "log_ext.h"
@@ -80,6 +81,7 @@ struct hark__async {
     /* The producers' line: written by each reservation; `state` beside it changes
      * only when the writer naps or wakes. */
     _Alignas(64) _Atomic size_t tail; /* next position to reserve */
+    _Atomic size_t done_seen;         /* a recent `done`, no later than it */
     _Atomic int state;
     /* The writer's line. */
     _Alignas(64) _Atomic size_t done; /* positions written (the writer's head) */
@@ -215,27 +217,25 @@ static inline void maybe_wake(struct hark__async *a, size_t pos)
  * ring has no room right now. Lock-free: one CAS on `tail` when there is room.
  * After a success the caller runs maybe_wake(), holding no lock (it may take
  * a->lock).
+ *
+ * Room is judged against the writer's progress as last seen by any producer
+ * (`done_seen`, on the producers' line), and `done` itself is read only when that
+ * says the ring is full: the writer's lines are not touched per entry, so a burst
+ * of lines does not wait on memory the writer thread last wrote.
  */
 static inline bool ring_reserve(struct hark__async *a, size_t need, size_t *pos)
 {
     size_t p = atomic_load_explicit(&a->tail, memory_order_relaxed);
     for (;;) {
-        bool moved = false;
-        for (size_t i = 0; i < need; i++) {
-            /* Acquire: pairs with the writer's release store freeing the slot, so
-             * its reads of the old entry happen before our writes. */
-            size_t s = atomic_load_explicit(&a->seq[(p + i) & a->mask], memory_order_acquire);
-            intptr_t diff = (intptr_t)(s - (p + i));
-            if (diff < 0)
-                return false; /* still holds an entry of the previous lap */
-            if (diff > 0) {
-                moved = true; /* another producer took it: reload */
-                break;
-            }
-        }
-        if (moved) {
-            p = atomic_load_explicit(&a->tail, memory_order_relaxed);
-            continue;
+        /* Acquire: pairs with the release store below, made after an acquire load
+         * of `done`, so the writer's reads of freed slots happen before our writes. */
+        size_t done = atomic_load_explicit(&a->done_seen, memory_order_acquire);
+        if (HARK_UNLIKELY((intptr_t)(p + need - done) > (intptr_t)a->nslots)) {
+            /* Acquire: pairs with the writer's release store of `done`. */
+            done = atomic_load_explicit(&a->done, memory_order_acquire);
+            if ((intptr_t)(p + need - done) > (intptr_t)a->nslots)
+                return false; /* still holds entries of the previous lap */
+            atomic_store_explicit(&a->done_seen, done, memory_order_release);
         }
         /* Seq_cst: see maybe_wake(), which the caller runs next. */
         if (atomic_compare_exchange_weak_explicit(&a->tail, &p, p + need, memory_order_seq_cst,
@@ -901,12 +901,9 @@ static size_t drain_once(struct hark__async *a)
         }
         if (e)
             write_entry(a, e);
-        for (size_t i = 0; i < need; i++)
-            /* Release: our reads of the slot happen before a producer reuses it. */
-            atomic_store_explicit(&a->seq[(head + i) & a->mask], head + i + a->nslots,
-                                  memory_order_release);
         head += need;
-        /* Release: a drainer that sees `done` past its target sees the lines written. */
+        /* Release: a producer that sees `done` past a slot reuses it after our reads
+         * of it; a drainer that sees `done` past its target sees the lines written. */
         atomic_store_explicit(&a->done, head, memory_order_release);
         count++;
         if (count % 64 == 0 && atomic_load_explicit(&a->space_waiters, memory_order_relaxed)) {
@@ -1095,6 +1092,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
     for (size_t i = 0; i < nslots; i++)
         atomic_init(&a->seq[i], i);
     atomic_init(&a->tail, 0);
+    atomic_init(&a->done_seen, 0);
     atomic_init(&a->done, 0);
     atomic_init(&a->state, RUNNING);
     l->async = a;
