@@ -962,16 +962,24 @@ static void *writer_main(void *arg)
             atomic_store_explicit(&a->state, st, memory_order_relaxed);
         }
         size_t s = atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire);
-        bool work = s == done + 1 || atomic_load_explicit(&a->stop, memory_order_relaxed) ||
-                    atomic_load_explicit(&a->drain_waiters, memory_order_relaxed) ||
-                    atomic_load_explicit(&a->space_waiters, memory_order_relaxed);
-        if (!work) {
+        bool published = s == done + 1;
+        bool stop = atomic_load_explicit(&a->stop, memory_order_relaxed);
+        /* A drain or a producer blocked on a full ring waits for an entry that is
+         * reserved but not yet published: poll for it rather than nap. Once all that
+         * was reserved is written, they have been woken already and need only the
+         * lock, so the writer sleeps instead of competing for it. */
+        bool awaited =
+            tail != done && (atomic_load_explicit(&a->drain_waiters, memory_order_relaxed) ||
+                             atomic_load_explicit(&a->space_waiters, memory_order_relaxed));
+        if (!published && !stop && !awaited) {
             struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, st == IDLE ? 200 : NAP_MS);
             pthread_cond_timedwait(&a->wake, &a->lock, &ts);
             naps++;
         }
         atomic_store_explicit(&a->state, RUNNING, memory_order_relaxed);
         pthread_mutex_unlock(&a->lock);
+        if (!published && (stop || awaited))
+            sched_yield(); /* the entry's producer may need this CPU to publish it */
     }
     return NULL;
 }
