@@ -510,6 +510,42 @@ static void test_prometheus_bad_input(void **state)
     hark_metrics_free(m);
 }
 
+/* A bound that already is a bucket edge is kept, not moved one bucket down by the
+ * rounding of bound * 1e9 (9.6e-7 * 1e9 is 959.99999999999989, not 960). */
+static void test_prometheus_bounds_on_edges(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_record(m, "a", 950e-9), 0);
+    struct text t = {{0}, 0, -1};
+    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    o.bound_count = 1;
+    for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++) {
+        double bound = hark_metrics_bucket_lower(i);
+        o.bounds = &bound;
+        t.used = 0;
+        assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+        /* The label: the edge in the fewest digits that read back as it. */
+        char want[64], label[40];
+        for (int digits = 6; digits <= 17; digits++) {
+            snprintf(label, sizeof label, "%.*g", digits, bound);
+            if (strtod(label, NULL) == bound)
+                break;
+        }
+        snprintf(want, sizeof want, "le=\"%s\"}", label);
+        if (!strstr(t.buf, want))
+            fail_msg("bucket %zu: bound %.17g not kept as %s in:\n%s", i, bound, want, t.buf);
+    }
+    /* The same edges written as decimals; 950 ns lies below the 960 ns edge. */
+    static const double decimal[] = {9.6e-7};
+    o.bounds = decimal;
+    t.used = 0;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
+    hark_metrics_free(m);
+}
+
 /* ------------------------------------------------------------------------- */
 /* HTTP                                                                      */
 /* ------------------------------------------------------------------------- */
@@ -655,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),
+        cmocka_unit_test(test_prometheus_bounds_on_edges),
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_serve_bad_input),
     };

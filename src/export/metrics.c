@@ -588,13 +588,21 @@ double hark_metrics_bucket_upper(size_t i)
     return hark_metrics_bucket_lower(i + 1);
 }
 
-size_t hark__metrics_edge_index(double ns)
+size_t hark__metrics_edge_index(double seconds)
 {
-    if (!(ns >= 0))
+    if (!(seconds >= 0))
         return 0;
-    if (ns >= (double)HARK_METRICS_MAX_NS)
+    if (seconds >= hark_metrics_bucket_lower(HARK_METRICS_BUCKETS - 1))
         return HARK_METRICS_BUCKETS - 1;
-    return hark__metrics_bucket((uint64_t)ns);
+    /* Scaling to nanoseconds can land just below the edge a bound names exactly
+     * (9.6e-7 * 1e9 is 959.99999999999989, not 960): take that as a first guess,
+     * then settle it against the edges in seconds, the very values the labels show. */
+    size_t i = hark__metrics_bucket((uint64_t)(seconds * 1e9));
+    while (i + 1 < HARK_METRICS_BUCKETS && hark_metrics_bucket_lower(i + 1) <= seconds)
+        i++;
+    while (i > 0 && hark_metrics_bucket_lower(i) > seconds)
+        i--;
+    return i;
 }
 
 /* The value reported for bucket i: its midpoint (exact nanoseconds below 16 ns). */

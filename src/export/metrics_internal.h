@@ -27,8 +27,9 @@ static inline uint64_t hark__metrics_lower_ns(size_t i)
     return (uint64_t)(16 + i % 16) << (e - 4);
 }
 
-/* Rounds a bound in nanoseconds down to a bucket edge; returns that bucket's index. */
-size_t hark__metrics_edge_index(double ns);
+/* Rounds a bound in seconds down to the nearest bucket edge (an edge itself stays);
+ * returns the index of the bucket that edge starts. */
+size_t hark__metrics_edge_index(double seconds);
 
 /* Servers currently serving `m` (hark_metrics_free refuses while nonzero). */
 void hark__metrics_server_ref(hark_metrics *m, int delta);

@@ -215,7 +215,7 @@ static size_t edges(const hark_prom_options *opts, size_t *out, size_t max)
         return n;
     }
     for (size_t i = 0; i < opts->bound_count && n < max; i++) {
-        size_t idx = hark__metrics_edge_index(opts->bounds[i] * 1e9);
+        size_t idx = hark__metrics_edge_index(opts->bounds[i]);
         if (idx == 0 || (n && out[n - 1] == idx))
             continue;
         out[n++] = idx;
