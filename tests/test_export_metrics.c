@@ -546,6 +546,29 @@ static void test_prometheus_bounds_on_edges(void **state)
     hark_metrics_free(m);
 }
 
+/* A label name given twice would make Prometheus refuse the whole scrape. */
+static void test_prometheus_duplicate_label(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_record(m, "a", 1), 0);
+    static const char *const twice[] = {"service", "x", "zone", "z", "service", "y"};
+    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    o.labels = twice;
+    o.label_count = 3;
+    struct text t = {{0}, 0, -1};
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), HARK_EINVAL);
+    assert_int_equal(t.used, 0);
+    hark_metrics_server *srv = NULL;
+    assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_EINVAL);
+    assert_null(srv);
+    o.label_count = 2; /* distinct names are fine */
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+    assert_non_null(strstr(t.buf, "_count{event=\"a\",service=\"x\",zone=\"z\"} 1\n"));
+    hark_metrics_free(m);
+}
+
 /* ------------------------------------------------------------------------- */
 /* HTTP                                                                      */
 /* ------------------------------------------------------------------------- */
@@ -692,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),
         cmocka_unit_test(test_prometheus_bounds_on_edges),
+        cmocka_unit_test(test_prometheus_duplicate_label),
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_serve_bad_input),
     };

@@ -163,8 +163,8 @@ typedef struct hark_prom_options {
     const char *metric; /* family name; NULL: "hark_event_duration_seconds" */
     const char *help;   /* HELP text; NULL: a default */
     /* Extra labels on every series, as name/value pairs: labels[2i] is a name
-     * ([a-zA-Z_][a-zA-Z0-9_]*, not "event", "le" or starting with "__"),
-     * labels[2i+1] its value (any UTF-8, escaped on output). */
+     * ([a-zA-Z_][a-zA-Z0-9_]*, not "event", "le" or starting with "__", each name
+     * once), labels[2i+1] its value (any UTF-8, escaped on output). */
     const char *const *labels;
     size_t label_count; /* number of pairs */
     /* Upper bounds (`le`) in seconds, strictly increasing and > 0; +Inf is always
@@ -190,8 +190,9 @@ typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
  * format 0.0.4 (`# HELP`, `# TYPE ... histogram`, `_bucket{...,le="..."}`,
  * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
  * (defaults). Errors: HARK_EINVAL (NULL m or sink, bad options: wrong version,
- * invalid metric or label name, bounds not increasing or not positive),
- * HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output stops there).
+ * invalid metric or label name, a label name given twice, bounds not increasing or
+ * not positive), HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output stops
+ * there).
  * Thread-safety: safe, concurrently with recording threads.
  */
 HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,

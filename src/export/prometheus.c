@@ -169,6 +169,10 @@ static int check_options(const hark_prom_options *o)
         if (!valid_name(k, false) || !v || !strcmp(k, "event") || !strcmp(k, "le") ||
             !strncmp(k, "__", 2))
             return HARK_EINVAL;
+        /* A label name twice in one series makes Prometheus refuse the whole scrape. */
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(k, o->labels[2 * j]))
+                return HARK_EINVAL;
     }
     if (o->bound_count && !o->bounds)
         return HARK_EINVAL;
