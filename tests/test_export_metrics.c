@@ -308,6 +308,36 @@ static void test_subscriptions_and_silence(void **state)
     assert_int_equal(hark_metrics_free(all), 0);
 }
 
+/* Unsubscribed by its id from inside an event (its release deferred until that
+ * event is over): detached for good, not subscribed again by a silence and resume. */
+static void test_unsubscribed_stays_detached(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    hark_metrics *m;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_metrics_new(&m), 0);
+    /* `a` attached last, so that silencing reaches it first, its release pending. */
+    assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("b")), 0);
+    hark_subscription_id id = 0;
+    assert_int_equal(hark_metrics_attach(&id, m, n, hark_exact("a")), 0);
+    hark_topic *a, *b;
+    assert_int_equal(hark_topic_get(&a, n, "a"), 0);
+    assert_int_equal(hark_topic_get(&b, n, "b"), 0);
+    int rc = -1;
+    HARK_INSTRUMENT(a, NULL, { rc = hark_unsubscribe(n, id); });
+    assert_int_equal(rc, 0);
+    assert_int_equal(count_of(m, "a"), 1); /* the event in flight was recorded */
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    assert_int_equal(hark_metrics_set_silenced(m, false), 0);
+    instrument_for(a, 1.0);
+    instrument_for(b, 1.0);
+    assert_int_equal(count_of(m, "a"), 1);
+    assert_int_equal(count_of(m, "b"), 1); /* the other attachment is back */
+    assert_int_equal(hark_metrics_free(m), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -711,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_and_stats),
         cmocka_unit_test(test_shards_from_many_threads),
         cmocka_unit_test(test_subscriptions_and_silence),
+        cmocka_unit_test(test_unsubscribed_stays_detached),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),

@@ -82,7 +82,8 @@ HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, har
  * new ids, after the subscribers made meanwhile. Do not resume after freeing a
  * notifier the metrics were attached to while silenced.
  * Errors: HARK_EINVAL; on resume, those of hark_subscribe() (the attachments not
- * yet resumed stay silenced; call again).
+ * yet resumed stay silenced; call again). A pattern unsubscribed by its id stays
+ * detached for good, through any silence.
  * Thread-safety: safe; not from inside a subscriber callback of `m`'s notifiers
  * while another thread silences `m`.
  */

@@ -390,9 +390,12 @@ static void metrics_unref(hark_metrics *m)
 
 /*
  * Ends the attachment's subscription, if it has one, without freeing the attachment.
+ * Returns false when that subscription was already gone: unsubscribed by its id,
+ * its release still pending behind an event in flight. The attachment is then
+ * detached for good and must not be subscribed again.
  * Locking: attach_lock held, m->lock not held (unsubscribing may run releases).
  */
-static void detach(hark_metrics *m, struct attachment *a)
+static bool detach(hark_metrics *m, struct attachment *a)
 {
     pthread_mutex_lock(&m->lock);
     hark_subscription_id id = a->id;
@@ -401,8 +404,22 @@ static void detach(hark_metrics *m, struct attachment *a)
     a->token = NULL;
     a->id = 0;
     pthread_mutex_unlock(&m->lock);
-    if (id)
-        hark_unsubscribe(a->n, id);
+    return !id || hark_unsubscribe(a->n, id) != HARK_ENOENT;
+}
+
+/* Unlinks and frees an attachment. Locking: attach_lock held, m->lock not held. */
+static void forget(hark_metrics *m, struct attachment *a)
+{
+    pthread_mutex_lock(&m->lock);
+    for (struct attachment **p = &m->attachments; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(a->text);
+    free(a);
 }
 
 int hark_metrics_free(hark_metrics *m)
@@ -420,7 +437,7 @@ int hark_metrics_free(hark_metrics *m)
         pthread_mutex_unlock(&m->lock);
         if (!a)
             break;
-        detach(m, a);
+        (void)detach(m, a);
         free(a->text);
         free(a);
     }
@@ -547,10 +564,12 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
         if (!a)
             break;
         if (silenced) {
-            detach(m, a);
-        } else if ((rc = subscribe(m, a)) != 0) {
-            break;
+            if (!detach(m, a))
+                forget(m, a);
+            continue;
         }
+        if ((rc = subscribe(m, a)) != 0)
+            break;
     }
     pthread_mutex_unlock(&m->attach_lock);
     return rc;
