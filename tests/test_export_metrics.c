@@ -338,6 +338,37 @@ static void test_unsubscribed_stays_detached(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* A bad pattern attached while silenced is refused on resume, and does not hold
+ * back the attachments behind it: they resume, and the next resume succeeds. */
+static void test_resume_past_bad_pattern(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    hark_metrics *m;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("a")), 0);
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    hark_subscription_id id = 99;
+    assert_int_equal(hark_metrics_attach(&id, m, n, hark_regex("(")), 0); /* unchecked */
+    assert_int_equal(id, 0);
+    assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("b")), 0);
+    assert_int_equal(hark_metrics_set_silenced(m, false), HARK_EPATTERN);
+    hark_topic *a, *b;
+    assert_int_equal(hark_topic_get(&a, n, "a"), 0);
+    assert_int_equal(hark_topic_get(&b, n, "b"), 0);
+    instrument_for(a, 1.0);
+    instrument_for(b, 1.0);
+    assert_int_equal(count_of(m, "a"), 1);
+    assert_int_equal(count_of(m, "b"), 1);
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    assert_int_equal(hark_metrics_set_silenced(m, false), 0);
+    instrument_for(a, 1.0);
+    assert_int_equal(count_of(m, "a"), 2);
+    assert_int_equal(hark_metrics_free(m), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -742,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_shards_from_many_threads),
         cmocka_unit_test(test_subscriptions_and_silence),
         cmocka_unit_test(test_unsubscribed_stays_detached),
+        cmocka_unit_test(test_resume_past_bad_pattern),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),

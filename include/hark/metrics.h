@@ -81,9 +81,11 @@ HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, har
  * already in flight may still be recorded). Resuming subscribes them again, with
  * new ids, after the subscribers made meanwhile. Do not resume after freeing a
  * notifier the metrics were attached to while silenced.
- * Errors: HARK_EINVAL; on resume, those of hark_subscribe() (the attachments not
- * yet resumed stay silenced; call again). A pattern unsubscribed by its id stays
- * detached for good, through any silence.
+ * Errors: HARK_EINVAL; on resume, those of hark_subscribe(): after HARK_ENOMEM or
+ * HARK_EBUSY the attachments not yet resumed stay silenced (call again); a pattern
+ * refused for itself (HARK_EPATTERN, HARK_ENAME, ... -- one attached while silenced)
+ * is dropped, the others are resumed, and the first such error is returned.
+ * A pattern unsubscribed by its id stays detached for good, through any silence.
  * Thread-safety: safe; not from inside a subscriber callback of `m`'s notifiers
  * while another thread silences `m`.
  */

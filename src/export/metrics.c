@@ -527,7 +527,7 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     int rc = 0;
     if (!m->silenced)
         rc = subscribe(m, a);
-    else /* checked now, so that a bad pattern is refused even while silenced */
+    else /* a missing text is refused now; the pattern itself is checked on resume */
         rc = pattern.kind == HARK_PATTERN_ALL || pattern.text ? 0 : HARK_EINVAL;
     if (rc == 0) {
         pthread_mutex_lock(&m->lock);
@@ -568,8 +568,18 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
                 forget(m, a);
             continue;
         }
-        if ((rc = subscribe(m, a)) != 0)
+        int err = subscribe(m, a);
+        if (err == HARK_ENOMEM || err == HARK_EBUSY) {
+            rc = err; /* may pass: this one and the rest stay silenced until called again */
             break;
+        }
+        if (err != 0) {
+            /* A pattern refused now is refused for good (it was attached while
+             * silenced, unchecked): drop it rather than let it hold back the rest. */
+            forget(m, a);
+            if (rc == 0)
+                rc = err;
+        }
     }
     pthread_mutex_unlock(&m->attach_lock);
     return rc;
