@@ -230,6 +230,38 @@ void test_throwing_subscriber_is_a_failure(void **state)
     assert_int_equal(after, 3);
 }
 
+/* The topic has a subscriber, but it is silenced for every event: nobody listens, so
+ * the span offers no payload and leaves the caller's payload alone. */
+void test_span_with_every_subscriber_silenced(void **state)
+{
+    auto *f = static_cast<fx *>(*state);
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_MONOTONIC;
+    o.pattern = hark_exact("cpp.work");
+    o.timed = [](const char *, double, double, const char *, hark_payload *, void *) { return 0; };
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.silenced = [](const char *, void *) { return true; };
+    assert_int_equal(hark_subscribe(nullptr, f->n, &o), 0);
+    assert_true(hark_enabled(f->t)); /* the span does begin an event */
+    HARK_PAYLOAD(p, 2);
+    {
+        hark::span event(f->t, &p);
+        assert_false(event.listening());
+        assert_null(event.payload());
+        assert_int_equal(event.set_exception("std::runtime_error", "x", nullptr), 0);
+    }
+    assert_null(hark_payload_get(&p, "exception"));
+    bool caught = false;
+    try {
+        hark::instrument(f->t, &p, []() -> int { throw std::runtime_error("boom"); });
+    } catch (const std::runtime_error &) {
+        caught = true;
+    }
+    assert_true(caught);
+    /* No pointers into instrument()'s dead strings were left in the caller's payload. */
+    assert_null(hark_payload_get(&p, "exception"));
+}
+
 #ifdef HARK_INSTRUMENT_CLEANUP
 void test_macro_left_by_an_exception_finishes(void **state)
 {
@@ -259,6 +291,7 @@ int main()
         cmocka_unit_test_setup_teardown(test_instrument_records_and_rethrows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lambda_closures_freed_by_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_throwing_subscriber_is_a_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_span_with_every_subscriber_silenced, setup, teardown),
 #ifdef HARK_INSTRUMENT_CLEANUP
         cmocka_unit_test_setup_teardown(test_macro_left_by_an_exception_finishes, setup, teardown),
 #endif

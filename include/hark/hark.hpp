@@ -83,15 +83,20 @@ class span
 
     /* Whether anybody takes part in the event. */
     bool listening() const noexcept { return active_ && hark_handle_listening(&handle_); }
-    /* The payload subscribers see; nullptr when nobody listens. */
-    hark_payload *payload() noexcept { return active_ ? hark_handle_payload(&handle_) : nullptr; }
+    /* The payload subscribers see; nullptr when nobody listens -- also when the topic
+     * has subscribers but every one of them was silenced for this event. */
+    hark_payload *payload() noexcept
+    {
+        return listening() ? hark_handle_payload(&handle_) : nullptr;
+    }
     /* Where the finish stores its hark_status (subscriber failures); may be nullptr. */
     void status_to(hark_status *status) noexcept { status_ = status; }
     /* Records a failure of the work (hark_handle_fail): strings borrowed until the
      * finish. Returns 0 when nobody listens. */
     int set_exception(const char *type, const char *message, void *object) noexcept
     {
-        return active_ ? hark_handle_fail(&handle_, type, message, object) : 0;
+        /* Not listening: the caller's payload is left as it was. */
+        return listening() ? hark_handle_fail(&handle_, type, message, object) : 0;
     }
 
   private:
