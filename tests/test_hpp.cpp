@@ -262,6 +262,34 @@ void test_span_with_every_subscriber_silenced(void **state)
     assert_null(hark_payload_get(&p, "exception"));
 }
 
+/* A callable whose copy runs out of memory, as one capturing a std::string may. */
+struct copy_fails {
+    copy_fails() = default;
+    copy_fails(const copy_fails &) { throw std::bad_alloc(); }
+    void operator()(const char *, double, double, const char *, hark_payload *) const {}
+    void operator()(hark_event &) const {}
+    void operator()(const char *, const char *, hark_payload *) const {}
+};
+
+/* Copying the callable to the heap failing for memory is HARK_ENOMEM, as the
+ * allocation failing would be, not an exception out of subscribe_*. */
+void test_subscribe_copy_out_of_memory(void **state)
+{
+    auto *f = static_cast<fx *>(*state);
+    copy_fails fn;
+    hark_subscription_id id = 77;
+    try {
+        assert_int_equal(hark::subscribe_timed(&id, f->n, hark_all(), fn), HARK_ENOMEM);
+        assert_int_equal(hark::subscribe_monotonic(&id, f->n, hark_all(), fn), HARK_ENOMEM);
+        assert_int_equal(hark::subscribe_event(&id, f->n, hark_all(), fn), HARK_ENOMEM);
+        assert_int_equal(hark::subscribe_evented(&id, f->n, hark_all(), fn, fn), HARK_ENOMEM);
+    } catch (const std::bad_alloc &) {
+        fail_msg("std::bad_alloc escaped from hark::subscribe_*");
+    }
+    assert_int_equal(id, 77);
+    assert_false(hark_enabled(f->t)); /* nothing was subscribed */
+}
+
 #ifdef HARK_INSTRUMENT_CLEANUP
 void test_macro_left_by_an_exception_finishes(void **state)
 {
@@ -292,6 +320,7 @@ int main()
         cmocka_unit_test_setup_teardown(test_lambda_closures_freed_by_release, setup, teardown),
         cmocka_unit_test_setup_teardown(test_throwing_subscriber_is_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_span_with_every_subscriber_silenced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscribe_copy_out_of_memory, setup, teardown),
 #ifdef HARK_INSTRUMENT_CLEANUP
         cmocka_unit_test_setup_teardown(test_macro_left_by_an_exception_finishes, setup, teardown),
 #endif

@@ -192,6 +192,17 @@ int evented_finish(const char *name, const char *id, hark_payload *payload, void
     return call(static_cast<P *>(data)->second, name, id, payload);
 }
 
+/* The callable's copy on the heap, or nullptr when memory runs out -- in the
+ * allocation or in the copy itself (a captured std::string, say). */
+template <class T, class... Args> T *box(Args &&...args)
+{
+    try {
+        return new (std::nothrow) T(std::forward<Args>(args)...);
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
 template <class T> void release(void *data) noexcept
 {
     delete static_cast<T *>(data);
@@ -219,7 +230,9 @@ int subscribe(hark_subscription_id *out, hark_notifier *n, hark_subscribe_option
  * deleted by the subscription's release callback (once no event can reach it any
  * more), or at once if subscribing fails. It may return void, an int (0 = success)
  * or a bool (true = success); a callable that throws counts as a failure
- * (hark::thrown). Errors: those of hark_subscribe(), HARK_ENOMEM.
+ * (hark::thrown). Errors: those of hark_subscribe(), HARK_ENOMEM (also when moving
+ * or copying the callable throws std::bad_alloc; any other exception of its own
+ * copy or move propagates, nothing subscribed).
  * Thread-safety: as hark_subscribe(); the callable runs on instrumenting threads.
  */
 template <class F>
@@ -230,7 +243,7 @@ int subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pa
     o.kind = HARK_KIND_TIMED;
     o.pattern = pattern;
     o.timed = &detail::timed<T>;
-    return detail::subscribe(out, n, o, new (std::nothrow) T(std::forward<F>(fn)));
+    return detail::subscribe(out, n, o, detail::box<T>(std::forward<F>(fn)));
 }
 
 template <class F>
@@ -241,7 +254,7 @@ int subscribe_monotonic(hark_subscription_id *out, hark_notifier *n, hark_patter
     o.kind = HARK_KIND_MONOTONIC;
     o.pattern = pattern;
     o.timed = &detail::timed<T>;
-    return detail::subscribe(out, n, o, new (std::nothrow) T(std::forward<F>(fn)));
+    return detail::subscribe(out, n, o, detail::box<T>(std::forward<F>(fn)));
 }
 
 /* fn(hark_event &). */
@@ -253,7 +266,7 @@ int subscribe_event(hark_subscription_id *out, hark_notifier *n, hark_pattern pa
     o.kind = HARK_KIND_EVENT;
     o.pattern = pattern;
     o.event = &detail::event<T>;
-    return detail::subscribe(out, n, o, new (std::nothrow) T(std::forward<F>(fn)));
+    return detail::subscribe(out, n, o, detail::box<T>(std::forward<F>(fn)));
 }
 
 /* start(name, id, payload) and finish(name, id, payload). */
@@ -268,7 +281,7 @@ int subscribe_evented(hark_subscription_id *out, hark_notifier *n, hark_pattern 
     o.start = &detail::evented_start<P>;
     o.finish = &detail::evented_finish<P>;
     return detail::subscribe(out, n, o,
-                             new (std::nothrow) P(std::forward<S>(start), std::forward<E>(finish)));
+                             detail::box<P>(std::forward<S>(start), std::forward<E>(finish)));
 }
 
 } // namespace hark
