@@ -704,6 +704,26 @@ static void test_http_endpoint(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/* A port is digits only: strtol's leading blanks and sign are not "HOST:PORT". */
+static void test_serve_port_digits_only(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    static const char *const bad[] = {"127.0.0.1: 0", "127.0.0.1:+0", "127.0.0.1:\t0", "[::1]: 0",
+                                      "127.0.0.1:-0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hark_metrics_server *srv = NULL;
+        int rc = hark_metrics_serve(&srv, m, bad[i], NULL);
+        if (rc == 0)
+            hark_metrics_server_stop(srv);
+        if (rc != HARK_EINVAL)
+            fail_msg("\"%s\": got %d, want HARK_EINVAL", bad[i], rc);
+        assert_null(srv);
+    }
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 static void test_serve_bad_input(void **state)
 {
     (void)state;
@@ -781,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_prometheus_duplicate_label),
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_serve_bad_input),
+        cmocka_unit_test(test_serve_port_digits_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,9 @@ static int split_address(const char *address, char *host, size_t host_size, char
     size_t plen = strlen(p);
     if (hlen == 0 || hlen >= host_size || plen == 0 || plen >= port_size)
         return HARK_EINVAL;
+    /* Digits only: strtol alone would take " 80" or "+80" as a port. */
+    if (strspn(p, "0123456789") != plen)
+        return HARK_EINVAL;
     char *end;
     errno = 0;
     long v = strtol(p, &end, 10);
