@@ -417,6 +417,28 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/* The largest durations kept add up to a total that stops at its maximum. */
+static void test_sum_saturates(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    /* The largest duration kept (2^64 - 1 ns), then one second more: a sum that
+     * wrapped would read just under one second. */
+    assert_int_equal(hark_metrics_record(m, "ages", 1e300), 0);
+    assert_int_equal(hark_metrics_record(m, "ages", 1.0), 0);
+    assert_int_equal(hark_metrics_record(m, "ages", 1e300), 0);
+    hark_metrics_snapshot *snap;
+    assert_int_equal(hark_metrics_snapshot_take(&snap, m), 0);
+    const hark_metrics_series *x = hark_metrics_snapshot_find(snap, "ages");
+    assert_non_null(x);
+    assert_int_equal(x->count, 3);
+    assert_true(x->sum >= x->max);
+    assert_true(x->sum == (double)UINT64_MAX / 1e9);
+    hark_metrics_snapshot_free(snap);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Prometheus text                                                           */
 /* ------------------------------------------------------------------------- */
@@ -795,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_unsubscribed_stays_detached),
         cmocka_unit_test(test_resume_past_bad_pattern),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_sum_saturates),
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),
         cmocka_unit_test(test_prometheus_bounds_on_edges),

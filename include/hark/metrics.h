@@ -103,7 +103,7 @@ HARK_API int hark_metrics_record(hark_metrics *m, const char *name, double secon
 typedef struct hark_metrics_series {
     const char *name;           /* owned by the snapshot */
     uint64_t count;             /* events recorded */
-    double sum;                 /* total duration, seconds */
+    double sum;                 /* total duration, seconds (stops at 2^64 ns, 584 years) */
     double min, max;            /* shortest and longest duration, seconds (0 when count is 0) */
     double p50, p90, p99, p999; /* percentiles, seconds (within 3.2 %) */
     /* Per-bucket counts (not cumulative), HARK_METRICS_BUCKETS of them; bucket i

@@ -307,6 +307,16 @@ static inline void bump(atomic_uint_least64_t *c, uint64_t by)
                           memory_order_relaxed);
 }
 
+/* The same for a total: it stops at UINT64_MAX rather than wrap, so that a few
+ * durations near the largest one kept (584 years) cannot make it small again. */
+static inline void bump_saturating(atomic_uint_least64_t *c, uint64_t by)
+{
+    uint64_t sum;
+    if (__builtin_add_overflow(atomic_load_explicit(c, memory_order_relaxed), by, &sum))
+        sum = UINT64_MAX;
+    atomic_store_explicit(c, sum, memory_order_relaxed);
+}
+
 static inline __attribute__((always_inline)) int record_ns(hark_metrics *m, const char *name,
                                                            uint64_t ns)
 {
@@ -315,7 +325,7 @@ static inline __attribute__((always_inline)) int record_ns(hark_metrics *m, cons
     if (HARK_UNLIKELY(!x))
         return HARK_ENOMEM;
     bump(&x->buckets[hark__metrics_bucket(ns)], 1);
-    bump(&x->sum_ns, ns);
+    bump_saturating(&x->sum_ns, ns);
     if (ns < atomic_load_explicit(&x->min_ns, memory_order_relaxed))
         atomic_store_explicit(&x->min_ns, ns, memory_order_relaxed);
     if (ns > atomic_load_explicit(&x->max_ns, memory_order_relaxed))
@@ -744,7 +754,9 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
             const struct series *x = picks[j].series;
             for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
                 buckets[b] += atomic_load_explicit(&x->buckets[b], memory_order_relaxed);
-            sum += atomic_load_explicit(&x->sum_ns, memory_order_relaxed);
+            if (__builtin_add_overflow(sum, atomic_load_explicit(&x->sum_ns, memory_order_relaxed),
+                                       &sum))
+                sum = UINT64_MAX; /* as each thread's total: saturated, not wrapped */
             uint64_t lo = atomic_load_explicit(&x->min_ns, memory_order_relaxed);
             uint64_t hi = atomic_load_explicit(&x->max_ns, memory_order_relaxed);
             min = lo < min ? lo : min;
