@@ -270,6 +270,82 @@ static void test_tags_and_json_taken_at_log_time(void **state)
     gate_done(g);
 }
 
+/* The structured formatters with the record's time left out, so that a line
+ * written now and one written later by the writer thread compare equal. */
+static size_t json_untimed(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    hark_log_record r = *rec;
+    r.time = 0;
+    return hark_log_format_json(buf, size, &r, data);
+}
+
+static size_t logfmt_untimed(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    hark_log_record r = *rec;
+    r.time = 0;
+    return hark_log_format_logfmt(buf, size, &r, data);
+}
+
+/* Every kind of field an event's payload can hold, NULLs and nesting included,
+ * reaches a structured formatter on the writer thread as it would on the caller. */
+static void test_event_fields_same_as_sync(void **state)
+{
+    (void)state;
+    static char long_value[HARK_LOG_VALUE_MAX + 100];
+    memset(long_value, 'v', sizeof long_value - 1);
+    /* A two-byte character across the cut. */
+    memcpy(long_value + HARK_LOG_VALUE_MAX - 1, "\xc3\xa9", 2);
+    char txid[101];
+    memset(txid, 't', sizeof txid - 1);
+    txid[sizeof txid - 1] = '\0';
+
+    /* Payloads nested six deep: the formatters show four levels, then null. */
+    hark_field deep[6][2];
+    hark_payload deep_p[6];
+    for (int i = 5; i >= 0; i--) {
+        deep[i][0] = (hark_field){.key = "d", .type = HARK_TYPE_INT, .as.i = i};
+        deep[i][1] = (hark_field){
+            .key = "in", .type = HARK_TYPE_PAYLOAD, .as.payload = i < 5 ? &deep_p[i + 1] : NULL};
+        deep_p[i] = (hark_payload){deep[i], 2, 2};
+    }
+    /* More fields than a line shows, some of them nested. */
+    hark_field many[80];
+    for (int i = 0; i < 80; i++)
+        many[i] = (hark_field){.key = "m", .type = HARK_TYPE_UINT, .as.u = (uint64_t)i};
+    hark_payload many_p = {many, 80, 80};
+
+    hark_field f[] = {
+        {.key = "null_str", .type = HARK_TYPE_STRING, .as.s = NULL},
+        {.key = "str", .type = HARK_TYPE_STRING, .as.s = "a b"},
+        {.key = NULL, .type = HARK_TYPE_INT, .as.i = 1},
+        {.key = "unset", .type = HARK_TYPE_NONE},
+        {.key = "err", .type = HARK_TYPE_ERROR, .as.error = {"IOError", NULL}},
+        {.key = "err2", .type = HARK_TYPE_ERROR, .as.error = {NULL, "gone"}},
+        {.key = "null_payload", .type = HARK_TYPE_PAYLOAD, .as.payload = NULL},
+        {.key = "deep", .type = HARK_TYPE_PAYLOAD, .as.payload = &deep_p[0]},
+        {.key = "long", .type = HARK_TYPE_STRING, .as.s = long_value},
+        {.key = "ptr", .type = HARK_TYPE_POINTER, .as.p = (void *)0x1234},
+        {.key = "d", .type = HARK_TYPE_DOUBLE, .as.d = 0.5},
+        {.key = "b", .type = HARK_TYPE_BOOL, .as.b = true},
+        {.key = "many", .type = HARK_TYPE_PAYLOAD, .as.payload = &many_p},
+        {.key = "after", .type = HARK_TYPE_INT, .as.i = -1},
+    };
+    hark_log_format_fn fmts[] = {json_untimed, logfmt_untimed};
+    const char *names[] = {"sql.db", ""};
+    for (size_t k = 0; k < 2; k++) {
+        gate *gs, *ga;
+        hark_logger *s, *a;
+        sync_and_async(&s, &gs, &a, &ga, 1 << 16, true);
+        assert_int_equal(hark_logger_set_formatter(s, fmts[k], NULL), 0);
+        assert_int_equal(hark_logger_set_formatter(a, fmts[k], NULL), 0);
+        hark_log_event ev = {names[k], txid, 7, 6, 1.5, f, sizeof f / sizeof f[0], NULL, -1, 0};
+        const hark_log_event *saved = hark_log_event_swap(&ev);
+        log_both(s, a, "n=%d", 1);
+        hark_log_event_swap(saved);
+        same_lines_then_free(s, gs, a, ga);
+    }
+}
+
 static void test_drop_policy_counts_exactly(void **state)
 {
     (void)state;
@@ -465,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_many_distinct_formats),
         cmocka_unit_test(test_formats_interned_by_racing_threads),
         cmocka_unit_test(test_tags_and_json_taken_at_log_time),
+        cmocka_unit_test(test_event_fields_same_as_sync),
         cmocka_unit_test(test_drop_policy_counts_exactly),
         cmocka_unit_test(test_block_policy_four_threads),
         cmocka_unit_test(test_line_larger_than_ring),

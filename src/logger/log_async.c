@@ -68,7 +68,17 @@ struct entry_record {
     double duration_ms;
     uint64_t thread_id, event_id, parent_id;
     uint16_t event_len, txid_len;
-    uint8_t field_count, pad[3];
+    uint8_t field_count; /* top-level fields serialised */
+    uint8_t has_event;   /* the line is about an event (whose name may be "") */
+    uint8_t pad[2];
+};
+
+/* The places a line's fields are read into: HARK_LOG_FIELDS_MAX at most in all,
+ * nested ones included. */
+struct field_pool {
+    hark_field fields[HARK_LOG_FIELDS_MAX];
+    hark_payload payloads[HARK_LOG_FIELDS_MAX];
+    size_t used, payloads_used;
 };
 
 struct hark__async {
@@ -101,6 +111,7 @@ struct hark__async {
     _Alignas(64) char *scratch;
     size_t scratch_cap;
     struct hark_log_buf msg, line;
+    struct field_pool fields; /* an entry's fields, as formatters get them */
 
     /* The formats interned by logging calls (log_capture.h): read by every
      * producer, so on a line of their own, away from the writer's scratch. */
@@ -316,31 +327,19 @@ struct meta {
     size_t field_bytes;
 };
 
+/*
+ * Bytes of a string a structured line may show: one more than the formatters
+ * keep, so that they cut the copy where they would have cut the original (and
+ * say so) -- the byte after the cut decides where a character boundary is.
+ */
 static size_t cap_value(const char *s)
 {
-    return s ? strnlen(s, HARK_LOG_VALUE_MAX) : 0;
+    return s ? strnlen(s, HARK_LOG_VALUE_MAX + 1) : 0;
 }
 
-/* Bytes of one serialised field: type, key, value. Nested payloads are left out. */
-static size_t field_size(const hark_field *f)
-{
-    size_t key = cap_value(f->key) + 1;
-    switch (f->type) {
-    case HARK_TYPE_INT:
-    case HARK_TYPE_UINT:
-    case HARK_TYPE_DOUBLE:
-    case HARK_TYPE_POINTER:
-        return 1 + key + 8;
-    case HARK_TYPE_BOOL:
-        return 1 + key + 1;
-    case HARK_TYPE_STRING:
-        return 1 + key + 1 + cap_value(f->as.s) + 1;
-    case HARK_TYPE_ERROR:
-        return 1 + key + cap_value(f->as.error.type) + 1 + cap_value(f->as.error.message) + 1;
-    default:
-        return 0;
-    }
-}
+struct cursor;
+static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, int depth,
+                             size_t *budget, size_t *kept);
 
 /* The record part of a structured line: time, thread, event, fields. Returns the
  * bytes it adds to the entry. */
@@ -359,22 +358,17 @@ static size_t meta_record(struct meta *m)
         return bytes;
     m->event = ev->name;
     m->txid = ev->transaction_id ? ev->transaction_id : "";
-    m->rec.event_len = (uint16_t)strnlen(ev->name, HARK_NAME_MAX);
-    m->rec.txid_len = (uint16_t)strnlen(m->txid, 64);
+    m->rec.has_event = 1;
+    m->rec.event_len = (uint16_t)cap_value(ev->name);
+    m->rec.txid_len = (uint16_t)cap_value(m->txid);
     m->rec.event_id = ev->id;
     m->rec.parent_id = ev->parent_id;
     m->rec.duration_ms = ev->duration_ms;
-    size_t nf = 0;
     m->field_total = ev->fields ? ev->field_count : 0;
-    for (size_t i = 0; i < m->field_total && nf < HARK_LOG_FIELDS_MAX; i++) {
-        size_t fb = field_size(&ev->fields[i]);
-        if (fb) {
-            m->field_bytes += fb;
-            nf++;
-        }
-    }
     m->fields = ev->fields;
-    m->rec.field_count = (uint8_t)nf;
+    size_t budget = HARK_LOG_FIELDS_MAX, kept = 0;
+    m->field_bytes = put_field_list(NULL, m->fields, m->field_total, 0, &budget, &kept);
+    m->rec.field_count = (uint8_t)kept;
     return bytes + m->field_bytes + m->rec.event_len + m->rec.txid_len;
 }
 
@@ -435,38 +429,100 @@ static inline void put_str(struct cursor *c, const char *s, size_t n)
     put(c, "", 1);
 }
 
-static void put_fields(struct cursor *c, const struct meta *m)
+/* Field types as serialised: a hark_type, or one of these for the variants whose
+ * value has no bytes of its own. */
+enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE };
+
+/* Bits of the byte that follows an error field's key: which strings it has. */
+enum { ERROR_TYPE = 1, ERROR_MESSAGE = 2 };
+
+static inline void put_or_count(struct cursor *c, size_t *bytes, const void *src, size_t n)
 {
-    size_t nf = 0;
-    for (size_t i = 0; nf < m->rec.field_count && i < m->field_total; i++) {
-        const hark_field *f = &m->fields[i];
-        if (!field_size(f))
+    if (c)
+        put(c, src, n);
+    *bytes += n;
+}
+
+static inline void put_str_or_count(struct cursor *c, size_t *bytes, const char *s)
+{
+    size_t n = cap_value(s);
+    if (c)
+        put_str(c, s ? s : "", n);
+    *bytes += n + 1;
+}
+
+/*
+ * Serialises (or, with a NULL cursor, measures) the fields the structured
+ * formatters would show of `f`: walked as they walk it (a field without a key or
+ * type is skipped, every other one spends one of `budget`, a payload nested less
+ * than four deep is shown field by field, any other as null), in the same order,
+ * each payload's shown fields right after it, preceded by their number. *kept
+ * receives the number of fields of this level that were serialised. Returns the
+ * bytes.
+ */
+static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, int depth,
+                             size_t *budget, size_t *kept)
+{
+    size_t bytes = 0, n = 0;
+    for (size_t i = 0; f && i<count && * budget> 0; i++) {
+        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
-        nf++;
-        uint8_t type = (uint8_t)f->type;
-        if (f->type == HARK_TYPE_STRING && !f->as.s)
-            type = 0xFF; /* a NULL string */
-        put(c, &type, 1);
-        put_str(c, f->key ? f->key : "", cap_value(f->key));
-        switch (f->type) {
+        (*budget)--;
+        n++;
+        uint8_t type = (uint8_t)f[i].type;
+        bool nested = f[i].type == HARK_TYPE_PAYLOAD && f[i].as.payload && depth < 4;
+        if (f[i].type == HARK_TYPE_STRING && !f[i].as.s)
+            type = FIELD_NULL_STRING;
+        else if (f[i].type == HARK_TYPE_PAYLOAD && !nested)
+            type = FIELD_NULL_PAYLOAD;
+        put_or_count(c, &bytes, &type, 1);
+        put_str_or_count(c, &bytes, f[i].key);
+        switch (type) {
+        case HARK_TYPE_INT:
+        case HARK_TYPE_UINT:
+        case HARK_TYPE_DOUBLE:
+        case HARK_TYPE_POINTER:
+            put_or_count(c, &bytes, &f[i].as, 8);
+            break;
         case HARK_TYPE_BOOL: {
-            uint8_t b = f->as.b;
-            put(c, &b, 1);
+            uint8_t b = f[i].as.b;
+            put_or_count(c, &bytes, &b, 1);
             break;
         }
         case HARK_TYPE_STRING:
-            put_str(c, f->as.s ? f->as.s : "", cap_value(f->as.s));
+            put_str_or_count(c, &bytes, f[i].as.s);
             break;
-        case HARK_TYPE_ERROR:
-            put_str(c, f->as.error.type ? f->as.error.type : "", cap_value(f->as.error.type));
-            put_str(c, f->as.error.message ? f->as.error.message : "",
-                    cap_value(f->as.error.message));
+        case HARK_TYPE_ERROR: {
+            uint8_t has = (uint8_t)((f[i].as.error.type ? ERROR_TYPE : 0) |
+                                    (f[i].as.error.message ? ERROR_MESSAGE : 0));
+            put_or_count(c, &bytes, &has, 1);
+            put_str_or_count(c, &bytes, f[i].as.error.type);
+            put_str_or_count(c, &bytes, f[i].as.error.message);
             break;
-        default:
-            put(c, &f->as, 8);
+        }
+        case HARK_TYPE_PAYLOAD: {
+            /* The number of fields shown comes first, so that the reader can
+             * give them consecutive places: measured on a copy of the budget. */
+            const hark_payload *pl = f[i].as.payload;
+            size_t probe = *budget, inner = 0;
+            (void)put_field_list(NULL, pl->fields, pl->count, depth + 1, &probe, &inner);
+            uint8_t k = (uint8_t)inner;
+            put_or_count(c, &bytes, &k, 1);
+            bytes += put_field_list(c, pl->fields, pl->count, depth + 1, budget, &inner);
+            break;
+        }
+        default: /* a null payload, or a type of no known value: nothing more */
             break;
         }
     }
+    *kept = n;
+    return bytes;
+}
+
+static void put_fields(struct cursor *c, const struct meta *m)
+{
+    size_t budget = HARK_LOG_FIELDS_MAX, kept = 0;
+    (void)put_field_list(c, m->fields, m->field_total, 0, &budget, &kept);
 }
 
 /* The optional parts of an entry's metadata (time, record, tags). */
@@ -736,36 +792,70 @@ int hark__log_site(hark_logger *l, hark_log_level level, hark_log_site *site, co
 /* The writer                                                                */
 /* ------------------------------------------------------------------------- */
 
-/* Reads the fields serialised by put_fields() into `out`. */
-static const char *get_fields(const char *p, hark_field *out, size_t count)
+static const char *get_str(const char *p, const char **out)
+{
+    *out = p;
+    return p + strlen(p) + 1;
+}
+
+/* Reads `count` fields serialised by put_field_list() into consecutive places
+ * `out`, their nested fields into places taken from `pool`. */
+static const char *get_fields(const char *p, hark_field *out, size_t count, struct field_pool *pool)
 {
     for (size_t i = 0; i < count; i++) {
         uint8_t type = (uint8_t)*p++;
-        out[i].key = p;
-        p += strlen(p) + 1;
-        if (type == 0xFF) {
-            out[i].type = HARK_TYPE_STRING;
-            out[i].as.s = NULL;
-            continue;
-        }
-        out[i].type = (hark_type)type;
+        memset(&out[i], 0, sizeof out[i]);
+        p = get_str(p, &out[i].key);
         switch (type) {
+        case FIELD_NULL_STRING:
+            out[i].type = HARK_TYPE_STRING;
+            break;
+        case FIELD_NULL_PAYLOAD:
+            out[i].type = HARK_TYPE_PAYLOAD;
+            break;
+        case HARK_TYPE_INT:
+        case HARK_TYPE_UINT:
+        case HARK_TYPE_DOUBLE:
+        case HARK_TYPE_POINTER:
+            out[i].type = (hark_type)type;
+            memcpy(&out[i].as, p, 8);
+            p += 8;
+            break;
         case HARK_TYPE_BOOL:
+            out[i].type = HARK_TYPE_BOOL;
             out[i].as.b = *p++ != 0;
             break;
         case HARK_TYPE_STRING:
-            out[i].as.s = p;
-            p += strlen(p) + 1;
+            out[i].type = HARK_TYPE_STRING;
+            p = get_str(p, &out[i].as.s);
             break;
-        case HARK_TYPE_ERROR:
-            out[i].as.error.type = p;
-            p += strlen(p) + 1;
-            out[i].as.error.message = p;
-            p += strlen(p) + 1;
+        case HARK_TYPE_ERROR: {
+            uint8_t has = (uint8_t)*p++;
+            out[i].type = HARK_TYPE_ERROR;
+            p = get_str(p, &out[i].as.error.type);
+            p = get_str(p, &out[i].as.error.message);
+            if (!(has & ERROR_TYPE))
+                out[i].as.error.type = NULL;
+            if (!(has & ERROR_MESSAGE))
+                out[i].as.error.message = NULL;
             break;
+        }
+        case HARK_TYPE_PAYLOAD: {
+            /* The producer serialised at most HARK_LOG_FIELDS_MAX fields in all,
+             * so the pool has room for every one. */
+            size_t k = (uint8_t)*p++;
+            hark_payload *pl = &pool->payloads[pool->payloads_used++];
+            pl->fields = &pool->fields[pool->used];
+            pl->count = (uint32_t)k;
+            pl->capacity = (uint32_t)k;
+            pool->used += k;
+            out[i].type = HARK_TYPE_PAYLOAD;
+            out[i].as.payload = pl;
+            p = get_fields(p, pl->fields, k, pool);
+            break;
+        }
         default:
-            memcpy(&out[i].as, p, 8);
-            p += 8;
+            out[i].type = (hark_type)type;
             break;
         }
     }
@@ -795,13 +885,16 @@ static void write_entry(struct hark__async *a, const char *e)
         p += strlen(p) + 1;
     }
     const char *event = NULL, *txid = NULL;
-    hark_field fields[HARK_LOG_FIELDS_MAX];
+    struct field_pool *pool = &a->fields;
+    hark_field *fields = pool->fields;
     if (head.flags & HAS_RECORD) {
         event = p;
         p += rec.event_len + 1;
         txid = p;
         p += rec.txid_len + 1;
-        p = get_fields(p, fields, rec.field_count);
+        pool->used = rec.field_count;
+        pool->payloads_used = 0;
+        p = get_fields(p, fields, rec.field_count, pool);
     }
     const char *msg = p;
     size_t mlen = head.msg_len;
@@ -828,7 +921,7 @@ static void write_entry(struct hark__async *a, const char *e)
                          .message = msg,
                          .length = mlen,
                          .thread_id = rec.thread_id,
-                         .event = rec.event_len ? event : NULL,
+                         .event = rec.has_event ? event : NULL,
                          .transaction_id = txid,
                          .event_id = rec.event_id,
                          .parent_id = rec.parent_id,
