@@ -138,6 +138,44 @@ static void test_escaping_and_utf8(void **state)
     free(line);
 }
 
+/* Pointers are "0x..." strings, NULL too (printf's %p would write "(nil)"). */
+static void test_pointer_fields(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_ptr(&p, "none", NULL);
+    hark_payload_set_ptr(&p, "some", (void *)0xab10);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"fields\":{\"none\":\"0x0\",\"some\":\"0xab10\"}}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m none=0x0 some=0xab10\n"));
+    free(line);
+}
+
+/* A quoted logfmt value has the escapes the header lists: \" \\ \n \r \t and
+ * \u00XX for every other control character, backspace and form feed included
+ * (JSON keeps its own \b and \f). */
+static void test_logfmt_escapes(void **state)
+{
+    (void)state;
+    static const char msg[] = "a\bb\fc\x1b";
+    hark_log_record rec = {
+        .level = HARK_LOG_INFO, .time = 0, .message = msg, .length = sizeof msg - 1};
+    char *line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=\"a\\u0008b\\u000cc\\u001b\"\n"));
+    free(line);
+    line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"message\":\"a\\bb\\fc\\u001b\"}\n"));
+    free(line);
+}
+
 static void test_bounds_and_snprintf(void **state)
 {
     (void)state;
@@ -489,6 +527,8 @@ int main(void)
         cmocka_unit_test(test_json_golden),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_pointer_fields),
+        cmocka_unit_test(test_logfmt_escapes),
         cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,8 +262,9 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
     return q;
 }
 
-/* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. */
-static void json_chars(sbuf *o, const char *s, size_t n)
+/* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. `logfmt`:
+ * the escapes of a quoted logfmt value, which has no \b or \f (\u0008, \u000c). */
+static void json_chars(sbuf *o, const char *s, size_t n, bool logfmt)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
@@ -290,10 +292,11 @@ static void json_chars(sbuf *o, const char *s, size_t n)
                 puts_n(o, "\\t", 2);
                 break;
             case '\b':
-                puts_n(o, "\\b", 2);
-                break;
             case '\f':
-                puts_n(o, "\\f", 2);
+                if (logfmt)
+                    put_u_escape(o, c);
+                else
+                    puts_n(o, c == '\b' ? "\\b" : "\\f", 2);
                 break;
             default:
                 put_u_escape(o, c);
@@ -317,7 +320,7 @@ static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
 {
     size_t keep = cut_at(s, n, max);
     put(o, '"');
-    json_chars(o, s, keep);
+    json_chars(o, s, keep, false);
     put(o, '"');
     return keep < n;
 }
@@ -448,6 +451,15 @@ static void put_thread(sbuf *o, uint64_t id)
     puts_n(o, tls_tid_text.text, tls_tid_text.len);
 }
 
+/* A pointer as "0x" and hex digits, NULL included ("0x0"): printf's %p writes
+ * "(nil)" for NULL in glibc, which is not the documented form. */
+static void put_pointer(sbuf *o, const void *p)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "0x%" PRIxPTR, (uintptr_t)p);
+    puts_n(o, tmp, (size_t)n);
+}
+
 /* Level names with their lengths. */
 static const struct {
     const char *name;
@@ -474,7 +486,6 @@ static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, s
 
 static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
 {
-    char tmp[40];
     switch (f->type) {
     case HARK_TYPE_INT:
         put_int(o, f->as.i);
@@ -492,8 +503,9 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
         json_cstr(o, f->as.s);
         break;
     case HARK_TYPE_POINTER:
-        snprintf(tmp, sizeof tmp, "\"%p\"", f->as.p);
-        puts_z(o, tmp);
+        put(o, '"');
+        put_pointer(o, f->as.p);
+        put(o, '"');
         break;
     case HARK_TYPE_PAYLOAD:
         if (f->as.payload && depth < 4)
@@ -620,7 +632,7 @@ static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
         return keep < n;
     }
     put(o, '"');
-    json_chars(o, s, keep); /* the same escapes: \" \\ \n \r \t \uXXXX */
+    json_chars(o, s, keep, true); /* \" \\ \n \r \t \uXXXX */
     put(o, '"');
     return keep < n;
 }
@@ -656,7 +668,6 @@ static void logfmt_cstr(sbuf *o, const char *s)
 static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size_t count, int depth,
                           size_t *budget)
 {
-    char tmp[40];
     for (size_t i = 0; i<count && * budget> 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
@@ -686,8 +697,7 @@ static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size
             logfmt_cstr(o, f[i].as.s);
             break;
         case HARK_TYPE_POINTER:
-            snprintf(tmp, sizeof tmp, "%p", f[i].as.p);
-            puts_z(o, tmp);
+            put_pointer(o, f[i].as.p);
             break;
         case HARK_TYPE_ERROR:
             logfmt_cstr(o, f[i].as.error.type);
