@@ -35,7 +35,8 @@
 extern "C" {
 #endif
 
-/* Targets a logger keeps at most, and the longest target name. */
+/* Distinct targets a logger can be given a level for (a removed one keeps its
+ * place), and the longest target name. */
 #define HARK_LOG_TARGETS_MAX 32
 #define HARK_LOG_TARGET_LEN 63
 
@@ -53,10 +54,13 @@ HARK_API int hark_logger_configure_from_env(hark_logger *logger, const char *pre
 /*
  * Sets the level of lines about `target` (for log subscribers: events of the
  * namespace `target`), replacing the logger's level for them, up or down; -1
- * removes it. Log subscribers bound to the logger recompute their silence at once.
- * Thread-local overrides (silence, log_at) still come first.
+ * removes it (the target keeps its place: targets are looked up without a lock,
+ * so a place is never given to another name). Log subscribers bound to the logger
+ * recompute their silence at once. Thread-local overrides (silence, log_at) still
+ * come first.
  * Errors: HARK_EINVAL (NULL, empty or too long target, bad level), HARK_ELIMIT
- * (HARK_LOG_TARGETS_MAX targets already), HARK_ENOMEM. Thread-safety: safe.
+ * (HARK_LOG_TARGETS_MAX other targets have been set on this logger, removed ones
+ * included), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_logger_set_target_level(hark_logger *logger, const char *target, int level);
 
