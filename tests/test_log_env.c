@@ -185,6 +185,28 @@ static void test_malformed_reported_once_rest_applied(void **state)
     assert_int_equal(hark_logger_free(l), 0);
 }
 
+/* Values are case-insensitive, DEST's keywords too: "StdErr" is the stream, not a
+ * file created under that name in the working directory. */
+static void test_dest_keywords_any_case(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/hark-env-dest-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    static const char *const values[] = {"StdErr", "STDOUT"};
+    for (size_t i = 0; i < 2; i++) {
+        hark_logger *l = logger_to_file();
+        setenv("T_LOG_DEST", values[i], 1);
+        assert_int_equal(hark_logger_configure_from_env(l, "T"), 0);
+        assert_int_equal(access(values[i], F_OK), -1);
+        assert_int_equal(hark_logger_free(l), 0);
+    }
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_target_levels_api(void **state)
 {
     (void)state;
@@ -306,6 +328,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_every_variable, setup),
         cmocka_unit_test_setup(test_malformed_reported_once_rest_applied, setup),
+        cmocka_unit_test_setup(test_dest_keywords_any_case, setup),
         cmocka_unit_test_setup(test_target_levels_api, setup),
         cmocka_unit_test_setup(test_targets_through_log_subscribers, setup),
         cmocka_unit_test_setup(test_destinations, setup),

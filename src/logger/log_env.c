@@ -300,6 +300,12 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
     const char *v;
 
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG_DEST"))) {
+        /* Values are case-insensitive: STDERR is the stream, not a file of that
+         * name. A path is taken as it is written. */
+        static const char *const keywords[] = {"stderr", "stdout", "journald"};
+        for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+            if (strcasecmp(v, keywords[i]) == 0)
+                v = keywords[i];
         int d = hark_logger_set_destination(l, v);
         if (d == HARK_ENOTSUP) {
             problem(&p, name, v, "this build has no journald support");
