@@ -176,6 +176,58 @@ static void test_logfmt_escapes(void **state)
     free(line);
 }
 
+/* Any string cut to its bound, not only the message, makes the line say so, at
+ * the documented place right after the message. */
+static void test_cut_value_says_truncated(void **state)
+{
+    (void)state;
+    char *value = malloc(HARK_LOG_VALUE_MAX + 10);
+    assert_non_null(value);
+    memset(value, 'v', HARK_LOG_VALUE_MAX + 9);
+    value[HARK_LOG_VALUE_MAX + 9] = '\0';
+    HARK_PAYLOAD(inner, 1);
+    hark_payload_set_str(&inner, "deep", value);
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_int(&p, "n", 1);
+    hark_payload_set_payload(&p, "in", &inner);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"message\":\"m\",\"truncated\":true,\"fields\":{\"n\":1,"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m truncated=true n=1 in.deep=vvv"));
+    free(line);
+
+    /* An event's transaction id too. */
+    hark_log_record ev = {.level = HARK_LOG_INFO,
+                          .time = 0,
+                          .message = "m",
+                          .length = 1,
+                          .event = "sql.db",
+                          .transaction_id = value};
+    line = fmt_line(hark_log_format_json, &ev);
+    assert_non_null(strstr(line, "\"message\":\"m\",\"truncated\":true}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &ev);
+    assert_non_null(strstr(line, " msg=m truncated=true\n"));
+    free(line);
+
+    /* A value of exactly the bound is whole: nothing said. */
+    value[HARK_LOG_VALUE_MAX] = '\0';
+    line = fmt_line(hark_log_format_json, &rec);
+    assert_null(strstr(line, "truncated"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_null(strstr(line, "truncated"));
+    free(line);
+    free(value);
+}
+
 static void test_bounds_and_snprintf(void **state)
 {
     (void)state;
@@ -530,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_pointer_fields),
         cmocka_unit_test(test_logfmt_escapes),
         cmocka_unit_test(test_bounds_and_snprintf),
+        cmocka_unit_test(test_cut_value_says_truncated),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),

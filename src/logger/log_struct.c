@@ -325,13 +325,63 @@ static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
     return keep < n;
 }
 
-static void json_cstr(sbuf *o, const char *s)
+/* A string value, or null; true when it was cut. */
+static bool json_cstr(sbuf *o, const char *s)
 {
     if (!s) {
         puts_n(o, "null", 4);
-        return;
+        return false;
     }
-    (void)json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+    return json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+}
+
+/* Whether a value string is longer than a line keeps. */
+static bool value_cut(const char *s)
+{
+    return s && strnlen(s, HARK_LOG_VALUE_MAX + 1) > HARK_LOG_VALUE_MAX;
+}
+
+/*
+ * Whether any key or string of the fields a line shows will be cut: walked as
+ * json_fields() and logfmt_fields() walk them, before they are written, since
+ * "truncated" comes right after the message.
+ */
+static bool fields_cut(const hark_field *f, size_t count, int depth, size_t *budget)
+{
+    bool cut = false;
+    for (size_t i = 0; i<count && * budget> 0; i++) {
+        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+            continue;
+        (*budget)--;
+        cut = cut || value_cut(f[i].key);
+        switch (f[i].type) {
+        case HARK_TYPE_STRING:
+            cut = cut || value_cut(f[i].as.s);
+            break;
+        case HARK_TYPE_ERROR:
+            cut = cut || value_cut(f[i].as.error.type) || value_cut(f[i].as.error.message);
+            break;
+        case HARK_TYPE_PAYLOAD:
+            /* Walked even once something is cut: the budget must be spent as the
+             * formatters spend it. */
+            if (f[i].as.payload && depth < 4)
+                cut = fields_cut(f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
+                                 budget) ||
+                      cut;
+            break;
+        default:
+            break;
+        }
+    }
+    return cut;
+}
+
+/* Whether the fields of `rec` have something to cut. */
+static bool record_fields_cut(const hark_log_record *rec)
+{
+    size_t budget = HARK_LOG_FIELDS_MAX;
+    return rec->field_count > 0 && rec->fields &&
+           fields_cut(rec->fields, rec->field_count, 0, &budget);
 }
 
 /* Shortest of %.15g / %.17g that reads back as the same double. */
@@ -561,21 +611,23 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
         PUTS_LIT(&o, ",\"thread\":");
         put_thread(&o, rec->thread_id);
     }
+    /* Whether some string of the line is cut: the line then says so. */
+    bool cut = false;
     if (rec->tag_count > 0 && rec->tags) {
         PUTS_LIT(&o, ",\"tags\":[");
         for (size_t i = 0; i < rec->tag_count; i++) {
             if (i > 0)
                 put(&o, ',');
-            json_cstr(&o, rec->tags[i] ? rec->tags[i] : "");
+            cut = json_cstr(&o, rec->tags[i] ? rec->tags[i] : "") || cut;
         }
         put(&o, ']');
     }
     if (rec->event) {
         PUTS_LIT(&o, ",\"event\":");
-        json_cstr(&o, rec->event);
+        cut = json_cstr(&o, rec->event) || cut;
         if (rec->transaction_id && rec->transaction_id[0]) {
             PUTS_LIT(&o, ",\"transaction_id\":");
-            json_cstr(&o, rec->transaction_id);
+            cut = json_cstr(&o, rec->transaction_id) || cut;
         }
         if (rec->event_id) {
             PUTS_LIT(&o, ",\"event_id\":");
@@ -589,9 +641,9 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
         put_ms(&o, rec->duration_ms, true);
     }
     PUTS_LIT(&o, ",\"message\":");
-    bool cut =
-        json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
-    if (cut)
+    cut = json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
+          cut;
+    if (cut || record_fields_cut(rec))
         PUTS_LIT(&o, ",\"truncated\":true");
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
@@ -657,12 +709,14 @@ static void logfmt_key(sbuf *o, const char *prefix, const char *key)
     put(o, '=');
 }
 
-static void logfmt_cstr(sbuf *o, const char *s)
+/* A string value, or null; true when it was cut. */
+static bool logfmt_cstr(sbuf *o, const char *s)
 {
-    if (!s)
+    if (!s) {
         puts_n(o, "null", 4);
-    else
-        (void)logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+        return false;
+    }
+    return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
 }
 
 static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size_t count, int depth,
@@ -728,6 +782,8 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         PUTS_LIT(&o, " thread=");
         put_uint(&o, rec->thread_id);
     }
+    /* Whether some string of the line is cut: the line then says so. */
+    bool cut = false;
     if (rec->tag_count > 0 && rec->tags) {
         /* Joined with ',' first, then quoted as one value when needed. */
         char joined[HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 1)];
@@ -735,6 +791,7 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         for (size_t i = 0; i < rec->tag_count && i < HARK_LOG_TAGS_MAX; i++) {
             const char *t = rec->tags[i] ? rec->tags[i] : "";
             size_t tl = strnlen(t, HARK_LOG_TAG_LEN);
+            cut = cut || t[tl] != '\0';
             if (i > 0)
                 joined[n++] = ',';
             memcpy(joined + n, t, tl);
@@ -745,10 +802,10 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
     }
     if (rec->event) {
         PUTS_LIT(&o, " event=");
-        logfmt_cstr(&o, rec->event);
+        cut = logfmt_cstr(&o, rec->event) || cut;
         if (rec->transaction_id && rec->transaction_id[0]) {
             PUTS_LIT(&o, " transaction_id=");
-            logfmt_cstr(&o, rec->transaction_id);
+            cut = logfmt_cstr(&o, rec->transaction_id) || cut;
         }
         if (rec->event_id) {
             PUTS_LIT(&o, " event_id=");
@@ -762,9 +819,10 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         put_ms(&o, rec->duration_ms, false);
     }
     PUTS_LIT(&o, " msg=");
-    bool cut =
-        logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX);
-    if (cut)
+    cut =
+        logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
+        cut;
+    if (cut || record_fields_cut(rec))
         PUTS_LIT(&o, " truncated=true");
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
