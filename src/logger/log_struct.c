@@ -349,7 +349,7 @@ static bool value_cut(const char *s)
 static bool fields_cut(const hark_field *f, size_t count, int depth, size_t *budget)
 {
     bool cut = false;
-    for (size_t i = 0; i<count && * budget> 0; i++) {
+    for (size_t i = 0; i < count && *budget != 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
         (*budget)--;
@@ -580,7 +580,7 @@ static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, s
 {
     put(o, '{');
     bool first = true;
-    for (size_t i = 0; i<count && * budget> 0; i++) {
+    for (size_t i = 0; i < count && *budget != 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
         (*budget)--;
@@ -722,7 +722,7 @@ static bool logfmt_cstr(sbuf *o, const char *s)
 static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size_t count, int depth,
                           size_t *budget)
 {
-    for (size_t i = 0; i<count && * budget> 0; i++) {
+    for (size_t i = 0; i < count && *budget != 0; i++) {
         if (f[i].type == HARK_TYPE_NONE || !f[i].key)
             continue;
         (*budget)--;
