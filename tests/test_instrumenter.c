@@ -390,6 +390,20 @@ static void test_legacy_stack_limit(void **state)
     assert_int_equal(count_what(f->rec, REC_FINISH), HARK_STACK_MAX);
 }
 
+/* A start refused because the stack is full (or its memory missing) changes
+ * nothing: not even a new name is interned. */
+static void test_legacy_stack_full_interns_nothing(void **state)
+{
+    fx *f = *state;
+    for (int i = 0; i < HARK_STACK_MAX; i++)
+        assert_int_equal(hark_start(f->n, "deep", NULL), 0);
+    size_t topics = hark_notifier_topic_count(f->n);
+    assert_int_equal(hark_start(f->n, "never.interned", NULL), HARK_ELIMIT);
+    assert_int_equal(hark_notifier_topic_count(f->n), topics);
+    for (int i = 0; i < HARK_STACK_MAX; i++)
+        assert_int_equal(hark_finish(f->n, "deep", NULL), 0);
+}
+
 static void test_legacy_stack_bad_names(void **state)
 {
     fx *f = *state;
@@ -557,6 +571,7 @@ int main(void)
         T(test_transaction_id_differs_across_notifiers),
         T(test_transaction_id_differs_across_threads),
         T(test_legacy_stack_limit),
+        T(test_legacy_stack_full_interns_nothing),
         T(test_legacy_stack_bad_names),
         T(test_legacy_stack_is_per_thread),
         T(test_instrument_without_listeners_runs_block_once),

@@ -123,14 +123,19 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
     report(status, NULL, 0);
     if (!n)
         return HARK_EINVAL;
-    int rc = hark_topic_get(&t, n, name);
+    int rc = hark__check_name(name, NULL);
     if (rc != 0)
         return rc;
+    /* Room on the stack first, the name after: a start refused for the stack
+     * must not intern a new name (a failing call changes nothing). */
     struct legacy_stack *s = thread_stack();
     if (!s)
         return HARK_ENOMEM;
     if (s->depth == HARK_STACK_MAX)
         return HARK_ELIMIT;
+    rc = hark_topic_get(&t, n, name);
+    if (rc != 0)
+        return rc;
     hark_handle *h = &s->handles[s->depth++];
     hark__handle_build_bound(h, t, payload);
     if (id)
