@@ -967,6 +967,29 @@ static void test_silenced_agrees_with_dispatch_for_dotted_suffix(void **state)
     hark_subscriber_free(s);
 }
 
+/* A target level for the namespace changes what is dispatched, and silenced()
+ * says the same: up (INFO logger, DEBUG target) and down (DEBUG logger, ERROR
+ * target). */
+static void test_silenced_agrees_with_dispatch_under_target_levels(void **state)
+{
+    (void)state;
+    hark_subscriber *s = attached_subscriber();
+    hark_logger_set_level(fx.logger, HARK_LOG_INFO);
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_DEBUG), 0);
+    assert_true(hark_enabled(topic("debug_only." NS)));
+    assert_false(hark_log_subscriber_silenced(s, "debug_only." NS));
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+
+    hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_ERROR), 0);
+    assert_false(hark_enabled(topic("debug_only." NS)));
+    assert_true(hark_log_subscriber_silenced(s, "debug_only." NS));
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+    hark_subscriber_free(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -986,6 +1009,7 @@ int main(void)
         T(test_subscribe_log_level),
         T(test_silenced_logic),
         T(test_silenced_agrees_with_dispatch_for_dotted_suffix),
+        T(test_silenced_agrees_with_dispatch_under_target_levels),
         T(test_event_level_set_after_attach_and_late_handler),
         T(test_level_changed_from_another_thread),
         T(test_silence_affects_only_the_calling_thread),

@@ -128,6 +128,18 @@ hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
 /* ------------------------------------------------------------------------- */
 
 /*
+ * Whether `l` keeps a line at `level` about the event `name`. The namespace is the
+ * target: "sql=debug" levels the events "*.sql". One rule for dispatch (the
+ * silenced() callback) and for hark_log_subscriber_silenced(), so that the two
+ * agree also when the logger has target levels.
+ */
+static bool event_level_enabled(const hark_logger *l, const char *name, int level)
+{
+    const char *dot = name ? strchr(name, '.') : NULL;
+    return hark_logger_target_enabled(l, dot ? dot + 1 : NULL, level);
+}
+
+/*
  * The silenced() callback of every log subscription: as Rails' LogSubscriber
  * silenced? does, an event is silenced when its level is not enabled on the
  * logger (or there is no logger). It runs under the notifier's lock for
@@ -143,9 +155,7 @@ static bool slot_silenced(const char *name, void *data)
     int level = atomic_load_explicit(&slot->level, memory_order_relaxed);
     if (level < 0)
         return false;
-    /* The namespace is the target: "sql=debug" levels the events "*.sql". */
-    const char *dot = name ? strchr(name, '.') : NULL;
-    return !hark_logger_target_enabled(l, dot ? dot + 1 : NULL, level);
+    return !event_level_enabled(l, name, level);
 }
 
 /*
@@ -238,7 +248,7 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
         if (!matches)
             continue;
         any = true;
-        if (hark_logger_enabled(l, ls->levels[i].level))
+        if (event_level_enabled(l, name, ls->levels[i].level))
             all_silenced = false;
     }
     pthread_mutex_unlock(hark__subscriber_lock(s));
