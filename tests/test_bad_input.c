@@ -373,6 +373,12 @@ static void rows_subscribe(void)
     assert_true(all_ok);
     ROW("hark_subscribe", "silenceable subscription number HARK_SILENCEABLE_MAX + 1 on one name",
         HARK_ELIMIT, sub_with(o));
+    /* A pattern subscription is held to the same limit by the names it matches now. */
+    hark_subscribe_options re = o;
+    re.pattern = hark_regex("^bad\\.limit$");
+    ROW("hark_subscribe",
+        "silenceable regex matching a name that has HARK_SILENCEABLE_MAX silenceable ones",
+        HARK_ELIMIT, sub_with(re));
     o.silence = HARK_SILENCE_NEVER;
     o.silenced = NULL;
     hark_subscription_id plain;

@@ -418,8 +418,9 @@ HARK_API int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n,
  * subscription is made, never later: an exact one is refused (HARK_ELIMIT) when its
  * name already has this many; a regex, match-function or all-events one is refused
  * when the notifier already has this many silenceable subscriptions of those kinds
- * (any name interned later could match them all). So interning a name, starting
- * or instrumenting never fails for this limit.
+ * (any name interned later could match them all), or when a name it matches
+ * already has this many. So interning a name, starting or instrumenting never
+ * fails for this limit.
  */
 #define HARK_SILENCEABLE_MAX 256
 
