@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Both sides are printed when the comparison fails. */
 #define assert_close(a, b, eps)                                                                    \
@@ -500,6 +501,117 @@ static void test_bad_input(void **state)
     assert_false(hark_subscriber_attached(NULL, n, "doodle"));
 }
 
+/*
+ * A match function runs with no hark lock held, also when the name it is asked
+ * about is interned by a subscriber's attach or add: it may query that subscriber,
+ * or change it. What the match function saw and did, for the tests below.
+ */
+static struct {
+    hark_subscriber *s;
+    int calls;
+    size_t counts_seen;
+    bool add_once; /* adds "cache" to s on its first call */
+    int add_rc;
+} asked;
+
+static bool match_asking_subscriber(const char *name, void *data)
+{
+    (void)name, (void)data;
+    asked.calls++;
+    asked.counts_seen += hark_subscriber_subscription_count(asked.s);
+    (void)hark_subscriber_attached(asked.s, n, "db");
+    if (asked.add_once) {
+        asked.add_once = false;
+        asked.add_rc = hark_subscriber_add(asked.s, "cache", open_party, (void *)"cache");
+    }
+    return false;
+}
+
+static int timed_nothing(const char *name, double start, double finish, const char *id,
+                         hark_payload *payload, void *data)
+{
+    (void)name, (void)start, (void)finish, (void)id, (void)payload, (void)data;
+    return 0;
+}
+
+static hark_subscriber *subscriber_under_match_function(void)
+{
+    memset(&asked, 0, sizeof asked);
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_match(match_asking_subscriber, NULL),
+                                          timed_nothing, NULL),
+                     0);
+    assert_int_equal(hark_subscriber_new(&asked.s), 0);
+    assert_int_equal(hark_subscriber_add(asked.s, "sql", open_party, NULL), 0);
+    /* Dies rather than hangs if a hark lock is held around the match function. */
+    alarm(30);
+    return asked.s;
+}
+
+static void test_attach_runs_match_functions_unlocked(void **state)
+{
+    (void)state;
+    hark_subscriber *s = subscriber_under_match_function();
+    assert_int_equal(hark_subscriber_attach(s, n, "db"), 0);
+    alarm(0);
+    assert_int_equal(asked.calls, 1); /* "sql.db", a new name */
+    assert_int_equal(hark_subscriber_subscription_count(s), 1);
+    assert_int_equal(fire("sql.db"), 0);
+    assert_int_equal(seen.count, 1);
+    hark_subscriber_free(s);
+}
+
+static void test_add_runs_match_functions_unlocked(void **state)
+{
+    (void)state;
+    hark_subscriber *s = subscriber_under_match_function();
+    assert_int_equal(hark_subscriber_attach(s, n, "db"), 0);
+    assert_int_equal(hark_subscriber_add(s, "cache", open_party, NULL), 0);
+    alarm(0);
+    assert_int_equal(asked.calls, 2);       /* "sql.db", then "cache.db" */
+    assert_int_equal(asked.counts_seen, 1); /* the second call saw sql.db's subscription */
+    assert_int_equal(hark_subscriber_subscription_count(s), 2);
+    assert_int_equal(fire("cache.db"), 0);
+    assert_int_equal(seen.count, 1);
+    hark_subscriber_free(s);
+}
+
+/* The match function adds a handler while the attach interns its names: the
+ * attach then subscribes it too, and every name it subscribes was interned with
+ * the lock released. */
+static void test_match_function_changes_the_subscriber_being_attached(void **state)
+{
+    (void)state;
+    hark_subscriber *s = subscriber_under_match_function();
+    asked.add_once = true;
+    assert_int_equal(hark_subscriber_attach(s, n, "db"), 0);
+    alarm(0);
+    assert_int_equal(asked.add_rc, 0);
+    assert_int_equal(asked.calls, 2); /* "sql.db", then "cache.db" */
+    assert_int_equal(hark_subscriber_handler_count(s), 2);
+    assert_int_equal(hark_subscriber_subscription_count(s), 2);
+    assert_int_equal(fire("cache.db"), 0);
+    assert_int_equal(fire("sql.db"), 0);
+    assert_int_equal(seen.count, 2);
+    assert_string_equal(seen.tags[0], "cache");
+    hark_subscriber_free(s);
+}
+
+/* A name too long for one handler refuses the attach before any name is interned. */
+static void test_refused_attach_interns_nothing(void **state)
+{
+    (void)state;
+    hark_subscriber *s = test_subscriber();
+    char ns[HARK_NAME_MAX + 1];
+    memset(ns, 'x', HARK_NAME_MAX - 12);
+    ns[HARK_NAME_MAX - 12] = '\0';
+    /* "open_party." fits, "another_open_party." does not. */
+    size_t before = hark_notifier_topic_count(n);
+    assert_int_equal(hark_subscriber_attach(s, n, ns), HARK_ENAMETOOLONG);
+    assert_int_equal(hark_notifier_topic_count(n), before);
+    assert_int_equal(hark_subscriber_subscription_count(s), 0);
+    hark_subscriber_free(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -520,6 +632,10 @@ int main(void)
         T(test_failing_handler_reaches_the_caller),
         T(test_free_while_subscribed_elsewhere_is_clean),
         T(test_bad_input),
+        T(test_attach_runs_match_functions_unlocked),
+        T(test_add_runs_match_functions_unlocked),
+        T(test_match_function_changes_the_subscriber_being_attached),
+        T(test_refused_attach_interns_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

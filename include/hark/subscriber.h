@@ -103,7 +103,10 @@ HARK_API int hark_subscriber_free(hark_subscriber *s);
  * HARK_ENAMETOOLONG ("suffix.namespace" longer than HARK_NAME_MAX for an attached
  * namespace), HARK_ENOMEM, and the errors of hark_subscribe() (HARK_ELIMIT: a log
  * subscriber's subscriptions are silenceable, see HARK_SILENCEABLE_MAX). On error
- * nothing changed. Thread-safety: safe, also from inside a handler.
+ * nothing changed (after HARK_ENOMEM a name may stay interned, as by
+ * hark_topic_get()). New names are interned before any subscriber lock is taken,
+ * so the notifier's match functions run with no hark lock held and may call this
+ * subscriber. Thread-safety: safe, also from inside a handler or a match function.
  */
 HARK_API int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn,
                                  void *data);
@@ -132,8 +135,10 @@ HARK_API int hark_subscriber_remove(hark_subscriber *s, const char *suffix);
  * Errors: HARK_EINVAL (NULL argument; an empty namespace, or one with a dot at
  * either end or two dots in a row: ".http", "db.", "a..b"),
  * HARK_ENAMETOOLONG (some "suffix.ns" longer than HARK_NAME_MAX), HARK_ENOMEM, and
- * the errors of hark_subscribe(). On error nothing is subscribed.
- * Thread-safety: safe.
+ * the errors of hark_subscribe(). On error nothing is subscribed (after
+ * HARK_ENOMEM a name may stay interned). As for hark_subscriber_add(), the match
+ * functions asked about new names run with no hark lock held.
+ * Thread-safety: safe, also from inside a match function.
  */
 HARK_API int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns);
 

@@ -129,7 +129,8 @@ static int full_name(char *out, const char *suffix, const char *ns)
 }
 
 /*
- * Subscribes handler `h` on attachment `att` and links the new slot into it.
+ * Subscribes handler `h` on attachment `att` and links the new slot into it. Its
+ * name is interned already (enter_interned), so no match function runs here.
  * Locking contract: s->lock held.
  */
 static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, struct hark__handler *h)
@@ -232,6 +233,64 @@ static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn,
     return h;
 }
 
+/*
+ * The name the coming change subscribes to at position `i`: handler `suffix` on
+ * the i-th attachment (an add), or the i-th handler on namespace `ns` of `n` (an
+ * attach). Returns false past the last one. Locking contract: s->lock held.
+ */
+static bool nth_name(const hark_subscriber *s, const char *suffix, hark_notifier *n, const char *ns,
+                     size_t i, hark_notifier **on, char *name)
+{
+    if (suffix) {
+        const struct hark__attachment *a = s->attachments;
+        for (; a && i > 0; i--)
+            a = a->next;
+        if (!a)
+            return false;
+        *on = a->notifier;
+        return full_name(name, suffix, a->ns) == 0;
+    }
+    if (i >= s->handler_count)
+        return false;
+    *on = n;
+    return full_name(name, s->handlers[i]->suffix, ns) == 0;
+}
+
+/*
+ * Takes s->lock (hark__subscriber_enter) once every name the coming change will
+ * subscribe to is interned in its notifier. Interning a new name runs the
+ * notifier's match functions, which are promised that no hark lock is held (they
+ * may call back into this subscriber): so each name is interned with the lock
+ * released, and the walk starts over if the table or the attachments changed
+ * meanwhile. A name that does not fit stops the walk first, so that a change the
+ * caller then refuses (HARK_ENAMETOOLONG) interns nothing. Returns 0 with the lock
+ * held, or an error of hark_topic_get() without it.
+ */
+static int enter_interned(hark_subscriber *s, const char *suffix, hark_notifier *n, const char *ns)
+{
+    char name[HARK_NAME_MAX + 1];
+    hark_notifier *on;
+    hark__subscriber_enter(s);
+    size_t fit = 0, total = suffix ? 0 : s->handler_count;
+    for (const struct hark__attachment *a = suffix ? s->attachments : NULL; a; a = a->next)
+        total++;
+    while (nth_name(s, suffix, n, ns, fit, &on, name))
+        fit++;
+    if (fit < total)
+        return 0;
+    for (size_t i = 0; nth_name(s, suffix, n, ns, i, &on, name);) {
+        unsigned long generation = s->generation;
+        hark__subscriber_leave(s);
+        hark_topic *t;
+        int rc = hark_topic_get(&t, on, name);
+        if (rc != 0)
+            return rc;
+        hark__subscriber_enter(s);
+        i = s->generation == generation ? i + 1 : 0;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------- */
 /* The handler table                                                         */
 /* ------------------------------------------------------------------------- */
@@ -257,7 +316,9 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
     if (empty_part(suffix))
         return HARK_EINVAL;
 
-    hark__subscriber_enter(s);
+    rc = enter_interned(s, suffix, NULL, NULL);
+    if (rc != 0)
+        return rc;
     struct hark__handler *h = handler_new(suffix, fn, data);
     if (!h) {
         hark__subscriber_leave(s);
@@ -300,6 +361,7 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
         return rc;
     }
     s->handlers[s->handler_count++] = h;
+    s->generation++;
     hark__subscriber_leave(s);
     return 0;
 }
@@ -332,6 +394,7 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
     memmove(&s->handlers[at], &s->handlers[at + 1],
             (s->handler_count - at - 1) * sizeof *s->handlers);
     s->handler_count--;
+    s->generation++;
     h->retired_next = s->retired;
     s->retired = h;
     hark__subscriber_leave(s);
@@ -350,7 +413,9 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     if (rc != 0)
         return rc;
 
-    hark__subscriber_enter(s);
+    rc = enter_interned(s, NULL, n, ns);
+    if (rc != 0)
+        return rc;
     if (find_attachment(s, n, ns)) {
         hark__subscriber_leave(s);
         return 0;
@@ -385,6 +450,7 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     }
     att->next = s->attachments;
     s->attachments = att;
+    s->generation++;
     hark__subscriber_leave(s);
     if (s->ops->attachments_changed)
         s->ops->attachments_changed(s);
@@ -405,6 +471,7 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
         return HARK_ENOENT;
     }
     *link = att->next;
+    s->generation++;
     slots_unsubscribe(att, NULL);
     hark__free(att->ns);
     hark__free(att);
@@ -424,6 +491,7 @@ int hark_subscriber_free(hark_subscriber *s)
     while (s->attachments) {
         struct hark__attachment *att = s->attachments;
         s->attachments = att->next;
+        s->generation++;
         slots_unsubscribe(att, NULL);
         hark__free(att->ns);
         hark__free(att);

@@ -84,13 +84,17 @@ struct hark_subscriber {
     /* Protects the table, the attachments and whatever the variant says it covers.
      * Held while calling the notifier (subscribe, unsubscribe, silence recomputes),
      * always with reclamation held back (hark__subscriber_enter); never held while
-     * a handler or a release callback runs. */
+     * a handler, a release callback or a match function runs (the names a change
+     * subscribes to are interned before it is taken). */
     pthread_mutex_t lock;
     struct hark__handler **handlers;
     size_t handler_count;
     size_t handler_cap;
     struct hark__handler *retired;
     struct hark__attachment *attachments;
+    /* Bumped whenever the table or the attachments change, so that work done with
+     * the lock released can tell whether what it was for still holds. */
+    unsigned long generation;
     bool want_cpu; /* event objects measure thread CPU time; under lock */
 };
 
