@@ -338,6 +338,44 @@ static void test_unsubscribed_stays_detached(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* hark's allocator for the test below: libc's, or failing while `starved`. */
+static bool starved;
+static void *starving_malloc(size_t size)
+{
+    return starved ? NULL : malloc(size);
+}
+static void *starving_realloc(void *p, size_t size)
+{
+    return starved ? NULL : realloc(p, size);
+}
+
+/* Silencing while hark is out of memory: the subscription that cannot be removed
+ * records nothing more, and resuming does not count an event twice. */
+static void test_silenced_without_memory(void **state)
+{
+    (void)state;
+    hark_set_allocator(starving_malloc, starving_realloc, free);
+    hark_notifier *n;
+    hark_metrics *m;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("q")), 0);
+    hark_topic *q;
+    assert_int_equal(hark_topic_get(&q, n, "q"), 0);
+    instrument_for(q, 1.0);
+    starved = true;
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    starved = false;
+    instrument_for(q, 1.0);
+    assert_int_equal(count_of(m, "q"), 1); /* silenced, though still subscribed */
+    assert_int_equal(hark_metrics_set_silenced(m, false), 0);
+    instrument_for(q, 1.0);
+    assert_int_equal(count_of(m, "q"), 2); /* once, not twice */
+    assert_int_equal(hark_metrics_free(m), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+    hark_set_allocator(NULL, NULL, NULL);
+}
+
 /* A bad pattern attached while silenced is refused on resume, and does not hold
  * back the attachments behind it: they resume, and the next resume succeeds. */
 static void test_resume_past_bad_pattern(void **state)
@@ -816,6 +854,7 @@ int main(void)
         cmocka_unit_test(test_subscriptions_and_silence),
         cmocka_unit_test(test_unsubscribed_stays_detached),
         cmocka_unit_test(test_resume_past_bad_pattern),
+        cmocka_unit_test(test_silenced_without_memory),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_sum_saturates),
         cmocka_unit_test(test_prometheus_text),

@@ -86,6 +86,8 @@ HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, har
  * refused for itself (HARK_EPATTERN, HARK_ENAME, ... -- one attached while silenced)
  * is dropped, the others are resumed, and the first such error is returned.
  * A pattern unsubscribed by its id stays detached for good, through any silence.
+ * Silencing never fails: a subscription that cannot be removed for lack of memory
+ * stays in its notifier, recording nothing, until the notifier is freed.
  * Thread-safety: safe; not from inside a subscriber callback of `m`'s notifiers
  * while another thread silences `m`.
  */

@@ -49,6 +49,9 @@ struct shard {
 struct token {
     hark_metrics *m;
     struct attachment *a; /* NULL once the subscription is not the attachment's own */
+    /* Set when the subscription is being ended: it records nothing more, even if
+     * ending it fails for memory and it stays in its notifier until that removes it. */
+    atomic_bool off;
 };
 
 /* One hark_metrics_attach(): re-subscribed when the metrics resume from silence. */
@@ -402,15 +405,19 @@ static void metrics_unref(hark_metrics *m)
  * Ends the attachment's subscription, if it has one, without freeing the attachment.
  * Returns false when that subscription was already gone: unsubscribed by its id,
  * its release still pending behind an event in flight. The attachment is then
- * detached for good and must not be subscribed again.
+ * detached for good and must not be subscribed again. A subscription that cannot
+ * be removed for lack of memory stays in its notifier, recording nothing, until
+ * its notifier is freed.
  * Locking: attach_lock held, m->lock not held (unsubscribing may run releases).
  */
 static bool detach(hark_metrics *m, struct attachment *a)
 {
     pthread_mutex_lock(&m->lock);
     hark_subscription_id id = a->id;
-    if (a->token)
+    if (a->token) {
         a->token->a = NULL; /* its release must not touch `a` any more */
+        atomic_store_explicit(&a->token->off, true, memory_order_relaxed);
+    }
     a->token = NULL;
     a->id = 0;
     pthread_mutex_unlock(&m->lock);
@@ -460,7 +467,11 @@ static int on_event(const char *name, double start, double finish, const char *i
                     hark_payload *payload, void *data)
 {
     (void)id, (void)payload;
-    const struct token *t = data;
+    struct token *t = data;
+    /* Relaxed: an event already in flight when the metrics are silenced may still be
+     * recorded (see hark_metrics_set_silenced()). */
+    if (HARK_UNLIKELY(atomic_load_explicit(&t->off, memory_order_relaxed)))
+        return 0;
     return record_ns(t->m, name, to_ns(finish - start));
 }
 
@@ -497,6 +508,7 @@ static int subscribe(hark_metrics *m, struct attachment *a)
         return HARK_ENOMEM;
     t->m = m;
     t->a = a;
+    atomic_init(&t->off, false);
     hark_subscribe_options opts = HARK_SUBSCRIBE_OPTIONS_INIT;
     opts.kind = HARK_KIND_MONOTONIC;
     opts.pattern.kind = a->kind;
