@@ -667,6 +667,26 @@ static void test_prometheus_bounds_on_edges(void **state)
     hark_metrics_free(m);
 }
 
+/* A duration equal to a bound, to the nanosecond, is counted under the next bound:
+ * buckets start at their edge. */
+static void test_prometheus_duration_on_a_bound(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_record(m, "a", 960e-9), 0); /* on the edge */
+    assert_int_equal(hark_metrics_record(m, "a", 959e-9), 0); /* just below */
+    struct text t = {{0}, 0, -1};
+    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    static const double bounds[] = {9.6e-7, 1.024e-6};
+    o.bounds = bounds;
+    o.bound_count = 2;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
+    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"1.024e-06\"} 2\n"));
+    hark_metrics_free(m);
+}
+
 /* A label name given twice would make Prometheus refuse the whole scrape. */
 static void test_prometheus_duplicate_label(void **state)
 {
@@ -860,6 +880,7 @@ int main(void)
         cmocka_unit_test(test_prometheus_text),
         cmocka_unit_test(test_prometheus_bad_input),
         cmocka_unit_test(test_prometheus_bounds_on_edges),
+        cmocka_unit_test(test_prometheus_duration_on_a_bound),
         cmocka_unit_test(test_prometheus_duplicate_label),
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_serve_bad_input),

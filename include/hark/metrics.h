@@ -175,7 +175,9 @@ typedef struct hark_prom_options {
     /* Upper bounds (`le`) in seconds, strictly increasing and > 0; +Inf is always
      * added. Each is rounded down to the nearest histogram bucket edge (within
      * 6.25 %; a bound that is an edge, such as hark_metrics_bucket_lower(i), stays
-     * as it is) so that the counts are exact; the label shows the rounded bound.
+     * as it is) so that the counts are exact; the label shows the rounded bound. A
+     * bucket starts at its edge: a duration equal to a bound, to the nanosecond, is
+     * counted under the next one (Prometheus' `le` is "less or equal").
      * NULL: one bound per power of two nanoseconds, from 2^10 ns (1.024 us) to
      * 2^37 ns (137 s). */
     const double *bounds;
