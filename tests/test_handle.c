@@ -713,6 +713,43 @@ static void test_handle_started_on_one_thread_finished_on_another(void **state)
     assert_int_equal(hark_notifier_quiesce(f->n), 0);
 }
 
+/* HARK_INSTRUMENT_STATUS evaluates its status pointer once, listened to or not, and
+ * stores zeroes when nobody listens. */
+static int status_evaluations;
+static hark_status *status_at(hark_status *st)
+{
+    status_evaluations++;
+    return st;
+}
+
+static void test_instrument_status_macro_without_listeners(void **state)
+{
+    fx *f = *state;
+    hark_topic *quiet = topic(f->n, "nobody.listens");
+    assert_false(hark_enabled(quiet));
+    hark_status st = {7, 8, 9};
+    int ran = 0;
+    status_evaluations = 0;
+    HARK_INSTRUMENT_STATUS(quiet, NULL, status_at(&st), { ran++; });
+    assert_int_equal(ran, 1);
+    assert_int_equal(status_evaluations, 1);
+    assert_int_equal(st.block, 0);
+    assert_int_equal(st.failures, 0);
+    assert_int_equal(st.first_failure, 0);
+    /* A NULL pointer is fine either way. */
+    HARK_INSTRUMENT_STATUS(quiet, NULL, status_at(NULL), { ran++; });
+    assert_int_equal(ran, 2);
+    assert_int_equal(status_evaluations, 2);
+    /* Listened to: evaluated once too. */
+    rec_sub ev, tm;
+    two_subscribers(f, &ev, &tm);
+    hark_topic *loud = topic(f->n, "x");
+    assert_true(hark_enabled(loud));
+    HARK_INSTRUMENT_STATUS(loud, NULL, status_at(&st), { ran++; });
+    assert_int_equal(ran, 3);
+    assert_int_equal(status_evaluations, 3);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -740,6 +777,7 @@ int main(void)
         T(test_free_with_own_event_in_flight_is_ebusy),
         T(test_quiesce_from_callback_is_ebusy),
         T(test_handle_started_on_one_thread_finished_on_another),
+        T(test_instrument_status_macro_without_listeners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

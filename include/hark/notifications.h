@@ -649,7 +649,8 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
 
 /*
  * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
- * NULL (`status_ptr` is evaluated once, before the block). The macros' own variables
+ * NULL -- all zeroes when nobody listens, stored before the block then. `status_ptr`
+ * is evaluated once, before the block, whether or not anybody listens. The macros' own variables
  * get names unique in the translation unit (__COUNTER__ where the compiler has it,
  * else the line), so nested instruments do not shadow each other.
  */
@@ -708,6 +709,12 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
             } while (0);                                                                           \
             HARK__SCOPE_END(hark__end(&s_.handle, s_.status))                                      \
         } else {                                                                                   \
+            hark_status *s_ = (status_ptr);                                                        \
+            if (s_) {                                                                              \
+                s_->block = 0;                                                                     \
+                s_->failures = 0;                                                                  \
+                s_->first_failure = 0;                                                             \
+            }                                                                                      \
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
             } while (0);                                                                           \
