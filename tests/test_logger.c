@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -808,6 +809,240 @@ static void test_scoped_forms(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Rails' silence_logger_test.rb and the silence/log_at cases of            */
+/* logger_test.rb                                                            */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Mapping from Ruby: the StringIO the Rails logger writes to is text_sink, which
+ * keeps every line; `@logger.level` (which answers the thread's log_at level) is
+ * hark_logger_effective_level(); `silence { }` with no argument is Rails' default,
+ * silence(Logger::ERROR); `debug?`/`info?` are hark_logger_enabled().
+ * test_logger_level_main_thread_safety is test_silence_is_thread_local above.
+ *
+ * Not translated: the fiber cases (test_logger_level_main_fiber_safety,
+ * test_logger_level_local_fiber_safety, test_logger_level_thread_safety, which
+ * switches IsolatedExecutionState between fibers and threads) -- C has threads
+ * only; test_temporarily_logging_at_a_symbolic_level -- a level is always an enum
+ * here; the two BroadcastLogger cases -- hark has no broadcast logger.
+ */
+
+/* Rails' StringIO: every line written, in order. */
+struct text_sink {
+    char text[4096];
+    size_t len;
+};
+
+static int text_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level;
+    struct text_sink *t = data;
+    if (t->len + len >= sizeof t->text)
+        return -1;
+    memcpy(t->text + t->len, line, len);
+    t->len += len;
+    t->text[t->len] = '\0';
+    return 0;
+}
+
+static hark_logger *text_logger(struct text_sink *t)
+{
+    memset(t, 0, sizeof *t);
+    hark_log_sink sink = {text_write, NULL, NULL, NULL, t};
+    hark_logger *l = NULL;
+    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
+    return l;
+}
+
+static bool includes(const struct text_sink *t, const char *s)
+{
+    return strstr(t->text, s) != NULL;
+}
+
+/* silence_logger_test: "#silence silences the log" */
+static void test_silence_silences_the_log(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_ERROR), 0);
+    hark_log(l, HARK_LOG_INFO, "Foo");
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_int_equal(io.len, 0);
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+/* silence_logger_test: "#debug? is true when setting the temporary level to
+ * Logger::DEBUG" */
+static void test_debug_is_true_when_setting_the_temporary_level_to_debug(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_set_level(l, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_DEBUG), 0);
+    assert_true(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_true(hark_logger_enabled(l, HARK_LOG_INFO));
+    assert_false(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_silencing_everything_but_errors(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_ERROR), 0);
+    hark_log(l, HARK_LOG_DEBUG, "NOT THERE");
+    hark_log(l, HARK_LOG_ERROR, "THIS IS HERE");
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_false(includes(&io, "NOT THERE"));
+    assert_true(includes(&io, "THIS IS HERE"));
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_unsilencing(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_set_level(l, HARK_LOG_INFO), 0);
+    hark_log(l, HARK_LOG_DEBUG, "NOT THERE");
+    assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_DEBUG), 0);
+    hark_log(l, HARK_LOG_DEBUG, "THIS IS HERE");
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_false(includes(&io, "NOT THERE"));
+    assert_true(includes(&io, "THIS IS HERE"));
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_logger_level_per_object_thread_safety(void **state)
+{
+    (void)state;
+    struct text_sink io1, io2;
+    hark_logger *l1 = text_logger(&io1), *l2 = text_logger(&io2);
+    assert_int_equal(hark_logger_level(l1), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_level(l2), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_set_level(l1, HARK_LOG_ERROR), 0);
+    assert_int_equal(hark_logger_level(l2), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_effective_level(l2), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_free(l1), 0);
+    assert_int_equal(hark_logger_free(l2), 0);
+}
+
+/*
+ * Two threads nest silence(ERROR) { silence(DEBUG) { } } on one logger; thread 1
+ * holds inside its inner silence while thread 2 runs its whole nesting, then
+ * finishes. Each records the levels it saw, for the main thread to check (cmocka's
+ * assertions belong to the main thread).
+ */
+struct local_thread {
+    hark_logger *logger;
+    int number;
+    sem_t *thread_1_latch, *thread_2_latch;
+    int in_error, in_debug, after;
+    int rc;
+};
+
+static void *local_thread_body(void *p)
+{
+    struct local_thread *t = p;
+    hark_logger *l = t->logger;
+    if (t->number == 2)
+        sem_wait(t->thread_2_latch); /* until thread 1 is inside its silence */
+    t->rc |= hark_logger_silence_begin(l, HARK_LOG_ERROR);
+    t->in_error = hark_logger_effective_level(l);
+    t->rc |= hark_logger_silence_begin(l, HARK_LOG_DEBUG);
+    if (t->number == 1) {
+        sem_post(t->thread_2_latch); /* let thread 2 finish, but hold thread 1 */
+        sem_wait(t->thread_1_latch);
+    }
+    t->in_debug = hark_logger_effective_level(l);
+    t->rc |= hark_logger_override_end(l);
+    t->rc |= hark_logger_override_end(l);
+    t->after = hark_logger_effective_level(l);
+    if (t->number == 2)
+        sem_post(t->thread_1_latch); /* let thread 1 finish */
+    return NULL;
+}
+
+static void test_logger_level_local_thread_safety(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_set_level(l, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_INFO);
+    sem_t latch1, latch2;
+    assert_int_equal(sem_init(&latch1, 0, 0), 0);
+    assert_int_equal(sem_init(&latch2, 0, 0), 0);
+    struct local_thread t[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        t[i] = (struct local_thread){l, i + 1, &latch1, &latch2, -1, -1, -1, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, local_thread_body, &t[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(t[i].rc, 0);
+        assert_int_equal(t[i].in_error, HARK_LOG_ERROR);
+        assert_int_equal(t[i].in_debug, HARK_LOG_DEBUG);
+        assert_int_equal(t[i].after, HARK_LOG_INFO);
+    }
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_INFO);
+    sem_destroy(&latch1);
+    sem_destroy(&latch2);
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_temporarily_logging_at_a_noisier_level(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_set_level(l, HARK_LOG_INFO), 0);
+    hark_log(l, HARK_LOG_DEBUG, "NOT THERE");
+    assert_int_equal(hark_logger_log_at_begin(l, HARK_LOG_DEBUG), 0);
+    hark_log(l, HARK_LOG_DEBUG, "THIS IS HERE");
+    assert_int_equal(hark_logger_override_end(l), 0);
+    hark_log(l, HARK_LOG_DEBUG, "NOT THERE");
+    assert_false(includes(&io, "NOT THERE"));
+    assert_true(includes(&io, "THIS IS HERE"));
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_temporarily_logging_at_a_quieter_level(void **state)
+{
+    (void)state;
+    struct text_sink io;
+    hark_logger *l = text_logger(&io);
+    assert_int_equal(hark_logger_log_at_begin(l, HARK_LOG_ERROR), 0);
+    hark_log(l, HARK_LOG_DEBUG, "NOT THERE");
+    hark_log(l, HARK_LOG_ERROR, "THIS IS HERE");
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_false(includes(&io, "NOT THERE"));
+    assert_true(includes(&io, "THIS IS HERE"));
+    assert_int_equal(hark_logger_free(l), 0);
+}
+
+static void test_log_at_only_impact_receiver(void **state)
+{
+    (void)state;
+    struct text_sink io, io2;
+    hark_logger *l = text_logger(&io), *l2 = text_logger(&io2);
+    assert_int_equal(hark_logger_effective_level(l2), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_log_at_begin(l, HARK_LOG_ERROR), 0);
+    assert_int_equal(hark_logger_effective_level(l2), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_effective_level(l), HARK_LOG_ERROR);
+    assert_int_equal(hark_logger_override_end(l), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    assert_int_equal(hark_logger_free(l2), 0);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Bad input                                                                 */
 /* ------------------------------------------------------------------------- */
 
@@ -918,6 +1153,17 @@ int main(void)
         cmocka_unit_test(test_silence_is_thread_local),
         cmocka_unit_test(test_log_at_is_thread_local),
         cmocka_unit_test(test_scoped_forms),
+        /* silence_logger_test.rb */
+        cmocka_unit_test(test_silence_silences_the_log),
+        cmocka_unit_test(test_debug_is_true_when_setting_the_temporary_level_to_debug),
+        /* logger_test.rb: silence and log_at */
+        cmocka_unit_test(test_silencing_everything_but_errors),
+        cmocka_unit_test(test_unsilencing),
+        cmocka_unit_test(test_logger_level_per_object_thread_safety),
+        cmocka_unit_test(test_logger_level_local_thread_safety),
+        cmocka_unit_test(test_temporarily_logging_at_a_noisier_level),
+        cmocka_unit_test(test_temporarily_logging_at_a_quieter_level),
+        cmocka_unit_test(test_log_at_only_impact_receiver),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
