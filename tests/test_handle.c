@@ -142,8 +142,8 @@ static void test_handle_bad_arguments(void **state)
     assert_int_equal(hark_handle_fail(NULL, "E", "m", NULL), HARK_EINVAL);
 }
 
-/* Nobody listening gives a null handle (Rails' NullHandle); a normal life cycle is
- * quiet. */
+/* Nobody listening gives a null handle: a normal life cycle is quiet, and misuse is
+ * refused as on any handle (as Rails' Handle, built whether or not anyone listens). */
 static void test_handle_without_listeners_is_null(void **state)
 {
     fx *f = *state;
@@ -151,8 +151,11 @@ static void test_handle_without_listeners_is_null(void **state)
     assert_int_equal(hark_handle_build(&h, topic(f->n, "nobody"), NULL), 0);
     assert_false(hark_handle_listening(&h));
     assert_non_null(hark_handle_payload(&h));
+    assert_int_equal(hark_handle_finish(&h), HARK_ESTATE); /* not started */
     assert_int_equal(hark_handle_start(&h), 0);
+    assert_int_equal(hark_handle_start(&h), HARK_ESTATE);
     assert_int_equal(hark_handle_finish(&h), 0);
+    assert_int_equal(hark_handle_finish(&h), HARK_ESTATE);
     assert_int_equal(f->rec->count, 0);
 }
 

@@ -7,6 +7,14 @@
  * lazy info and warn), bar and baz (colours), puke (fails) and debug_only (level
  * debug). The fixture is hark/testing.h's: a fresh default notifier, a capturing
  * logger and colourising off.
+ *
+ * Rails' names: test_proxies_method_to_rails_logger is test_proxies_method_to_logger,
+ * test_does_not_set_color_if_colorize_logging_is_set_to_false is
+ * test_does_not_set_color_if_colorize_logging_is_off, and
+ * test_event_is_an_active_support_notifications_event is part of test_event_attributes.
+ * Not translated: test_subscribe_log_level_with_non_numeric_levels -- it checks that
+ * event levels work with a logger whose `level` is a Symbol (semantic_logger); a
+ * hark logger's level is always a hark_log_level.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -437,6 +445,27 @@ static void test_event_level_set_after_attach_and_late_handler(void **state)
     assert_false(hark_enabled(topic("some_event." NS)));
     assert_int_equal(hark_log_subscriber_clear_event_level(s, "some_event"), 0);
     assert_true(hark_enabled(topic("some_event." NS)));
+    hark_subscriber_free(s);
+}
+
+/* One subscriber attached to two namespaces: its event levels hold in both (Rails
+ * keeps only those of the latest attach_to; docs/rails.md lists the difference). */
+static void test_event_levels_apply_in_every_namespace(void **state)
+{
+    (void)state;
+    hark_subscriber *s = attached_subscriber();
+    assert_int_equal(hark_subscriber_attach(s, fx.notifier, "another"), 0);
+    assert_int_equal(hark_logger_set_level(fx.logger, HARK_LOG_INFO), 0);
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(fire("debug_only.another"), 0);
+    assert_int_equal(calls_debug_only, 0);
+    assert_true(hark_log_subscriber_silenced(s, "debug_only." NS));
+    assert_true(hark_log_subscriber_silenced(s, "debug_only.another"));
+
+    assert_int_equal(hark_logger_set_level(fx.logger, HARK_LOG_DEBUG), 0);
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(fire("debug_only.another"), 0);
+    assert_int_equal(calls_debug_only, 2);
     hark_subscriber_free(s);
 }
 
@@ -1011,6 +1040,7 @@ int main(void)
         T(test_silenced_agrees_with_dispatch_for_dotted_suffix),
         T(test_silenced_agrees_with_dispatch_under_target_levels),
         T(test_event_level_set_after_attach_and_late_handler),
+        T(test_event_levels_apply_in_every_namespace),
         T(test_level_changed_from_another_thread),
         T(test_silence_affects_only_the_calling_thread),
         T(test_log_at_affects_only_the_calling_thread),

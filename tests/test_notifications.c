@@ -30,10 +30,6 @@
  * Skipped, with reasons:
  *   - InspectTest#test_inspect_output_is_small: Ruby `inspect` output; hark has no
  *     inspect (hark_notifier_topic_count() is a different quantity).
- *   - NotificationSubscriptionTest (all 4 tests): Ractors have no C counterpart.
- *   - CustomNotifierTest (all 3 tests): the custom-notifier protocol (any object with
- *     start/finish/subscribe as the notifier) does not exist in hark; a notifier is
- *     always a hark_notifier.
  */
 #include <stdarg.h>
 #include <stddef.h>

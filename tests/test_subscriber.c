@@ -336,6 +336,24 @@ static void test_handler_added_after_attach(void **state)
     hark_subscriber_free(s);
 }
 
+/* Rails never subscribes methods named start and finish (they would make the object
+ * an evented listener); in a table they are suffixes like any other. */
+static void test_start_and_finish_are_ordinary_suffixes(void **state)
+{
+    (void)state;
+    hark_subscriber *s = NULL;
+    assert_int_equal(hark_subscriber_new(&s), 0);
+    assert_int_equal(hark_subscriber_add(s, "start", open_party, (void *)"start"), 0);
+    assert_int_equal(hark_subscriber_add(s, "finish", open_party, (void *)"finish"), 0);
+    assert_int_equal(hark_subscriber_attach(s, n, "doodle"), 0);
+    assert_int_equal(fire("start.doodle"), 0);
+    assert_int_equal(fire("finish.doodle"), 0);
+    assert_int_equal(seen.count, 2);
+    assert_string_equal(seen.tags[0], "start");
+    assert_string_equal(seen.tags[1], "finish");
+    hark_subscriber_free(s);
+}
+
 static void test_replacing_a_handler_keeps_one_subscription(void **state)
 {
     (void)state;
@@ -626,6 +644,7 @@ int main(void)
         T(test_supports_publish_event),
         T(test_publish_event_preserve_units),
         T(test_handler_added_after_attach),
+        T(test_start_and_finish_are_ordinary_suffixes),
         T(test_replacing_a_handler_keeps_one_subscription),
         T(test_remove_handler),
         T(test_several_namespaces_and_notifiers),
