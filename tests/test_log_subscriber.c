@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NS "my_log_subscriber"
 
@@ -691,6 +692,60 @@ static void test_inherit_copies_logger_and_levels(void **state)
     hark_subscriber_free(parent);
 }
 
+/* A cached silenced() of the user's that asks a log subscriber for its answer. */
+static hark_subscriber *asked;
+static int asked_calls;
+
+static bool ask_log_subscriber(const char *name, void *data)
+{
+    (void)data;
+    __atomic_add_fetch(&asked_calls, 1, __ATOMIC_RELAXED);
+    return hark_log_subscriber_silenced(asked, name);
+}
+
+static int count_event(hark_event *ev, void *data)
+{
+    (void)ev, (void)data;
+    return 0;
+}
+
+/* A logger's level change recomputes the log subscriber's cached answers with its
+ * lock held: other cached silenced() callbacks, which may ask the log subscriber
+ * itself, must not run then (they used to, and deadlocked). */
+static void test_level_change_runs_no_other_silenced_under_the_lock(void **state)
+{
+    (void)state;
+    alarm(30);
+    asked = attached_subscriber();
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENT;
+    o.pattern = hark_exact("debug_only." NS);
+    o.event = count_event;
+    o.silence = HARK_SILENCE_CACHED;
+    o.silenced = ask_log_subscriber;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe(&id, fx.notifier, &o), 0);
+    assert_int_equal(hark_logger_set_level(fx.logger, HARK_LOG_INFO), 0);
+    /* Rebinding recomputes under the registry lock as well. */
+    hark_capture *other = NULL;
+    assert_int_equal(hark_capture_new(&other), 0);
+    assert_int_equal(hark_log_subscriber_set_logger(asked, hark_capture_logger(other)), 0);
+    assert_int_equal(hark_log_subscriber_set_logger(asked, fx.logger), 0);
+    /* The log subscriber's own answers still follow the level. */
+    assert_int_equal(hark_topic_state(topic("debug_only." NS)) & HARK_STATE_ACTIVE,
+                     HARK_STATE_ACTIVE); /* the user's subscription, asked when made */
+    assert_true(hark_log_subscriber_silenced(asked, "debug_only." NS));
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(calls_debug_only, 0);
+    assert_int_equal(hark_logger_set_level(fx.logger, HARK_LOG_DEBUG), 0);
+    assert_int_equal(fire("debug_only." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+    assert_int_equal(hark_unsubscribe(fx.notifier, id), 0);
+    hark_subscriber_free(asked);
+    assert_int_equal(hark_capture_free(other), 0);
+    alarm(0);
+}
+
 static void test_flush_all_flushes_each_logger(void **state)
 {
     (void)state;
@@ -1048,6 +1103,7 @@ int main(void)
         T(test_switching_loggers),
         T(test_inherit_copies_logger_and_levels),
         T(test_flush_all_flushes_each_logger),
+        T(test_level_change_runs_no_other_silenced_under_the_lock),
         T(test_failure_without_details),
         T(test_bad_input),
         T(test_allocation_failures_leave_state_unchanged),

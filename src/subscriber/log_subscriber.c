@@ -178,9 +178,14 @@ static void slot_sync_locked(hark_subscriber *s, struct hark__slot *base)
 
 /*
  * Re-syncs polling and recomputes the cached answers of every subscription (of
- * `only_suffix` when not NULL). A notifier recomputes one subscription by walking
- * all its topics, so for the whole subscriber each notifier is asked once instead
- * of once per subscription. Locking contract: s->lock held.
+ * `only_suffix` when not NULL). Each subscription is recomputed on its own
+ * (hark_subscription_silence_changed) rather than its whole notifier at once
+ * (hark_silence_changed): the latter would also re-ask every other cached
+ * silenced() of the notifier -- user callbacks -- under this subscriber's lock,
+ * and one of them asking this subscriber anything (hark_log_subscriber_silenced)
+ * would deadlock. Only slot_silenced() runs here, which takes no lock. The lock
+ * stays held because it is what keeps each slot's notifier alive (slot_release
+ * takes it before its notifier can be freed). Locking contract: s->lock held.
  */
 static void recompute_locked(hark_subscriber *s, const char *only_suffix)
 {
@@ -189,18 +194,8 @@ static void recompute_locked(hark_subscriber *s, const char *only_suffix)
             if (only_suffix && strcmp(slot_suffix(slot), only_suffix) != 0)
                 continue;
             slot_sync_locked(s, slot);
-            if (only_suffix)
-                (void)hark_subscription_silence_changed(slot->notifier, slot->id);
+            (void)hark_subscription_silence_changed(slot->notifier, slot->id);
         }
-    }
-    if (only_suffix)
-        return;
-    for (struct hark__attachment *a = s->attachments; a; a = a->next) {
-        bool seen = false;
-        for (struct hark__attachment *b = s->attachments; b != a && !seen; b = b->next)
-            seen = b->notifier == a->notifier;
-        if (!seen && a->slots)
-            (void)hark_silence_changed(a->notifier);
     }
 }
 
