@@ -771,6 +771,58 @@ static void test_flush_all_flushes_each_logger(void **state)
     assert_int_equal(hark_capture_free(other), 0);
 }
 
+/* A sink whose flush rebinds a log subscriber to another logger. */
+struct rebinding_sink {
+    hark_subscriber *s;
+    hark_logger *to;
+    int flushes;
+    int rc;
+};
+
+static int rebinding_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len, (void)data;
+    return 0;
+}
+
+static int rebinding_flush(void *data)
+{
+    struct rebinding_sink *r = data;
+    r->flushes++;
+    r->rc = hark_log_subscriber_set_logger(r->s, r->to);
+    return 0;
+}
+
+/* flush_all calls each sink's flush with no hark lock held: one that rebinds a log
+ * subscriber (which takes the registry lock) used to deadlock. */
+static void test_flush_all_runs_sink_flush_without_locks(void **state)
+{
+    (void)state;
+    alarm(30);
+    struct rebinding_sink r = {NULL, fx.logger, 0, -1};
+    hark_subscriber *s = NULL;
+    hark_log_sink sink = {rebinding_write, rebinding_flush, NULL, NULL, &r};
+    hark_logger *l = NULL;
+    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
+    assert_int_equal(hark_log_subscriber_new(&s, l), 0);
+    assert_int_equal(hark_subscriber_add(s, "some_event", some_event, NULL), 0);
+    assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
+    r.s = s;
+    assert_int_equal(hark_log_subscriber_flush_all(), 0);
+    assert_int_equal(r.flushes, 1);
+    assert_int_equal(r.rc, 0);
+    assert_ptr_equal(hark_log_subscriber_logger(s), fx.logger);
+    /* Unbound: the old logger is free to go (its free flushes it once more), and
+     * flush_all does not reach it any more. */
+    r.s = NULL;
+    assert_int_equal(hark_logger_free(l), 0);
+    assert_int_equal(r.flushes, 2);
+    assert_int_equal(hark_log_subscriber_flush_all(), 0);
+    assert_int_equal(r.flushes, 2);
+    hark_subscriber_free(s);
+    alarm(0);
+}
+
 static int fail_without_details(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
 {
     (void)self, (void)ev, (void)f, (void)data;
@@ -1104,6 +1156,7 @@ int main(void)
         T(test_inherit_copies_logger_and_levels),
         T(test_flush_all_flushes_each_logger),
         T(test_level_change_runs_no_other_silenced_under_the_lock),
+        T(test_flush_all_runs_sink_flush_without_locks),
         T(test_failure_without_details),
         T(test_bad_input),
         T(test_allocation_failures_leave_state_unchanged),

@@ -163,7 +163,13 @@ HARK_API int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level lev
 /*
  * Rails' flush_all!: flushes the logger of every attached log subscriber, each
  * distinct logger exactly once. Returns 0, or the first flush error (every logger
- * is still flushed). Thread-safety: safe.
+ * is still flushed); HARK_ENOMEM when more than 16 log subscribers are attached and
+ * their list cannot be allocated (nothing is flushed then). The sinks' flush
+ * callbacks run with no hark lock held: they may log, rebind log subscribers or
+ * flush again. A logger unbound by hark_log_subscriber_set_logger() (or whose log
+ * subscriber was freed) is not flushed after that call returns: it waits for a
+ * flush_all in progress on another thread to finish with it.
+ * Thread-safety: safe.
  */
 HARK_API int hark_log_subscriber_flush_all(void);
 

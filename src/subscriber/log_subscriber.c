@@ -10,9 +10,10 @@
  * logger observer (hark/sys/logger_observer.h).
  *
  * Lock order: the registry lock, then a subscriber's lock, then the notifier's own
- * lock (inside the notifier calls); a logger's observer lock is taken alone. The
- * registry lock also covers a logger's flush in flush_all, so a logger unbound by
- * set_logger() is never flushed afterwards.
+ * lock (inside the notifier calls); a logger's observer lock is taken alone.
+ * flush_all calls the loggers' flush (a user sink's callback) with no lock held;
+ * set_logger() waits for a flush_all still using the logger it unbinds, so that
+ * logger is never flushed once set_logger() has returned.
  */
 #include "subscriber_internal.h"
 #include "hark/log_subscriber.h"
@@ -55,6 +56,18 @@ struct log_slot {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_subscriber *registry_head; /* attached log subscribers */
+
+/* A flush_all in progress: the loggers it flushes with the registry lock released.
+ * Linked on `flushing` under the registry lock. */
+struct flush_batch {
+    hark_logger **loggers;
+    size_t count;
+    pthread_t thread;
+    struct flush_batch *next;
+};
+static struct flush_batch *flushing;
+/* Signalled (under the registry lock) when a batch leaves `flushing`. */
+static pthread_cond_t flush_done = PTHREAD_COND_INITIALIZER;
 
 static const struct hark__subscriber_ops log_ops;
 
@@ -254,6 +267,30 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
 /* Logger binding and the global list                                        */
 /* ------------------------------------------------------------------------- */
 
+/* Whether a flush_all of another thread is flushing `l` with the registry lock
+ * released. Locking contract: registry_lock held. */
+static bool flushed_elsewhere_locked(const hark_logger *l)
+{
+    for (const struct flush_batch *b = flushing; b; b = b->next) {
+        if (pthread_equal(b->thread, pthread_self()))
+            continue; /* a sink's flush unbinding its own logger: never wait for oneself */
+        for (size_t i = 0; i < b->count; i++) {
+            if (b->loggers[i] == l)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Waits until no flush_all of another thread uses `l`, which is no longer bound to
+ * the subscriber: once set_logger() returns, the caller may free it. Locking
+ * contract: registry_lock held (released while waiting), no subscriber lock. */
+static void flushes_wait_locked(const hark_logger *l)
+{
+    while (flushed_elsewhere_locked(l))
+        pthread_cond_wait(&flush_done, &registry_lock);
+}
+
 /* Locking contract: registry_lock held. */
 static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
 {
@@ -275,8 +312,10 @@ static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
     recompute_locked(s, NULL);
     hark__subscriber_leave(s);
     /* Waits for a callback still running on another thread for the old logger. */
-    if (old)
+    if (old) {
         (void)hark_logger_unobserve(old, old_observer);
+        flushes_wait_locked(old);
+    }
     return 0;
 }
 
@@ -379,26 +418,69 @@ static int copy(hark_subscriber *child_base, const hark_subscriber *parent_base)
     return rc;
 }
 
+/* Loggers a flush_all collects without allocating; more go to the heap. */
+#define FLUSH_STACK 16
+
 int hark_log_subscriber_flush_all(void)
 {
-    int first = 0;
+    hark_logger *stack[FLUSH_STACK];
+    struct flush_batch batch = {stack, 0, pthread_self(), NULL};
+    size_t cap = FLUSH_STACK;
     hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
+    /* Room for one logger per listed subscriber, allocated with the lock released
+     * (an allocator hook is a callback of the user's). */
+    for (;;) {
+        size_t listed = 0;
+        for (const struct log_subscriber *s = registry_head; s; s = s->list_next)
+            listed++;
+        if (listed <= cap)
+            break;
+        pthread_mutex_unlock(&registry_lock);
+        if (batch.loggers != stack)
+            hark__free(batch.loggers);
+        batch.loggers = hark__malloc(listed * sizeof *batch.loggers);
+        if (!batch.loggers) {
+            hark_reclaim_resume();
+            return HARK_ENOMEM;
+        }
+        cap = listed;
+        pthread_mutex_lock(&registry_lock);
+    }
     for (struct log_subscriber *s = registry_head; s; s = s->list_next) {
         hark_logger *l = logger_of(&s->base);
-        if (!l)
-            continue;
-        bool seen = false;
-        for (struct log_subscriber *p = registry_head; p != s && !seen; p = p->list_next)
-            seen = logger_of(&p->base) == l;
-        if (seen)
-            continue;
-        int rc = hark_logger_flush(l);
+        bool seen = !l;
+        for (size_t i = 0; i < batch.count && !seen; i++)
+            seen = batch.loggers[i] == l;
+        if (!seen)
+            batch.loggers[batch.count++] = l;
+    }
+    /* Published, so that set_logger() waits before letting one of them go. */
+    batch.next = flushing;
+    flushing = &batch;
+    pthread_mutex_unlock(&registry_lock);
+
+    /* A logger's flush calls its sink's: with no hark lock held, so that it may log,
+     * flush_all again or rebind log subscribers. */
+    int first = 0;
+    for (size_t i = 0; i < batch.count; i++) {
+        int rc = hark_logger_flush(batch.loggers[i]);
         if (rc != 0 && first == 0)
             first = rc;
     }
+
+    pthread_mutex_lock(&registry_lock);
+    for (struct flush_batch **p = &flushing; *p; p = &(*p)->next) {
+        if (*p == &batch) {
+            *p = batch.next;
+            break;
+        }
+    }
+    pthread_cond_broadcast(&flush_done);
     pthread_mutex_unlock(&registry_lock);
     hark_reclaim_resume();
+    if (batch.loggers != stack)
+        hark__free(batch.loggers);
     return first;
 }
 
