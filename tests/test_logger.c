@@ -1132,10 +1132,58 @@ static int remove_dir(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A sink that logs to, flushes and reopens its own logger from its callbacks. */
+struct reentrant_sink {
+    hark_logger *self;
+    int writes;
+    int log_rc, flush_rc, reopen_rc;
+};
+
+static int reentrant_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len;
+    struct reentrant_sink *r = data;
+    if (r->writes++ == 0) {
+        r->log_rc = hark_log(r->self, HARK_LOG_INFO, "from the sink");
+        r->flush_rc = hark_logger_flush(r->self);
+        r->reopen_rc = hark_logger_reopen(r->self);
+    }
+    return 0;
+}
+
+static int reentrant_reopen(void *data)
+{
+    (void)data;
+    return 0;
+}
+
+/* The sink runs under the logger's write mutex: re-entering it from the sink's own
+ * thread is refused with HARK_EBUSY (it used to deadlock). */
+static void test_sink_reentry_is_refused(void **state)
+{
+    (void)state;
+    alarm(30);
+    struct reentrant_sink r = {NULL, 0, -1, -1, -1};
+    hark_log_sink sink = {reentrant_write, NULL, reentrant_reopen, NULL, &r};
+    assert_int_equal(hark_logger_new_sink(&r.self, &sink), 0);
+    assert_int_equal(hark_log(r.self, HARK_LOG_INFO, "hello"), 0);
+    assert_int_equal(r.writes, 1);
+    assert_int_equal(r.log_rc, HARK_EBUSY);
+    assert_int_equal(r.flush_rc, HARK_EBUSY);
+    assert_int_equal(r.reopen_rc, HARK_EBUSY);
+    /* The lock is still the logger's: it keeps working afterwards. */
+    assert_int_equal(hark_log(r.self, HARK_LOG_INFO, "again"), 0);
+    assert_int_equal(r.writes, 2);
+    assert_int_equal(hark_logger_flush(r.self), 0);
+    assert_int_equal(hark_logger_free(r.self), 0);
+    alarm(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_level_names),
+        cmocka_unit_test(test_sink_reentry_is_refused),
         cmocka_unit_test(test_level_filters_messages),
         cmocka_unit_test(test_default_format),
         cmocka_unit_test(test_format_flags_on_logger),

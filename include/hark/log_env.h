@@ -80,7 +80,8 @@ HARK_API bool hark_logger_target_enabled(const hark_logger *logger, const char *
  * append to. The previous sink is closed as hark_logger_free() would close it.
  * Lines an asynchronous logger had queued go to the old sink first.
  * Errors: HARK_EINVAL (NULL or empty), HARK_ENOTSUP (journald without journal
- * support), HARK_EIO (the open failed), HARK_ENOMEM; the old sink stays then.
+ * support), HARK_EIO (the open failed), HARK_ENOMEM, HARK_EBUSY (from a sink
+ * callback or formatter of the same logger); the old sink stays then.
  * Thread-safety: call it while no other thread logs through `logger`.
  */
 HARK_API int hark_logger_set_destination(hark_logger *logger, const char *dest);

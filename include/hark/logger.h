@@ -113,8 +113,14 @@ HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int fa
 /*
  * The callbacks of a user-defined sink. `write` is required; the others may be NULL.
  * `line` is `len` bytes, normally ending in '\n', and is NOT NUL-terminated in
- * general; it is borrowed for the call only. Each callback runs with the logger's
- * write mutex held, one at a time: it must not log to the same logger.
+ * general; it is borrowed for the call only. `write`, `flush` and `reopen` run
+ * with the logger's write mutex held, one at a time (that is what keeps lines
+ * whole), as does a formatter of the logger's: they must not log to, flush, reopen
+ * or re-target the same logger. Such a call from the callback's own thread is
+ * refused with HARK_EBUSY (the line is not written) rather than deadlocking; one
+ * that waits for another thread which logs to the logger still deadlocks. An
+ * asynchronous logger's callbacks run on its writer thread: a line they log is
+ * queued, but waiting for the writer there (hark_logger_flush) never returns.
  * Return 0, or nonzero for failure (reported as HARK_EIO by the caller).
  */
 typedef struct hark_log_sink {
@@ -302,8 +308,9 @@ HARK_API int hark_logger_set_formatter(hark_logger *logger, hark_log_format_fn f
  * below the calling thread's effective level. (The arguments themselves are still
  * evaluated by the caller; use HARK_LOG to avoid that.)
  * Returns 0 (also when the message was dropped by level), or HARK_EINVAL (NULL
- * logger or format, bad level), HARK_ENOMEM, HARK_EIO (the sink failed).
- * Thread-safety: safe; lines never interleave.
+ * logger or format, bad level), HARK_ENOMEM, HARK_EIO (the sink failed),
+ * HARK_EBUSY (called from a sink callback or formatter of the same logger; see
+ * hark_log_sink). Thread-safety: safe; lines never interleave.
  */
 HARK_API int hark_log(hark_logger *logger, hark_log_level level, const char *fmt, ...)
     HARK_PRINTF(3, 4);
@@ -355,7 +362,8 @@ HARK_API int hark_log_lazy(hark_logger *logger, hark_log_level level, hark_log_m
 /*
  * Flushes the sink (fflush for a FILE*, the sink's flush callback; nothing to do
  * for paths, descriptors and syslog, which are unbuffered).
- * Errors: HARK_EINVAL (NULL), HARK_EIO. Thread-safety: safe.
+ * Errors: HARK_EINVAL (NULL), HARK_EIO, HARK_EBUSY (from a sink callback or
+ * formatter of the same logger). Thread-safety: safe.
  */
 HARK_API int hark_logger_flush(hark_logger *logger);
 
@@ -365,7 +373,8 @@ HARK_API int hark_logger_flush(hark_logger *logger);
  * writers, so no line is lost or split; a user sink's `reopen` is called. FILE*,
  * descriptor and syslog loggers have nothing to reopen (0).
  * Errors: HARK_EINVAL (NULL), HARK_EIO (the open or the callback failed; the old
- * file stays in use). Thread-safety: safe, but not async-signal-safe: from a
+ * file stays in use), HARK_EBUSY (from a sink callback or formatter of the same
+ * logger). Thread-safety: safe, but not async-signal-safe: from a
  * SIGHUP handler, set a flag and reopen from a normal thread.
  */
 HARK_API int hark_logger_reopen(hark_logger *logger);

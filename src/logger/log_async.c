@@ -583,9 +583,11 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;
     hark__lbuf_init(&line, stack, sizeof stack);
-    pthread_mutex_lock(&l->io_lock);
-    int rc = hark__log_render_write(l, &rec, &line);
-    pthread_mutex_unlock(&l->io_lock);
+    int rc = hark__io_lock(l);
+    if (rc == 0) {
+        rc = hark__log_render_write(l, &rec, &line);
+        pthread_mutex_unlock(&l->io_lock);
+    }
     hark__lbuf_release(&line);
     return rc;
 }

@@ -164,7 +164,13 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
     hark__async_drain(l);
     hark_logger old;
     memset(&old, 0, sizeof old);
-    pthread_mutex_lock(&l->io_lock);
+    if (hark__io_lock(l) != 0) {
+        /* From a sink callback of this logger: the sink cannot be switched under it. */
+        if (next.own_fd)
+            close(next.fd);
+        hark__free(next.path);
+        return HARK_EBUSY;
+    }
     (void)hark__sink_flush(l);
     old.kind = l->kind;
     old.fp = l->fp;

@@ -14,7 +14,13 @@ hark_logger *hark__logger_alloc(enum hark__sink_kind kind)
     hark_logger *l = hark__calloc(1, sizeof *l);
     if (!l)
         return NULL;
-    if (pthread_mutex_init(&l->io_lock, NULL) != 0)
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    /* Error-checking: re-entry from a sink callback is refused (hark__io_lock). */
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    int rc = pthread_mutex_init(&l->io_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0)
         goto fail_io;
     if (pthread_mutex_init(&l->observer_lock, NULL) != 0)
         goto fail_observer;
@@ -141,8 +147,10 @@ int hark_logger_set_formatter(hark_logger *l, hark_log_format_fn fn, void *data)
 
 static int emit(hark_logger *l, hark_log_level level, const char *line, size_t len)
 {
-    pthread_mutex_lock(&l->io_lock);
-    int rc = hark__sink_write(l, level, line, len);
+    int rc = hark__io_lock(l);
+    if (rc != 0)
+        return rc;
+    rc = hark__sink_write(l, level, line, len);
     pthread_mutex_unlock(&l->io_lock);
     return rc;
 }
@@ -225,9 +233,11 @@ static int end_line(hark_logger *l, hark_log_record *rec, struct hark_log_buf *b
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;
     hark__lbuf_init(&line, stack, sizeof stack);
-    pthread_mutex_lock(&l->io_lock);
-    rc = hark__log_render_write(l, rec, &line);
-    pthread_mutex_unlock(&l->io_lock);
+    rc = hark__io_lock(l);
+    if (rc == 0) {
+        rc = hark__log_render_write(l, rec, &line);
+        pthread_mutex_unlock(&l->io_lock);
+    }
     hark__lbuf_release(&line);
 out:
     hark__lbuf_release(b);
@@ -339,8 +349,10 @@ int hark_logger_flush(hark_logger *l)
     if (!l)
         return HARK_EINVAL;
     hark__async_drain(l);
-    pthread_mutex_lock(&l->io_lock);
-    int rc = hark__sink_flush(l);
+    int rc = hark__io_lock(l);
+    if (rc != 0)
+        return rc;
+    rc = hark__sink_flush(l);
     pthread_mutex_unlock(&l->io_lock);
     return rc;
 }

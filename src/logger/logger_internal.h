@@ -91,6 +91,16 @@ int hark__lbuf_putc(struct hark_log_buf *b, char c);
 int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags,
                       const char *const *tags, size_t tag_count);
 
+/*
+ * Takes io_lock. It is error-checking: a sink callback (or a formatter) that logs
+ * to, flushes or reopens its own logger is refused with HARK_EBUSY instead of
+ * deadlocking on the lock its thread already holds. Returns 0 or HARK_EBUSY.
+ */
+static inline int hark__io_lock(hark_logger *l)
+{
+    return pthread_mutex_lock(&l->io_lock) == 0 ? 0 : HARK_EBUSY;
+}
+
 /* Wall clock in seconds, for formatters. */
 double hark__log_now(void);
 /* The wall time of `mono` (seconds on CLOCK_MONOTONIC, near now): `mono` plus the

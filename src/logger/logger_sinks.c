@@ -170,7 +170,8 @@ int hark__sink_reopen(hark_logger *l)
     if (l->kind == HARK__SINK_USER) {
         if (!l->user.reopen)
             return 0;
-        pthread_mutex_lock(&l->io_lock);
+        if (hark__io_lock(l) != 0)
+            return HARK_EBUSY;
         int rc = l->user.reopen(l->user.data);
         pthread_mutex_unlock(&l->io_lock);
         return rc == 0 ? 0 : HARK_EIO;
@@ -182,7 +183,10 @@ int hark__sink_reopen(hark_logger *l)
     int fd = hark__open_append(l->path);
     if (fd < 0)
         return HARK_EIO;
-    pthread_mutex_lock(&l->io_lock);
+    if (hark__io_lock(l) != 0) {
+        close(fd);
+        return HARK_EBUSY;
+    }
     int old = l->fd;
     l->fd = fd;
     pthread_mutex_unlock(&l->io_lock);
