@@ -99,17 +99,6 @@ static size_t finish(sbuf *o)
     return o->len;
 }
 
-/* Where to cut `s` (n bytes) to keep at most `max` bytes without splitting a character. */
-static size_t cut_at(const char *s, size_t n, size_t max)
-{
-    if (n <= max)
-        return n;
-    size_t cut = max;
-    for (int back = 0; back < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; back++)
-        cut--;
-    return cut;
-}
-
 /* "00" to "99": two digits per table load. */
 static const char pairs[] = "00010203040506070809101112131415161718192021222324"
                             "25262728293031323334353637383940414243444546474849"
@@ -318,7 +307,7 @@ static void json_chars(sbuf *o, const char *s, size_t n, bool logfmt)
 /* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
 static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
 {
-    size_t keep = cut_at(s, n, max);
+    size_t keep = hark__log_cut(s, n, max);
     put(o, '"');
     json_chars(o, s, keep, false);
     put(o, '"');
@@ -384,18 +373,25 @@ static bool record_fields_cut(const hark_log_record *rec)
            fields_cut(rec->fields, rec->field_count, 0, &budget);
 }
 
-/* Shortest of %.15g / %.17g that reads back as the same double. */
+size_t hark__log_double(char *out, double d, bool json)
+{
+    if (!isfinite(d)) {
+        const char *t = json ? "null" : (isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
+        size_t n = strlen(t);
+        memcpy(out, t, n + 1);
+        return n;
+    }
+    int n = snprintf(out, HARK__LOG_DOUBLE_TEXT, "%.15g", d);
+    if (strtod(out, NULL) != d)
+        n = snprintf(out, HARK__LOG_DOUBLE_TEXT, "%.17g", d);
+    return (size_t)n;
+}
+
 static void put_double(sbuf *o, double d, bool json)
 {
-    char tmp[40];
-    if (!isfinite(d)) {
-        puts_z(o, json ? "null" : (isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf"));
-        return;
-    }
-    snprintf(tmp, sizeof tmp, "%.15g", d);
-    if (strtod(tmp, NULL) != d)
-        snprintf(tmp, sizeof tmp, "%.17g", d);
-    puts_z(o, tmp);
+    char tmp[HARK__LOG_DOUBLE_TEXT];
+    size_t n = hark__log_double(tmp, d, json);
+    puts_n(o, tmp, n);
 }
 
 static void put_uint(sbuf *o, uint64_t v)
@@ -678,7 +674,7 @@ static bool needs_quotes(const char *s, size_t n)
 /* A logfmt value of at most `max` bytes of input; true when it was cut. */
 static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
 {
-    size_t keep = cut_at(s, n, max);
+    size_t keep = hark__log_cut(s, n, max);
     if (!needs_quotes(s, keep)) {
         puts_n(o, s, keep);
         return keep < n;
