@@ -82,11 +82,28 @@ HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,
 /*
  * A logger sending each record to the systemd journal with sd_journal_sendv(), as
  * journal fields rather than a formatted line: MESSAGE (the message, without the
- * formatter's decoration), PRIORITY (syslog's: DEBUG 7, INFO 6, WARN 4, ERROR 3,
- * FATAL 2, UNKNOWN 1), TID, HARK_TAGS (comma-separated), and for lines logged by a
- * log subscriber HARK_EVENT, HARK_DURATION_MS, HARK_TRANSACTION_ID, HARK_EVENT_ID
- * and one HARK_<KEY> per payload field (the key upper-cased, other characters as
- * '_'). `identifier`, when not NULL, is sent as SYSLOG_IDENTIFIER (copied).
+ * formatter's decoration or its trailing newline), PRIORITY (syslog's: DEBUG 7,
+ * INFO 6, WARN 4, ERROR 3, FATAL 2, UNKNOWN 1), TID, HARK_TAGS (comma-separated; a
+ * NULL tag is empty), and for lines logged by a log subscriber HARK_EVENT,
+ * HARK_DURATION_MS, HARK_TRANSACTION_ID, HARK_EVENT_ID, HARK_PARENT_ID (the last
+ * three left out when empty or 0) and the payload's fields. `identifier`, when not
+ * NULL, is sent as SYSLOG_IDENTIFIER (copied).
+ *
+ * Payload fields are those the JSON and logfmt formatters show (hark/log_format.h):
+ * fields without a key or of HARK_TYPE_NONE are skipped, and at most
+ * HARK_LOG_FIELDS_MAX fields are taken, nested ones included. A field is sent as
+ * HARK_<KEY>: the key's ASCII letters upper-cased and every other byte but a digit
+ * as '_' ("user-agent" is HARK_USER_AGENT), the name cut at journald's 64
+ * characters; two keys that map to one name (or to a name above, such as "event")
+ * give that field two values, which the journal keeps both. Values are text:
+ * integers in decimal, doubles as logfmt writes them (NaN, +Inf, -Inf), true/false,
+ * pointers as 0x..., strings as they are (newlines and any other bytes included),
+ * a NULL string as null. A nested payload's fields are HARK_<OUTER>_<INNER> (a NULL
+ * payload, or one nested deeper than four levels, is HARK_<OUTER>=null), and an
+ * error is two fields: HARK_<KEY> its type and HARK_<KEY>_MESSAGE its message.
+ * A message is cut after HARK_LOG_MESSAGE_MAX bytes and any other string after
+ * HARK_LOG_VALUE_MAX (at a character boundary), as in a structured line; the entry
+ * then has HARK_TRUNCATED=true.
  * The formatter and format flags are not used. Nothing is buffered.
  * Errors: HARK_EINVAL (NULL out), HARK_ENOTSUP (hark was built without
  * libsystemd), HARK_ENOMEM. A failed send makes the logging call return HARK_EIO.

@@ -167,6 +167,28 @@ int hark__journald_send(const hark_logger *l, const hark_log_record *rec);
 int hark__journald_send_line(const hark_logger *l, hark_log_level level, const char *line,
                              size_t len);
 
+/* Characters of a journal field name at most (journald drops longer ones). */
+#define HARK__JOURNALD_NAME_MAX 64
+
+/*
+ * log_journald.c: appends '_' and `key` to the field name `name` holds (`len`
+ * characters, HARK__JOURNALD_NAME_MAX + 1 bytes), ASCII letters upper-cased and
+ * every other byte but a digit as '_', cut at HARK__JOURNALD_NAME_MAX characters;
+ * returns the new length. Starting from "HARK", the result is always a valid
+ * journal field name.
+ */
+size_t hark__journald_name(char *name, size_t len, const char *key);
+
+/* Receives one journal field: `name` (NUL-terminated) and `len` bytes of value. */
+typedef void (*hark__journald_field_fn)(void *ctx, const char *name, const char *value, size_t len);
+
+/*
+ * log_journald.c: calls `fn` for each journal field of `rec` (all but
+ * SYSLOG_IDENTIFIER), as hark_logger_new_journald() documents them. Reads the
+ * record only; the values passed are valid during the call.
+ */
+void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn fn, void *ctx);
+
 /* logger_local.c: the calling thread's override for `l`, or -1 when it has none. */
 int hark__logger_thread_level(const hark_logger *l);
 
