@@ -197,6 +197,10 @@ void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn f
 
 #if HARK_HAVE_JOURNALD
 #include <sys/uio.h>
+/* Without this, sd_journal_sendv() is a macro adding CODE_FILE, CODE_LINE and
+ * CODE_FUNC: this file's own place (and build path), which says nothing about
+ * the line logged. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 /* Fields of one entry at most: the fixed ones (eleven) and two per payload field
