@@ -533,6 +533,55 @@ static void test_exit_writes_the_queue(void **state)
     assert_int_equal(n, 5000);
 }
 
+/*
+ * Callbacks of an asynchronous logger run on its writer thread, which must not
+ * wait for itself: a flush or a stop from there is HARK_EBUSY, and a line logged
+ * there while the ring is full is dropped (counted) whatever the policy.
+ */
+struct reentrant {
+    hark_logger *log;
+    int flush_rc, stop_rc;
+    int burst;  /* lines a write logs back into the logger, once */
+    int writes; /* lines the sink saw */
+};
+
+static int reentrant_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len;
+    struct reentrant *r = data;
+    r->writes++;
+    if (r->writes == 1) {
+        r->flush_rc = hark_logger_flush(r->log);
+        r->stop_rc = hark_logger_set_async(r->log, NULL);
+        for (int i = 0; i < r->burst; i++)
+            (void)hark_log(r->log, HARK_LOG_INFO, "echo %d of a line long enough to fill", i);
+    }
+    return 0;
+}
+
+static void test_writer_callbacks_do_not_wait_for_the_writer(void **state)
+{
+    (void)state;
+    struct reentrant r = {NULL, 0, 0, 2000, 0};
+    hark_log_sink sink = {reentrant_write, NULL, NULL, NULL, &r};
+    assert_int_equal(hark_logger_new_sink(&r.log, &sink), 0);
+    hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
+    ao.policy = HARK_LOG_ASYNC_BLOCK;
+    ao.capacity = 4096; /* the smallest ring: the echoes overflow it */
+    assert_int_equal(hark_logger_set_async(r.log, &ao), 0);
+    alarm(30); /* dies rather than hangs */
+    assert_int_equal(hark_log(r.log, HARK_LOG_INFO, "first"), 0);
+    assert_int_equal(hark_logger_flush(r.log), 0);
+    alarm(0);
+    assert_int_equal(r.flush_rc, HARK_EBUSY);
+    assert_int_equal(r.stop_rc, HARK_EBUSY);
+    uint64_t dropped = hark_logger_async_dropped(r.log);
+    assert_true(dropped > 0);
+    /* Every echo was written or counted, plus the first line and the drop report. */
+    assert_int_equal((uint64_t)r.writes, 1 + (uint64_t)r.burst - dropped + 1);
+    hark_logger_free(r.log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_line_larger_than_ring),
         cmocka_unit_test(test_free_and_switch_back_write_everything),
         cmocka_unit_test(test_exit_writes_the_queue),
+        cmocka_unit_test(test_writer_callbacks_do_not_wait_for_the_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

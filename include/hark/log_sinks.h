@@ -157,14 +157,18 @@ typedef struct hark_log_async_options {
  * lines. fork() in a multithreaded program leaves the child without the writer thread:
  * use it before forking only.
  * The time stamp, tags and event of a line are taken when it is logged.
+ * The writer thread never waits for itself: a line that the logger's own sink or
+ * formatter logs there while the ring is full is dropped and counted under either
+ * policy.
  * Errors: HARK_EINVAL (NULL logger, bad policy or capacity), HARK_ESTATE (already
- * asynchronous), HARK_ENOMEM (ring or thread). Thread-safety: call it while no
- * other thread logs through `logger`.
+ * asynchronous), HARK_ENOMEM (ring or thread), HARK_EBUSY (NULL `opt` from the
+ * logger's own writer thread: a sink callback or formatter). Thread-safety: call it
+ * while no other thread logs through `logger`.
  */
 HARK_API int hark_logger_set_async(hark_logger *logger, const hark_log_async_options *opt);
 
-/* Lines dropped so far by the drop policy (0 for NULL or a synchronous logger).
- * Thread-safety: safe. */
+/* Lines dropped so far by the drop policy, or by the writer thread's own callbacks
+ * (0 for NULL or a synchronous logger). Thread-safety: safe. */
 HARK_API uint64_t hark_logger_async_dropped(const hark_logger *logger);
 
 #ifdef __cplusplus

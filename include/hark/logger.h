@@ -119,8 +119,10 @@ HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int fa
  * or re-target the same logger. Such a call from the callback's own thread is
  * refused with HARK_EBUSY (the line is not written) rather than deadlocking; one
  * that waits for another thread which logs to the logger still deadlocks. An
- * asynchronous logger's callbacks run on its writer thread: a line they log is
- * queued, but waiting for the writer there (hark_logger_flush) never returns.
+ * asynchronous logger's callbacks run on its writer thread, which must not wait
+ * for itself: a line they log is queued (dropped and counted, whatever the policy,
+ * when the ring is full), and hark_logger_flush(), hark_logger_set_destination()
+ * or hark_logger_set_async(NULL) from there is refused with HARK_EBUSY.
  * Return 0, or nonzero for failure (reported as HARK_EIO by the caller).
  */
 typedef struct hark_log_sink {

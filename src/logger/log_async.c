@@ -124,6 +124,15 @@ struct hark__async {
 /* Loggers to flush at exit                                                  */
 /* ------------------------------------------------------------------------- */
 
+/* The ring whose writer this thread is, if it is one: its callbacks (sink,
+ * formatter) must not wait for it. */
+static _Thread_local const struct hark__async *writer_of;
+
+static inline bool on_writer(const struct hark__async *a)
+{
+    return writer_of == a;
+}
+
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hark__async *live;
 static bool exit_hook;
@@ -270,7 +279,8 @@ static inline void ring_commit(struct hark__async *a, size_t pos)
  */
 static bool reserve_slow(struct hark__async *a, size_t need, size_t *pos)
 {
-    if (a->policy == HARK_LOG_ASYNC_DROP) {
+    /* The writer's own callbacks cannot wait for room: only that thread makes it. */
+    if (a->policy == HARK_LOG_ASYNC_DROP || on_writer(a)) {
         atomic_fetch_add_explicit(&a->dropped, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&a->dropped_total, 1, memory_order_relaxed);
         return false;
@@ -560,7 +570,9 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
         atomic_fetch_add_explicit(&a->dropped_total, 1, memory_order_relaxed);
         return 0;
     }
-    hark__async_drain(l);
+    int rc = hark__async_drain(l);
+    if (rc != 0)
+        return rc;
     hark_log_record rec = {.level = (hark_log_level)m->head.level,
                            .time = m->head.flags & HAS_TIME ? m->time : 0,
                            .message = text,
@@ -583,7 +595,7 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;
     hark__lbuf_init(&line, stack, sizeof stack);
-    int rc = hark__io_lock(l);
+    rc = hark__io_lock(l);
     if (rc == 0) {
         rc = hark__log_render_write(l, &rec, &line);
         pthread_mutex_unlock(&l->io_lock);
@@ -1034,6 +1046,7 @@ static size_t drain_once(struct hark__async *a)
 static void *writer_main(void *arg)
 {
     struct hark__async *a = arg;
+    writer_of = a;
     int naps = 0;
     for (;;) {
         if (drain_once(a)) {
@@ -1083,11 +1096,13 @@ static void *writer_main(void *arg)
 /* Lifetime                                                                  */
 /* ------------------------------------------------------------------------- */
 
-void hark__async_drain(hark_logger *l)
+int hark__async_drain(hark_logger *l)
 {
     struct hark__async *a = l->async;
     if (!a)
-        return;
+        return 0;
+    if (on_writer(a))
+        return HARK_EBUSY; /* a callback of the writer would wait for itself */
     size_t target = atomic_load_explicit(&a->tail, memory_order_relaxed);
     pthread_mutex_lock(&a->lock);
     atomic_fetch_add_explicit(&a->drain_waiters, 1, memory_order_relaxed);
@@ -1102,6 +1117,7 @@ void hark__async_drain(hark_logger *l)
     }
     atomic_fetch_sub_explicit(&a->drain_waiters, 1, memory_order_relaxed);
     pthread_mutex_unlock(&a->lock);
+    return 0;
 }
 
 static void async_free(struct hark__async *a)
@@ -1138,6 +1154,8 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
     if (!l)
         return HARK_EINVAL;
     if (!opt) {
+        if (l->async && on_writer(l->async))
+            return HARK_EBUSY; /* the writer cannot stop and join itself */
         hark__async_stop(l);
         return 0;
     }

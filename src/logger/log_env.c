@@ -161,11 +161,12 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
         next.own_fd = true;
     }
     /* Lines already queued for an asynchronous writer go to the old sink. */
-    hark__async_drain(l);
+    int busy = hark__async_drain(l);
     hark_logger old;
     memset(&old, 0, sizeof old);
-    if (hark__io_lock(l) != 0) {
-        /* From a sink callback of this logger: the sink cannot be switched under it. */
+    if (busy != 0 || hark__io_lock(l) != 0) {
+        /* From a sink callback or formatter of this logger (its writer thread, for an
+         * asynchronous one): the sink cannot be switched under it. */
         if (next.own_fd)
             close(next.fd);
         hark__free(next.path);

@@ -348,8 +348,9 @@ int hark_logger_flush(hark_logger *l)
 {
     if (!l)
         return HARK_EINVAL;
-    hark__async_drain(l);
-    int rc = hark__io_lock(l);
+    int rc = hark__async_drain(l);
+    if (rc == 0)
+        rc = hark__io_lock(l);
     if (rc != 0)
         return rc;
     rc = hark__sink_flush(l);

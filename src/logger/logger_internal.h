@@ -139,8 +139,9 @@ int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct ha
 int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
     HARK_PRINTF(3, 0);
 int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
-/* Waits until every line queued before the call is written. */
-void hark__async_drain(hark_logger *l);
+/* Waits until every line queued before the call is written. HARK_EBUSY, without
+ * waiting, on the writer thread itself (from a sink callback or formatter). */
+int hark__async_drain(hark_logger *l);
 /* Drains, stops the writer thread and frees the ring. No other thread may log. */
 void hark__async_stop(hark_logger *l);
 
