@@ -60,6 +60,17 @@ class TestSafety < Minitest::Test
     assert_equal 5, @c.finishes
   end
 
+  # As Rails does: payload[:exception] = [e.class.name, e.message], so an anonymous
+  # class gives nil and a class's own `name` is used.
+  def test_payload_exception_names_the_class_as_e_class_name
+    anonymous = Class.new(StandardError)
+    assert_raises(anonymous) { N.instrument("s.x") { raise anonymous, "anon" } }
+    assert_equal [nil, "anon"], @c.payloads.last[:exception]
+    renamed = Class.new(StandardError) { def self.name = "Renamed" }
+    assert_raises(renamed) { N.instrument("s.x") { raise renamed, "re" } }
+    assert_equal ["Renamed", "re"], @c.payloads.last[:exception]
+  end
+
   def test_thread_kill_inside_the_block_finishes_the_event
     inside = Queue.new
     t = Thread.new { N.instrument("s.x") { inside << 1; sleep } }

@@ -1210,7 +1210,9 @@ static VALUE inst_rescue(VALUE arg, VALUE err)
 {
     inst *in = (inst *)arg;
     VALUE payload = in->ctx.payload;
-    VALUE pair = rb_ary_new_from_args(2, rb_class_name(rb_obj_class(err)),
+    /* e.class.name, as Rails reads it: nil for an anonymous class, and a class's own
+     * `name` is honoured (rb_class_name would give "#<Class:0x...>" and skip it). */
+    VALUE pair = rb_ary_new_from_args(2, rb_funcall(rb_obj_class(err), id_name, 0),
                                       rb_funcall(err, rb_intern("message"), 0));
     rb_funcall(payload, rb_intern("[]="), 2, ID2SYM(rb_intern("exception")), pair);
     rb_funcall(payload, rb_intern("[]="), 2, ID2SYM(rb_intern("exception_object")), err);
