@@ -23,7 +23,12 @@ module Hark
   end
 
   class << self
-    attr_writer :subscriber_error_class, :event_class
+    attr_writer :subscriber_error_class
+
+    def event_class=(klass)
+      @event_class = klass
+      _event_class_changed # the extension keeps the class it last built events of
+    end
 
     def subscriber_error_class
       @subscriber_error_class || InstrumentationSubscriberError

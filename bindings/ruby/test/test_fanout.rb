@@ -41,6 +41,22 @@ class TestFanout < Minitest::Test
     assert_equal [[:start, "a", "id", { k: 1 }], [:finish, "a", "id", { k: 1 }]], ev.log
   end
 
+  def test_event_class_set_after_events_were_built_is_used
+    got = []
+    @f.subscribe("ec") { |event| got << event.class }
+    instrument("ec")
+    previous = Hark.event_class
+    mine = Class.new(previous)
+    Hark.event_class = mine
+    begin
+      instrument("ec")
+    ensure
+      Hark.event_class = previous
+    end
+    instrument("ec")
+    assert_equal [previous, mine, previous], got
+  end
+
   def test_listening_and_unsubscribe
     refute @f.listening?("x")
     s = @f.subscribe("x") { }

@@ -532,6 +532,14 @@ static VALUE event_class(void)
     return cEvent;
 }
 
+/* Hark.event_class= changed it: ask again at the next event. */
+static VALUE hark_event_class_changed(VALUE mod)
+{
+    (void)mod;
+    cEvent = Qnil;
+    return Qnil;
+}
+
 /* The Event object of a finished event, as Rails' EventObjectGroup builds it. */
 static VALUE build_event(rctx *c, const hark_event *ev)
 {
@@ -1379,6 +1387,7 @@ void Init_hark_ext(void)
     rb_define_method(cHandle, "listening?", handle_listening, 0);
 
     rb_define_module_function(mHark, "handles_built", hark_handles_built, 0);
+    rb_define_module_function(mHark, "_event_class_changed", hark_event_class_changed, 0);
     rb_define_const(mHark, "NATIVE", Qtrue);
 
     id_call = rb_intern("call");
