@@ -221,6 +221,36 @@ class TestFanout < Minitest::Test
     assert @f.listening?("known")
   end
 
+  class SelfRemoving < Regexp
+    attr_accessor :fanout, :subscription
+    def ===(_name)
+      fanout.unsubscribe(subscription) if subscription
+      self.subscription = nil
+      false
+    end
+  end
+
+  # A pattern's === asked about a new name may unsubscribe (itself, here) while the
+  # other patterns are still to be asked. Run in a child: before this was handled it
+  # read a freed subscription and crashed the process.
+  def test_a_pattern_unsubscribing_while_a_new_name_is_matched
+    pid = fork do
+      got = []
+      @f.subscribe(/new/) { |name, *| got << name }
+      3.times do
+        re = SelfRemoving.new("x")
+        re.fanout = @f
+        re.subscription = @f.subscribe(re) { |*| got << :removed }
+      end
+      @f.subscribe(/name/) { |name, *| got << name }
+      GC.start
+      instrument("new.name")
+      exit!(got == ["new.name", "new.name"] && @f.inspect == "#<Hark::Fanout (3 patterns)>" ? 0 : 1)
+    end
+    _, status = Process.wait2(pid)
+    assert status.success?, "child: #{status.inspect}"
+  end
+
   def silenced_calls(receiver)
     count = 0
     tp = TracePoint.new(:call) { |t| count += 1 if t.method_id == :silenced? && t.self.equal?(receiver) }

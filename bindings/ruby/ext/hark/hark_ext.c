@@ -66,6 +66,9 @@ typedef struct fanout {
     rsub *subs;
     st_table *topics; /* name (topic-owned char *) -> hark_topic * */
     long refs;        /* the Ruby object + every live handle */
+    /* Walks of `subs` that run Ruby (a pattern's ===) in progress: Ruby may unsubscribe
+     * meanwhile, so sweep() frees nothing until they are over. */
+    int walkers;
     uint64_t matcher_generation;
     long matchers;
     /* Frozen name strings already looked up, by identity (a frozen String's bytes
@@ -257,6 +260,8 @@ static void raise_hark(int rc, const char *what)
 /* Drops the subscriptions hark has released. */
 static void sweep(fanout *f)
 {
+    if (f->walkers > 0)
+        return;
     rsub **link = &f->subs;
     while (*link) {
         rsub *s = *link;
@@ -288,36 +293,39 @@ static VALUE name_string(VALUE name)
 /*
  * Asks every Ruby matcher whether it matches `str` (a name hark does not know
  * yet); the answers go where the match callback finds them while the name is
- * interned. Runs Ruby, so it starts over if a matcher was added meanwhile.
- * Exceptions raised by a pattern's === propagate.
+ * interned. Runs Ruby, so a matcher may be added meanwhile: the walk is repeated
+ * for the matchers not asked yet (never for those already answered, so matchers
+ * subscribed by another thread all along cannot keep it from ending). A matcher
+ * may also be unsubscribed meanwhile: sweep() leaves the list alone until the walk
+ * is over. Exceptions raised by a pattern's === propagate.
  */
 static void precompute_new_name(fanout *f, VALUE str, st_table **answers)
 {
     *answers = NULL;
-    while (f->matchers > 0) {
+    if (f->matchers == 0)
+        return;
+    st_table *t = st_init_numtable();
+    int state = 0;
+    f->walkers++;
+    for (;;) {
         uint64_t gen = f->matcher_generation;
-        st_table *t = st_init_numtable();
-        int state = 0;
         for (rsub *s = f->subs; s && !state; s = s->next) {
-            if (!s->matcher || s->released)
+            if (!s->matcher || s->released || st_lookup(t, (st_data_t)s, NULL))
                 continue;
             struct call cl = {s->pattern, id_eqq, 1, &str};
             VALUE r = rb_protect(do_call, (VALUE)&cl, &state);
             if (!state)
                 st_insert(t, (st_data_t)s, RTEST(r) ? 1 : 0);
-            if (gen != f->matcher_generation)
-                break;
         }
-        if (state) {
-            st_free_table(t);
-            rb_jump_tag(state);
-        }
-        if (gen == f->matcher_generation) {
-            *answers = t;
-            return;
-        }
-        st_free_table(t);
+        if (state || gen == f->matcher_generation)
+            break;
     }
+    f->walkers--;
+    if (state) {
+        st_free_table(t);
+        rb_jump_tag(state);
+    }
+    *answers = t;
 }
 
 static __thread st_table *tls_new_name_answers; /* rsub * -> matched, for the name being interned */
