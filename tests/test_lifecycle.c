@@ -183,6 +183,51 @@ static void run_cross(fx *f, bool discard)
     assert_reclaims(f->n, id, &c);
 }
 
+/*
+ * hark_notifier_try_free() while another thread has an event in flight (of another
+ * notifier): it empties the notifier but neither waits nor frees, and frees it once
+ * that event is over. A caller that other threads need in order to finish their
+ * events (a garbage collector holding a global lock) must not wait for them.
+ */
+static void *hold_event_main(void *arg)
+{
+    cross *x = arg;
+    assert_int_equal(hark_handle_build(&x->h, x->t, NULL), 0);
+    assert_int_equal(hark_handle_start(&x->h), 0);
+    set_step(&x->s, 1);
+    wait_step(&x->s, 2);
+    x->rc_other = hark_handle_finish(&x->h);
+    return NULL;
+}
+
+static void test_try_free_does_not_wait_for_events_in_flight(void **state)
+{
+    fx *f = *state;
+    counts busy = {0};
+    hark_subscription_id busy_id = sub_counts(f->n, hark_exact("held"), &busy);
+    cross x = {f->n, topic(f->n, "held"), {0}, STEPS_INIT, false, -1, -1, -1};
+    pthread_t a;
+    assert_int_equal(pthread_create(&a, NULL, hold_event_main, &x), 0);
+    wait_step(&x.s, 1);
+
+    hark_notifier *other = NULL;
+    assert_int_equal(hark_notifier_new(&other), 0);
+    counts c = {0};
+    sub_counts(other, hark_exact("other"), &c);
+    assert_int_equal(hark_notifier_try_free(other), HARK_EBUSY);
+    assert_int_equal(atomic_load(&c.releases), 0);
+    assert_false(hark_enabled(topic(other, "other"))); /* emptied, still usable */
+
+    set_step(&x.s, 2);
+    assert_int_equal(pthread_join(a, NULL), 0);
+    assert_int_equal(x.rc_other, 0);
+    assert_int_equal(hark_notifier_try_free(other), 0);
+    assert_int_equal(atomic_load(&c.releases), 1);
+    assert_int_equal(hark_notifier_try_free(NULL), 0);
+    assert_int_equal(hark_notifier_try_free(hark_default()), HARK_EINVAL);
+    assert_reclaims(f->n, busy_id, &busy);
+}
+
 static void test_finish_on_another_thread_leaves_the_starter_free(void **state)
 {
     run_cross(*state, false);
@@ -668,6 +713,8 @@ static void test_cached_silenced_may_not_change_the_registry(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_discard_on_another_thread_leaves_the_starter_free,

@@ -217,6 +217,18 @@ HARK_API int hark_notifier_new(hark_notifier **out);
 HARK_API int hark_notifier_free(hark_notifier *n);
 
 /*
+ * hark_notifier_free() that never waits: unsubscribes everything and frees the
+ * notifier when nothing of it is still in flight, or returns HARK_EBUSY (nothing is
+ * freed; the notifier stays usable, empty) when an event somewhere -- on any
+ * notifier and thread, see hark_notifier_quiesce() -- must end first, or when the
+ * calling thread would have to wait on itself. Call it again later. For callers
+ * that must not block: a garbage collector's free function, or a thread that other
+ * threads' events need in order to finish. NULL is accepted and ignored; the
+ * built-in notifier is HARK_EINVAL. Thread-safety: as hark_notifier_free().
+ */
+HARK_API int hark_notifier_try_free(hark_notifier *n);
+
+/*
  * Returns the current process-wide notifier: the built-in one, which always exists,
  * unless hark_set_default() replaced it. Never NULL. Thread-safety: safe.
  */

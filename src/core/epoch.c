@@ -265,6 +265,21 @@ bool hark__epoch_would_self_wait(void)
     return open > 0 || self->in_callback > 0 || self->hold > 0;
 }
 
+int hark__epoch_try(const void *owner)
+{
+    if (hark__epoch_would_self_wait())
+        return HARK_EBUSY;
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&domain_lock);
+    try_advance();
+    try_advance();
+    struct hark__retired *ripe = take_ripe();
+    bool more = pending(owner);
+    pthread_mutex_unlock(&domain_lock);
+    reclaim_all(ripe);
+    return more ? HARK_EBUSY : 0;
+}
+
 int hark__epoch_wait(const void *owner)
 {
     if (hark__epoch_would_self_wait())

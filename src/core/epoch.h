@@ -194,6 +194,10 @@ void hark__epoch_poll(void);
  * or has an event of its own in flight.
  */
 int hark__epoch_wait(const void *owner);
+/* One pass of hark__epoch_wait() that never sleeps: reclaims what is ripe and returns
+ * 0 when nothing of `owner` is left, HARK_EBUSY when something still is (or when the
+ * calling thread would have to wait on itself). */
+int hark__epoch_try(const void *owner);
 
 /* Whether waiting would wait on the calling thread itself. */
 bool hark__epoch_would_self_wait(void);

@@ -547,7 +547,9 @@ int hark_notifier_quiesce(hark_notifier *n)
     return hark__epoch_wait(n);
 }
 
-int hark_notifier_free(hark_notifier *n)
+/* Empties `n` and frees it once nothing of it is left to reclaim: waiting for that
+ * (hark_notifier_free) or giving up with HARK_EBUSY (hark_notifier_try_free). */
+static int notifier_free(hark_notifier *n, bool wait)
 {
     if (!n)
         return 0;
@@ -562,7 +564,7 @@ int hark_notifier_free(hark_notifier *n)
         return rc;
     unsubscribe_all_locked(n);
     hark__unlock(n);
-    rc = hark__epoch_wait(n);
+    rc = wait ? hark__epoch_wait(n) : hark__epoch_try(n);
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < hark__topic_count_locked(n); i++)
@@ -574,6 +576,16 @@ int hark_notifier_free(hark_notifier *n)
     pthread_mutex_destroy(&n->lock);
     hark__free(n);
     return 0;
+}
+
+int hark_notifier_free(hark_notifier *n)
+{
+    return notifier_free(n, true);
+}
+
+int hark_notifier_try_free(hark_notifier *n)
+{
+    return notifier_free(n, false);
 }
 
 /* ------------------------------------------------------------------------- */

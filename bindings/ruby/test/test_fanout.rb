@@ -251,6 +251,39 @@ class TestFanout < Minitest::Test
     assert status.success?, "child: #{status.inspect}"
   end
 
+  def drop_a_fanout_with_a_subscriber
+    Hark::Fanout.new.subscribe("dropped") { |*| }
+    nil
+  end
+
+  # A fanout collected while another thread is inside an event: freeing it must not
+  # wait for that event, which needs the GVL the collecting thread holds to end.
+  # Run in a child (a hang cannot be interrupted from Ruby).
+  def test_collecting_a_fanout_does_not_wait_for_other_threads_events
+    pid = fork do
+      @f.subscribe("held") { |*| }
+      inside = Queue.new
+      release = Queue.new
+      t = Thread.new { instrument("held") { inside << 1; release.pop } }
+      inside.pop
+      5.times { drop_a_fanout_with_a_subscriber }
+      GC.start
+      release << 1
+      t.join
+      5.times { drop_a_fanout_with_a_subscriber }
+      GC.start
+      Hark::Fanout.new # frees what the first collection left
+      exit!(0)
+    end
+    status = nil
+    100.times { break if (status = Process.wait2(pid, Process::WNOHANG)&.last); sleep 0.1 }
+    unless status
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    end
+    assert status&.success?, "child: #{status ? status.inspect : 'stuck in the collector'}"
+  end
+
   def silenced_calls(receiver)
     count = 0
     tp = TracePoint.new(:call) { |t| count += 1 if t.method_id == :silenced? && t.self.equal?(receiver) }

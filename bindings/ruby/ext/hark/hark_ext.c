@@ -70,6 +70,7 @@ typedef struct fanout {
      * meanwhile, so sweep() frees nothing until they are over. */
     int walkers;
     uint64_t matcher_generation;
+    struct fanout *next_deferred; /* on the list of fanouts to free (refs == 0) */
     long matchers;
     /* Frozen name strings already looked up, by identity (a frozen String's bytes
      * cannot change; the keys are marked, so an address is never reused meanwhile). */
@@ -153,11 +154,14 @@ static void free_rsub(rsub *s)
 }
 
 /* Frees the notifier, then what its callbacks could still reach. Returns false when
- * the notifier cannot be freed yet (asked from inside an event of this thread). */
+ * the notifier cannot be freed yet: an event is still in flight somewhere (on any
+ * notifier and thread: reclamation is process-wide), or this thread is inside one.
+ * Never waits: it runs in GC free functions, with the GVL held, and an event of
+ * another thread may need the GVL to finish -- waiting for it would never end. */
 static bool fanout_destroy(fanout *f)
 {
     tls_registry++;
-    int rc = hark_notifier_free(f->n);
+    int rc = hark_notifier_try_free(f->n);
     tls_registry--;
     if (rc != 0)
         return false;
@@ -173,18 +177,22 @@ static bool fanout_destroy(fanout *f)
     return true;
 }
 
-/* Fanouts whose notifier could not be freed yet; retried by the next Fanout.new.
- * (Nothing Ruby can reach uses them: their objects and handles are gone.) */
-static fanout *deferred[64];
-static int deferred_count;
+/* Fanouts whose notifier could not be freed yet (emptied: nothing delivers to them
+ * any more, and nothing Ruby can reach uses them); retried, without waiting, when a
+ * fanout is made, subscribed to or freed. */
+static fanout *deferred;
 
 static void retry_deferred(void)
 {
-    for (int i = 0; i < deferred_count;) {
-        if (fanout_destroy(deferred[i]))
-            deferred[i] = deferred[--deferred_count];
-        else
-            i++;
+    fanout **link = &deferred;
+    while (*link) {
+        fanout *f = *link;
+        *link = f->next_deferred;
+        if (!fanout_destroy(f)) {
+            f->next_deferred = *link;
+            *link = f;
+            link = &f->next_deferred;
+        }
     }
 }
 
@@ -192,8 +200,11 @@ static void fanout_unref(fanout *f)
 {
     if (--f->refs > 0)
         return;
-    if (!fanout_destroy(f) && deferred_count < 64)
-        deferred[deferred_count++] = f;
+    retry_deferred();
+    if (!fanout_destroy(f)) {
+        f->next_deferred = deferred;
+        deferred = f;
+    }
 }
 
 static void fanout_mark(void *p)
@@ -709,6 +720,7 @@ static VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
     rb_scan_args(argc, argv, "8", &subscriber, &delegate, &pattern, &kind, &silence, &can_pub,
                  &can_pub_ev, &cached);
     sweep(f);
+    retry_deferred();
     /* Intern an exact name first: it may run Ruby (pattern ===) and raise. */
     hark_topic *exact = RB_TYPE_P(pattern, T_STRING) ? topic_for(f, pattern) : NULL;
 
