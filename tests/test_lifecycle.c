@@ -21,6 +21,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct fx {
     hark_notifier *n;
@@ -226,6 +230,86 @@ static void test_try_free_does_not_wait_for_events_in_flight(void **state)
     assert_int_equal(hark_notifier_try_free(NULL), 0);
     assert_int_equal(hark_notifier_try_free(hark_default()), HARK_EINVAL);
     assert_reclaims(f->n, busy_id, &busy);
+}
+
+/*
+ * fork() while another thread that has used hark is alive: in the child that thread
+ * is gone, and a thread the child starts may be given its TLS block (and so its
+ * reader record). Registry changes in the child must still end.
+ */
+typedef struct alive {
+    hark_topic *t;
+    steps s;
+} alive;
+
+static void *alive_main(void *arg)
+{
+    alive *a = arg;
+    HARK_INSTRUMENT(a->t, NULL, {});
+    set_step(&a->s, 1);
+    wait_step(&a->s, 2); /* alive across the fork */
+    return NULL;
+}
+
+static int child_after_fork(hark_notifier *n, hark_topic *t)
+{
+    /* Alive during the registry change, as a pooled thread would be. */
+    alive b = {t, STEPS_INIT};
+    pthread_t th;
+    if (pthread_create(&th, NULL, alive_main, &b) != 0)
+        return 2;
+    wait_step(&b.s, 1);
+    counts c = {0};
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENTED;
+    o.pattern = hark_exact("forked");
+    o.start = count_start;
+    o.finish = count_finish;
+    o.release = count_release;
+    o.data = &c;
+    hark_subscription_id id;
+    int rc = 0;
+    if (hark_subscribe(&id, n, &o) != 0 || hark_unsubscribe(n, id) != 0 ||
+        hark_notifier_quiesce(n) != 0)
+        rc = 3;
+    else if (atomic_load(&c.releases) != 1)
+        rc = 4;
+    set_step(&b.s, 2);
+    pthread_join(th, NULL);
+    return rc;
+}
+
+static void test_registry_changes_end_in_a_forked_child(void **state)
+{
+    fx *f = *state;
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("fork"), &c);
+    alive a = {topic(f->n, "fork"), STEPS_INIT};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, alive_main, &a), 0);
+    wait_step(&a.s, 1);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child_after_fork(f->n, a.t));
+    /* A child stuck in a registry change is killed after 20 s and fails the test. */
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 2000 && done == 0; i++) {
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    set_step(&a.s, 2);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_not_equal(done, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_reclaims(f->n, id, &c);
 }
 
 static void test_finish_on_another_thread_leaves_the_starter_free(void **state)
@@ -712,36 +796,36 @@ static void test_cached_silenced_may_not_change_the_registry(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_discard_on_another_thread_leaves_the_starter_free,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_new_thread_is_not_the_exited_one, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_thread_exit_with_legacy_event_open, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_thread_exit_with_nested_legacy_events_open, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_macro, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_block_callback, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_orphaned_handle_discarded_later, setup, teardown),
+    const struct CMUnitTest tests[] =
+    { cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_registry_changes_end_in_a_forked_child, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_discard_on_another_thread_leaves_the_starter_free, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_a_new_thread_is_not_the_exited_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_thread_exit_with_legacy_event_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_thread_exit_with_nested_legacy_events_open, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_macro, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_block_callback, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_orphaned_handle_discarded_later, setup, teardown),
 #if defined(__GNUC__) || defined(__clang__)
-        cmocka_unit_test_setup_teardown(test_return_and_goto_out_of_block_finish_the_event, setup,
-                                        teardown),
+      cmocka_unit_test_setup_teardown(test_return_and_goto_out_of_block_finish_the_event, setup,
+                                      teardown),
 #endif
-        cmocka_unit_test(test_call_site_cache_while_default_swaps),
-        cmocka_unit_test_setup_teardown(test_named_instruments_nested_on_one_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_subscription_ids_are_unique_across_notifiers, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_silenceable_limit_is_enforced_at_subscribe, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_publish_asks_every_dynamic_subscriber_first, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_cached_silenced_may_not_change_the_registry, setup,
-                                        teardown),
+      cmocka_unit_test(test_call_site_cache_while_default_swaps),
+      cmocka_unit_test_setup_teardown(test_named_instruments_nested_on_one_line, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_subscription_ids_are_unique_across_notifiers, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_silenceable_limit_is_enforced_at_subscribe, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_publish_asks_every_dynamic_subscriber_first, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_cached_silenced_may_not_change_the_registry, setup,
+                                      teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

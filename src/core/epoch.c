@@ -26,10 +26,14 @@ static pthread_key_t exit_key;
 static bool use_membarrier;
 
 static void reader_exit_thread(void *arg);
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
 
 static void setup(void)
 {
     pthread_key_create(&exit_key, reader_exit_thread);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 #ifndef HARK_TSAN
     /* Registration is required before the expedited command may be used. */
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
@@ -64,22 +68,15 @@ void hark__reader_register(void)
 }
 
 /*
- * Folds an ending thread's counts into the exited totals, ends its thread-bound
- * sections still open (their events are over: subscribers get no finish) and
- * makes orphans of its portable ones (a later finish or discard adopts them).
- * The record is reset, so that hark code running in a later thread-exit destructor
- * registers afresh and is counted once, never twice.
+ * Folds a thread's counts into the exited totals, ends its thread-bound sections
+ * still open (their events are over: subscribers get no finish) and makes orphans
+ * of its portable ones (a later finish or discard adopts them). The record is
+ * reset, so that hark code running in a later thread-exit destructor registers
+ * afresh and is counted once, never twice. Locking: domain_lock held; the record
+ * is already off the reader list.
  */
-static void reader_exit_thread(void *arg)
+static void fold_reader_locked(struct hark__reader *self)
 {
-    struct hark__reader *self = arg;
-    pthread_mutex_lock(&domain_lock);
-    for (struct hark__reader **p = &readers; *p; p = &(*p)->next) {
-        if (*p == self) {
-            *p = self->next;
-            break;
-        }
-    }
     for (unsigned b = 0; b < 2; b++) {
         unsigned long bound_lock =
             atomic_load_explicit(&self->lock[HARK__BOUND + b], memory_order_relaxed);
@@ -100,6 +97,61 @@ static void reader_exit_thread(void *arg)
     self->in_callback = 0;
     self->hold = 0;
     self->held_back = false;
+}
+
+static void reader_exit_thread(void *arg)
+{
+    struct hark__reader *self = arg;
+    pthread_mutex_lock(&domain_lock);
+    for (struct hark__reader **p = &readers; *p; p = &(*p)->next) {
+        if (*p == self) {
+            *p = self->next;
+            break;
+        }
+    }
+    fold_reader_locked(self);
+    pthread_mutex_unlock(&domain_lock);
+}
+
+/*
+ * fork(): the child has only the forking thread, but the other threads' records are
+ * still on the reader list, in memory the child may hand to a thread it starts
+ * (glibc reuses the stacks and TLS blocks of threads that did not survive): that
+ * thread would link its record while it is still linked, making the list a cycle
+ * that every later registry change loops on. So the child folds them as if their
+ * threads had exited. The lock is taken around fork so that the child never
+ * inherits it held by a thread that no longer exists.
+ */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&domain_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&domain_lock);
+}
+
+static void fork_child(void)
+{
+    struct hark__reader *r = readers;
+    readers = NULL;
+    while (r) {
+        struct hark__reader *next = r->next;
+        if (r == &hark__self) {
+            r->next = readers;
+            readers = r;
+        } else {
+            fold_reader_locked(r);
+        }
+        r = next;
+    }
+    /* The child is a new process for membarrier(2): register it as well. */
+    if (use_membarrier &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        use_membarrier = false;
+        atomic_store_explicit(&hark__reader_needs_fence, true, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&domain_lock);
 }
 

@@ -284,6 +284,31 @@ class TestFanout < Minitest::Test
     assert status&.success?, "child: #{status ? status.inspect : 'stuck in the collector'}"
   end
 
+  # fork while another thread that instrumented is alive: a thread the child starts
+  # may get that thread's TLS block, and Ruby keeps finished threads' native threads
+  # for reuse. Subscribing and unsubscribing in the child must still end.
+  def test_registry_changes_end_in_a_forked_child
+    @f.subscribe("forked") { |*| }
+    release = Queue.new
+    t = Thread.new { instrument("forked"); release.pop }
+    Thread.pass until t.status == "sleep"
+    pid = fork do
+      3.times { Thread.new { instrument("forked") }.join }
+      s = @f.subscribe("forked.more") { |*| }
+      @f.unsubscribe(s)
+      exit!(0)
+    end
+    status = nil
+    100.times { break if (status = Process.wait2(pid, Process::WNOHANG)&.last); sleep 0.1 }
+    unless status
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    end
+    release << 1
+    t.join
+    assert status&.success?, "child: #{status ? status.inspect : 'stuck'}"
+  end
+
   def silenced_calls(receiver)
     count = 0
     tp = TracePoint.new(:call) { |t| count += 1 if t.method_id == :silenced? && t.self.equal?(receiver) }
