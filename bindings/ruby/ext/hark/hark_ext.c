@@ -178,22 +178,29 @@ static bool fanout_destroy(fanout *f)
 }
 
 /* Fanouts whose notifier could not be freed yet (emptied: nothing delivers to them
- * any more, and nothing Ruby can reach uses them); retried, without waiting, when a
- * fanout is made, subscribed to or freed. */
-static fanout *deferred;
+ * any more, and nothing Ruby can reach uses them), oldest first; retried, without
+ * waiting, when a fanout is made, subscribed to or freed. A retry stops at the first
+ * that still cannot be freed: what keeps it (an event in flight) almost always keeps
+ * the younger ones too, and each attempt costs system calls. */
+static fanout *deferred, **deferred_tail = &deferred;
+
+/* Frees the oldest deferred fanout if it can be freed now. */
+static bool fanout_destroy_head(void)
+{
+    fanout *f = deferred;
+    fanout *next = f->next_deferred;
+    if (!fanout_destroy(f))
+        return false;
+    deferred = next;
+    if (!deferred)
+        deferred_tail = &deferred;
+    return true;
+}
 
 static void retry_deferred(void)
 {
-    fanout **link = &deferred;
-    while (*link) {
-        fanout *f = *link;
-        *link = f->next_deferred;
-        if (!fanout_destroy(f)) {
-            f->next_deferred = *link;
-            *link = f;
-            link = &f->next_deferred;
-        }
-    }
+    while (deferred && fanout_destroy_head())
+        ;
 }
 
 static void fanout_unref(fanout *f)
@@ -201,9 +208,10 @@ static void fanout_unref(fanout *f)
     if (--f->refs > 0)
         return;
     retry_deferred();
-    if (!fanout_destroy(f)) {
-        f->next_deferred = deferred;
-        deferred = f;
+    if (deferred || !fanout_destroy(f)) {
+        f->next_deferred = NULL;
+        *deferred_tail = f;
+        deferred_tail = &f->next_deferred;
     }
 }
 
