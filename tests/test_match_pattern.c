@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hark.h>
 
@@ -264,6 +265,49 @@ static void test_match_races_with_interning(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* A match function may use the call-site macros, which resolve a site lazily on its
+ * first run: resolving one interns a name, which runs match functions, so a lock
+ * held across that interning would be taken again on the same thread. */
+static int site_inner_runs;
+
+static bool match_using_call_sites(const char *name, void *data)
+{
+    (void)data;
+    if (strcmp(name, "site.outer") == 0) {
+        /* Sites this thread has not resolved yet, reached while the outer site of
+         * the test body is being resolved. (Not for their own names: interning a
+         * name from a match on that same name would recurse without end.) */
+        HARK_INSTRUMENT_NAMED("site.from.match", NULL, { site_inner_runs++; });
+        HARK_TOPIC_STATIC(t, "site.static.from.match");
+        (void)t;
+    }
+    return strncmp(name, "site.", 5) == 0;
+}
+
+static void test_match_may_resolve_call_sites(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_notifier *prev = hark_set_default(n); /* every site below resolves afresh */
+    int calls = 0;
+    assert_int_equal(hark_subscribe_timed(NULL, n, hark_match(match_using_call_sites, NULL),
+                                          count_calls, &calls),
+                     0);
+    alarm(30); /* a deadlock kills the test rather than hanging it */
+    int outer_runs = 0;
+    HARK_INSTRUMENT_NAMED("site.outer", NULL, { outer_runs++; });
+    alarm(0);
+    assert_int_equal(outer_runs, 1);
+    assert_int_equal(site_inner_runs, 1);
+    assert_int_equal(calls, 2); /* site.from.match, then site.outer */
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, n, "site.static.from.match"), 0);
+    assert_true(hark_enabled(t));
+    hark_set_default(prev == n ? NULL : prev);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_match_may_use_other_notifiers),
         cmocka_unit_test(test_match_runs_without_the_lock),
         cmocka_unit_test(test_match_races_with_interning),
+        cmocka_unit_test(test_match_may_resolve_call_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

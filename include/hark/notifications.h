@@ -780,7 +780,9 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
  * Declares `hark_topic *var` for the literal `name` on the default notifier,
  * resolved once at this call site (and again after hark_set_default()). If the
  * name cannot be interned (out of memory), the topic is a silent stand-in and the
- * next execution retries.
+ * next execution retries. Resolving interns the name with no hark lock held, so
+ * the match functions it may run can use these macros too (from a cached
+ * silenced() callback, a new name cannot be interned: see HARK_SILENCE_CACHED).
  */
 #define HARK_TOPIC_STATIC(var, name)                                                               \
     static hark__site var##_hark_site;                                                             \

@@ -595,20 +595,32 @@ int hark_notifier_try_free(hark_notifier *n)
 /* Stands in for a name that could not be interned: nobody ever listens to it. */
 static char silent_name[] = "";
 static hark_topic silent_topic = {.name = silent_name};
-/* Resolutions are rare (once per site and default notifier); one lock keeps each
- * site's topic and generation consistent. */
+/* Resolutions are rare (once per site and default notifier). The lock only keeps
+ * the two stores of each site (topic, generation) from interleaving with another
+ * thread's; it is never held while interning, since interning a new name runs
+ * match functions and cached silenced() callbacks, which may themselves resolve
+ * call sites. */
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
 
 hark_topic *hark__site_resolve(hark__site *site, const char *name)
 {
-    pthread_mutex_lock(&site_lock);
     /* The generation is read before the default: a replacement in between makes the
      * stored generation stale, so the next call resolves again. */
     uint64_t generation = __atomic_load_n(&hark__default_generation, __ATOMIC_ACQUIRE);
     hark_topic *t;
-    if (hark_topic_get(&t, hark_default(), name) != 0) {
-        pthread_mutex_unlock(&site_lock);
+    /* No lock here: two threads resolving the same site both get the same topic,
+     * since a name is interned once per notifier. */
+    if (hark_topic_get(&t, hark_default(), name) != 0)
         return &silent_topic; /* the site stays unresolved: the next call retries */
+    pthread_mutex_lock(&site_lock);
+    /* Publish only a still-current resolution, so publications stay in generation
+     * order: a resolver that read an older generation (a hark_set_default() ran
+     * since) must not overwrite a newer one that raced ahead of it while unlocked.
+     * It uses its topic for this call only, as if it had run just before the
+     * replacement. Acquire pairs with the release increment in hark_set_default(). */
+    if (__atomic_load_n(&hark__default_generation, __ATOMIC_ACQUIRE) != generation) {
+        pthread_mutex_unlock(&site_lock);
+        return t;
     }
     __atomic_store_n(&site->generation, 0, __ATOMIC_RELAXED);
     /* Release pairs with the acquire load of the topic in hark__site_topic(): a
