@@ -338,6 +338,101 @@ static void test_unsubscribed_stays_detached(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* A user's release callback that calls into the metrics: it may run in any registry
+ * change -- including the ones the metrics make -- and must then not run under
+ * the metrics' own lock. */
+struct calls_back {
+    hark_metrics *m;
+    hark_notifier *n;
+    int ran;
+    int rc;
+};
+
+static void release_attaching(void *data)
+{
+    struct calls_back *c = data;
+    c->ran++;
+    c->rc = hark_metrics_attach(NULL, c->m, c->n, hark_exact("from.release"));
+}
+
+static int nothing(const char *name, double s, double f, const char *id, hark_payload *p,
+                   void *data)
+{
+    (void)name, (void)s, (void)f, (void)id, (void)p, (void)data;
+    return 0;
+}
+
+/* Subscribes `c` and unsubscribes it from inside one of its events, so that its
+ * release is pending: the next registry change on this thread runs it. */
+static void pend_release(struct calls_back *c, hark_topic *t)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.pattern = hark_exact(hark_topic_name(t));
+    o.timed = nothing;
+    o.release = release_attaching;
+    o.data = c;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe(&id, c->n, &o), 0);
+    int rc = -1;
+    HARK_INSTRUMENT(t, NULL, { rc = hark_unsubscribe(c->n, id); });
+    assert_int_equal(rc, 0);
+    assert_int_equal(c->ran, 0); /* still pending */
+}
+
+static void test_release_may_call_back_into_metrics(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    hark_metrics *m;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_metrics_new(&m), 0);
+    hark_topic *t, *from;
+    assert_int_equal(hark_topic_get(&t, n, "user.event"), 0);
+    assert_int_equal(hark_topic_get(&from, n, "from.release"), 0);
+    alarm(30); /* a deadlock kills the test rather than hanging it */
+
+    /* The release runs in the subscribe of hark_metrics_attach(). */
+    struct calls_back c1 = {m, n, 0, -1};
+    pend_release(&c1, t);
+    assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("other")), 0);
+    assert_int_equal(c1.ran, 1);
+    assert_int_equal(c1.rc, 0);
+    instrument_for(from, 1.0);
+    assert_int_equal(count_of(m, "from.release"), 1);
+
+    /* ...in the unsubscribes of hark_metrics_set_silenced(m, true): it attaches
+     * while silenced, so that attachment waits for the resume. */
+    struct calls_back c2 = {m, n, 0, -1};
+    pend_release(&c2, t);
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    assert_int_equal(c2.ran, 1);
+    assert_int_equal(c2.rc, 0);
+    instrument_for(from, 1.0);
+    assert_int_equal(count_of(m, "from.release"), 1);
+
+    /* ...in the subscribes of hark_metrics_set_silenced(m, false). */
+    struct calls_back c3 = {m, n, 0, -1};
+    pend_release(&c3, t);
+    assert_int_equal(hark_metrics_set_silenced(m, false), 0);
+    assert_int_equal(c3.ran, 1);
+    assert_int_equal(c3.rc, 0);
+    instrument_for(from, 1.0);
+    assert_int_equal(count_of(m, "from.release"), 1 + 3); /* three attachments now */
+
+    /* ...and in the unsubscribes of hark_metrics_free() of another object. */
+    hark_metrics *other;
+    assert_int_equal(hark_metrics_new(&other), 0);
+    assert_int_equal(hark_metrics_attach(NULL, other, n, hark_exact("other")), 0);
+    struct calls_back c4 = {m, n, 0, -1};
+    pend_release(&c4, t);
+    assert_int_equal(hark_metrics_free(other), 0);
+    assert_int_equal(c4.ran, 1);
+    assert_int_equal(c4.rc, 0);
+    alarm(0);
+    assert_int_equal(hark_metrics_free(m), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 /* hark's allocator for the test below: libc's, or failing while `starved`. */
 static bool starved;
 static void *starving_malloc(size_t size)
@@ -873,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_shards_from_many_threads),
         cmocka_unit_test(test_subscriptions_and_silence),
         cmocka_unit_test(test_unsubscribed_stays_detached),
+        cmocka_unit_test(test_release_may_call_back_into_metrics),
         cmocka_unit_test(test_resume_past_bad_pattern),
         cmocka_unit_test(test_silenced_without_memory),
         cmocka_unit_test(test_bad_input),

@@ -14,6 +14,7 @@
  * exits). Both sides exchange the state word, so exactly one of them frees it.
  */
 #include "metrics_internal.h"
+#include "hark/sys/reclaim.h"
 #include "tls.h"
 
 #include <errno.h>
@@ -408,7 +409,7 @@ static void metrics_unref(hark_metrics *m)
  * detached for good and must not be subscribed again. A subscription that cannot
  * be removed for lack of memory stays in its notifier, recording nothing, until
  * its notifier is freed.
- * Locking: attach_lock held, m->lock not held (unsubscribing may run releases).
+ * Locking: attach_lock held inside a reclaim hold, m->lock not held.
  */
 static bool detach(hark_metrics *m, struct attachment *a)
 {
@@ -445,6 +446,10 @@ int hark_metrics_free(hark_metrics *m)
         return 0;
     if (atomic_load_explicit(&m->servers, memory_order_relaxed) != 0)
         return HARK_EBUSY;
+    /* Unsubscribing reclaims, which may run any subscription's release -- a user's
+     * too, which may call back into these metrics: held back until attach_lock is
+     * dropped (hark/sys/reclaim.h). */
+    hark_reclaim_hold();
     pthread_mutex_lock(&m->attach_lock);
     for (;;) {
         pthread_mutex_lock(&m->lock);
@@ -459,6 +464,7 @@ int hark_metrics_free(hark_metrics *m)
         free(a);
     }
     pthread_mutex_unlock(&m->attach_lock);
+    hark_reclaim_resume(); /* before our own reference goes: releases still use m */
     metrics_unref(m);
     return 0;
 }
@@ -500,7 +506,8 @@ static void on_release(void *data)
     metrics_unref(m);
 }
 
-/* Subscribes `a` afresh. Locking: attach_lock held, m->lock not held. */
+/* Subscribes `a` afresh. Locking: attach_lock held inside a reclaim hold, m->lock
+ * not held. */
 static int subscribe(hark_metrics *m, struct attachment *a)
 {
     struct token *t = malloc(sizeof *t);
@@ -545,6 +552,9 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
         free(a);
         return HARK_ENOMEM;
     }
+    /* Subscribing reclaims: releases held back until attach_lock is dropped, as in
+     * hark_metrics_free(). */
+    hark_reclaim_hold();
     pthread_mutex_lock(&m->attach_lock);
     int rc = 0;
     if (!m->silenced)
@@ -559,6 +569,7 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     }
     hark_subscription_id id = a->id;
     pthread_mutex_unlock(&m->attach_lock);
+    hark_reclaim_resume();
     if (rc != 0) {
         free(a->text);
         free(a);
@@ -574,6 +585,9 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
     if (!m)
         return HARK_EINVAL;
     int rc = 0;
+    /* (Un)subscribing reclaims: releases held back until attach_lock is dropped, as
+     * in hark_metrics_free(). */
+    hark_reclaim_hold();
     pthread_mutex_lock(&m->attach_lock);
     m->silenced = silenced;
     /* One attachment at a time, m->lock dropped around (un)subscribing. */
@@ -604,6 +618,7 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
         }
     }
     pthread_mutex_unlock(&m->attach_lock);
+    hark_reclaim_resume();
     return rc;
 }
 
