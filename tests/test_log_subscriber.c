@@ -25,6 +25,7 @@
 #include <hark/testing.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,9 +698,9 @@ static hark_subscriber *asked;
 static int asked_calls;
 static bool asking;
 
-/* Asks only once `asking` is set, after it was subscribed: asking from inside
- * hark_subscribe() would take the subscriber's lock under the registry lock, the
- * reverse of the subscriber's own order (a known inversion, not what this tests). */
+/* Asks only once `asking` is set. (Asking from inside hark_subscribe(), under the
+ * registry lock, is fine too: the queries take only the subscriber's table lock;
+ * test_queries_from_cached_silenced_while_attaching does.) */
 static bool ask_log_subscriber(const char *name, void *data)
 {
     (void)data;
@@ -749,6 +750,77 @@ static void test_level_change_runs_no_other_silenced_under_the_lock(void **state
     asking = false;
     hark_subscriber_free(asked);
     assert_int_equal(hark_capture_free(other), 0);
+    alarm(0);
+}
+
+/* One thread attaches, detaches and changes levels (each holding the subscriber's
+ * lock while it calls the notifier, which takes the registry lock); the other has
+ * the notifier ask a cached silenced() (under the registry lock) that asks the
+ * subscriber's read-only queries. Those must not wait on the subscriber's lock:
+ * they used to, and the two threads deadlocked in opposite lock order. */
+struct query_churn {
+    hark_subscriber *s;
+    int rounds;
+    atomic_bool done;
+};
+
+static bool ask_every_query(const char *name, void *data)
+{
+    (void)data;
+    __atomic_add_fetch(&asked_calls, 1, __ATOMIC_RELAXED);
+    if (!asking)
+        return false;
+    (void)hark_log_subscriber_silenced(asked, name);
+    (void)hark_subscriber_attached(asked, hark_default(), "churned");
+    (void)hark_subscriber_handler_count(asked);
+    (void)hark_subscriber_subscription_count(asked);
+    (void)hark_log_subscriber_event_level(asked, "debug_only");
+    (void)hark_log_subscriber_logger(asked);
+    return false; /* what matters is that asking never waits */
+}
+
+static void *attach_detach_churn(void *arg)
+{
+    struct query_churn *c = arg;
+    for (int i = 0; i < c->rounds; i++) {
+        if (hark_subscriber_attach(c->s, hark_default(), "churned") != 0)
+            break;
+        (void)hark_log_subscriber_set_event_level(c->s, "some_event",
+                                                  i % 2 ? HARK_LOG_DEBUG : HARK_LOG_INFO);
+        if (hark_subscriber_detach(c->s, hark_default(), "churned") != 0)
+            break;
+    }
+    atomic_store_explicit(&c->done, true, memory_order_relaxed);
+    return NULL;
+}
+
+static void test_queries_from_cached_silenced_while_attaching(void **state)
+{
+    (void)state;
+    alarm(30); /* a deadlock kills the test rather than hanging it */
+    asked = attached_subscriber();
+    asking = true; /* asked from inside hark_subscribe() too */
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENT;
+    o.pattern = hark_exact("debug_only." NS);
+    o.event = count_event;
+    o.silence = HARK_SILENCE_CACHED;
+    o.silenced = ask_every_query;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe(&id, fx.notifier, &o), 0);
+    struct query_churn c = {asked, 2000, false};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, attach_detach_churn, &c), 0);
+    int asks = 0;
+    while (!atomic_load_explicit(&c.done, memory_order_relaxed) || asks < 100) {
+        assert_int_equal(hark_subscription_silence_changed(fx.notifier, id), 0);
+        asks++;
+    }
+    pthread_join(t, NULL);
+    assert_false(hark_subscriber_attached(asked, fx.notifier, "churned"));
+    assert_int_equal(hark_unsubscribe(fx.notifier, id), 0);
+    asking = false;
+    hark_subscriber_free(asked);
     alarm(0);
 }
 
@@ -1162,6 +1234,7 @@ int main(void)
         T(test_inherit_copies_logger_and_levels),
         T(test_flush_all_flushes_each_logger),
         T(test_level_change_runs_no_other_silenced_under_the_lock),
+        T(test_queries_from_cached_silenced_while_attaching),
         T(test_flush_all_runs_sink_flush_without_locks),
         T(test_failure_without_details),
         T(test_bad_input),

@@ -70,7 +70,8 @@ HARK_API bool hark_subscriber_is_log(const hark_subscriber *s);
  */
 HARK_API int hark_log_subscriber_set_logger(hark_subscriber *s, hark_logger *logger);
 
-/* The bound logger, or NULL (also for NULL or plain subscribers). Thread-safety: safe. */
+/* The bound logger, or NULL (also for NULL or plain subscribers). Takes no lock.
+ * Thread-safety: safe, also from a cached silenced() callback. */
 HARK_API hark_logger *hark_log_subscriber_logger(const hark_subscriber *s);
 
 /*
@@ -92,7 +93,9 @@ HARK_API int hark_log_subscriber_clear_event_level(hark_subscriber *s, const cha
 
 /*
  * The registered event level of `suffix`, or HARK_ENOENT when none, HARK_EINVAL for
- * bad arguments. Thread-safety: safe.
+ * bad arguments. Takes only a lock that is never held while the subscriber calls
+ * a notifier, as hark_log_subscriber_silenced(). Thread-safety: safe, also from a
+ * cached silenced() callback.
  */
 HARK_API int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix);
 
@@ -111,7 +114,10 @@ HARK_API int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, har
  * namespace the subscriber is attached to, if it is attached at all) and the
  * logger would drop the level of every such suffix; false otherwise. False for
  * NULL arguments or plain subscribers.
- * Thread-safety: safe.
+ * Takes only the subscriber's table lock, which is never held while the subscriber
+ * calls a notifier: a cached silenced() callback (run under a notifier's registry
+ * lock) may ask it while another thread attaches, detaches or changes levels.
+ * Thread-safety: safe, also from a cached silenced() callback.
  */
 HARK_API bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name);
 

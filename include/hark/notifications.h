@@ -44,7 +44,10 @@
  *                          of a new name): it must only compute its answer --
  *                          subscribing, unsubscribing,
  *                          interning a new name or changing silence on that
- *                          notifier from inside it returns HARK_EBUSY.
+ *                          notifier from inside it returns HARK_EBUSY. (The
+ *                          read-only queries of hark/subscriber.h and
+ *                          hark/log_subscriber.h, such as
+ *                          hark_log_subscriber_silenced(), are fine.)
  *   HARK_SILENCE_DYNAMIC - `silenced(name, data)` is asked on every event (Rails'
  *                          silenced?); only the topics it subscribes to pay for it.
  * Silence is decided once per event, when its handle is built: a subscriber

@@ -163,16 +163,26 @@ HARK_API int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const 
  */
 HARK_API int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure);
 
-/* Number of handlers in the table (0 for NULL). Thread-safety: safe. */
+/*
+ * The queries below take only the subscriber's table lock, which is never held
+ * while the subscriber calls a notifier: they may be asked from a cached silenced()
+ * callback (run under a notifier's registry lock) while another thread changes the
+ * subscriber.
+ */
+
+/* Number of handlers in the table (0 for NULL). Thread-safety: safe, also from a
+ * cached silenced() callback. */
 HARK_API size_t hark_subscriber_handler_count(const hark_subscriber *s);
 
 /*
  * Number of notifier subscriptions the subscriber currently holds, across all its
- * attachments (0 for NULL): handlers x namespaces. Thread-safety: safe.
+ * attachments (0 for NULL): handlers x namespaces. Thread-safety: safe, also from
+ * a cached silenced() callback.
  */
 HARK_API size_t hark_subscriber_subscription_count(const hark_subscriber *s);
 
-/* Whether `s` is attached to `ns` on `n`. Thread-safety: safe. */
+/* Whether `s` is attached to `ns` on `n`. Thread-safety: safe, also from a cached
+ * silenced() callback. */
 HARK_API bool hark_subscriber_attached(const hark_subscriber *s, const hark_notifier *n,
                                        const char *ns);
 

@@ -10,7 +10,10 @@
  * logger observer (hark/sys/logger_observer.h).
  *
  * Lock order: the registry lock, then a subscriber's lock, then the notifier's own
- * lock (inside the notifier calls); a logger's observer lock is taken alone.
+ * lock (inside the notifier calls); a logger's observer lock is taken alone. A
+ * subscriber's table lock comes last of all: taken alone by the queries (which a
+ * cached silenced() may call under a notifier's lock) or briefly inside any of
+ * the others, and never held while calling anything.
  * flush_all calls the loggers' flush (a user sink's callback) with no lock held;
  * set_logger() waits for a flush_all still using the logger it unbinds, so that
  * logger is never flushed once set_logger() has returned.
@@ -21,7 +24,6 @@
 #include "hark/log_env.h"
 #include "hark/sys/log_event.h"
 #include "alloc.h"
-#include "grow.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +39,8 @@ struct log_subscriber {
      * anywhere with acquire (logger_of). */
     _Atomic(hark_logger *) logger;
     hark_logger_observer *observer; /* on `logger`; under the registry lock */
-    /* Per-suffix event levels; under base.lock. */
+    /* Per-suffix event levels: written under base.lock and base.table_lock, read
+     * under either. A suffix string is freed only once out of the array. */
     struct event_level *levels;
     size_t level_count;
     size_t level_cap;
@@ -98,7 +101,7 @@ static const char *slot_suffix(const struct hark__slot *slot)
     return atomic_load_explicit(&slot->handler, memory_order_relaxed)->suffix;
 }
 
-/* Locking contract: s->lock held. The level for `suffix`, or -1. */
+/* Locking contract: s->lock or the table lock held. The level for `suffix`, or -1. */
 static int level_locked(const struct log_subscriber *ls, const char *suffix)
 {
     for (size_t i = 0; i < ls->level_count; i++) {
@@ -242,7 +245,9 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
     size_t name_len = strlen(name);
     const struct log_subscriber *ls = log_sub_c(s);
     bool any = false, all_silenced = true;
-    pthread_mutex_lock(hark__subscriber_lock(s));
+    /* The table lock only: a cached silenced() may ask this under a notifier's
+     * registry lock, while a change holds the subscriber's lock and waits for it. */
+    hark__table_lock(s);
     const struct hark__attachment *attached = s->attachments;
     for (size_t i = 0; i < ls->level_count; i++) {
         const char *suffix = ls->levels[i].suffix;
@@ -259,7 +264,7 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
         if (event_level_enabled(l, name, ls->levels[i].level))
             all_silenced = false;
     }
-    pthread_mutex_unlock(hark__subscriber_lock(s));
+    hark__table_unlock(s);
     return any && all_silenced;
 }
 
@@ -351,9 +356,9 @@ static void attachments_changed(hark_subscriber *s)
     struct log_subscriber *ls = log_sub(s);
     hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
-    hark__subscriber_enter(s);
+    hark__table_lock(s);
     bool attached = s->attachments;
-    hark__subscriber_leave(s);
+    hark__table_unlock(s);
     if (attached && !ls->listed) {
         ls->list_prev = NULL;
         ls->list_next = registry_head;
@@ -512,20 +517,36 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
     size_t i = 0;
     while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
         i++;
+    char *dup = NULL;
+    struct event_level *bigger = NULL, *smaller = NULL;
+    size_t cap = ls->level_cap ? ls->level_cap * 2 : 8;
     if (i == ls->level_count) {
-        if (HARK__GROW(ls->levels, ls->level_cap, ls->level_count + 1, 8) != 0) {
+        /* Allocated before the table lock is taken (an allocator hook is the user's
+         * code): nothing is called under it. */
+        dup = hark__strdup(suffix);
+        if (dup && ls->level_count == ls->level_cap)
+            bigger = hark__malloc(cap * sizeof *bigger);
+        if (!dup || (ls->level_count == ls->level_cap && !bigger)) {
+            hark__free(dup);
             hark__subscriber_leave(s);
             return HARK_ENOMEM;
         }
-        char *dup = hark__strdup(suffix);
-        if (!dup) {
-            hark__subscriber_leave(s);
-            return HARK_ENOMEM;
-        }
+    }
+    hark__table_lock(s);
+    if (bigger) {
+        if (ls->level_count > 0)
+            memcpy(bigger, ls->levels, ls->level_count * sizeof *bigger);
+        smaller = ls->levels;
+        ls->levels = bigger;
+        ls->level_cap = cap;
+    }
+    if (dup) {
         ls->levels[i].suffix = dup;
         ls->level_count++;
     }
     ls->levels[i].level = (int)level;
+    hark__table_unlock(s);
+    hark__free(smaller);
     store_slot_levels_locked(s, suffix, (int)level);
     hark__subscriber_leave(s);
     return 0;
@@ -544,9 +565,12 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
         hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
-    hark__free(ls->levels[i].suffix);
+    hark__table_lock(s);
+    char *gone = ls->levels[i].suffix;
     memmove(&ls->levels[i], &ls->levels[i + 1], (ls->level_count - i - 1) * sizeof *ls->levels);
     ls->level_count--;
+    hark__table_unlock(s);
+    hark__free(gone);
     store_slot_levels_locked(s, suffix, -1);
     hark__subscriber_leave(s);
     return 0;
@@ -556,9 +580,10 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
 {
     if (!is_log(s) || !suffix)
         return HARK_EINVAL;
-    pthread_mutex_lock(hark__subscriber_lock(s));
+    /* The table lock only, as hark_log_subscriber_silenced(). */
+    hark__table_lock(s);
     int level = level_locked(log_sub_c(s), suffix);
-    pthread_mutex_unlock(hark__subscriber_lock(s));
+    hark__table_unlock(s);
     return level >= 0 ? level : HARK_ENOENT;
 }
 

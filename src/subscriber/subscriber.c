@@ -24,6 +24,11 @@ hark_subscriber *hark__subscriber_alloc(const struct hark__subscriber_ops *ops)
         hark__free(s);
         return NULL;
     }
+    if (pthread_mutex_init(&s->table_lock, NULL) != 0) {
+        pthread_mutex_destroy(&s->lock);
+        hark__free(s);
+        return NULL;
+    }
     s->ops = ops;
     atomic_init(&s->refs, 1);
     return s;
@@ -47,6 +52,7 @@ static void subscriber_destroy(hark_subscriber *s)
     }
     if (s->ops->destroy)
         s->ops->destroy(s);
+    pthread_mutex_destroy(&s->table_lock);
     pthread_mutex_destroy(&s->lock);
     hark__free(s);
 }
@@ -94,12 +100,14 @@ static void slot_release(void *data)
     hark_subscriber *owner = slot->owner;
     pthread_mutex_lock(&owner->lock);
     if (slot->att) {
+        hark__table_lock(owner);
         struct hark__slot **link = &slot->att->slots;
         while (*link && *link != slot)
             link = &(*link)->next;
         if (*link)
             *link = slot->next;
         slot->att = NULL;
+        hark__table_unlock(owner);
     }
     pthread_mutex_unlock(&owner->lock);
     hark__free(slot);
@@ -165,9 +173,11 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
         hark__free(slot);
         return rc;
     }
+    hark__table_lock(s);
     slot->next = att->slots;
     slot->att = att;
     att->slots = slot;
+    hark__table_unlock(s);
     if (s->ops->slot_added_locked)
         s->ops->slot_added_locked(s, slot);
     return 0;
@@ -180,9 +190,10 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
  * be removed for lack of memory keeps its slot, disabled (its handler never runs
  * again), until its notifier removes it (hark_notifier_free or a later change).
  * An id the notifier no longer knows (removed by name) is already gone.
- * Locking contract: s->lock held (hark__subscriber_enter).
+ * Locking contract: s->lock held (hark__subscriber_enter), not the table lock.
  */
-static void slots_unsubscribe(struct hark__attachment *att, const struct hark__handler *h)
+static void slots_unsubscribe(hark_subscriber *s, struct hark__attachment *att,
+                              const struct hark__handler *h)
 {
     struct hark__slot **link = &att->slots;
     while (*link) {
@@ -191,14 +202,17 @@ static void slots_unsubscribe(struct hark__attachment *att, const struct hark__h
             link = &slot->next;
             continue;
         }
+        hark__table_lock(s);
         *link = slot->next;
         slot->att = NULL;
+        hark__table_unlock(s);
         if (hark_unsubscribe(att->notifier, slot->id) == HARK_ENOMEM)
             /* Release: pairs with the acquire in slot_event(). */
             atomic_store_explicit(&slot->handler, &disabled_handler, memory_order_release);
     }
 }
 
+/* Locking contract: s->lock or the table lock held. */
 static struct hark__attachment *find_attachment(const hark_subscriber *s, const hark_notifier *n,
                                                 const char *ns)
 {
@@ -355,12 +369,14 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
     if (rc != 0) {
         /* Undo the subscriptions made before the failure. */
         for (struct hark__attachment *b = s->attachments; b; b = b->next)
-            slots_unsubscribe(b, h);
+            slots_unsubscribe(s, b, h);
         handler_free(h);
         hark__subscriber_leave(s);
         return rc;
     }
+    hark__table_lock(s);
     s->handlers[s->handler_count++] = h;
+    hark__table_unlock(s);
     s->generation++;
     hark__subscriber_leave(s);
     return 0;
@@ -390,10 +406,12 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
     }
     struct hark__handler *h = s->handlers[at];
     for (struct hark__attachment *a = s->attachments; a; a = a->next)
-        slots_unsubscribe(a, h);
+        slots_unsubscribe(s, a, h);
+    hark__table_lock(s);
     memmove(&s->handlers[at], &s->handlers[at + 1],
             (s->handler_count - at - 1) * sizeof *s->handlers);
     s->handler_count--;
+    hark__table_unlock(s);
     s->generation++;
     h->retired_next = s->retired;
     s->retired = h;
@@ -441,15 +459,17 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     for (size_t i = 0; i < s->handler_count; i++) {
         rc = slot_subscribe(s, att, s->handlers[i]);
         if (rc != 0) {
-            slots_unsubscribe(att, NULL);
+            slots_unsubscribe(s, att, NULL);
             hark__free(att->ns);
             hark__free(att);
             hark__subscriber_leave(s);
             return rc;
         }
     }
+    hark__table_lock(s);
     att->next = s->attachments;
     s->attachments = att;
+    hark__table_unlock(s);
     s->generation++;
     hark__subscriber_leave(s);
     if (s->ops->attachments_changed)
@@ -470,9 +490,11 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
         hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
+    hark__table_lock(s);
     *link = att->next;
+    hark__table_unlock(s);
     s->generation++;
-    slots_unsubscribe(att, NULL);
+    slots_unsubscribe(s, att, NULL);
     hark__free(att->ns);
     hark__free(att);
     hark__subscriber_leave(s);
@@ -490,9 +512,11 @@ int hark_subscriber_free(hark_subscriber *s)
     hark__subscriber_enter(s);
     while (s->attachments) {
         struct hark__attachment *att = s->attachments;
+        hark__table_lock(s);
         s->attachments = att->next;
+        hark__table_unlock(s);
         s->generation++;
-        slots_unsubscribe(att, NULL);
+        slots_unsubscribe(s, att, NULL);
         hark__free(att->ns);
         hark__free(att);
     }
@@ -553,13 +577,17 @@ int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 /* Queries                                                                   */
 /* ------------------------------------------------------------------------- */
 
+/* The queries take only the table lock, never the subscriber's lock: they may be
+ * asked from a cached silenced() callback, under a notifier's registry lock, while
+ * a change holds the subscriber's lock and waits for that registry lock. */
+
 size_t hark_subscriber_handler_count(const hark_subscriber *s)
 {
     if (!s)
         return 0;
-    pthread_mutex_lock(hark__subscriber_lock(s));
+    hark__table_lock(s);
     size_t n = s->handler_count;
-    pthread_mutex_unlock(hark__subscriber_lock(s));
+    hark__table_unlock(s);
     return n;
 }
 
@@ -568,12 +596,12 @@ size_t hark_subscriber_subscription_count(const hark_subscriber *s)
     if (!s)
         return 0;
     size_t n = 0;
-    pthread_mutex_lock(hark__subscriber_lock(s));
+    hark__table_lock(s);
     for (const struct hark__attachment *a = s->attachments; a; a = a->next) {
         for (const struct hark__slot *slot = a->slots; slot; slot = slot->next)
             n++;
     }
-    pthread_mutex_unlock(hark__subscriber_lock(s));
+    hark__table_unlock(s);
     return n;
 }
 
@@ -581,8 +609,8 @@ bool hark_subscriber_attached(const hark_subscriber *s, const hark_notifier *n, 
 {
     if (!s || !n || !ns)
         return false;
-    pthread_mutex_lock(hark__subscriber_lock(s));
+    hark__table_lock(s);
     bool found = find_attachment(s, n, ns);
-    pthread_mutex_unlock(hark__subscriber_lock(s));
+    hark__table_unlock(s);
     return found;
 }

@@ -8,6 +8,15 @@
  * still running on another thread after detach or free always finds its
  * subscriber, its slot and its handler record intact. Replaced and removed handler
  * records are kept on a retired list until the subscriber itself is freed.
+ *
+ * Locks: s->lock serialises changes, and is held while they call the notifier.
+ * s->table_lock guards what the read-only queries read (the handler count, the
+ * attachment list with each one's namespace and slot list, a variant's levels): a
+ * change takes it, under s->lock, only around its short in-memory update, and
+ * nothing is ever called with it held. So a query takes only the table lock and
+ * never waits on a thread that is inside the notifier -- a cached silenced() runs
+ * under the notifier's registry lock and may ask this subscriber, while a change
+ * holds s->lock and waits for that registry lock.
  */
 #ifndef HARK_SUBSCRIBER_INTERNAL_H
 #define HARK_SUBSCRIBER_INTERNAL_H
@@ -31,9 +40,9 @@ struct hark__handler {
  * ops' slot_size) by embedding it first in a larger struct. */
 struct hark__slot {
     hark_subscriber *owner;
-    /* The attachment whose list links this slot, NULL once unlinked. Under the
-     * owner's lock. Its release callback unlinks a slot still linked (its
-     * subscription was removed from outside: hark_unsubscribe_name, the notifier
+    /* The attachment whose list links this slot, NULL once unlinked. Changed under
+     * the owner's lock and table lock (the list links too). Its release callback unlinks a slot
+     * still linked (its subscription was removed from outside: hark_unsubscribe_name, the notifier
      * freed), so the lists never hold a freed slot. */
     struct hark__attachment *att;
     /* The current handler for this slot's suffix. Stored with release, loaded with
@@ -87,10 +96,19 @@ struct hark_subscriber {
      * a handler, a release callback or a match function runs (the names a change
      * subscribes to are interned before it is taken). */
     pthread_mutex_t lock;
+    /* Taken after `lock` (or alone, by queries), only around in-memory updates of
+     * handler_count, the attachment list and what a variant says it covers; never
+     * held while calling anything, so the queries that take only it cannot wait
+     * on a thread inside the notifier. */
+    pthread_mutex_t table_lock;
+    /* The table: read and written under `lock`; handler_count written under both
+     * locks, so a query may read it under the table lock alone. */
     struct hark__handler **handlers;
     size_t handler_count;
     size_t handler_cap;
     struct hark__handler *retired;
+    /* Written under both locks (with each attachment's slot list): read under
+     * either. An attachment is freed only once unlinked. */
     struct hark__attachment *attachments;
     /* Bumped whenever the table or the attachments change, so that work done with
      * the lock released can tell whether what it was for still holds. */
@@ -122,10 +140,23 @@ static inline void hark__subscriber_leave(hark_subscriber *s)
     hark_reclaim_resume();
 }
 
-/* The lock of a subscriber reached through a const pointer (queries lock too). */
+/* The lock of a subscriber reached through a const pointer (copying a subscriber
+ * reads its parent's table under it). */
 static inline pthread_mutex_t *hark__subscriber_lock(const hark_subscriber *s)
 {
     return (pthread_mutex_t *)(uintptr_t)&s->lock;
+}
+
+/* Takes and leaves the table lock (see struct hark_subscriber); queries reach the
+ * subscriber through a const pointer. Nothing may be called in between. */
+static inline void hark__table_lock(const hark_subscriber *s)
+{
+    pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&s->table_lock);
+}
+
+static inline void hark__table_unlock(const hark_subscriber *s)
+{
+    pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&s->table_lock);
 }
 
 #endif /* HARK_SUBSCRIBER_INTERNAL_H */
