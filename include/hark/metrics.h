@@ -7,7 +7,7 @@
  *     hark_metrics_new(&m);
  *     hark_metrics_attach(NULL, m, hark_default(), hark_all());   // every event
  *     hark_metrics_server *srv;
- *     hark_metrics_serve(&srv, m, "127.0.0.1:9464");              // GET /metrics
+ *     hark_metrics_serve(&srv, m, "127.0.0.1:9464", NULL);        // GET /metrics
  *     ...
  *     hark_metrics_server_stop(srv);
  *     hark_metrics_free(m);

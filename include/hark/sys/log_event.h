@@ -9,8 +9,10 @@
  * logfmt and journald output):
  *
  *     hark_log_event le = {ev->name, ev->transaction_id, ev->id, ev->parent_id,
- *                          hark_event_duration(ev), ev->payload->fields,
- *                          ev->payload->count, NULL, -1, hark_event_end(ev)};
+ *                          hark_event_duration(ev),
+ *                          ev->payload ? ev->payload->fields : NULL,
+ *                          ev->payload ? ev->payload->count : 0, NULL, -1,
+ *                          ev->flags & HARK_EVENT_MONOTONIC_END ? hark_event_end(ev) : 0};
  *     const hark_log_event *saved = hark_log_event_swap(&le);
  *     ...log...
  *     hark_log_event_swap(saved);
