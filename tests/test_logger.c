@@ -1179,11 +1179,57 @@ static void test_sink_reentry_is_refused(void **state)
     alarm(0);
 }
 
+/* Two loggers whose sinks log into each other: the line that would come back to
+ * the logger the thread is writing for is refused, through any chain of sinks; so
+ * is freeing a logger from its own sink. */
+struct crossed {
+    hark_logger *self, *other;
+    int writes, log_rc, free_rc;
+};
+
+static int crossed_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len;
+    struct crossed *c = data;
+    if (c->writes++ == 0) {
+        c->log_rc = hark_log(c->other, HARK_LOG_INFO, "passed on");
+        c->free_rc = hark_logger_free(c->self);
+    }
+    return 0;
+}
+
+static void test_reentry_through_another_logger_is_refused(void **state)
+{
+    (void)state;
+    alarm(30);
+    struct crossed a = {NULL, NULL, 0, -1, -1}, b = {NULL, NULL, 0, -1, -1};
+    hark_log_sink sa = {crossed_write, NULL, NULL, NULL, &a};
+    hark_log_sink sb = {crossed_write, NULL, NULL, NULL, &b};
+    assert_int_equal(hark_logger_new_sink(&a.self, &sa), 0);
+    assert_int_equal(hark_logger_new_sink(&b.self, &sb), 0);
+    a.other = b.self;
+    b.other = a.self;
+    assert_int_equal(hark_log(a.self, HARK_LOG_INFO, "first"), 0);
+    assert_int_equal(a.writes, 1);
+    assert_int_equal(b.writes, 1);
+    assert_int_equal(a.log_rc, 0);          /* a's sink wrote to b */
+    assert_int_equal(b.log_rc, HARK_EBUSY); /* ...whose sink came back to a */
+    assert_int_equal(a.free_rc, HARK_EBUSY);
+    assert_int_equal(b.free_rc, HARK_EBUSY);
+    /* Both locks were left as they were found. */
+    assert_int_equal(hark_log(b.self, HARK_LOG_INFO, "second"), 0);
+    assert_int_equal(b.writes, 2);
+    assert_int_equal(hark_logger_free(a.self), 0);
+    assert_int_equal(hark_logger_free(b.self), 0);
+    alarm(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_level_names),
         cmocka_unit_test(test_sink_reentry_is_refused),
+        cmocka_unit_test(test_reentry_through_another_logger_is_refused),
         cmocka_unit_test(test_level_filters_messages),
         cmocka_unit_test(test_default_format),
         cmocka_unit_test(test_format_flags_on_logger),

@@ -144,8 +144,8 @@ HARK_API int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink);
  * Flushes and frees the logger; closes what it owns (a path's descriptor, an owned
  * fd, the user sink's `close`). NULL is accepted and ignored.
  * Errors: HARK_EBUSY when a log subscriber is still bound to the logger (or any other
- * observer is registered), or some thread is inside silence/log_at for it; nothing
- * is freed then.
+ * observer is registered), or some thread is inside silence/log_at for it, or the
+ * call comes from the logger's own sink callback or formatter; nothing is freed then.
  * Thread-safety: no other thread may use the logger during or after the call.
  */
 HARK_API int hark_logger_free(hark_logger *logger);

@@ -142,9 +142,11 @@ static void drain_all_at_exit(void)
     pthread_mutex_lock(&live_lock);
     for (struct hark__async *a = live; a; a = a->next_live) {
         hark__async_drain(a->logger);
-        pthread_mutex_lock(&a->logger->io_lock);
-        (void)hark__sink_flush(a->logger);
-        pthread_mutex_unlock(&a->logger->io_lock);
+        /* Not when exit() was called from this logger's own sink callback. */
+        if (hark__io_lock(a->logger) == 0) {
+            (void)hark__sink_flush(a->logger);
+            hark__io_unlock(a->logger);
+        }
     }
     pthread_mutex_unlock(&live_lock);
 }
@@ -598,7 +600,7 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     rc = hark__io_lock(l);
     if (rc == 0) {
         rc = hark__log_render_write(l, &rec, &line);
-        pthread_mutex_unlock(&l->io_lock);
+        hark__io_unlock(l);
     }
     hark__lbuf_release(&line);
     return rc;
@@ -980,7 +982,7 @@ static size_t drain_once(struct hark__async *a)
         if (s != head + 1)
             break;
         if (!locked) {
-            pthread_mutex_lock(&a->logger->io_lock);
+            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
             locked = true;
         }
         uint32_t len;
@@ -1021,13 +1023,13 @@ static size_t drain_once(struct hark__async *a)
     }
     if (atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
         if (!locked) {
-            pthread_mutex_lock(&a->logger->io_lock);
+            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
             locked = true;
         }
         report_dropped(a);
     }
     if (locked)
-        pthread_mutex_unlock(&a->logger->io_lock);
+        hark__io_unlock(a->logger);
     if (count) {
         /* Seq_cst fence: pairs with the fence in reserve_or_wait(): either the
          * waiter's re-check sees the freed slots or we see the waiter. */

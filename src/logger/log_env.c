@@ -185,7 +185,7 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
     l->own_fd = next.own_fd;
     l->path = next.path;
     memset(&l->user, 0, sizeof l->user);
-    pthread_mutex_unlock(&l->io_lock);
+    hark__io_unlock(l);
     hark__sink_close(&old);
     hark__free(old.path);
     return 0;

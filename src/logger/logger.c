@@ -9,18 +9,14 @@
 
 #include <string.h>
 
+HARK__TLS hark_logger *hark__io_held;
+
 hark_logger *hark__logger_alloc(enum hark__sink_kind kind)
 {
     hark_logger *l = hark__calloc(1, sizeof *l);
     if (!l)
         return NULL;
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    /* Error-checking: re-entry from a sink callback is refused (hark__io_lock). */
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    int rc = pthread_mutex_init(&l->io_lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    if (rc != 0)
+    if (pthread_mutex_init(&l->io_lock, NULL) != 0)
         goto fail_io;
     if (pthread_mutex_init(&l->observer_lock, NULL) != 0)
         goto fail_observer;
@@ -59,12 +55,12 @@ int hark_logger_free(hark_logger *l)
     bool busy =
         l->observer_count > 0 || atomic_load_explicit(&l->overrides, memory_order_relaxed) > 0;
     pthread_mutex_unlock(&l->observer_lock);
-    if (busy)
-        return HARK_EBUSY;
+    if (busy || hark__io_held_here(l))
+        return HARK_EBUSY; /* ... or freed from its own sink callback or formatter */
     hark__async_stop(l);
-    pthread_mutex_lock(&l->io_lock);
+    (void)hark__io_lock(l); /* not held here: never refused */
     (void)hark__sink_flush(l);
-    pthread_mutex_unlock(&l->io_lock);
+    hark__io_unlock(l);
     hark__sink_close(l);
     hark__logger_dealloc(l);
     return 0;
@@ -151,7 +147,7 @@ static int emit(hark_logger *l, hark_log_level level, const char *line, size_t l
     if (rc != 0)
         return rc;
     rc = hark__sink_write(l, level, line, len);
-    pthread_mutex_unlock(&l->io_lock);
+    hark__io_unlock(l);
     return rc;
 }
 
@@ -236,7 +232,7 @@ static int end_line(hark_logger *l, hark_log_record *rec, struct hark_log_buf *b
     rc = hark__io_lock(l);
     if (rc == 0) {
         rc = hark__log_render_write(l, rec, &line);
-        pthread_mutex_unlock(&l->io_lock);
+        hark__io_unlock(l);
     }
     hark__lbuf_release(&line);
 out:
@@ -354,7 +350,7 @@ int hark_logger_flush(hark_logger *l)
     if (rc != 0)
         return rc;
     rc = hark__sink_flush(l);
-    pthread_mutex_unlock(&l->io_lock);
+    hark__io_unlock(l);
     return rc;
 }
 

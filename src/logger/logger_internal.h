@@ -10,6 +10,8 @@
 #include "log_ext.h"
 #include "hark/sys/logger_observer.h"
 
+#include "tls.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -39,8 +41,12 @@ struct hark_logger {
     hark_log_format_fn formatter; /* NULL: hark_log_format_default with format_flags */
     void *formatter_data;
 
-    /* Serialises sink writes, flushes and the reopen switch. */
+    /* Serialises sink writes, flushes and the reopen switch. Take it with
+     * hark__io_lock() and leave it with hark__io_unlock(), never directly. */
     pthread_mutex_t io_lock;
+    /* The logger whose io_lock the holder of this one took before it (the chain of
+     * hark__io_held); written and read by that holder only. */
+    struct hark_logger *io_outer;
     /* Guards the observer list, each observer's call count, `starting` and changes
      * of `overrides`; never held while an observer's callback runs. */
     pthread_mutex_t observer_lock;
@@ -91,14 +97,39 @@ int hark__lbuf_putc(struct hark_log_buf *b, char c);
 int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time, unsigned flags,
                       const char *const *tags, size_t tag_count);
 
+/* The loggers whose io_lock the calling thread holds, the last taken first, linked
+ * through io_outer (logger.c). */
+extern HARK__TLS hark_logger *hark__io_held;
+
 /*
- * Takes io_lock. It is error-checking: a sink callback (or a formatter) that logs
- * to, flushes or reopens its own logger is refused with HARK_EBUSY instead of
- * deadlocking on the lock its thread already holds. Returns 0 or HARK_EBUSY.
+ * Takes io_lock, unless the calling thread holds it already: a sink callback (or a
+ * formatter) that logs to, flushes or reopens its own logger -- directly, or
+ * through another logger's sink -- is refused with HARK_EBUSY instead of
+ * deadlocking on a lock its thread holds. The chain is nearly always empty or one
+ * long: cheaper than an error-checking mutex. Returns 0 or HARK_EBUSY.
  */
+static inline bool hark__io_held_here(const hark_logger *l)
+{
+    for (const hark_logger *h = hark__io_held; h; h = h->io_outer)
+        if (HARK_UNLIKELY(h == l))
+            return true;
+    return false;
+}
+
 static inline int hark__io_lock(hark_logger *l)
 {
-    return pthread_mutex_lock(&l->io_lock) == 0 ? 0 : HARK_EBUSY;
+    if (hark__io_held_here(l))
+        return HARK_EBUSY;
+    pthread_mutex_lock(&l->io_lock);
+    l->io_outer = hark__io_held;
+    hark__io_held = l;
+    return 0;
+}
+
+static inline void hark__io_unlock(hark_logger *l)
+{
+    hark__io_held = l->io_outer;
+    pthread_mutex_unlock(&l->io_lock);
 }
 
 /* Wall clock in seconds, for formatters. */

@@ -173,7 +173,7 @@ int hark__sink_reopen(hark_logger *l)
         if (hark__io_lock(l) != 0)
             return HARK_EBUSY;
         int rc = l->user.reopen(l->user.data);
-        pthread_mutex_unlock(&l->io_lock);
+        hark__io_unlock(l);
         return rc == 0 ? 0 : HARK_EIO;
     }
     if (l->kind != HARK__SINK_PATH)
@@ -189,7 +189,7 @@ int hark__sink_reopen(hark_logger *l)
     }
     int old = l->fd;
     l->fd = fd;
-    pthread_mutex_unlock(&l->io_lock);
+    hark__io_unlock(l);
     close(old);
     return 0;
 }
