@@ -1242,6 +1242,67 @@ static void test_unsubscribe_by_name_exclusion_survives_later_exact_subscription
     assert_int_equal(hark_subscribed_to(f->n, f->events_id, "hi.world"), 1);
 }
 
+/* The thread CPU clock is read for an event when any event-object subscriber of its
+ * name wants it, also one silenced for this event; the event object is shared. */
+static int cpu_reads;
+static double counting_cpu(void *data)
+{
+    (void)data;
+    return 1.0 + 0.5 * cpu_reads++;
+}
+static bool always_silenced(const char *name, void *data)
+{
+    (void)name, (void)data;
+    return true;
+}
+static double cpu_seen;
+static int note_cpu(hark_event *ev, void *data)
+{
+    (void)data;
+    cpu_seen = hark_event_cpu_time(ev);
+    return 0;
+}
+static int no_event(hark_event *ev, void *data)
+{
+    (void)ev, (void)data;
+    return 0;
+}
+
+static void test_cpu_clock_read_for_any_subscriber_of_the_name(void **state)
+{
+    fx *f = *state;
+    hark_clock clock = {NULL, NULL, counting_cpu, NULL};
+    assert_int_equal(hark_notifier_set_clock(f->n, &clock), 0);
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENT;
+    o.pattern = hark_exact("cpu.test");
+    o.event = note_cpu;
+    o.skip_cpu_time = true;
+    assert_int_equal(hark_subscribe(NULL, f->n, &o), 0);
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, f->n, "cpu.test"), 0);
+    cpu_reads = 0;
+    HARK_INSTRUMENT(t, NULL, {});
+    assert_int_equal(cpu_reads, 0); /* nobody wants it */
+    assert_true(cpu_seen == 0.0);
+    /* One that wants it, silenced for every event: still read, and shared. */
+    hark_subscribe_options w = HARK_SUBSCRIBE_OPTIONS_INIT;
+    w.kind = HARK_KIND_EVENT;
+    w.pattern = hark_exact("cpu.test");
+    w.event = no_event;
+    w.silence = HARK_SILENCE_DYNAMIC;
+    w.silenced = always_silenced;
+    hark_subscription_id wid;
+    assert_int_equal(hark_subscribe(&wid, f->n, &w), 0);
+    HARK_INSTRUMENT(t, NULL, {});
+    assert_int_equal(cpu_reads, 2);
+    assert_true(cpu_seen == 500.0); /* milliseconds */
+    assert_int_equal(hark_unsubscribe(f->n, wid), 0);
+    HARK_INSTRUMENT(t, NULL, {});
+    assert_int_equal(cpu_reads, 2);
+    assert_int_equal(hark_notifier_set_clock(f->n, NULL), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1298,6 +1359,7 @@ int main(void)
         T(test_publish_skips_event_subscribers_without_publish),
         T(test_publish_order_is_listener_order),
         T(test_unsubscribe_by_name_exclusion_survives_later_exact_subscriptions),
+        T(test_cpu_clock_read_for_any_subscriber_of_the_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,7 +368,7 @@ typedef struct hark_subscribe_options {
     hark_silence_mode silence;
     hark_silenced_fn silenced;   /* required unless silence is HARK_SILENCE_NEVER */
     bool prepend;                /* exact patterns only: put it before the others */
-    bool skip_cpu_time;          /* EVENT: do not read the thread CPU clock for me */
+    bool skip_cpu_time;          /* EVENT: I do not need the thread CPU clock (see below) */
     void (*release)(void *data); /* optional: runs once after the last possible call */
     void *data;
 } hark_subscribe_options;
@@ -415,7 +415,9 @@ HARK_API int hark_subscribe(hark_subscription_id *out, hark_notifier *n,
  *     o.skip_cpu_time = true;   // hark_event_cpu_time() is then 0
  *     hark_subscribe(&id, n, &o);
  *
- * (the CPU clock is read when any event-object subscriber of the event wants it).
+ * (the CPU clock is read when any event-object subscriber of the event's name wants
+ * it -- also one that is silenced for this event -- and the event object is shared,
+ * so hark_event_cpu_time() is 0 only when none of them does).
  * Errors and thread-safety: as hark_subscribe() (a NULL callback is HARK_EINVAL).
  */
 HARK_API int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
