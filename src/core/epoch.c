@@ -317,19 +317,31 @@ bool hark__epoch_would_self_wait(void)
     return open > 0 || self->in_callback > 0 || self->hold > 0;
 }
 
-int hark__epoch_try(const void *owner)
+/*
+ * One reclamation pass: advances the epoch as far as it goes and runs what became
+ * ripe. Returns whether something of `owner` is still pending; *reclaimed says
+ * whether the pass freed anything (then another pass may advance further).
+ */
+static bool reclaim_pass(const void *owner, bool *reclaimed)
 {
-    if (hark__epoch_would_self_wait())
-        return HARK_EBUSY;
-    pthread_once(&setup_once, setup);
     pthread_mutex_lock(&domain_lock);
     try_advance();
     try_advance();
     struct hark__retired *ripe = take_ripe();
     bool more = pending(owner);
     pthread_mutex_unlock(&domain_lock);
+    *reclaimed = ripe != NULL;
     reclaim_all(ripe);
-    return more ? HARK_EBUSY : 0;
+    return more;
+}
+
+int hark__epoch_try(const void *owner)
+{
+    if (hark__epoch_would_self_wait())
+        return HARK_EBUSY;
+    pthread_once(&setup_once, setup);
+    bool reclaimed;
+    return reclaim_pass(owner, &reclaimed) ? HARK_EBUSY : 0;
 }
 
 int hark__epoch_wait(const void *owner)
@@ -339,16 +351,11 @@ int hark__epoch_wait(const void *owner)
     pthread_once(&setup_once, setup);
     long delay_ns = 1000;
     for (;;) {
-        pthread_mutex_lock(&domain_lock);
-        try_advance();
-        try_advance();
-        struct hark__retired *ripe = take_ripe();
-        bool more = pending(owner);
-        pthread_mutex_unlock(&domain_lock);
-        reclaim_all(ripe);
-        if (!more && !ripe)
+        bool reclaimed;
+        bool more = reclaim_pass(owner, &reclaimed);
+        if (!more && !reclaimed)
             return 0;
-        if (!ripe) {
+        if (!reclaimed) {
             /* Someone's event is still running: back off up to 1 ms between scans. */
             struct timespec ts = {0, delay_ns};
             nanosleep(&ts, NULL);
