@@ -13,6 +13,7 @@
 #include <hark/sys/log_event.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,49 @@ static void test_same_bytes_as_sync(void **state)
     assert_int_equal(hark_log_str(a, HARK_LOG_WARN, "str"), 0);
     assert_int_equal(hark_log_lazy(s, HARK_LOG_ERROR, lazy_fill, &v), 0);
     assert_int_equal(hark_log_lazy(a, HARK_LOG_ERROR, lazy_fill, &v), 0);
+    same_lines_then_free(s, gs, a, ga);
+}
+
+/* Logs one call to `s` and `a` and checks both return `want`. */
+static void log_both_rc(hark_logger *s, hark_logger *a, int want, const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    assert_int_equal(hark_logv(s, HARK_LOG_INFO, fmt, ap), want);
+    assert_int_equal(hark_logv(a, HARK_LOG_INFO, fmt, aq), want);
+    va_end(aq);
+    va_end(ap);
+}
+
+/* Conversions whose meaning the capture once read differently from printf: glibc
+ * takes 'L', 'q' and "ll" as one modifier (long long for integers, long double for
+ * floating conversions, wide for %c and %s, as 'z', 'j' and 't' are for %c and %s),
+ * precisions above 100000 were cut short, and widths printf refuses were accepted
+ * and the line silently dropped by the writer instead of the error being returned. */
+static void test_same_as_printf_at_the_edges(void **state)
+{
+    (void)state;
+    gate *gs, *ga;
+    hark_logger *s, *a;
+    sync_and_async(&s, &gs, &a, &ga, 1 << 22, true);
+    size_t big_len = 300000;
+    char *big = malloc(big_len + 1);
+    assert_non_null(big);
+    memset(big, 'b', big_len);
+    big[big_len] = '\0';
+    log_both_rc(s, a, 0, "%Ld %Li %Lu %Lx", 1LL << 40, -(1LL << 41), 1ULL << 42, 1ULL << 43);
+    log_both_rc(s, a, 0, "%llf %qf %.2llg", (long double)1.5, (long double)2.5, (long double)3.5);
+    log_both_rc(s, a, 0, "[%lls] [%qs] [%zs] [%js] [%ts] [%Ls]", L"wide", L"wide", L"wide", L"wide",
+                L"wide", L"wide");
+    log_both_rc(s, a, 0, "[%llc] [%zc] [%Lc]", (wint_t)'w', (wint_t)'x', (wint_t)'y');
+    log_both_rc(s, a, 0, "[%.1000000s] [%.99999999s]", big, big);
+    log_both_rc(s, a, HARK_EINVAL, "%2147483648d", 1);
+    log_both_rc(s, a, HARK_EINVAL, "%.2147483648d", 1);
+    log_both_rc(s, a, HARK_EINVAL, "%*d", INT_MIN, 1);
+    log_both_rc(s, a, 0, "[%.*d]", INT_MIN, 1); /* a negative precision is none */
+    log_both_rc(s, a, 0, "%.*s|%*s|", 3, "abcdef", -4, "x");
+    free(big);
     same_lines_then_free(s, gs, a, ga);
 }
 
@@ -586,6 +630,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_as_sync),
+        cmocka_unit_test(test_same_as_printf_at_the_edges),
         cmocka_unit_test(test_format_buffer_rewritten),
         cmocka_unit_test(test_many_distinct_formats),
         cmocka_unit_test(test_formats_interned_by_racing_threads),

@@ -21,8 +21,9 @@
  *   - The compiler checks the format against the arguments as for hark_log().
  *   - A call whose arguments cannot be captured exactly -- %s given a pointer that
  *     is not a character pointer, a floating conversion given an integer (or the
- *     reverse), %n, %m, %ls, %lc, %L, positional arguments, a string longer than
- *     half the ring -- is passed to hark_log() instead, with the same values: the
+ *     reverse), %n, %m, %ls, %lc, %L, positional arguments, a width or precision
+ *     printf refuses, a string longer than half the ring -- is passed to
+ *     hark_log() instead, with the same values: the
  *     line is the same, only slower. The check is made once per call site, on its
  *     first use (the string length, per call). Integers of any width fit any
  *     integer conversion and are narrowed as printf reads them ("%hhd" given 300

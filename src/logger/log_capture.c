@@ -6,6 +6,7 @@
 #include "log_capture.h"
 #include "alloc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,21 @@ static bool is_conv(char c)
     }
 }
 
+/* Reads the digits at *q as a width or precision into *out; false when the value
+ * does not fit an int (printf then fails with EOVERFLOW, so the call must be
+ * formatted at once, where the error reaches the caller). */
+static bool parse_count(const char **q, int *out)
+{
+    long long v = 0;
+    while (**q >= '0' && **q <= '9') {
+        v = v * 10 + (*(*q)++ - '0');
+        if (v > INT_MAX)
+            return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
 /* Parses the specification at `p` (just after '%'). Returns false for what the
  * capture does not handle (positional arguments, %n, %m, wide strings ...). */
 static bool parse_spec(const char *p, struct spec *sp)
@@ -76,12 +92,12 @@ static bool parse_spec(const char *p, struct spec *sp)
     sp->length = HARK__LEN_NONE;
     while (is_flag(*q))
         q++;
+    int width;
     if (*q == '*') {
         sp->star_width = true;
         q++;
-    } else {
-        while (*q >= '0' && *q <= '9')
-            q++;
+    } else if (!parse_count(&q, &width)) {
+        return false;
     }
     if (*q == '$')
         return false;
@@ -90,13 +106,14 @@ static bool parse_spec(const char *p, struct spec *sp)
         if (*q == '*') {
             sp->star_prec = true;
             q++;
-        } else {
-            int v = 0;
-            while (*q >= '0' && *q <= '9')
-                v = v < 100000 ? v * 10 + (*q++ - '0') : (q++, v);
-            sp->prec = v;
+        } else if (!parse_count(&q, &sp->prec)) {
+            return false;
         }
     }
+    /* glibc reads 'L', "ll" and 'q' as one modifier: long long for an integer
+     * conversion, long double for a floating one, a wide character or string for
+     * %c and %s; 'z', 'j' and 't' also make %c and %s wide on LP64. */
+    bool wide = false;
     switch (*q) {
     case 'h':
         sp->length = q[1] == 'h' ? HARK__LEN_HH : HARK__LEN_H;
@@ -127,7 +144,29 @@ static bool parse_spec(const char *p, struct spec *sp)
     sp->conv = *q;
     if (!is_conv(*q))
         return false;
-    if (sp->conv == 's' && sp->length == HARK__LEN_L)
+    switch (sp->conv) {
+    case 'd':
+    case 'i':
+    case 'o':
+    case 'u':
+    case 'x':
+    case 'X':
+        if (sp->length == HARK__LEN_LD)
+            sp->length = HARK__LEN_LL;
+        break;
+    case 'c':
+    case 's':
+        wide = sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_HH &&
+               sp->length != HARK__LEN_H && !(sp->conv == 'c' && sp->length == HARK__LEN_L);
+        break;
+    case 'p':
+        break;
+    default: /* floating point */
+        if (sp->length == HARK__LEN_LL)
+            sp->length = HARK__LEN_LD;
+        break;
+    }
+    if (wide)
         return false;
     sp->len = (size_t)(q + 1 - sp->start);
     /* Longer ones are formatted eagerly, so replay() can rebuild any in 96 bytes. */
@@ -333,7 +372,7 @@ static bool word_is_plain(const struct hark__arg_desc *d, uint8_t type)
                 d->length == HARK__LEN_Z || d->length == HARK__LEN_T;
     switch (d->kind) {
     case HARK__ARG_STAR:
-        return type == HARK__LT_INT;
+        return false; /* hark__site_capture() refuses a '*' value of INT_MIN */
     case HARK__ARG_INT:
         return d->length == HARK__LEN_NONE
                    ? type == HARK__LT_INT

@@ -12,6 +12,7 @@
 
 #include "logger_internal.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -103,7 +104,8 @@ const struct hark__fmt *hark__fmt_intern(struct hark__fmt_table *t, const char *
 
 /* Parses `fmt` into at most HARK__CAPTURE_ARGS descriptions. Returns their count,
  * or -1 when the format must be formatted on the calling thread (%n, %m,
- * positional or wide-string arguments, too many arguments). *bytes receives the
+ * positional or wide-string arguments, a width or precision above INT_MAX, too
+ * many arguments). *bytes receives the
  * captured size, string contents excluded. */
 int hark__fmt_parse(const char *fmt, struct hark__arg_desc *args, uint32_t *bytes);
 
@@ -178,7 +180,8 @@ static inline bool hark__take_str(const char *s, int32_t prec, long long star, u
  * Takes the `n` arguments `desc` describes from `ap`: the fixed-size part into
  * `words` (the format's `bytes`), the strings into `strs` (*nstr of them).
  * Returns the bytes the strings take (each with a NUL), or SIZE_MAX when one is
- * too long. Inline: the common call has one or two numbers.
+ * too long or a '*' value is INT_MIN. Inline: the common call has one or two
+ * numbers.
  */
 static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n, va_list *ap,
                                        unsigned char *words, struct hark__str *strs, int *nstr)
@@ -197,6 +200,10 @@ static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n,
         switch (d->kind) {
         case HARK__ARG_STAR:
             v.i = star = va_arg(*ap, int);
+            /* A width of INT_MIN makes printf fail (its magnitude is no int):
+             * formatted at once, the caller gets the error. */
+            if (star == INT_MIN)
+                return SIZE_MAX;
             break;
         case HARK__ARG_INT:
             v.i = hark__take_signed(d->length, ap);
@@ -288,7 +295,7 @@ static inline unsigned long long hark__narrow_unsigned(int length, uint64_t v)
  * Stores a checked call site's arguments `vals` (one word each, by C type) as
  * hark__fmt_capture() stores them from a va_list: 8 bytes each into `words`, the
  * strings into `strs` (*nstr). Returns the bytes the strings take (each with a
- * NUL), or SIZE_MAX when one is too long.
+ * NUL), or SIZE_MAX when one is too long or a '*' value is INT_MIN.
  */
 static inline size_t hark__site_capture(const hark_log_site *site, const uint64_t *vals,
                                         unsigned char *words, struct hark__str *strs, int *nstr)
@@ -303,6 +310,8 @@ static inline size_t hark__site_capture(const hark_log_site *site, const uint64_
         switch (d.kind) {
         case HARK__ARG_STAR:
             star = (int)(long long)v;
+            if (star == INT_MIN) /* as in hark__fmt_capture() */
+                return SIZE_MAX;
             w = (uint64_t)star;
             break;
         case HARK__ARG_INT:
