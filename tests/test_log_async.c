@@ -135,6 +135,7 @@ static void test_same_as_printf_at_the_edges(void **state)
     log_both_rc(s, a, HARK_EINVAL, "%*d", INT_MIN, 1);
     log_both_rc(s, a, 0, "[%.*d]", INT_MIN, 1); /* a negative precision is none */
     log_both_rc(s, a, 0, "%.*s|%*s|", 3, "abcdef", -4, "x");
+    log_both_rc(s, a, HARK_EINVAL, "%lc", (wint_t)0xD800); /* no character: EILSEQ */
     free(big);
     same_lines_then_free(s, gs, a, ga);
 }

@@ -145,7 +145,7 @@ typedef struct hark_log_async_options {
  * and a reference to the format, parsed and copied once per logger (up to 2048 formats,
  * found by address and confirmed by content); with HARK_LOGF (hark/logf.h), one word
  * per argument by its C type and the literal format's address -- formatted later (%s
- * strings are copied; %n, %m, %ls and positional arguments are formatted at once) --
+ * strings are copied; %n, %m, %ls, %lc and positional arguments are formatted at once) --
  * and a background thread formats and writes it through the logger's formatter and
  * sink. The common path takes no lock and allocates nothing (the first line with a new
  * format allocates its copy). A thread's lines keep their order; every line is written

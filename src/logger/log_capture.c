@@ -156,8 +156,10 @@ static bool parse_spec(const char *p, struct spec *sp)
         break;
     case 'c':
     case 's':
-        wide = sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_HH &&
-               sp->length != HARK__LEN_H && !(sp->conv == 'c' && sp->length == HARK__LEN_L);
+        /* %lc too: converting a wide character can fail (EILSEQ), and the
+         * caller must get that error, not a line lost on the writer thread. */
+        wide =
+            sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_HH && sp->length != HARK__LEN_H;
         break;
     case 'p':
         break;
@@ -207,8 +209,8 @@ int hark__fmt_parse(const char *fmt, struct hark__arg_desc *args, uint32_t *byte
             d->kind = HARK__ARG_UINT;
             break;
         case 'c':
-            /* %c takes an int, as %d does; %lc a wint_t. */
-            d->kind = sp.length == HARK__LEN_L ? HARK__ARG_WINT : HARK__ARG_INT;
+            /* %c takes an int, as %d does. */
+            d->kind = HARK__ARG_INT;
             d->length = HARK__LEN_NONE;
             break;
         case 'p':
@@ -359,7 +361,7 @@ static bool type_fits(const struct hark__arg_desc *d, uint8_t type)
         return type == HARK__LT_PTR || type == HARK__LT_STR;
     case HARK__ARG_STR:
         return type == HARK__LT_STR;
-    default: /* %lc, long double: not captured from a word */
+    default: /* long double: not captured from a word */
         return false;
     }
 }
@@ -494,13 +496,8 @@ int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args, 
         case 'c':
             memcpy(&u, args, 8);
             args += 8;
-            if (sp.length == HARK__LEN_L) {
-                memcpy(spec + sn, "lc", 3);
-                rc = hark_log_buf_printf(b, spec, (wint_t)u);
-            } else {
-                memcpy(spec + sn, "c", 2);
-                rc = hark_log_buf_printf(b, spec, (int)(long long)u);
-            }
+            memcpy(spec + sn, "c", 2);
+            rc = hark_log_buf_printf(b, spec, (int)(long long)u);
             break;
         case 'p':
             memcpy(&ptr, args, sizeof ptr);

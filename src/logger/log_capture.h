@@ -46,7 +46,6 @@ enum hark__arg_kind {
     HARK__ARG_INT,     /* a signed integer of `length`, stored as long long */
     HARK__ARG_UINT,    /* an unsigned integer of `length`, stored as unsigned long long */
     HARK__ARG_STAR,    /* an int '*' width or precision */
-    HARK__ARG_WINT,    /* %lc */
     HARK__ARG_PTR,     /* %p */
     HARK__ARG_STR,     /* %s */
     HARK__ARG_DOUBLE,  /* %f %e %g %a ... */
@@ -210,9 +209,6 @@ static inline size_t hark__fmt_capture(const struct hark__arg_desc *desc, int n,
             break;
         case HARK__ARG_UINT:
             v.u = hark__take_unsigned(d->length, ap);
-            break;
-        case HARK__ARG_WINT:
-            v.u = (unsigned long long)va_arg(*ap, wint_t);
             break;
         case HARK__ARG_PTR:
             v.p = va_arg(*ap, void *);
