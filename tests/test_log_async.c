@@ -129,6 +129,9 @@ static void test_same_as_printf_at_the_edges(void **state)
     log_both_rc(s, a, 0, "[%lls] [%qs] [%zs] [%js] [%ts] [%Ls]", L"wide", L"wide", L"wide", L"wide",
                 L"wide", L"wide");
     log_both_rc(s, a, 0, "[%llc] [%zc] [%Lc]", (wint_t)'w', (wint_t)'x', (wint_t)'y');
+    /* Modifiers C does not define for the conversion: glibc takes another path
+     * for the whole call, on which this "%qd" prints 0. */
+    log_both_rc(s, a, 0, "%he%qd|%hhp|%hs|%jf", 1.5, 1LL << 40, (void *)big, "h", 2.5);
     log_both_rc(s, a, 0, "[%.1000000s] [%.99999999s]", big, big);
     log_both_rc(s, a, HARK_EINVAL, "%2147483648d", 1);
     log_both_rc(s, a, HARK_EINVAL, "%.2147483648d", 1);

@@ -110,10 +110,13 @@ static bool parse_spec(const char *p, struct spec *sp)
             return false;
         }
     }
-    /* glibc reads 'L', "ll" and 'q' as one modifier: long long for an integer
-     * conversion, long double for a floating one, a wide character or string for
-     * %c and %s; 'z', 'j' and 't' also make %c and %s wide on LP64. */
-    bool wide = false;
+    /* A length modifier C gives no meaning for the conversion is left to printf
+     * on the calling thread: glibc reads some as other types ('L', "ll" and 'q'
+     * are one modifier to it, which makes %c and %s wide, as 'z', 'j' and 't' do),
+     * and others send it down a path that reads the arguments differently ("%he"
+     * makes a later "%qd" print 0). 'L' on an integer conversion is glibc's long
+     * long, and kept. */
+    bool odd = false;
     switch (*q) {
     case 'h':
         sp->length = q[1] == 'h' ? HARK__LEN_HH : HARK__LEN_H;
@@ -156,19 +159,15 @@ static bool parse_spec(const char *p, struct spec *sp)
         break;
     case 'c':
     case 's':
-        /* %lc too: converting a wide character can fail (EILSEQ), and the
-         * caller must get that error, not a line lost on the writer thread. */
-        wide =
-            sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_HH && sp->length != HARK__LEN_H;
-        break;
     case 'p':
+        odd = sp->length != HARK__LEN_NONE;
         break;
     default: /* floating point */
-        if (sp->length == HARK__LEN_LL)
-            sp->length = HARK__LEN_LD;
+        odd =
+            sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_L && sp->length != HARK__LEN_LD;
         break;
     }
-    if (wide)
+    if (odd)
         return false;
     sp->len = (size_t)(q + 1 - sp->start);
     /* Longer ones are formatted eagerly, so replay() can rebuild any in 96 bytes. */
