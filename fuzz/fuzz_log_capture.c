@@ -71,6 +71,15 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
     return 0;
 }
 
+/* ASan's printf interceptor checks formats with a parser of its own, which stops
+ * the process on some malformed conversions ("%t\x02") that glibc simply refuses;
+ * hostile formats are the point here, and glibc's answer the reference. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "check_printf=0";
+}
+
 static struct out out_sync, out_async;
 static hark_logger *lg_sync, *lg_async;
 static char *arena;
@@ -138,8 +147,8 @@ static int log_with_args(hark_logger *l, const char *fmt)
         w[i] = (uintptr_t)(arena + i * SLOT);
     errno = EACCES; /* for %m */
     return hark_log(l, HARK_LOG_INFO, fmt, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8],
-                    w[9], w[10], w[11], w[12], w[13], w[14], w[15], w[16], w[17], w[18], w[19],
-                    1.5, -0.0, 0.0 / 0.0, 1.0 / 0.0, 1e300, 5e-324, 123456.789, 0.1);
+                    w[9], w[10], w[11], w[12], w[13], w[14], w[15], w[16], w[17], w[18], w[19], 1.5,
+                    -0.0, 0.0 / 0.0, 1.0 / 0.0, 1e300, 5e-324, 123456.789, 0.1);
 }
 #pragma GCC diagnostic pop
 
@@ -162,9 +171,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ra = log_with_args(lg_async, fmt);
     CHECK(hark_logger_flush(lg_async) == 0);
     if (rs != ra || out_sync.len != out_async.len ||
-        memcmp(out_sync.buf, out_async.buf, out_sync.len) != 0) {
-        fprintf(stderr, "format \"%s\": sync rc %d, %zu bytes; async rc %d, %zu bytes\n", fmt, rs,
-                out_sync.len, ra, out_async.len);
+        (out_sync.len > 0 && memcmp(out_sync.buf, out_async.buf, out_sync.len) != 0)) {
+        fprintf(stderr, "format \"%s\": sync rc %d, \"%.*s\"; async rc %d, \"%.*s\"\n", fmt, rs,
+                (int)out_sync.len, out_sync.buf ? out_sync.buf : "", ra, (int)out_async.len,
+                out_async.buf ? out_async.buf : "");
         CHECK(!"the asynchronous line differs from the synchronous one");
     }
     CHECK(out_sync.lines == (rs == 0 ? 1 : 0));
