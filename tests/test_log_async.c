@@ -135,7 +135,8 @@ static void test_same_as_printf_at_the_edges(void **state)
     log_both_rc(s, a, 0, "[%.1000000s] [%.99999999s]", big, big);
     log_both_rc(s, a, HARK_EINVAL, "%2147483648d", 1);
     log_both_rc(s, a, HARK_EINVAL, "%.2147483648d", 1);
-    log_both_rc(s, a, HARK_EINVAL, "%*d", INT_MIN, 1);
+    /* Not "%*d" with INT_MIN: glibc pads 2^31 characters before it fails (ten
+     * seconds here, hours under valgrind). */
     log_both_rc(s, a, 0, "[%.*d]", INT_MIN, 1); /* a negative precision is none */
     log_both_rc(s, a, 0, "%.*s|%*s|", 3, "abcdef", -4, "x");
     log_both_rc(s, a, HARK_EINVAL, "%lc", (wint_t)0xD800); /* no character: EILSEQ */

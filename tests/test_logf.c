@@ -483,11 +483,8 @@ static void check_return_values(hark_logger *l, gate *g)
     assert_int_equal(HARK_LOGF(l, HARK_LOG_ERROR, "dropped %s", "by event"), 0);
     hark_log_event_swap(saved);
 
-    /* A '*' width printf refuses (its magnitude is no int): HARK_EINVAL, as from
-     * hark_log(), and nothing written, not a line lost by the writer thread. */
-    int huge = INT_MIN;
-    assert_int_equal(HARK_LOGF(l, HARK_LOG_FATAL, "[%*d]", huge, 5), HARK_EINVAL);
-    assert_int_equal(hark_log(l, HARK_LOG_FATAL, "[%*d]", huge, 5), HARK_EINVAL);
+    /* Not a '*' width of INT_MIN, which printf refuses only after padding 2^31
+     * characters (ten seconds here, hours under valgrind). */
 
     /* An int expression, usable where an int is. */
     int rc = HARK_LOGF(l, HARK_LOG_FATAL, "expr %d", 4) + 10;
