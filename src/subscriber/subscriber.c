@@ -250,24 +250,28 @@ static struct hark__handler *handler_new(const char *suffix, hark_handler_fn fn,
 /*
  * The name the coming change subscribes to at position `i`: handler `suffix` on
  * the i-th attachment (an add), or the i-th handler on namespace `ns` of `n` (an
- * attach). Returns false past the last one. Locking contract: s->lock held.
+ * attach). Returns 1 with the name, 0 past the last one, or HARK_ENAMETOOLONG.
+ * Locking contract: s->lock held.
  */
-static bool nth_name(const hark_subscriber *s, const char *suffix, hark_notifier *n, const char *ns,
-                     size_t i, hark_notifier **on, char *name)
+static int nth_name(const hark_subscriber *s, const char *suffix, hark_notifier *n, const char *ns,
+                    size_t i, hark_notifier **on, char *name)
 {
+    int rc;
     if (suffix) {
         const struct hark__attachment *a = s->attachments;
         for (; a && i > 0; i--)
             a = a->next;
         if (!a)
-            return false;
+            return 0;
         *on = a->notifier;
-        return full_name(name, suffix, a->ns) == 0;
+        rc = full_name(name, suffix, a->ns);
+    } else {
+        if (i >= s->handler_count)
+            return 0;
+        *on = n;
+        rc = full_name(name, s->handlers[i]->suffix, ns);
     }
-    if (i >= s->handler_count)
-        return false;
-    *on = n;
-    return full_name(name, s->handlers[i]->suffix, ns) == 0;
+    return rc == 0 ? 1 : rc;
 }
 
 /*
@@ -276,8 +280,8 @@ static bool nth_name(const hark_subscriber *s, const char *suffix, hark_notifier
  * notifier's match functions, which are promised that no hark lock is held (they
  * may call back into this subscriber): so each name is interned with the lock
  * released, and the walk starts over if the table or the attachments changed
- * meanwhile. A name that does not fit stops the walk first, so that a change the
- * caller then refuses (HARK_ENAMETOOLONG) interns nothing. Returns 0 with the lock
+ * meanwhile. A name that does not fit stops it before anything is interned: the
+ * caller then refuses the change (HARK_ENAMETOOLONG). Returns 0 with the lock
  * held, or an error of hark_topic_get() without it.
  */
 static int enter_interned(hark_subscriber *s, const char *suffix, hark_notifier *n, const char *ns)
@@ -285,18 +289,16 @@ static int enter_interned(hark_subscriber *s, const char *suffix, hark_notifier 
     char name[HARK_NAME_MAX + 1];
     hark_notifier *on;
     hark__subscriber_enter(s);
-    size_t fit = 0, total = suffix ? 0 : s->handler_count;
-    for (const struct hark__attachment *a = suffix ? s->attachments : NULL; a; a = a->next)
-        total++;
-    while (nth_name(s, suffix, n, ns, fit, &on, name))
-        fit++;
-    if (fit < total)
+    int rc;
+    for (size_t i = 0; (rc = nth_name(s, suffix, n, ns, i, &on, name)) > 0; i++)
+        ;
+    if (rc < 0)
         return 0;
-    for (size_t i = 0; nth_name(s, suffix, n, ns, i, &on, name);) {
+    for (size_t i = 0; nth_name(s, suffix, n, ns, i, &on, name) > 0;) {
         unsigned long generation = s->generation;
         hark__subscriber_leave(s);
         hark_topic *t;
-        int rc = hark_topic_get(&t, on, name);
+        rc = hark_topic_get(&t, on, name);
         if (rc != 0)
             return rc;
         hark__subscriber_enter(s);
