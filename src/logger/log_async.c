@@ -126,7 +126,7 @@ struct hark__async {
 
 /* The ring whose writer this thread is, if it is one: its callbacks (sink,
  * formatter) must not wait for it. */
-static _Thread_local const struct hark__async *writer_of;
+static HARK__TLS const struct hark__async *writer_of;
 
 static inline bool on_writer(const struct hark__async *a)
 {
