@@ -128,7 +128,9 @@ ruby-test: ruby
 
 # The extension built with AddressSanitizer (heap checks; Ruby unwinds with
 # __builtin_longjmp, which ASan cannot see, so stack redzones are off), running its own
-# tests. ASan's runtime is preloaded into Ruby.
+# tests. ASan's runtime is preloaded into Ruby. Ruby gives each thread an alternate
+# signal stack of its own (malloc'd); ASan must not install or unmap one
+# (use_sigaltstack=0), or a thread's exit aborts trying to munmap Ruby's.
 RUBY_ASAN = $(BUILD)/ruby-asan
 ruby-asan: ruby
 	rm -rf $(RUBY_ASAN)/lib && mkdir -p $(RUBY_ASAN)/lib/hark
@@ -136,7 +138,7 @@ ruby-asan: ruby
 	  HARK_EXT_CFLAGS="-fsanitize=address -fno-omit-frame-pointer --param=asan-stack=0" \
 	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
 	cp $(RUBY_ASAN)/hark_ext.so $(RUBY_ASAN)/lib/hark/hark_ext.so
-	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1:use_sigaltstack=0 \
 	  LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ruby -I $(RUBY_ASAN)/lib -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
