@@ -104,8 +104,8 @@ extern "C" {
 
 typedef struct hark_trace_context {
     uint8_t trace_id[16];
-    uint8_t span_id[8]; /* the parent span, seen from the receiving side */
-    uint8_t flags;      /* HARK_TRACE_FLAG_SAMPLED */
+    uint8_t span_id[8];                       /* the parent span, seen from the receiving side */
+    uint8_t flags;                            /* HARK_TRACE_FLAG_SAMPLED */
     char tracestate[HARK_TRACESTATE_MAX + 1]; /* "" when none */
 } hark_trace_context;
 

@@ -187,8 +187,8 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
         return HARK_ENOMEM;
 
     v = o->resource_attributes ? o->resource_attributes : env(o, "OTEL_RESOURCE_ATTRIBUTES");
-    if (v && (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", v, &c->resource, &c->resource_count,
-                               err, n)))
+    if (v &&
+        (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", v, &c->resource, &c->resource_count, err, n)))
         return rc;
     /* service.name from the resource attributes when no service name was given. */
     if (!o->service_name && !env(o, "OTEL_SERVICE_NAME"))
@@ -212,8 +212,8 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
         v = sig_opt[s] ? sig_opt[s] : env(o, signal_var[s]);
         if (v) {
             if (!url_ok(v))
-                return fail(err, n, "%s: \"%s\" is not an http:// or https:// URL",
-                            signal_var[s], v);
+                return fail(err, n, "%s: \"%s\" is not an http:// or https:// URL", signal_var[s],
+                            v);
             c->url[s] = strdup(v);
         } else {
             size_t bl = strlen(base);
@@ -267,7 +267,8 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
                         v);
     }
 
-    if (o->compression == HARK_OTLP_COMPRESSION_GZIP || o->compression == HARK_OTLP_COMPRESSION_NONE) {
+    if (o->compression == HARK_OTLP_COMPRESSION_GZIP ||
+        o->compression == HARK_OTLP_COMPRESSION_NONE) {
         c->gzip = o->compression == HARK_OTLP_COMPRESSION_GZIP;
     } else if (o->compression != HARK_OTLP_COMPRESSION_DEFAULT) {
         return fail(err, n, "options.compression: %d is not a hark_otlp_compression",

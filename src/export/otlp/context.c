@@ -13,6 +13,7 @@
 
 HARK__TLS hark__otlp_thread *hark__otlp_tl;
 atomic_uint_least64_t hark__otlp_sample_threshold = UINT64_MAX;
+static atomic_bool parent_based = true;
 uint64_t hark__otlp_salt;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -87,8 +88,9 @@ hark__otlp_thread *hark__otlp_thread_get_slow(void)
     return t;
 }
 
-void hark__otlp_set_sampler(bool always, double ratio)
+void hark__otlp_set_sampler(bool parent, bool always, double ratio)
 {
+    atomic_store_explicit(&parent_based, parent, memory_order_relaxed);
     uint64_t th;
     if (always || ratio >= 1.0)
         th = UINT64_MAX;
@@ -99,15 +101,21 @@ void hark__otlp_set_sampler(bool always, double ratio)
     atomic_store_explicit(&hark__otlp_sample_threshold, th, memory_order_relaxed);
 }
 
+/* The ratio sampler's decision for a trace id: its last 8 bytes, W3C's random
+ * part, below the threshold. */
+static bool by_ratio(const uint8_t trace_id[16])
+{
+    uint64_t r = hark__otlp_get_be64(trace_id + 8);
+    uint64_t th = atomic_load_explicit(&hark__otlp_sample_threshold, memory_order_relaxed);
+    return th == UINT64_MAX || r < th;
+}
+
 void hark__otlp_trace_new(hark__otlp_thread *t)
 {
     do
         hark__otlp_random(t->trace_id, sizeof t->trace_id);
     while (!hark__otlp_get_be64(t->trace_id) && !hark__otlp_get_be64(t->trace_id + 8));
-    /* The last 8 bytes: W3C's random part, what ratio samplers compare. */
-    uint64_t r = hark__otlp_get_be64(t->trace_id + 8);
-    uint64_t th = atomic_load_explicit(&hark__otlp_sample_threshold, memory_order_relaxed);
-    t->sampled = th == UINT64_MAX || r < th;
+    t->sampled = by_ratio(t->trace_id);
     t->remote = false;
     t->remote_parent = 0;
     t->tracestate_len = 0;
@@ -256,7 +264,10 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
         return HARK_ENOMEM;
     memcpy(t->trace_id, ctx->trace_id, 16);
     t->remote_parent = hark__otlp_get_be64(ctx->span_id);
-    t->sampled = ctx->flags & HARK_TRACE_FLAG_SAMPLED;
+    /* Parent-based samplers follow the remote parent; the others decide alone. */
+    t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed)
+                     ? ctx->flags & HARK_TRACE_FLAG_SAMPLED
+                     : by_ratio(ctx->trace_id);
     t->remote = true;
     size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);
     memcpy(t->tracestate, ctx->tracestate, n);

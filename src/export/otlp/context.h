@@ -17,9 +17,9 @@
  * root event (one with no parent) finishes.
  */
 typedef struct hark__otlp_thread {
-    bool open;        /* a trace is open on the thread */
-    bool sampled;     /* its sampling decision */
-    bool remote;      /* it continues a remote parent */
+    bool open;           /* a trace is open on the thread */
+    bool sampled;        /* its sampling decision */
+    bool remote;         /* it continues a remote parent */
     uint64_t ended_root; /* the root event that ended the trace, while its callbacks run */
     uint8_t trace_id[16];
     uint64_t remote_parent; /* the remote parent span id (big-endian value), if remote */
@@ -43,7 +43,7 @@ void hark__otlp_trace_new(hark__otlp_thread *t);
 /* The sampler: a new trace is sampled when the top 8 bytes of its random trace-id
  * part are below this threshold (0: never; UINT64_MAX: always). */
 extern atomic_uint_least64_t hark__otlp_sample_threshold;
-void hark__otlp_set_sampler(bool always, double ratio);
+void hark__otlp_set_sampler(bool parent_based, bool always, double ratio);
 
 /* Span id of an event id: a bijection salted per process so that two processes
  * continuing one trace do not give the same ids. 0 stays 0. */

@@ -190,8 +190,9 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
         o = *opts;
     if (!out || o.version != HARK_OTLP_OPTIONS_VERSION) {
         if (err && err_len)
-            snprintf(err, err_len, "%s", out ? "options.version is not HARK_OTLP_OPTIONS_VERSION"
-                                             : "no place for the exporter (out is NULL)");
+            snprintf(err, err_len, "%s",
+                     out ? "options.version is not HARK_OTLP_OPTIONS_VERSION"
+                         : "no place for the exporter (out is NULL)");
         return HARK_EINVAL;
     }
     hark__otlp_context_init();
@@ -243,7 +244,7 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
             snprintf(err, err_len, "libcurl could not be initialised");
         return HARK_EIO;
     }
-    hark__otlp_set_sampler(x->cfg.sampler == SAMPLER_ON,
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
                            x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
 
     /* The worker takes no signals meant for the program. */

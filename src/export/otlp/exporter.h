@@ -36,7 +36,7 @@ void hark__otlp_config_free(hark__otlp_cfg *cfg);
  * records, protobuf), the failure's type and message, and the tracestate. */
 typedef struct hark__span_rec {
     uint8_t trace_id[16];
-    uint64_t span, parent; /* span ids; parent 0: none */
+    uint64_t span, parent;    /* span ids; parent 0: none */
     int64_t start_ns, end_ns; /* monotonic */
     uint32_t attr_len;
     uint16_t name_len, err_type_len, err_msg_len, tracestate_len;
@@ -64,8 +64,8 @@ struct hark__otlp_att {
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
-    size_t kick_mask;   /* a producer at a position p with (p & kick_mask) == kick_mask
-                           wakes the worker: about once per batch */
+    size_t kick_mask;       /* a producer at a position p with (p & kick_mask) == kick_mask
+                               wakes the worker: about once per batch */
     int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
     int64_t start_unix_ns;
     atomic_uint_least64_t unsampled;
@@ -90,7 +90,7 @@ struct hark_otlp {
     void *curl;
     void *curl_headers[2]; /* curl_slist per body type */
     hark__pb body, gz;
-    void **batch; /* max_export_batch_size records being encoded */
+    void **batch;         /* max_export_batch_size records being encoded */
     uint8_t *resource_pb; /* Resource message fields (protobuf) */
     size_t resource_pb_len;
     char *resource_json; /* "resource":{...} */

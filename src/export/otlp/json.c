@@ -20,7 +20,7 @@ void hark__oj_lit(hark__pb *b, const char *s, size_t n)
     do {                                                                                           \
         if (!hark__pb_room((b), (need)))                                                           \
             break;                                                                                 \
-        hark__jw w = {(char *)(b)->buf + (b)->len, 0, (need), false};                             \
+        hark__jw w = {(char *)(b)->buf + (b)->len, 0, (need), false};                              \
         body;                                                                                      \
         (b)->len += w.len;                                                                         \
     } while (0)

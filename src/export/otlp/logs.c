@@ -13,7 +13,7 @@
 /* SeverityNumber of each hark level (DEBUG, INFO, WARN, ERROR, FATAL, UNKNOWN). */
 static const uint8_t severity[HARK_LOG_LEVELS] = {5, 9, 13, 17, 21, 0};
 static const char *const severity_text[HARK_LOG_LEVELS] = {"DEBUG", "INFO",  "WARN",
-                                                          "ERROR", "FATAL", "UNKNOWN"};
+                                                           "ERROR", "FATAL", "UNKNOWN"};
 
 static int sink_write(hark_log_level level, const char *line, size_t len, void *data)
 {
@@ -136,8 +136,9 @@ bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t cou
     if (x->cfg.json) {
         HARK__OJ_LIT(b, "{\"resourceLogs\":[{");
         hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(b, ",\"scopeLogs\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-                        "\"},\"logRecords\":[");
+        HARK__OJ_LIT(
+            b, ",\"scopeLogs\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
+               "\"},\"logRecords\":[");
         for (size_t i = 0; i < count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");

@@ -152,10 +152,11 @@ bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, 
     if (x->cfg.json) {
         HARK__OJ_LIT(b, "{\"resourceMetrics\":[{");
         hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(b, ",\"scopeMetrics\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-                        "\"},\"metrics\":[{\"name\":\"hark.event.duration\",\"description\":"
-                        "\"Durations of hark events\",\"unit\":\"ns\",\"exponentialHistogram\":{"
-                        "\"aggregationTemporality\":2,\"dataPoints\":[");
+        HARK__OJ_LIT(
+            b, ",\"scopeMetrics\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
+               "\"},\"metrics\":[{\"name\":\"hark.event.duration\",\"description\":"
+               "\"Durations of hark events\",\"unit\":\"ns\",\"exponentialHistogram\":{"
+               "\"aggregationTemporality\":2,\"dataPoints\":[");
         for (size_t i = 0; i < snap->count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");

@@ -52,8 +52,8 @@ static inline void *hark__q_claim(hark__otlp_queue *q, size_t *pos_out)
         size_t s = atomic_load_explicit(seq, memory_order_acquire);
         intptr_t diff = (intptr_t)s - (intptr_t)pos;
         if (diff == 0) {
-            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1,
-                                                      memory_order_relaxed, memory_order_relaxed))
+            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
                 break;
         } else if (diff < 0) {
             atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);

@@ -157,8 +157,8 @@ static void span_pb(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
         hark__pb_uint(b, 3, STATUS_ERROR);
         hark__pb_end(b, st);
     }
-    hark__pb_fixed32(b, 16,
-                     HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
+    hark__pb_fixed32(
+        b, 16, HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
     hark__pb_end(b, s);
 }
 
@@ -211,7 +211,8 @@ static void span_json(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
         HARK__OJ_LIT(b, ",\"code\":2}");
     }
     HARK__OJ_LIT(b, ",\"flags\":");
-    hark__oj_u64(b, HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
+    hark__oj_u64(b,
+                 HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
     HARK__OJ_LIT(b, "}");
 }
 
@@ -223,8 +224,9 @@ bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t c
     if (x->cfg.json) {
         HARK__OJ_LIT(b, "{\"resourceSpans\":[{");
         hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-                        "\"},\"spans\":[");
+        HARK__OJ_LIT(
+            b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
+               "\"},\"spans\":[");
         for (size_t i = 0; i < count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");

@@ -104,8 +104,7 @@ static bool gzip_body(hark_otlp *x)
     g->over = false;
     z_stream z;
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-        Z_OK)
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return false;
     size_t bound = deflateBound(&z, x->body.len);
     bool ok = hark__pb_room(g, bound);
@@ -196,11 +195,11 @@ int hark__otlp_post(hark_otlp *x, int signal)
         atomic_store_explicit(&x->last_status, status, memory_order_relaxed);
         if (status >= 200 && status < 300)
             return 0;
-        bool retryable = rc != CURLE_OK ? rc == CURLE_COULDNT_CONNECT || rc == CURLE_GOT_NOTHING ||
-                                              rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR ||
-                                              rc == CURLE_OPERATION_TIMEDOUT
-                                        : status == 429 || status == 502 || status == 503 ||
-                                              status == 504;
+        bool retryable = rc != CURLE_OK
+                             ? rc == CURLE_COULDNT_CONNECT || rc == CURLE_GOT_NOTHING ||
+                                   rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR ||
+                                   rc == CURLE_OPERATION_TIMEDOUT
+                             : status == 429 || status == 502 || status == 503 || status == 504;
         if (!retryable)
             return HARK_EIO;
         int64_t wait_ms;

@@ -252,9 +252,11 @@ static void expect_span(str *e, const seen *s, int kind, const char *attrs, cons
         "\"kind\":%d,\"duration_ns\":%" PRId64 ",\"wall_end_ns\":\"%" PRId64
         "\",\"trace_state\":\"%s\",\"attributes\":{%s}%s%s},",
         s->name, s->trace_id, s->span_id,
-        parent_override ? parent_override : p ? p->span_id : "", kind, s->duration_ns,
-        s->wall_end_ns, trace_state ? trace_state : "", attrs, error ? ",\"error\":" : "",
-        error ? error : "");
+        parent_override ? parent_override
+        : p             ? p->span_id
+                        : "",
+        kind, s->duration_ns, s->wall_end_ns, trace_state ? trace_state : "", attrs,
+        error ? ",\"error\":" : "", error ? error : "");
 }
 
 static const seen *by_name(const char *name)
@@ -306,7 +308,9 @@ static void run_mode(bool json, bool gzip)
     hark_payload_set_bool(&rq, "cached", false);
     hark_payload_set_double(&rq, "ratio", 0.25);
     hark_payload_set_uint(&rq, "big", UINT64_MAX);
-    hark_payload_set_str(&rq, "bad_utf8", "a\xff" "b");
+    hark_payload_set_str(&rq, "bad_utf8",
+                         "a\xff"
+                         "b");
     HARK_PAYLOAD(inner, 2);
     hark_payload_set_int(&inner, "depth", 2);
     hark_payload_set_payload(&rq, "nested", &inner);
@@ -333,8 +337,8 @@ static void run_mode(bool json, bool gzip)
 
     /* The expectations. */
     str e = {0};
-    add(&e, "{\"json\":%s,\"gzip\":%s,\"header\":\"mode check\",\"scale\":%d,", json ? "true" : "false",
-        gzip ? "true" : "false", HARK_OTLP_EXP_SCALE);
+    add(&e, "{\"json\":%s,\"gzip\":%s,\"header\":\"mode check\",\"scale\":%d,",
+        json ? "true" : "false", gzip ? "true" : "false", HARK_OTLP_EXP_SCALE);
     add(&e, "\"resource\":{\"service.name\":\"otlp-test\",\"deployment.environment\":\"test\","
             "\"team\":\"core,platform\",\"telemetry.sdk.name\":\"hark\"},\"spans\":[");
     const seen *req = by_name("request.http"), *q = by_name("sql.query"),
@@ -368,11 +372,13 @@ static void run_mode(bool json, bool gzip)
         expect_span(&e, cl, 1, "", NULL, NULL, "congo=t61rcWkgMzE, rojo=00f067aa0ba902b7");
         e.len--; /* the last comma */
     }
-    add(&e, "],\"traceparent_out\":{\"header\":\"%s\",\"span_name\":\"client.call\","
-            "\"incoming_trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},",
+    add(&e,
+        "],\"traceparent_out\":{\"header\":\"%s\",\"span_name\":\"client.call\","
+        "\"incoming_trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},",
         c.traceparent_out);
-    add(&e, "\"logs\":[{\"body\":\"inside the query\",\"severity\":13,\"trace_id\":\"%s\","
-            "\"span_id\":\"%s\"},{\"body\":\"outside any event\",\"severity\":9}],",
+    add(&e,
+        "\"logs\":[{\"body\":\"inside the query\",\"severity\":13,\"trace_id\":\"%s\","
+        "\"span_id\":\"%s\"},{\"body\":\"outside any event\",\"severity\":9}],",
         c.log_trace, c.log_span);
     /* hark's snapshot, bucket by bucket, for the receiver to map on its own. */
     hark_metrics_snapshot *snap;
@@ -380,8 +386,9 @@ static void run_mode(bool json, bool gzip)
     add(&e, "\"metrics\":[");
     for (size_t i = 0; i < snap->count; i++) {
         const hark_metrics_series *s = &snap->series[i];
-        add(&e, "%s{\"name\":\"%s\",\"count\":%" PRIu64 ",\"sum_ns\":%.17g,\"min_ns\":%.17g,"
-                "\"max_ns\":%.17g,\"buckets\":[",
+        add(&e,
+            "%s{\"name\":\"%s\",\"count\":%" PRIu64 ",\"sum_ns\":%.17g,\"min_ns\":%.17g,"
+            "\"max_ns\":%.17g,\"buckets\":[",
             i ? "," : "", s->name, s->count, s->sum * 1e9, s->min * 1e9, s->max * 1e9);
         bool first = true;
         for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++) {
