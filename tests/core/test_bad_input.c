@@ -1162,14 +1162,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         markdown = 1;
-        printf(
-            "# Bad input: what each public function returns\n\n"
-            "Generated from `tests/test_bad_input.c` (`build/tests/test_bad_input --markdown`);\n"
-            "every row below is an assertion of that test, so the table cannot drift from\n"
-            "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
-            "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
-            "leaves the notifier, payload or logger exactly as it was.\n",
-            HARK_NAME_MAX);
+        printf("# Bad input: what each public function returns\n\n"
+               "Generated from `tests/core/test_bad_input.c` (`build/tests/test_bad_input "
+               "--markdown`);\n"
+               "every row below is an assertion of that test, so the table cannot drift from\n"
+               "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
+               "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
+               "leaves the notifier, payload or logger exactly as it was.\n",
+               HARK_NAME_MAX);
         run_all_rows();
         if (mismatches)
             fprintf(stderr, "test_bad_input: %d rows did not hold\n", mismatches);
