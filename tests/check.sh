@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
 TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald"}
-SLOW_TESTS='^test_(stress|churn)$'
+SLOW_TESTS='^test_(stress|churn|clock)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
 summary=()

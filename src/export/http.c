@@ -5,6 +5,8 @@
  * it to libmicrohttpd.
  */
 #include "metrics_internal.h"
+#include "alloc.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -39,16 +41,8 @@ struct text {
 static int append(const char *s, size_t n, void *data)
 {
     struct text *t = data;
-    if (t->used + n + 1 > t->capacity) {
-        size_t cap = t->capacity ? t->capacity : 8192;
-        while (cap < t->used + n + 1)
-            cap *= 2;
-        char *b = realloc(t->buf, cap);
-        if (!b)
-            return -1;
-        t->buf = b;
-        t->capacity = cap;
-    }
+    if (HARK__GROW(t->buf, t->capacity, t->used + n + 1, 8192) != 0)
+        return -1;
     memcpy(t->buf + t->used, s, n);
     t->used += n;
     return 0;
@@ -57,9 +51,10 @@ static int append(const char *s, size_t n, void *data)
 static hark__mhd_result respond(struct MHD_Connection *c, unsigned status, char *body, size_t len,
                                 const char *type)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(len, body, hark__free);
     if (!r) {
-        free(body);
+        hark__free(body);
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -70,7 +65,7 @@ static hark__mhd_result respond(struct MHD_Connection *c, unsigned status, char 
 
 static hark__mhd_result plain(struct MHD_Connection *c, unsigned status, const char *msg)
 {
-    char *body = strdup(msg);
+    char *body = hark__strdup(msg);
     return body ? respond(c, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
 }
 
@@ -91,7 +86,7 @@ static hark__mhd_result handle(void *cls, struct MHD_Connection *c, const char *
     struct text t = {NULL, 0, 0};
     int rc = hark_metrics_write_prometheus(s->m, &s->opts, append, &t);
     if (rc != 0) {
-        free(t.buf);
+        hark__free(t.buf);
         return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, hark_strerror(rc));
     }
     return respond(c, MHD_HTTP_OK, t.buf, t.used, "text/plain; version=0.0.4; charset=utf-8");
@@ -184,14 +179,14 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
 
 static void server_free(hark_metrics_server *s)
 {
-    free(s->metric);
-    free(s->help);
+    hark__free(s->metric);
+    hark__free(s->help);
     if (s->labels)
         for (size_t i = 0; i < 2 * s->opts.label_count; i++)
-            free(s->labels[i]);
-    free(s->labels);
-    free(s->bounds);
-    free(s);
+            hark__free(s->labels[i]);
+    hark__free(s->labels);
+    hark__free(s->bounds);
+    hark__free(s);
 }
 
 /* Copies `opts` into the server, so the caller's may go away. */
@@ -202,22 +197,23 @@ static int copy_options(hark_metrics_server *s, const hark_prom_options *opts)
         o = *opts;
     s->opts = o;
     s->opts.label_count = 0;
-    if ((o.metric && !(s->metric = strdup(o.metric))) || (o.help && !(s->help = strdup(o.help))))
+    if ((o.metric && !(s->metric = hark__strdup(o.metric))) ||
+        (o.help && !(s->help = hark__strdup(o.help))))
         return HARK_ENOMEM;
     s->opts.metric = s->metric;
     s->opts.help = s->help;
     if (o.label_count && o.labels) {
-        s->labels = calloc(2 * o.label_count, sizeof *s->labels);
+        s->labels = hark__calloc(2 * o.label_count, sizeof *s->labels);
         if (!s->labels)
             return HARK_ENOMEM;
         s->opts.label_count = o.label_count;
         for (size_t i = 0; i < 2 * o.label_count; i++)
-            if (o.labels[i] && !(s->labels[i] = strdup(o.labels[i])))
+            if (o.labels[i] && !(s->labels[i] = hark__strdup(o.labels[i])))
                 return HARK_ENOMEM;
         s->opts.labels = (const char *const *)s->labels;
     }
     if (o.bound_count && o.bounds) {
-        s->bounds = malloc(o.bound_count * sizeof *s->bounds);
+        s->bounds = hark__malloc(o.bound_count * sizeof *s->bounds);
         if (!s->bounds)
             return HARK_ENOMEM;
         memcpy(s->bounds, o.bounds, o.bound_count * sizeof *s->bounds);
@@ -235,7 +231,7 @@ static int validate(const hark_prom_options *opts)
         return rc;
     struct text t = {NULL, 0, 0};
     rc = hark_metrics_write_prometheus(probe, opts, append, &t);
-    free(t.buf);
+    hark__free(t.buf);
     hark_metrics_free(probe);
     return rc;
 }
@@ -248,7 +244,7 @@ int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *a
     int rc = opts ? validate(opts) : 0;
     if (rc != 0)
         return rc;
-    hark_metrics_server *s = calloc(1, sizeof *s);
+    hark_metrics_server *s = hark__calloc(1, sizeof *s);
     if (!s)
         return HARK_ENOMEM;
     s->m = m;
