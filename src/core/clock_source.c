@@ -61,12 +61,12 @@ static _Atomic int mode;
 static hark_clock_source requested;
 static char reason[192];
 static hark_clock reference;
-static pair start_pair;           /* MODE_CALIBRATING: where the window began */
-static _Atomic int64_t start_ns;  /* start_pair.mono_ns, read without the lock */
-static pair freq_old, freq_new;   /* the frequency is measured from freq_old */
-static uint64_t valid_end;        /* readings may have been given up to this TSC */
-static double mult_cal;           /* the measured rate, ns per tick * 2^32 */
-static uint64_t check_ticks;      /* HARK_CLOCK_CHECK_S in ticks */
+static pair start_pair;          /* MODE_CALIBRATING: where the window began */
+static _Atomic int64_t start_ns; /* start_pair.mono_ns, read without the lock */
+static pair freq_old, freq_new;  /* the frequency is measured from freq_old */
+static uint64_t valid_end;       /* readings may have been given up to this TSC */
+static double mult_cal;          /* the measured rate, ns per tick * 2^32 */
+static uint64_t check_ticks;     /* HARK_CLOCK_CHECK_S in ticks */
 static uint64_t checks, fallbacks;
 static double last_error_s, max_error_s;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -116,7 +116,13 @@ static void publish(uint64_t tsc0, uint64_t limit, uint64_t mult, int64_t base, 
     atomic_store_explicit(&hark__tsc.limit, limit, memory_order_relaxed);
     atomic_store_explicit(&hark__tsc.mult, mult, memory_order_relaxed);
     atomic_store_explicit(&hark__tsc.base_ns, base, memory_order_relaxed);
-    atomic_store_explicit(&hark__tsc.wall_off_ns, wall_off, memory_order_relaxed);
+    int64_t sec = wall_off / 1000000000, frac = wall_off % 1000000000;
+    if (frac < 0) {
+        frac += 1000000000;
+        sec--;
+    }
+    atomic_store_explicit(&hark__tsc.wall_sec, sec, memory_order_relaxed);
+    atomic_store_explicit(&hark__tsc.wall_frac_ns, frac, memory_order_relaxed);
     /* Release: the fields are visible before the even count (pairs with the
      * reader's acquire load of the count). */
     atomic_store_explicit(&hark__tsc.seq, seq + 2, memory_order_release);
@@ -128,7 +134,8 @@ static void close_record(void)
     publish(atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed), 0,
             atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed),
             atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed),
-            atomic_load_explicit(&hark__tsc.wall_off_ns, memory_order_relaxed));
+            atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed) * 1000000000 +
+                atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed));
 }
 
 #if defined(__x86_64__)
@@ -251,8 +258,8 @@ static void first_record(void)
         fall_back(0);
         return;
     }
-    mult_cal = (double)(p.mono_ns - start_pair.mono_ns) * 4294967296.0 /
-               (double)(p.tsc - start_pair.tsc);
+    mult_cal =
+        (double)(p.mono_ns - start_pair.mono_ns) * 4294967296.0 / (double)(p.tsc - start_pair.tsc);
     double hz = 1e9 * 4294967296.0 / mult_cal;
     if (hz < 1e8 || hz > 2e10) { /* not a TSC that keeps time */
         fall_back(0);
@@ -290,8 +297,8 @@ static void check(void)
     }
     /* The rate over the last one to two seconds. */
     if (p.tsc > freq_old.tsc && p.mono_ns > freq_old.mono_ns) {
-        double rate = (double)(p.mono_ns - freq_old.mono_ns) * 4294967296.0 /
-                      (double)(p.tsc - freq_old.tsc);
+        double rate =
+            (double)(p.mono_ns - freq_old.mono_ns) * 4294967296.0 / (double)(p.tsc - freq_old.tsc);
         /* A rate far from the last is not believed (a reference clock stepped). */
         if (rate > mult_cal * 0.99 && rate < mult_cal * 1.01)
             mult_cal = rate;
@@ -430,9 +437,9 @@ int64_t hark__clock_slow(bool wall)
             ensure_chosen();
             continue;
         }
-        int64_t ns, off;
-        if (m == MODE_TSC && hark__tsc_read(&ns, &off))
-            return wall ? ns + off : ns;
+        int64_t ns, sec, frac;
+        if (m == MODE_TSC && hark__tsc_read(true, &ns, &sec, &frac))
+            return wall ? ns + sec * 1000000000 + frac : ns;
         if (m == MODE_VDSO || m == MODE_CALIBRATING) {
             int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
 #if defined(__x86_64__)
