@@ -51,8 +51,8 @@ static enum kind media_range(const char *p, const char *end, double *q)
         if (is(param, eq, "q")) {
             char tmp[16];
             const char *v = skip_ws(eq + 1, param_end);
-            size_t n = (size_t)(param_end - v) < sizeof tmp - 1 ? (size_t)(param_end - v)
-                                                                : sizeof tmp - 1;
+            size_t n =
+                (size_t)(param_end - v) < sizeof tmp - 1 ? (size_t)(param_end - v) : sizeof tmp - 1;
             memcpy(tmp, v, n);
             tmp[n] = '\0';
             *q = strtod(tmp, NULL);

@@ -84,8 +84,8 @@ static void assert_within(double got, double want, double rel, const char *what)
 {
     double err = fabs(got - want) / want;
     if (!(err <= rel))
-        fail_msg("%s: Prometheus would say %.9g, hark %.9g (relative error %.4f > %.4f)", what,
-                 got, want, err, rel);
+        fail_msg("%s: Prometheus would say %.9g, hark %.9g (relative error %.4f > %.4f)", what, got,
+                 want, err, rel);
 }
 
 static const double quantiles[] = {0.5, 0.75, 0.9, 0.95, 0.99, 0.999};
@@ -191,8 +191,8 @@ static void test_bad_bounds(void **state)
     assert_int_equal(hark_metrics_record(m, "a", 0.001), 0);
     struct buf b = {NULL, 0, 0, -1};
     static const double bad[][3] = {
-        {0.1, 0.2, 0.15}, {0.1, 0.1, 0.2},      {0, 0.1, 0.2},       {-1, 0.1, 0.2},
-        {0.1, 0.2, NAN},  {NAN, 0.1, 0.2},      {0.1, 0.2, INFINITY}, {-INFINITY, 0.1, 0.2},
+        {0.1, 0.2, 0.15}, {0.1, 0.1, 0.2}, {0, 0.1, 0.2},        {-1, 0.1, 0.2},
+        {0.1, 0.2, NAN},  {NAN, 0.1, 0.2}, {0.1, 0.2, INFINITY}, {-INFINITY, 0.1, 0.2},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_prom_options o = HARK_PROM_OPTIONS_INIT;
@@ -375,7 +375,8 @@ static void test_protobuf_native(void **state)
         if (!edge->native[k])
             continue;
         double lo = pow(base, edge->key[k] - 1), hi = pow(base, edge->key[k]);
-        assert_true(found < 3 && values[found] > lo * (1 - 1e-12) && values[found] <= hi * (1 + 1e-12));
+        assert_true(found < 3 && values[found] > lo * (1 - 1e-12) &&
+                    values[found] <= hi * (1 + 1e-12));
         found++;
     }
     assert_int_equal(found, 3);
@@ -493,8 +494,7 @@ static void test_http_negotiation(void **state)
             assert_memory_equal(body.p, pb.p, pb.used);
         } else {
             if (strcmp(type, "text/plain; version=0.0.4; charset=utf-8"))
-                fail_msg("Accept: %s gave %s", cases[i].accept ? cases[i].accept : "(none)",
-                         type);
+                fail_msg("Accept: %s gave %s", cases[i].accept ? cases[i].accept : "(none)", type);
             assert_string_equal(body.p, text.p);
         }
     }
@@ -508,9 +508,9 @@ static void test_http_negotiation(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_ladder),   cmocka_unit_test(test_event_bounds),
-        cmocka_unit_test(test_bad_bounds),       cmocka_unit_test(test_options_versions),
-        cmocka_unit_test(test_protobuf_native),  cmocka_unit_test(test_http_negotiation),
+        cmocka_unit_test(test_default_ladder),  cmocka_unit_test(test_event_bounds),
+        cmocka_unit_test(test_bad_bounds),      cmocka_unit_test(test_options_versions),
+        cmocka_unit_test(test_protobuf_native), cmocka_unit_test(test_http_negotiation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,6 @@
  * Skipped (with a message) when prometheus or promtool is not installed; CI
  * installs both.
  */
-#include "prom_decode.h"
-
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -23,6 +21,8 @@
 
 #include <hark.h>
 #include <hark/metrics.h>
+
+#include "prom_decode.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
