@@ -7,10 +7,10 @@
  */
 #include "prom_internal.h"
 #include "protobuf.h"
+#include "alloc.h"
 #include "utf8.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum { FAMILY_NAME = 1, FAMILY_HELP = 2, FAMILY_TYPE = 3, FAMILY_METRIC = 4 };
@@ -190,7 +190,7 @@ static void work_free(struct work *w)
     hark__pb_free(&w->part);
     hark__pb_free(&w->text);
     hark__pb_free(&w->deltas);
-    free(w);
+    hark__free(w);
 }
 
 int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_prom_options *opts,
@@ -202,11 +202,11 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_prom_opti
     int rc = hark__prom_options_load(&o, opts);
     if (rc != 0)
         return rc;
-    struct work *w = calloc(1, sizeof *w);
+    struct work *w = hark__calloc(1, sizeof *w);
     hark_metrics_snapshot *snap = NULL;
     hark__pb hist = {0};
     if (!w || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
-        free(w);
+        hark__free(w);
         return rc ? rc : HARK_ENOMEM;
     }
     put_string(&w->family, FAMILY_NAME, o.metric ? o.metric : DEFAULT_METRIC, &w->text);

@@ -3,6 +3,7 @@
  * event name, written in pieces to any sink.
  */
 #include "prom_internal.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -180,12 +181,12 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     if (rc != 0)
         return rc;
     opts = &loaded;
-    size_t *idx = malloc(HARK__PROM_LADDER_MAX * sizeof *idx);
-    struct out *o = malloc(sizeof *o);
+    size_t *idx = hark__malloc(HARK__PROM_LADDER_MAX * sizeof *idx);
+    struct out *o = hark__malloc(sizeof *o);
     hark_metrics_snapshot *snap = NULL;
     if (!idx || !o || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
-        free(idx);
-        free(o);
+        hark__free(idx);
+        hark__free(o);
         return rc ? rc : HARK_ENOMEM;
     }
     o->sink = sink;
@@ -231,8 +232,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     }
     flush(o);
     rc = o->rc;
-    free(o);
-    free(idx);
+    hark__free(o);
+    hark__free(idx);
     hark_metrics_snapshot_free(snap);
     return rc;
 }

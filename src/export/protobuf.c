@@ -1,12 +1,12 @@
 /* A small protocol buffers encoder (see protobuf.h). */
 #include "protobuf.h"
+#include "alloc.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 void hark__pb_free(hark__pb *b)
 {
-    free(b->buf);
+    hark__free(b->buf);
     *b = (hark__pb){0};
 }
 
@@ -24,7 +24,7 @@ static bool reserve(hark__pb *b, size_t n)
         }
         cap *= 2;
     }
-    uint8_t *p = realloc(b->buf, cap);
+    uint8_t *p = hark__realloc(b->buf, cap);
     if (!p) {
         b->failed = true;
         return false;
