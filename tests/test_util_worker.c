@@ -61,7 +61,8 @@ static uint64_t cq_handled(void *data)
     return atomic_load(&((struct counter_queue *)data)->handled);
 }
 
-static const hark__worker_ops cq_ops = {.work = cq_work, .queued = cq_queued, .handled = cq_handled};
+static const hark__worker_ops cq_ops = {
+    .work = cq_work, .queued = cq_queued, .handled = cq_handled};
 
 static void cq_push(struct counter_queue *q)
 {

@@ -9,6 +9,19 @@
 
 #include <stdio.h>
 
+static FILE *narrative;
+
+void exporters_set_narrative(FILE *out)
+{
+    narrative = out;
+}
+
+/* The narrative stream: stdout until exporters_set_narrative() says otherwise. */
+static FILE *say(void)
+{
+    return narrative ? narrative : stdout;
+}
+
 #ifdef HARK_DEMO_EXPORT
 #include <hark/metrics.h>
 #include <hark/trace.h>
@@ -62,9 +75,10 @@ int exporters_serve_metrics(const char *address)
     const char *colon = strrchr(address, ':');
     snprintf(url_host, sizeof url_host, "%.*s:%u", (int)(colon - address), address,
              hark_metrics_server_port(server));
-    printf("Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
-           "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
-           url_host);
+    fprintf(say(),
+            "Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
+            "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
+            url_host);
     return 0;
 }
 
@@ -78,10 +92,11 @@ void exporters_wait(void)
 {
     if (!server)
         return;
-    printf("\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
-           "    curl -s http://%s/metrics\n\n",
-           url_host);
-    fflush(stdout);
+    fprintf(say(),
+            "\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
+            "    curl -s http://%s/metrics\n\n",
+            url_host);
+    fflush(say());
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -132,9 +147,10 @@ int exporters_trace_close(void)
                 hark_strerror(rc), strerror(st.last_errno), (unsigned long long)st.unwritten);
         return rc;
     }
-    printf("\nTrace: %llu events written to %s (%llu dropped); open it at\n"
-           "https://ui.perfetto.dev or in chrome://tracing.\n",
-           (unsigned long long)st.written, trace_path, (unsigned long long)st.dropped);
+    fprintf(say(),
+            "\nTrace: %llu events written to %s (%llu dropped); open it at\n"
+            "https://ui.perfetto.dev or in chrome://tracing.\n",
+            (unsigned long long)st.written, trace_path, (unsigned long long)st.dropped);
     return 0;
 }
 

@@ -7,6 +7,11 @@
 #define DEMO_EXPORTERS_H
 
 #include <stdbool.h>
+#include <stdio.h>
+
+/* Where the exporters' narrative (the curl line, the trace summary) goes: the demo's
+ * narrative stream, stdout unless the log lines are structured. Default stdout. */
+void exporters_set_narrative(FILE *out);
 
 /* Whether the demo was built with the exporters library. */
 bool exporters_available(void);

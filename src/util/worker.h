@@ -44,6 +44,7 @@
 #define HARK_WORKER_H
 
 #include "hark/common.h"
+#include "private.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -105,8 +106,8 @@ struct hark__worker {
  * blocked. `ops` and `data` must outlive it. Returns 0, or HARK_ENOMEM (nothing is
  * left to undo). Thread-safety: call once per worker, before any producer.
  */
-int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void *data,
-                       hark__worker_timing timing);
+HARK__PRIVATE int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops,
+                                     void *data, hark__worker_timing timing);
 
 /*
  * Drains and stops: the thread handles everything queued (until handled() equals
@@ -115,7 +116,7 @@ int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void
  * when called from the worker's own `work`. Thread-safety: once, when no
  * producer will queue again.
  */
-int hark__worker_stop(struct hark__worker *w);
+HARK__PRIVATE int hark__worker_stop(struct hark__worker *w);
 
 /* The state, with the seq_cst load that pairs with the worker's going to sleep
  * (see above). On x86 a plain move. */
@@ -129,20 +130,20 @@ static inline int hark__worker_state(struct hark__worker *w)
  * NAPPING one when `urgent` (say, the queue is filling up); a napping worker
  * polls soon anyway. Takes the worker's lock. Thread-safety: safe.
  */
-void hark__worker_wake_sleeping(struct hark__worker *w, int state, bool urgent);
+HARK__PRIVATE void hark__worker_wake_sleeping(struct hark__worker *w, int state, bool urgent);
 
 /* Wakes the worker now. Takes its lock. Thread-safety: safe. */
-void hark__worker_wake(struct hark__worker *w);
+HARK__PRIVATE void hark__worker_wake(struct hark__worker *w);
 
 /*
  * Called by `work` after it made room or progress: wakes the waiters of
  * hark__worker_await(), if any (a fence, then a load, when there are none).
  */
-void hark__worker_progress(struct hark__worker *w);
+HARK__PRIVATE void hark__worker_progress(struct hark__worker *w);
 
 /* Whether the calling thread is running `work` of `w` (its thread, or a
  * threadless worker's inline pass): it must not wait for `w`. */
-bool hark__worker_on_own_thread(const struct hark__worker *w);
+HARK__PRIVATE bool hark__worker_on_own_thread(const struct hark__worker *w);
 
 /*
  * Waits until `ok(ctx)` is true, waking the worker while it waits. `ok` is called
@@ -150,7 +151,7 @@ bool hark__worker_on_own_thread(const struct hark__worker *w);
  * calling thread between checks. Returns 0, or HARK_EBUSY at once on the worker's
  * own thread. Thread-safety: safe.
  */
-int hark__worker_await(struct hark__worker *w, bool (*ok)(void *ctx), void *ctx);
+HARK__PRIVATE int hark__worker_await(struct hark__worker *w, bool (*ok)(void *ctx), void *ctx);
 
 /* The flush ticket: queued() now. */
 static inline uint64_t hark__worker_ticket(struct hark__worker *w)
@@ -160,7 +161,7 @@ static inline uint64_t hark__worker_ticket(struct hark__worker *w)
 
 /* Waits until handled() reaches `ticket`. Returns 0 or HARK_EBUSY, as
  * hark__worker_await(). */
-int hark__worker_flush_to(struct hark__worker *w, uint64_t ticket);
+HARK__PRIVATE int hark__worker_flush_to(struct hark__worker *w, uint64_t ticket);
 
 /* Waits for everything queued before the call: hark__worker_flush_to() with the
  * ticket taken now. */
