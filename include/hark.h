@@ -10,6 +10,7 @@
 #include "hark/version.h"
 #include "hark/payload.h"
 #include "hark/event.h"
+#include "hark/clock.h"
 #include "hark/notifications.h"
 #include "hark/logger.h"
 #include "hark/color.h"

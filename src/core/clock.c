@@ -1,4 +1,5 @@
-/* Built-in clocks and the pluggable per-thread allocation counter. */
+/* The thread CPU clock and the pluggable per-thread allocation counter (the
+ * monotonic and wall clocks are clock_source.c's). */
 #include "hark/event.h"
 #include "clock.h"
 
@@ -13,14 +14,6 @@ static double read_clock(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double hark_clock_wall(void)
-{
-    return read_clock(CLOCK_REALTIME);
-}
-double hark_clock_monotonic(void)
-{
-    return read_clock(CLOCK_MONOTONIC);
-}
 double hark_clock_thread_cpu(void)
 {
     return read_clock(CLOCK_THREAD_CPUTIME_ID);

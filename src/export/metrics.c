@@ -4,25 +4,26 @@
  * Every recording thread owns a shard of each metrics object it records into.
  * Only the owner writes a shard's counters -- a relaxed load and a relaxed store,
  * no read-modify-write -- and readers merge all shards with relaxed loads. A
- * thread finds its shard through a thread-local list of bindings (usually the
- * first entry), and its series through a small table keyed by the name pointer,
+ * thread finds its shard through a thread-local pointer to the one it used last,
+ * else through its thread slots, and its series through a small table keyed by the name pointer,
  * checked with strcmp (a name pointer may be reused for another name).
  *
- * Shard lifetime: a shard is OWNED by a live thread, FREE once that thread has
- * exited (its counts stay and a new thread may adopt it), or ORPHAN once the
- * metrics object is freed while its owner still runs (the owner frees it when it
- * exits). Both sides exchange the state word, so exactly one of them frees it.
+ * Shard lifetime is the thread-slot hand-off (src/util/slot.h): a shard is OWNED
+ * by a live thread, FREE once that thread has exited (its counts stay and a new
+ * thread may adopt it), or ORPHAN once the metrics object is freed while its owner
+ * still runs (the owner frees it).
  */
 #include "metrics_internal.h"
 #include "hark/sys/reclaim.h"
+#include "alloc.h"
+#include "grow.h"
+#include "slot.h"
 #include "tls.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { OWNED = 0, FREE = 1, ORPHAN = 2 };
 
 struct series {
     char *name;
@@ -37,7 +38,7 @@ struct slot {
 };
 
 struct shard {
-    atomic_int state;
+    hark__slot slot;                 /* first: the thread hand-off (slot.h) */
     struct shard *next;              /* metrics' list; guarded by its lock */
     _Atomic(struct series *) series; /* newest first; the owner publishes */
     /* The owner's lookup table, name pointer -> series; owner only. */
@@ -80,74 +81,43 @@ struct hark_metrics {
 /* Threads and their shards                                                  */
 /* ------------------------------------------------------------------------- */
 
-struct binding {
-    const hark_metrics *m;
-    uint64_t serial;
-    struct shard *shard;
-};
-
-struct thread_state {
-    size_t count, capacity;
-    struct binding *bindings;
-};
-
-static HARK__TLS struct thread_state *self;
-static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static HARK__TLS struct shard *tl_last; /* the calling thread's shard used last */
 static atomic_uint_least64_t next_serial = 1;
 
-static void shard_free(struct shard *s)
+static void shard_free(hark__slot *slot)
 {
+    struct shard *s = (struct shard *)slot;
     struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed);
     while (x) {
         struct series *next = x->next;
-        free(x->name);
-        free(x);
+        hark__free(x->name);
+        hark__free(x);
         x = next;
     }
-    free(s->slots);
-    free(s);
+    hark__free(s->slots);
+    hark__free(s);
 }
 
-/* Gives up a shard: FREE for adoption, or freed if its metrics are gone. */
-static void shard_release(struct shard *s)
+static void forget_last(void)
 {
-    /* Release: this thread's counter stores happen before an adopting thread's
-     * acquire exchange (shard_adopt) and its own stores on top of them. */
-    if (atomic_exchange_explicit(&s->state, FREE, memory_order_acq_rel) == ORPHAN)
-        shard_free(s);
+    tl_last = NULL;
 }
 
-static void thread_exit(void *arg)
-{
-    struct thread_state *t = arg;
-    for (size_t i = 0; i < t->count; i++)
-        shard_release(t->bindings[i].shard);
-    free(t->bindings);
-    free(t);
-    self = NULL;
-}
+static const hark__slot_kind shard_kind = {shard_free, forget_last};
 
-static void exit_key_create(void)
-{
-    pthread_key_create(&exit_key, thread_exit);
-}
-
+/* A FREE shard of `m` (its counts stay), or a new one, for the calling thread. */
 static struct shard *shard_adopt(hark_metrics *m)
 {
     pthread_mutex_lock(&m->lock);
     for (struct shard *s = m->shards; s; s = s->next) {
-        int expected = FREE;
-        /* Acquire: pairs with the release in shard_release(). */
-        if (atomic_compare_exchange_strong_explicit(&s->state, &expected, OWNED,
-                                                    memory_order_acquire, memory_order_relaxed)) {
+        if (hark__slot_adopt(&s->slot)) {
             pthread_mutex_unlock(&m->lock);
             return s;
         }
     }
-    struct shard *s = calloc(1, sizeof *s);
+    struct shard *s = hark__calloc(1, sizeof *s);
     if (s) {
-        atomic_init(&s->state, OWNED);
+        atomic_init(&s->slot.state, HARK__SLOT_OWNED);
         atomic_init(&s->series, NULL);
         s->next = m->shards;
         m->shards = s;
@@ -159,57 +129,25 @@ static struct shard *shard_adopt(hark_metrics *m)
 /* The calling thread's shard of `m`, created on first use; NULL without memory. */
 static struct shard *shard_slow(hark_metrics *m)
 {
-    struct thread_state *t = self;
-    if (!t) {
-        pthread_once(&exit_once, exit_key_create);
-        t = calloc(1, sizeof *t);
-        if (!t || pthread_setspecific(exit_key, t) != 0) {
-            free(t);
+    struct shard *s = (struct shard *)hark__slot_find(&shard_kind, m->serial);
+    if (!s) {
+        s = shard_adopt(m);
+        if (!s)
+            return NULL;
+        if (hark__slot_add(&s->slot, &shard_kind, m->serial) != 0) {
+            /* release: as a thread exit hands it back (the next thread adopts it). */
+            atomic_store_explicit(&s->slot.state, HARK__SLOT_FREE, memory_order_release);
             return NULL;
         }
-        self = t;
     }
-    for (size_t i = 0; i < t->count; i++) {
-        struct binding *b = &t->bindings[i];
-        if (b->m == m && b->serial == m->serial) {
-            /* Move it to the front: the next event takes the fast path. */
-            struct binding first = *b;
-            *b = t->bindings[0];
-            t->bindings[0] = first;
-            return first.shard;
-        }
-    }
-    /* Drop bindings of freed metrics objects (their shards are ORPHAN). */
-    for (size_t i = 0; i < t->count;) {
-        if (atomic_load_explicit(&t->bindings[i].shard->state, memory_order_relaxed) == ORPHAN) {
-            shard_release(t->bindings[i].shard);
-            t->bindings[i] = t->bindings[--t->count];
-        } else {
-            i++;
-        }
-    }
-    if (t->count == t->capacity) {
-        size_t cap = t->capacity ? t->capacity * 2 : 4;
-        struct binding *b = realloc(t->bindings, cap * sizeof *b);
-        if (!b)
-            return NULL;
-        t->bindings = b;
-        t->capacity = cap;
-    }
-    struct shard *s = shard_adopt(m);
-    if (!s)
-        return NULL;
-    memmove(&t->bindings[1], &t->bindings[0], t->count * sizeof t->bindings[0]);
-    t->bindings[0] = (struct binding){m, m->serial, s};
-    t->count++;
-    return s;
+    return tl_last = s;
 }
 
 static inline struct shard *my_shard(hark_metrics *m)
 {
-    struct thread_state *t = self;
-    if (HARK_LIKELY(t && t->count && t->bindings[0].m == m && t->bindings[0].serial == m->serial))
-        return t->bindings[0].shard;
+    struct shard *s = tl_last;
+    if (HARK_LIKELY(s && s->slot.serial == m->serial))
+        return s;
     return shard_slow(m);
 }
 
@@ -225,7 +163,7 @@ static inline size_t slot_hash(const char *key, size_t mask)
 static int slots_grow(struct shard *s)
 {
     size_t mask = s->mask ? s->mask * 2 + 1 : 15;
-    struct slot *slots = calloc(mask + 1, sizeof *slots);
+    struct slot *slots = hark__calloc(mask + 1, sizeof *slots);
     if (!slots)
         return HARK_ENOMEM;
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
@@ -236,7 +174,7 @@ static int slots_grow(struct shard *s)
             j = (j + 1) & mask;
         slots[j] = s->slots[i];
     }
-    free(s->slots);
+    hark__free(s->slots);
     s->slots = slots;
     s->mask = mask;
     return 0;
@@ -248,12 +186,12 @@ static struct series *series_slow(struct shard *s, const char *name)
     while (x && strcmp(x->name, name) != 0)
         x = x->next;
     if (!x) {
-        x = malloc(sizeof *x);
+        x = hark__malloc(sizeof *x);
         if (!x)
             return NULL;
-        x->name = strdup(name);
+        x->name = hark__strdup(name);
         if (!x->name) {
-            free(x);
+            hark__free(x);
             return NULL;
         }
         atomic_init(&x->sum_ns, 0);
@@ -355,16 +293,16 @@ int hark_metrics_new(hark_metrics **out)
 {
     if (!out)
         return HARK_EINVAL;
-    hark_metrics *m = calloc(1, sizeof *m);
+    hark_metrics *m = hark__calloc(1, sizeof *m);
     if (!m)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&m->lock, NULL) != 0) {
-        free(m);
+        hark__free(m);
         return HARK_ENOMEM;
     }
     if (pthread_mutex_init(&m->attach_lock, NULL) != 0) {
         pthread_mutex_destroy(&m->lock);
-        free(m);
+        hark__free(m);
         return HARK_ENOMEM;
     }
     m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
@@ -379,27 +317,17 @@ static void metrics_unref(hark_metrics *m)
     /* Acq_rel: the last one to drop a reference sees every other's writes. */
     if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
         return;
-    struct thread_state *t = self;
-    struct shard *s = m->shards;
-    while (s) {
-        struct shard *next = s->next;
-        int state = atomic_exchange_explicit(&s->state, ORPHAN, memory_order_acq_rel);
-        bool mine = false;
-        for (size_t i = 0; t && i < t->count; i++) {
-            if (t->bindings[i].shard == s) {
-                t->bindings[i] = t->bindings[--t->count];
-                mine = true;
-                break;
-            }
-        }
-        /* A shard still owned by a live thread is freed by that thread at exit. */
-        if (state == FREE || mine)
-            shard_free(s);
-        s = next;
+    for (struct shard *s = m->shards, *next; s; s = next) {
+        next = s->next;
+        if (tl_last == s)
+            tl_last = NULL;
+        /* A shard still owned by a live thread is freed by that thread. */
+        if (hark__slot_orphan(&s->slot))
+            shard_free(&s->slot);
     }
     pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->attach_lock);
-    free(m);
+    hark__free(m);
 }
 
 /*
@@ -436,8 +364,8 @@ static void forget(hark_metrics *m, struct attachment *a)
         }
     }
     pthread_mutex_unlock(&m->lock);
-    free(a->text);
-    free(a);
+    hark__free(a->text);
+    hark__free(a);
 }
 
 int hark_metrics_free(hark_metrics *m)
@@ -460,8 +388,8 @@ int hark_metrics_free(hark_metrics *m)
         if (!a)
             break;
         (void)detach(m, a);
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
     }
     pthread_mutex_unlock(&m->attach_lock);
     hark_reclaim_resume(); /* before our own reference goes: releases still use m */
@@ -498,11 +426,11 @@ static void on_release(void *data)
                 break;
             }
         }
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
     }
     pthread_mutex_unlock(&m->lock);
-    free(t);
+    hark__free(t);
     metrics_unref(m);
 }
 
@@ -510,7 +438,7 @@ static void on_release(void *data)
  * not held. */
 static int subscribe(hark_metrics *m, struct attachment *a)
 {
-    struct token *t = malloc(sizeof *t);
+    struct token *t = hark__malloc(sizeof *t);
     if (!t)
         return HARK_ENOMEM;
     t->m = m;
@@ -527,7 +455,7 @@ static int subscribe(hark_metrics *m, struct attachment *a)
     hark_subscription_id id;
     int rc = hark_subscribe(&id, a->n, &opts);
     if (rc != 0) {
-        free(t);
+        hark__free(t);
         metrics_unref(m);
         return rc;
     }
@@ -543,13 +471,14 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
 {
     if (!m || !n)
         return HARK_EINVAL;
-    struct attachment *a = calloc(1, sizeof *a);
+    struct attachment *a = hark__calloc(1, sizeof *a);
     if (!a)
         return HARK_ENOMEM;
     a->n = n;
     a->kind = pattern.kind;
-    if (pattern.kind != HARK_PATTERN_ALL && pattern.text && !(a->text = strdup(pattern.text))) {
-        free(a);
+    if (pattern.kind != HARK_PATTERN_ALL && pattern.text &&
+        !(a->text = hark__strdup(pattern.text))) {
+        hark__free(a);
         return HARK_ENOMEM;
     }
     /* Subscribing reclaims: releases held back until attach_lock is dropped, as in
@@ -571,8 +500,8 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     pthread_mutex_unlock(&m->attach_lock);
     hark_reclaim_resume();
     if (rc != 0) {
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
         return rc;
     }
     if (out)
@@ -721,11 +650,11 @@ void hark_metrics_snapshot_free(hark_metrics_snapshot *snap)
     if (!snap)
         return;
     for (size_t i = 0; i < snap->count; i++) {
-        free((void *)(uintptr_t)snap->series[i].name);
-        free((void *)(uintptr_t)snap->series[i].buckets);
+        hark__free((void *)(uintptr_t)snap->series[i].name);
+        hark__free((void *)(uintptr_t)snap->series[i].buckets);
     }
-    free(snap->series);
-    free(snap);
+    hark__free(snap->series);
+    hark__free(snap);
 }
 
 int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
@@ -735,7 +664,7 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
     struct pick *picks = NULL;
     size_t count = 0, capacity = 0;
     int rc = 0;
-    hark_metrics_snapshot *snap = calloc(1, sizeof *snap);
+    hark_metrics_snapshot *snap = hark__calloc(1, sizeof *snap);
     if (!snap)
         return HARK_ENOMEM;
     pthread_mutex_lock(&m->lock);
@@ -743,32 +672,24 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
         /* Acquire: pairs with the release publishing each series (series_slow). */
         for (const struct series *x = atomic_load_explicit(&s->series, memory_order_acquire); x;
              x = x->next) {
-            if (count == capacity) {
-                size_t cap = capacity ? capacity * 2 : 16;
-                struct pick *p = realloc(picks, cap * sizeof *p);
-                if (!p) {
-                    rc = HARK_ENOMEM;
-                    break;
-                }
-                picks = p;
-                capacity = cap;
-            }
+            if ((rc = HARK__GROW(picks, capacity, count + 1, 16)) != 0)
+                break;
             picks[count++] = (struct pick){x->name, x};
         }
     }
     if (rc == 0 && count) {
         qsort(picks, count, sizeof *picks, pick_cmp);
-        snap->series = calloc(count, sizeof *snap->series);
+        snap->series = hark__calloc(count, sizeof *snap->series);
         if (!snap->series)
             rc = HARK_ENOMEM;
     }
     for (size_t i = 0; rc == 0 && i < count;) {
         hark_metrics_series *out_s = &snap->series[snap->count];
-        uint64_t *buckets = calloc(HARK_METRICS_BUCKETS, sizeof *buckets);
-        char *name = strdup(picks[i].name);
+        uint64_t *buckets = hark__calloc(HARK_METRICS_BUCKETS, sizeof *buckets);
+        char *name = hark__strdup(picks[i].name);
         if (!buckets || !name) {
-            free(buckets);
-            free(name);
+            hark__free(buckets);
+            hark__free(name);
             rc = HARK_ENOMEM;
             break;
         }
@@ -804,7 +725,7 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
         out_s->p999 = hark_metrics_quantile(out_s, 0.999);
     }
     pthread_mutex_unlock(&m->lock);
-    free(picks);
+    hark__free(picks);
     if (rc != 0) {
         hark_metrics_snapshot_free(snap);
         return rc;

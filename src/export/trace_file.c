@@ -11,19 +11,21 @@
  * never wraps: when it does not fit before the end, a padding record fills the
  * end and the record starts at index 0.
  *
- * A thread finds its buffer through a thread-local list of its buffers (one per
- * trace it records into), keyed by the trace's serial number, which is never
- * reused; the one used last is first.
+ * A thread finds its buffer through a thread-local pointer to the one it used
+ * last, else through its thread slots (src/util/slot.h), keyed by the trace's
+ * serial number, which is never reused.
  *
- * Buffer lifetime: a buffer is OWNED while its thread runs, FREE once the thread
- * has exited (the writer frees it once drained), or ORPHAN once the trace is gone
- * while the thread still runs (the thread frees it when it next looks for a buffer
- * or exits). Both sides exchange the state word, so exactly one of them frees it.
- * The ring memory itself is freed by the trace when it goes away: no callback can
- * run then (every subscription has been released).
+ * Buffer lifetime is the slot hand-off: OWNED while its thread runs, FREE once the
+ * thread has exited (the writer frees it once drained), or ORPHAN once the trace is
+ * gone while the thread still runs (the thread frees it). The ring memory itself is
+ * freed by the trace when it goes away: no callback can run then (every
+ * subscription has been released).
  */
 #include "json_out.h"
+#include "alloc.h"
 #include "deadline.h"
+#include "ns.h"
+#include "slot.h"
 
 #include "hark/trace.h"
 #include "tls.h"
@@ -38,8 +40,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-enum { OWNED = 0, FREE = 1, ORPHAN = 2 };
 
 #define REC_PAD 0x1u
 
@@ -56,12 +56,10 @@ struct rec {
 _Static_assert(sizeof(struct rec) == 48, "HARK_TRACE_RECORD_BYTES assumes a 48-byte header");
 
 struct tbuf {
-    uint64_t serial;      /* the trace's; immutable */
-    atomic_int state;     /* OWNED, FREE or ORPHAN */
-    struct tbuf *tl_next; /* the owner's list; owner only */
-    struct tbuf *next;    /* the trace's list; guarded by its lock */
-    char *data;           /* cap bytes */
-    char *scratch;        /* args_max bytes; owner only */
+    hark__slot slot;   /* first: the thread hand-off (slot.h); serial is the trace's */
+    struct tbuf *next; /* the trace's list; guarded by its lock */
+    char *data;        /* cap bytes */
+    char *scratch;     /* args_max bytes; owner only */
     size_t cap;
     atomic_uint_least64_t head;     /* written by the owner only */
     atomic_uint_least64_t tail;     /* written by the writer only */
@@ -111,90 +109,50 @@ struct hark_trace {
 };
 
 static atomic_uint_least64_t serials = 1;
-static HARK__TLS struct tbuf *tl_bufs;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static pthread_key_t exit_key;
-static bool exit_key_ok;
+static HARK__TLS struct tbuf *tl_last; /* the calling thread's buffer used last */
 
 /* ---- the thread side -------------------------------------------------------------- */
 
-/* Thread exit: hands every buffer of the thread back (see the lifetime note above). */
-static void thread_exit(void *list)
+static void tbuf_free(hark__slot *s)
 {
-    tl_bufs = NULL; /* a later event on this thread starts a new list */
-    for (struct tbuf *b = list, *next; b; b = next) {
-        next = b->tl_next;
-        /* acq_rel: releases the thread's last ring writes to the writer that frees
-         * the buffer; acquires the closer's ORPHAN so that we free after it. */
-        if (atomic_exchange_explicit(&b->state, FREE, memory_order_acq_rel) == ORPHAN)
-            free(b);
-    }
+    struct tbuf *b = (struct tbuf *)s;
+    hark__free(b->data);
+    hark__free(b->scratch);
+    hark__free(b);
 }
 
-static void make_exit_key(void)
+static void forget_last(void)
 {
-    exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+    tl_last = NULL;
 }
 
-static void set_tl_bufs(struct tbuf *list)
-{
-    tl_bufs = list;
-    if (exit_key_ok)
-        pthread_setspecific(exit_key, list);
-}
+static const hark__slot_kind tbuf_kind = {tbuf_free, forget_last};
 
 /* Finds (or makes) the calling thread's buffer of `t`; drops orphans on the way. */
 static struct tbuf *find_slow(hark_trace *t)
 {
-    struct tbuf **pp = &tl_bufs, *b;
-    bool changed = false;
-    while ((b = *pp)) {
-        /* acquire: pairs with the closer's exchange to ORPHAN. */
-        if (atomic_load_explicit(&b->state, memory_order_acquire) == ORPHAN) {
-            *pp = b->tl_next;
-            free(b);
-            changed = true;
-            continue;
-        }
-        if (b->serial == t->serial) {
-            *pp = b->tl_next; /* move to the front */
-            b->tl_next = tl_bufs;
-            set_tl_bufs(b);
-            return b;
-        }
-        pp = &b->tl_next;
-    }
-    if (changed)
-        set_tl_bufs(tl_bufs);
-
-    pthread_once(&key_once, make_exit_key);
-    if (!exit_key_ok)
-        return NULL; /* without it, buffers of exiting threads would leak */
-    b = calloc(1, sizeof *b);
+    struct tbuf *b = (struct tbuf *)hark__slot_find(&tbuf_kind, t->serial);
+    if (b)
+        return tl_last = b;
+    b = hark__calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    b->data = malloc(t->cap);
-    b->scratch = malloc(t->args_max);
-    if (!b->data || !b->scratch) {
-        free(b->data);
-        free(b->scratch);
-        free(b);
+    b->data = hark__malloc(t->cap);
+    b->scratch = hark__malloc(t->args_max);
+    if (!b->data || !b->scratch || hark__slot_add(&b->slot, &tbuf_kind, t->serial) != 0) {
+        tbuf_free(&b->slot);
         return NULL;
     }
-    b->serial = t->serial;
     b->cap = t->cap;
     b->tid = (int)gettid();
     int k =
         snprintf(b->pid_tid, sizeof b->pid_tid, ",\"pid\":%ld,\"tid\":%d,\"id\":", t->pid, b->tid);
     b->pid_tid_len = (uint8_t)(k > 0 && (size_t)k < sizeof b->pid_tid ? k : 0);
-    atomic_init(&b->state, OWNED);
     pthread_mutex_lock(&t->lock);
     b->next = t->bufs;
     t->bufs = b;
     pthread_mutex_unlock(&t->lock);
-    b->tl_next = tl_bufs;
-    set_tl_bufs(b);
-    return b;
+    return tl_last = b;
 }
 
 static void bump(atomic_uint_least64_t *c)
@@ -204,22 +162,12 @@ static void bump(atomic_uint_least64_t *c)
                           memory_order_relaxed);
 }
 
-static int64_t ms_to_ns(double ms)
-{
-    double ns = ms * 1e6;
-    if (!(ns > 0))
-        return 0;
-    if (ns > 9.2e18)
-        return INT64_MAX;
-    return (int64_t)(ns + 0.5);
-}
-
 /* The event callback: one record into the calling thread's ring, or a drop. */
 static int on_event(hark_event *ev, void *data)
 {
     hark_trace *t = ((struct att *)data)->t;
-    struct tbuf *b = tl_bufs;
-    if (HARK_UNLIKELY(!b || b->serial != t->serial)) {
+    struct tbuf *b = tl_last;
+    if (HARK_UNLIKELY(!b || b->slot.serial != t->serial)) {
         b = find_slow(t);
         if (!b) {
             atomic_fetch_add_explicit(&t->dropped_nobuf, 1, memory_order_relaxed);
@@ -256,8 +204,8 @@ static int on_event(hark_event *ev, void *data)
                     0,
                     ev->id,
                     ev->parent_id,
-                    ms_to_ns(ev->time_ms),
-                    ms_to_ns(ev->end_ms)};
+                    hark__ms_to_ns(ev->time_ms),
+                    hark__ms_to_ns(ev->end_ms)};
     char *dst = b->data + off;
     memcpy(dst, &r, sizeof r);
     memcpy(dst + sizeof r, ev->name, name_len);
@@ -317,9 +265,8 @@ static void format_record(hark_trace *t, const struct tbuf *b, const struct rec 
 }
 
 /*
- * Moves records of `b` into the staging buffer while it has room for the largest.
- * Returns true when it stopped for lack of room.
- * Locking: t->wlock held (the only consumer), and t->lock.
+ * Moves records of `b` into the staging buffer while it has room for the largest. Returns true when
+ * it stopped for lack of room. Locking: t->wlock held (the only consumer), and t->lock.
  */
 static bool drain_one(hark_trace *t, struct tbuf *b)
 {
@@ -346,13 +293,6 @@ static bool drain_one(hark_trace *t, struct tbuf *b)
     return full;
 }
 
-static void free_tbuf_memory(struct tbuf *b)
-{
-    free(b->data);
-    free(b->scratch);
-    b->data = b->scratch = NULL;
-}
-
 /*
  * Drains every buffer into the staging buffer, and frees the drained buffers of
  * threads that have exited. Returns true when the staging buffer filled up first.
@@ -367,15 +307,15 @@ static bool drain(hark_trace *t)
             more = true;
             break;
         }
-        /* acquire: pairs with the exiting owner's exchange; its last head is seen. */
-        if (atomic_load_explicit(&b->state, memory_order_acquire) == FREE &&
+        /* acquire (in is_free): pairs with the exiting owner's exchange; its last
+         * head is seen. */
+        if (hark__slot_is_free(&b->slot) &&
             atomic_load_explicit(&b->head, memory_order_acquire) ==
                 atomic_load_explicit(&b->tail, memory_order_relaxed)) {
             *pp = b->next;
             t->recorded_gone += atomic_load_explicit(&b->recorded, memory_order_relaxed);
             t->dropped_gone += atomic_load_explicit(&b->dropped, memory_order_relaxed);
-            free_tbuf_memory(b);
-            free(b);
+            tbuf_free(&b->slot);
             continue;
         }
         pp = &b->next;
@@ -500,18 +440,22 @@ static void destroy(hark_trace *t)
 {
     for (struct tbuf *b = t->bufs, *next; b; b = next) {
         next = b->next;
-        free_tbuf_memory(b);
-        /* acq_rel: pairs with the owner's exchange (thread exit) or its acquire
-         * load when it next looks for a buffer; exactly one side frees the node. */
-        if (atomic_exchange_explicit(&b->state, ORPHAN, memory_order_acq_rel) == FREE)
-            free(b);
+        if (tl_last == b)
+            tl_last = NULL;
+        /* No callback can run: the ring is not written again and goes now, before
+         * the hand-off, after which a running owner may free the node itself. */
+        hark__free(b->data);
+        hark__free(b->scratch);
+        b->data = b->scratch = NULL;
+        if (hark__slot_orphan(&b->slot))
+            tbuf_free(&b->slot);
     }
     pthread_mutex_destroy(&t->lock);
     pthread_mutex_destroy(&t->wlock);
     pthread_mutex_destroy(&t->tlock);
     pthread_cond_destroy(&t->cond);
-    free(t->out);
-    free(t);
+    hark__free(t->out);
+    hark__free(t);
 }
 
 /* Writes what is left and the end of the file, then frees the trace. No callback
@@ -583,7 +527,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
         o.args_max > HARK_TRACE_ARGS_MAX)
         return HARK_EINVAL;
 
-    hark_trace *t = calloc(1, sizeof *t);
+    hark_trace *t = hark__calloc(1, sizeof *t);
     if (!t)
         return HARK_ENOMEM;
     t->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed);
@@ -592,7 +536,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     /* Escaped name and category (6 bytes per byte at worst), args, and the rest. */
     t->max_formatted = 12 * HARK_NAME_MAX + o.args_max + 256;
     t->out_cap = 64 * 1024 + t->max_formatted;
-    t->out = malloc(t->out_cap);
+    t->out = hark__malloc(t->out_cap);
     t->write = o.write;
     t->write_data = o.write_data;
     t->interval_ms = o.flush_interval_ms;
@@ -600,7 +544,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     t->fd = -1;
     atomic_init(&t->refs, 1);
     if (!t->out) {
-        free(t);
+        hark__free(t);
         return HARK_ENOMEM;
     }
     static const char head[] = "{\"traceEvents\":[\n";

@@ -9,7 +9,9 @@
  */
 #include "hark/lttng.h"
 #include "json_out.h"
+#include "alloc.h"
 #include "deadline.h"
+#include "ns.h"
 
 #include "hark_tp.h"
 
@@ -42,16 +44,6 @@ static bool silenced(const char *name, void *data)
     return !lttng_ust_tracepoint_enabled(hark, event);
 }
 
-static uint64_t ms_to_ns(double ms)
-{
-    double ns = ms * 1e6;
-    if (!(ns > 0))
-        return 0;
-    if (ns > 1.8e19)
-        return UINT64_MAX;
-    return (uint64_t)(ns + 0.5);
-}
-
 static int on_event(hark_event *ev, void *data)
 {
     (void)data;
@@ -66,7 +58,8 @@ static int on_event(hark_event *ev, void *data)
     w.cap++;
     hark__jw_char(&w, '}');
     payload[w.len] = '\0';
-    uint64_t start = ms_to_ns(ev->time_ms), end = ms_to_ns(ev->end_ms);
+    uint64_t start = (uint64_t)hark__ms_to_ns(ev->time_ms);
+    uint64_t end = (uint64_t)hark__ms_to_ns(ev->end_ms);
     lttng_ust_do_tracepoint(hark, event, ev->name, ev->id, ev->parent_id, start,
                             end > start ? end - start : 0, payload);
     return 0;
@@ -78,7 +71,7 @@ static void unref(hark_lttng *b)
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->cond);
-        free(b);
+        hark__free(b);
     }
 }
 
@@ -116,7 +109,7 @@ int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
 {
     if (!out || !n)
         return HARK_EINVAL;
-    hark_lttng *b = calloc(1, sizeof *b);
+    hark_lttng *b = hark__calloc(1, sizeof *b);
     if (!b)
         return HARK_ENOMEM;
     b->n = n;
@@ -141,7 +134,7 @@ int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
     if (rc < 0) {
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->cond);
-        free(b);
+        hark__free(b);
         return rc;
     }
     sigset_t all, old;

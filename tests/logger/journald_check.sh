@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The journald sink against the real systemd-journald: starts one when none runs
 # (as root; it is stopped again at the end), sends records with every field type
-# with tests/journald_send, reads them back with journalctl -o json and compares
+# with tests/logger/journald_send, reads them back with journalctl -o json and compares
 # every field.
-#   tests/journald_check.sh BUILD_DIR
+#   tests/logger/journald_check.sh BUILD_DIR
 set -u
 build=${1:-build}
 send="$build/tests/journald_send"

@@ -1,6 +1,6 @@
 /*
  * Expands every public macro and inline function the way user code does, so that
- * tests/header_compile/run.sh checks them as strict C11 and as C++17. Compiled with
+ * tests/tools/header_compile/run.sh checks them as strict C11 and as C++17. Compiled with
  * -fsyntax-only: nothing here is linked or run.
  */
 #include <hark.h>

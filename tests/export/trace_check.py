@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs tests/trace_scenarios.c and checks the Chrome trace files it writes with
+"""Runs tests/export/trace_scenarios.c and checks the Chrome trace files it writes with
 Python's json module (strict: no NaN, valid UTF-8): the format, every event's
 parent enclosing it in time on the same thread, exact per-thread nesting, the
 payload args, and the exact count of events dropped by a full buffer."""

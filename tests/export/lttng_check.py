@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The LTTng-UST bridge against the real tools: starts lttng-sessiond (userspace
 only, --no-kernel) unless one already runs, creates a session with its own output
-directory, enables hark:*, runs tests/lttng_scenario.c, reads the trace back with
+directory, enables hark:*, runs tests/export/lttng_scenario.c, reads the trace back with
 babeltrace2 and compares every event and its fields, in order, with what the
 program's own subscriber saw. Then checks that hark_listening() follows the
 session: false within a second of `lttng stop` and of `lttng disable-event`.

@@ -3,13 +3,13 @@
 # macros, as strict C11 and as C++17 with warnings as errors. Each header must be
 # self-contained: it is the first and only include of its translation unit.
 #
-#   tests/header_compile/run.sh            # uses cc/c++ (or $CC/$CXX), plus clang if present
+#   tests/tools/header_compile/run.sh            # uses cc/c++ (or $CC/$CXX), plus clang if present
 #
 # Exits non-zero at the first header that does not compile.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Parses hark's JSON lines with Python's json module and compares every field with
-what the writer was given (tests/json_roundtrip.c), decoding the raw inputs with
+what the writer was given (tests/logger/json_roundtrip.c), decoding the raw inputs with
 Python's own UTF-8 "replace" handling and cutting messages as documented."""
 import json
 import subprocess

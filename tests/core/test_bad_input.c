@@ -717,6 +717,19 @@ static void rows_event(void)
          hark_clock_wall() > 0 && hark_clock_monotonic() > 0 && hark_clock_thread_cpu() > 0);
     hark_set_allocation_counter(NULL);
     ROWT("hark_set_allocation_counter", "NULL", "removes the counter", 1);
+    hark_clock_info ci;
+    assert_int_equal(hark_clock_info_get(&ci), 0);
+    ROW("hark_clock_use", "a value outside hark_clock_source (7)", HARK_EINVAL,
+        hark_clock_use((hark_clock_source)7));
+    hark_clock_info ci2;
+    assert_int_equal(hark_clock_info_get(&ci2), 0);
+    ROWT("hark_clock_use", "a value outside hark_clock_source (7), then", "the source is unchanged",
+         ci2.source == ci.source && ci2.requested == ci.requested);
+    ROW("hark_clock_info_get", "NULL", HARK_EINVAL, hark_clock_info_get(NULL));
+    ROWT("hark_clock_source_name", "a value outside hark_clock_source (9)", "\"?\"",
+         strcmp(hark_clock_source_name((hark_clock_source)9), "?") == 0);
+    ROWT("hark_clock_set_reference", "NULL", "restores clock_gettime(); returns 0",
+         hark_clock_set_reference(NULL) == 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1149,14 +1162,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
         markdown = 1;
-        printf(
-            "# Bad input: what each public function returns\n\n"
-            "Generated from `tests/test_bad_input.c` (`build/tests/test_bad_input --markdown`);\n"
-            "every row below is an assertion of that test, so the table cannot drift from\n"
-            "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
-            "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
-            "leaves the notifier, payload or logger exactly as it was.\n",
-            HARK_NAME_MAX);
+        printf("# Bad input: what each public function returns\n\n"
+               "Generated from `tests/core/test_bad_input.c` (`build/tests/test_bad_input "
+               "--markdown`);\n"
+               "every row below is an assertion of that test, so the table cannot drift from\n"
+               "the library. `HARK_NAME_MAX` is %d bytes. Codes are the negative `HARK_E*`\n"
+               "values of `hark/common.h`; `hark_strerror()` describes each. A failing call\n"
+               "leaves the notifier, payload or logger exactly as it was.\n",
+               HARK_NAME_MAX);
         run_all_rows();
         if (mismatches)
             fprintf(stderr, "test_bad_input: %d rows did not hold\n", mismatches);
