@@ -21,7 +21,7 @@
 #include "log_capture.h"
 #include "hark/log_sinks.h"
 #include "alloc.h"
-#include "deadline.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -35,11 +35,10 @@
 #include <wchar.h>
 
 #define SLOT 32u
-/* Writer states: producers wake an IDLE writer at once, a NAPPING one only when
- * the ring fills up (it polls every NAP_MS otherwise). */
-enum { RUNNING = 0, NAPPING = 1, IDLE = 2 };
-#define NAP_MS 2
-#define NAPS_BEFORE_IDLE 50
+/* The writer polls every 2 ms while lines come, and sleeps up to 200 ms after 50
+ * empty polls; producers wake a sleeping writer at once, a polling one only when
+ * a quarter of the ring is in use. */
+static const hark__worker_timing writer_timing = {2, 50, 200};
 
 /* What an entry's message is: finished text, a copied format string with its
  * arguments, or an interned format (a struct hark__fmt pointer) with them. */
@@ -88,24 +87,17 @@ struct hark__async {
     _Atomic size_t *seq; /* one per slot */
     void *seq_mem;       /* the same, as allocated */
     hark_log_async_policy policy;
-    /* The producers' line: written by each reservation; `state` beside it changes
-     * only when the writer naps or wakes. */
+    /* The producers' line: written by each reservation. */
     _Alignas(64) _Atomic size_t tail; /* next position to reserve */
     _Atomic size_t done_seen;         /* a recent `done`, no later than it */
-    _Atomic int state;
     /* The writer's line. */
     _Alignas(64) _Atomic size_t done; /* positions written (the writer's head) */
     _Atomic uint64_t dropped;         /* dropped since the last report */
     _Atomic uint64_t dropped_total;
-    _Atomic unsigned space_waiters; /* producers blocked on a full ring */
-    _Atomic unsigned drain_waiters; /* threads in hark__async_drain() */
-    _Atomic bool stop;
+    _Atomic uint64_t reported; /* drops reported so far ("N lines dropped") */
 
-    pthread_mutex_t lock;
-    pthread_cond_t wake;     /* the writer: work or stop */
-    pthread_cond_t space;    /* producers: slots freed */
-    pthread_cond_t progress; /* drainers: `done` moved */
-    pthread_t thread;
+    /* The writer thread (src/util/worker.h). */
+    struct hark__worker worker;
 
     /* Writer-only scratch: a linear copy of a wrapped entry, the message, the line. */
     _Alignas(64) char *scratch;
@@ -124,13 +116,11 @@ struct hark__async {
 /* Loggers to flush at exit                                                  */
 /* ------------------------------------------------------------------------- */
 
-/* The ring whose writer this thread is, if it is one: its callbacks (sink,
- * formatter) must not wait for it. */
-static HARK__TLS const struct hark__async *writer_of;
-
+/* Whether this thread is the ring's writer: its callbacks (sink, formatter) must
+ * not wait for it. */
 static inline bool on_writer(const struct hark__async *a)
 {
-    return writer_of == a;
+    return hark__worker_on_own_thread(&a->worker);
 }
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -196,13 +186,6 @@ static inline __attribute__((always_inline)) void ring_put(struct hark__async *a
     memcpy(a->data, (const char *)src + first, n - first);
 }
 
-static void wake_writer(struct hark__async *a)
-{
-    pthread_mutex_lock(&a->lock);
-    pthread_cond_signal(&a->wake);
-    pthread_mutex_unlock(&a->lock);
-}
-
 /*
  * After a reservation at `pos`: wakes the writer if it sleeps deeply, or if it
  * naps while a quarter of the ring is in use. The entry is not published yet; a
@@ -210,27 +193,18 @@ static void wake_writer(struct hark__async *a)
  */
 static void wake_sleeping(struct hark__async *a, size_t pos, int st)
 {
-    if (st == IDLE) {
-        int expect = IDLE;
-        if (atomic_compare_exchange_strong_explicit(&a->state, &expect, RUNNING,
-                                                    memory_order_relaxed, memory_order_relaxed))
-            wake_writer(a);
-        return;
-    }
-    /* Napping: it polls soon; wake it only when a quarter of the ring is in use. */
     size_t used = pos - atomic_load_explicit(&a->done, memory_order_relaxed);
-    if (used > a->nslots / 4)
-        wake_writer(a);
+    hark__worker_wake_sleeping(&a->worker, st, used > a->nslots / 4);
 }
 
 static inline void maybe_wake(struct hark__async *a, size_t pos)
 {
-    /* Seq_cst: with the seq_cst CAS that reserved `pos`, against the writer's
-     * seq_cst store of `state` and load of `tail` (a Dekker pair), so that a writer
-     * going to sleep either sees this reservation or is seen asleep here. On x86
-     * this load is a plain move: the CAS was the barrier. */
-    int st = atomic_load_explicit(&a->state, memory_order_seq_cst);
-    if (HARK_UNLIKELY(st != RUNNING))
+    /* Seq_cst (inside): with the seq_cst CAS that reserved `pos`, against the
+     * writer's seq_cst store of its state and load of `tail` (a Dekker pair), so
+     * that a writer going to sleep either sees this reservation or is seen asleep
+     * here. On x86 this load is a plain move: the CAS was the barrier. */
+    int st = hark__worker_state(&a->worker);
+    if (HARK_UNLIKELY(st != HARK__WORKER_RUNNING))
         wake_sleeping(a, pos, st);
 }
 
@@ -275,6 +249,17 @@ static inline void ring_commit(struct hark__async *a, size_t pos)
     atomic_store_explicit(&a->seq[pos & a->mask], pos + 1, memory_order_release);
 }
 
+struct reservation {
+    struct hark__async *a;
+    size_t need, *pos;
+};
+
+static bool try_reserve(void *ctx)
+{
+    struct reservation *r = ctx;
+    return ring_reserve(r->a, r->need, r->pos);
+}
+
 /*
  * Reserves `need` slots under the logger's policy (reserve_or_wait() below).
  * Returns true with *pos, or false when the line is dropped (counted).
@@ -294,21 +279,9 @@ static bool reserve_slow(struct hark__async *a, size_t need, size_t *pos)
             return true;
         }
     }
-    pthread_mutex_lock(&a->lock);
-    atomic_fetch_add_explicit(&a->space_waiters, 1, memory_order_relaxed);
-    /* Seq_cst fence: pairs with the writer's fence between freeing slots and
-     * reading space_waiters; the re-check below then sees the freed slots, or the
-     * writer sees this waiter and signals under the lock. */
-    atomic_thread_fence(memory_order_seq_cst);
-    while (!ring_reserve(a, need, pos)) {
-        if (atomic_load_explicit(&a->state, memory_order_relaxed) != RUNNING)
-            pthread_cond_signal(&a->wake);
-        struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, 10);
-        pthread_cond_timedwait(&a->space, &a->lock, &ts);
-    }
-    atomic_fetch_sub_explicit(&a->space_waiters, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&a->lock);
-    /* Outside the lock: waking the writer takes it. */
+    struct reservation r = {a, need, pos};
+    (void)hark__worker_await(&a->worker, try_reserve, &r); /* not the writer: never refused */
+    /* Outside the worker's lock: waking the writer takes it. */
     maybe_wake(a, *pos);
     return true;
 }
@@ -968,15 +941,19 @@ static void report_dropped(struct hark__async *a)
     a->line.len = 0;
     a->line.err = 0;
     (void)hark__log_render_write(a->logger, &rec, &a->line);
+    /* Release: a flush that sees the count sees the report written. */
+    atomic_fetch_add_explicit(&a->reported, n, memory_order_release);
 }
 
-/* Writes every published entry. Returns how many were written. */
+/* Writes the published entries, one ring's worth at most (so that drops are
+ * reported even while producers keep it full). Returns how many were written. */
 static size_t drain_once(struct hark__async *a)
 {
     size_t head = atomic_load_explicit(&a->done, memory_order_relaxed);
+    size_t end = head + a->nslots;
     size_t count = 0;
     bool locked = false;
-    for (;;) {
+    while (head < end) {
         /* Acquire: pairs with ring_commit's release store of the entry. */
         size_t s = atomic_load_explicit(&a->seq[head & a->mask], memory_order_acquire);
         if (s != head + 1)
@@ -1015,11 +992,8 @@ static size_t drain_once(struct hark__async *a)
          * of it; a drainer that sees `done` past its target sees the lines written. */
         atomic_store_explicit(&a->done, head, memory_order_release);
         count++;
-        if (count % 64 == 0 && atomic_load_explicit(&a->space_waiters, memory_order_relaxed)) {
-            pthread_mutex_lock(&a->lock);
-            pthread_cond_broadcast(&a->space);
-            pthread_mutex_unlock(&a->lock);
-        }
+        if (count % 64 == 0 && atomic_load_explicit(&a->worker.waiters, memory_order_relaxed))
+            hark__worker_progress(&a->worker);
     }
     if (atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
         if (!locked) {
@@ -1030,73 +1004,80 @@ static size_t drain_once(struct hark__async *a)
     }
     if (locked)
         hark__io_unlock(a->logger);
-    if (count) {
-        /* Seq_cst fence: pairs with the fence in reserve_or_wait(): either the
-         * waiter's re-check sees the freed slots or we see the waiter. */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&a->space_waiters, memory_order_relaxed) ||
-            atomic_load_explicit(&a->drain_waiters, memory_order_relaxed)) {
-            pthread_mutex_lock(&a->lock);
-            pthread_cond_broadcast(&a->space);
-            pthread_cond_broadcast(&a->progress);
-            pthread_mutex_unlock(&a->lock);
-        }
-    }
     return count;
 }
 
-static void *writer_main(void *arg)
+static bool writer_work(void *data)
 {
-    struct hark__async *a = arg;
-    writer_of = a;
-    int naps = 0;
-    for (;;) {
-        if (drain_once(a)) {
-            naps = 0;
-            continue;
-        }
-        size_t done = atomic_load_explicit(&a->done, memory_order_relaxed);
-        if (atomic_load_explicit(&a->stop, memory_order_acquire) &&
-            atomic_load_explicit(&a->tail, memory_order_relaxed) == done)
-            break;
-        pthread_mutex_lock(&a->lock);
-        if (atomic_load_explicit(&a->drain_waiters, memory_order_relaxed))
-            pthread_cond_broadcast(&a->progress);
-        int st = naps >= NAPS_BEFORE_IDLE ? IDLE : NAPPING;
-        /* Seq_cst store, then load: the writer's half of the pair in maybe_wake(). */
-        atomic_store_explicit(&a->state, st, memory_order_seq_cst);
-        size_t tail = atomic_load_explicit(&a->tail, memory_order_seq_cst);
-        if (tail != done && st == IDLE) {
-            /* Reserved but not yet published: nap briefly rather than sleep. */
-            st = NAPPING;
-            atomic_store_explicit(&a->state, st, memory_order_relaxed);
-        }
-        size_t s = atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire);
-        bool published = s == done + 1;
-        bool stop = atomic_load_explicit(&a->stop, memory_order_relaxed);
-        /* A drain or a producer blocked on a full ring waits for an entry that is
-         * reserved but not yet published: poll for it rather than nap. Once all that
-         * was reserved is written, they have been woken already and need only the
-         * lock, so the writer sleeps instead of competing for it. */
-        bool awaited =
-            tail != done && (atomic_load_explicit(&a->drain_waiters, memory_order_relaxed) ||
-                             atomic_load_explicit(&a->space_waiters, memory_order_relaxed));
-        if (!published && !stop && !awaited) {
-            struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, st == IDLE ? 200 : NAP_MS);
-            pthread_cond_timedwait(&a->wake, &a->lock, &ts);
-            naps++;
-        }
-        atomic_store_explicit(&a->state, RUNNING, memory_order_relaxed);
-        pthread_mutex_unlock(&a->lock);
-        if (!published && (stop || awaited))
-            sched_yield(); /* the entry's producer may need this CPU to publish it */
-    }
-    return NULL;
+    return drain_once(data) != 0;
 }
+
+static uint64_t writer_queued(void *data)
+{
+    struct hark__async *a = data;
+    /* Seq_cst: the writer's half of the pair in maybe_wake(). */
+    return atomic_load_explicit(&a->tail, memory_order_seq_cst);
+}
+
+static uint64_t writer_handled(void *data)
+{
+    struct hark__async *a = data;
+    /* Acquire: pairs with drain_once's release store of `done`. */
+    return atomic_load_explicit(&a->done, memory_order_acquire);
+}
+
+/* Whether the next entry is published, not just reserved. */
+static bool writer_ready(void *data)
+{
+    struct hark__async *a = data;
+    size_t done = atomic_load_explicit(&a->done, memory_order_relaxed);
+    /* Acquire: pairs with ring_commit's release store. */
+    return atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire) == done + 1;
+}
+
+/*
+ * In a forked child: the writer thread is gone (worker.h). What the parent queued
+ * is the parent's to write, so the child drops it, with its pending drop report.
+ * The logger's io_lock may have been held by the writer at fork(): it is made
+ * afresh, unless the forking thread holds it itself (from a sink callback).
+ */
+static void writer_fork_child(void *data)
+{
+    struct hark__async *a = data;
+    if (!hark__io_held_here(a->logger))
+        pthread_mutex_init(&a->logger->io_lock, NULL);
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    atomic_store_explicit(&a->done, tail, memory_order_relaxed);
+    atomic_store_explicit(&a->done_seen, tail, memory_order_relaxed);
+    atomic_store_explicit(&a->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->reported,
+                          atomic_load_explicit(&a->dropped_total, memory_order_relaxed),
+                          memory_order_relaxed);
+}
+
+static const hark__worker_ops writer_ops = {
+    .work = writer_work,
+    .queued = writer_queued,
+    .handled = writer_handled,
+    .ready = writer_ready,
+    .fork_child = writer_fork_child,
+};
 
 /* ------------------------------------------------------------------------- */
 /* Lifetime                                                                  */
 /* ------------------------------------------------------------------------- */
+
+struct drops_wait {
+    struct hark__async *a;
+    uint64_t ticket;
+};
+
+static bool drops_reported(void *ctx)
+{
+    struct drops_wait *d = ctx;
+    /* Acquire: pairs with report_dropped()'s release add. */
+    return atomic_load_explicit(&d->a->reported, memory_order_acquire) >= d->ticket;
+}
 
 int hark__async_drain(hark_logger *l)
 {
@@ -1105,29 +1086,17 @@ int hark__async_drain(hark_logger *l)
         return 0;
     if (on_writer(a))
         return HARK_EBUSY; /* a callback of the writer would wait for itself */
-    size_t target = atomic_load_explicit(&a->tail, memory_order_relaxed);
-    pthread_mutex_lock(&a->lock);
-    atomic_fetch_add_explicit(&a->drain_waiters, 1, memory_order_relaxed);
-    pthread_cond_signal(&a->wake);
-    /* Acquire: pairs with the writer's release store of `done`. Positions compare
-     * with wrap-around arithmetic. */
-    while ((intptr_t)(atomic_load_explicit(&a->done, memory_order_acquire) - target) < 0 ||
-           atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
-        struct timespec ts = hark__deadline_ms(CLOCK_REALTIME, 10);
-        pthread_cond_signal(&a->wake);
-        pthread_cond_timedwait(&a->progress, &a->lock, &ts);
-    }
-    atomic_fetch_sub_explicit(&a->drain_waiters, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&a->lock);
-    return 0;
+    /* Two tickets, both taken now: the lines queued and the lines dropped so far.
+     * Lines queued or dropped later are not waited for. */
+    struct drops_wait d = {a, atomic_load_explicit(&a->dropped_total, memory_order_relaxed)};
+    int rc = hark__worker_flush(&a->worker);
+    if (rc == 0)
+        rc = hark__worker_await(&a->worker, drops_reported, &d);
+    return rc;
 }
 
 static void async_free(struct hark__async *a)
 {
-    pthread_mutex_destroy(&a->lock);
-    pthread_cond_destroy(&a->wake);
-    pthread_cond_destroy(&a->space);
-    pthread_cond_destroy(&a->progress);
     hark__lbuf_release(&a->msg);
     hark__lbuf_release(&a->line);
     hark__free(a->scratch);
@@ -1143,12 +1112,48 @@ void hark__async_stop(hark_logger *l)
     if (!a)
         return;
     live_remove(a);
-    /* Release: pairs with the writer's acquire load; it drains what is left first. */
-    atomic_store_explicit(&a->stop, true, memory_order_release);
-    wake_writer(a);
-    pthread_join(a->thread, NULL);
+    /* The writer drains what is left first (inline in a forked child). */
+    (void)hark__worker_stop(&a->worker); /* callers refused the writer itself */
     l->async = NULL;
     async_free(a);
+}
+
+/* A ring of `nslots` slots for `l`, with the writer's buffers; NULL: out of memory. */
+static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_async_policy policy)
+{
+    struct hark__async *a = hark__calloc_lines(sizeof *a);
+    if (!a)
+        return NULL;
+    a->logger = l;
+    a->nslots = nslots;
+    a->mask = nslots - 1;
+    a->policy = policy;
+    a->data = hark__malloc(nslots * SLOT);
+    a->seq_mem = hark__malloc(nslots * sizeof *a->seq);
+    a->seq = a->seq_mem;
+    /* The writer's buffers start with room for a typical line, so that steady
+     * logging allocates nothing; they grow (and stay) for longer lines. */
+    a->msg.p = hark__malloc(HARK__LOG_STACK);
+    a->line.p = hark__malloc(HARK__LOG_STACK);
+    a->msg.cap = a->line.cap = HARK__LOG_STACK;
+    a->msg.heap = a->line.heap = true;
+    bool fmts = hark__fmt_table_init(&a->fmts) == 0;
+    if (!a->data || !a->seq || !a->msg.p || !a->line.p || !fmts) {
+        if (fmts)
+            hark__fmt_table_free(&a->fmts);
+        hark__free(a->msg.p);
+        hark__free(a->line.p);
+        hark__free(a->seq_mem);
+        hark__free(a->data);
+        hark__free_lines(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < nslots; i++)
+        atomic_init(&a->seq[i], i);
+    atomic_init(&a->tail, 0);
+    atomic_init(&a->done_seen, 0);
+    atomic_init(&a->done, 0);
+    return a;
 }
 
 int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
@@ -1169,58 +1174,11 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
     size_t nslots = 64;
     while (nslots * SLOT < opt->capacity)
         nslots *= 2;
-    struct hark__async *a = hark__calloc_lines(sizeof *a);
+    struct hark__async *a = async_alloc(l, nslots, opt->policy);
     if (!a)
         return HARK_ENOMEM;
-    a->logger = l;
-    a->nslots = nslots;
-    a->mask = nslots - 1;
-    a->policy = opt->policy;
-    a->data = hark__malloc(nslots * SLOT);
-    a->seq_mem = hark__malloc(nslots * sizeof *a->seq);
-    a->seq = a->seq_mem;
-    /* The writer's buffers start with room for a typical line, so that steady
-     * logging allocates nothing; they grow (and stay) for longer lines. */
-    a->msg.p = hark__malloc(HARK__LOG_STACK);
-    a->line.p = hark__malloc(HARK__LOG_STACK);
-    bool ok = a->data && a->seq && a->msg.p && a->line.p && hark__fmt_table_init(&a->fmts) == 0;
-    a->msg.cap = a->line.cap = HARK__LOG_STACK;
-    a->msg.heap = a->line.heap = true;
-    int inits = 0;
-    if (ok && pthread_mutex_init(&a->lock, NULL) == 0)
-        inits++;
-    if (inits == 1 && pthread_cond_init(&a->wake, NULL) == 0)
-        inits++;
-    if (inits == 2 && pthread_cond_init(&a->space, NULL) == 0)
-        inits++;
-    if (inits == 3 && pthread_cond_init(&a->progress, NULL) == 0)
-        inits++;
-    if (inits < 4) {
-        if (inits > 3)
-            pthread_cond_destroy(&a->progress);
-        if (inits > 2)
-            pthread_cond_destroy(&a->space);
-        if (inits > 1)
-            pthread_cond_destroy(&a->wake);
-        if (inits > 0)
-            pthread_mutex_destroy(&a->lock);
-        hark__lbuf_release(&a->msg);
-        hark__lbuf_release(&a->line);
-        hark__fmt_table_free(&a->fmts);
-        hark__free(a->seq_mem);
-        hark__free(a->data);
-        hark__free_lines(a);
-        return HARK_ENOMEM;
-    }
-    for (size_t i = 0; i < nslots; i++)
-        atomic_init(&a->seq[i], i);
-    atomic_init(&a->tail, 0);
-    atomic_init(&a->done_seen, 0);
-    atomic_init(&a->done, 0);
-    atomic_init(&a->state, RUNNING);
     l->async = a;
-    int rc = pthread_create(&a->thread, NULL, writer_main, a);
-    if (rc != 0) {
+    if (hark__worker_start(&a->worker, &writer_ops, a, writer_timing) != 0) {
         l->async = NULL;
         async_free(a);
         return HARK_ENOMEM;
