@@ -103,14 +103,14 @@ static void *bracket_thread(void *arg)
             snprintf(b->why, sizeof b->why,
                      "cpu %d: monotonic %lld ns outside [%lld, %lld]; wall %lld outside [%lld, "
                      "%lld]",
-                     b->cpu, (long long)h, (long long)a, (long long)z, (long long)w,
-                     (long long)wa, (long long)wz);
+                     b->cpu, (long long)h, (long long)a, (long long)z, (long long)w, (long long)wa,
+                     (long long)wz);
             b->failed = 1;
             return NULL;
         }
         if (h < prev) {
-            snprintf(b->why, sizeof b->why, "cpu %d: monotonic went back from %lld to %lld",
-                     b->cpu, (long long)prev, (long long)h);
+            snprintf(b->why, sizeof b->why, "cpu %d: monotonic went back from %lld to %lld", b->cpu,
+                     (long long)prev, (long long)h);
             b->failed = 1;
             return NULL;
         }
@@ -141,8 +141,7 @@ static void run_brackets(struct bracket *b, int n)
     print_message("%s: %ld readings on %d threads, worst outside the bracket: monotonic %lld "
                   "ns, wall %lld ns; %llu checks, max error at a check %.3f us\n",
                   hark_clock_source_name(info.source), readings, n, (long long)worst,
-                  (long long)worst_wall, (unsigned long long)info.checks,
-                  info.max_error_s * 1e6);
+                  (long long)worst_wall, (unsigned long long)info.checks, info.max_error_s * 1e6);
     assert_int_equal(info.fallbacks, 0);
 }
 
@@ -229,9 +228,8 @@ static void *follow_thread(void *arg)
         if (seen - h > f->worst)
             f->worst = seen - h;
         int64_t cur = seen;
-        while (h > cur && !atomic_compare_exchange_weak_explicit(&shared_latest, &cur, h,
-                                                                 memory_order_release,
-                                                                 memory_order_acquire))
+        while (h > cur && !atomic_compare_exchange_weak_explicit(
+                              &shared_latest, &cur, h, memory_order_release, memory_order_acquire))
             ;
     }
     atomic_fetch_add(&pinned_done, 1);
@@ -584,8 +582,7 @@ static void test_use_reports(void **state)
 }
 
 /* Runs this program again with HARK_CLOCK set; it prints what it chose. */
-static void run_with_env(const char *value, char *out, size_t out_size, char *err,
-                         size_t err_size)
+static void run_with_env(const char *value, char *out, size_t out_size, char *err, size_t err_size)
 {
     int po[2], pe[2];
     assert_int_equal(pipe(po), 0);

@@ -147,7 +147,10 @@ HARK_API int hark_trace_open(hark_trace **out, const char *path, const hark_trac
 HARK_API int hark_trace_attach(hark_trace *t, hark_notifier *n, hark_pattern pattern);
 
 /*
- * Writes every event recorded before the call (by any thread) to the file.
+ * Writes every event recorded before the call (by any thread) to the file, and no
+ * more: events recorded while it runs are left for the next flush, so it returns
+ * however fast other threads record. The background writer's rounds are bounded
+ * the same way, so a flush never waits behind an endless round.
  * Errors: HARK_EINVAL (NULL), HARK_EIO (a write failed: errno and
  * hark_trace_stats().last_errno say why; what was not written is kept and offered
  * again by the next flush).

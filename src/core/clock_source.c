@@ -61,12 +61,12 @@ static _Atomic int mode;
 static hark_clock_source requested;
 static char reason[192];
 static hark_clock reference;
-static pair start_pair;           /* MODE_CALIBRATING: where the window began */
-static _Atomic int64_t start_ns;  /* start_pair.mono_ns, read without the lock */
-static pair freq_old, freq_new;   /* the frequency is measured from freq_old */
-static uint64_t valid_end;        /* readings may have been given up to this TSC */
-static double mult_cal;           /* the measured rate, ns per tick * 2^32 */
-static uint64_t check_ticks;      /* HARK_CLOCK_CHECK_S in ticks */
+static pair start_pair;          /* MODE_CALIBRATING: where the window began */
+static _Atomic int64_t start_ns; /* start_pair.mono_ns, read without the lock */
+static pair freq_old, freq_new;  /* the frequency is measured from freq_old */
+static uint64_t valid_end;       /* readings may have been given up to this TSC */
+static double mult_cal;          /* the measured rate, ns per tick * 2^32 */
+static uint64_t check_ticks;     /* HARK_CLOCK_CHECK_S in ticks */
 static uint64_t checks, fallbacks;
 static double last_error_s, max_error_s;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -251,8 +251,8 @@ static void first_record(void)
         fall_back(0);
         return;
     }
-    mult_cal = (double)(p.mono_ns - start_pair.mono_ns) * 4294967296.0 /
-               (double)(p.tsc - start_pair.tsc);
+    mult_cal =
+        (double)(p.mono_ns - start_pair.mono_ns) * 4294967296.0 / (double)(p.tsc - start_pair.tsc);
     double hz = 1e9 * 4294967296.0 / mult_cal;
     if (hz < 1e8 || hz > 2e10) { /* not a TSC that keeps time */
         fall_back(0);
@@ -290,8 +290,8 @@ static void check(void)
     }
     /* The rate over the last one to two seconds. */
     if (p.tsc > freq_old.tsc && p.mono_ns > freq_old.mono_ns) {
-        double rate = (double)(p.mono_ns - freq_old.mono_ns) * 4294967296.0 /
-                      (double)(p.tsc - freq_old.tsc);
+        double rate =
+            (double)(p.mono_ns - freq_old.mono_ns) * 4294967296.0 / (double)(p.tsc - freq_old.tsc);
         /* A rate far from the last is not believed (a reference clock stepped). */
         if (rate > mult_cal * 0.99 && rate < mult_cal * 1.01)
             mult_cal = rate;

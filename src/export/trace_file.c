@@ -63,6 +63,7 @@ struct tbuf {
     size_t cap;
     atomic_uint_least64_t head;     /* written by the owner only */
     atomic_uint_least64_t tail;     /* written by the writer only */
+    uint64_t drain_to;              /* head when the current flush began; guarded by t->wlock */
     atomic_uint_least64_t recorded; /* owner only writes (load + store) */
     atomic_uint_least64_t dropped;  /* owner only writes (load + store) */
     int tid;
@@ -265,14 +266,14 @@ static void format_record(hark_trace *t, const struct tbuf *b, const struct rec 
 }
 
 /*
- * Moves records of `b` into the staging buffer while it has room for the largest. Returns true when
- * it stopped for lack of room. Locking: t->wlock held (the only consumer), and t->lock.
+ * Moves records of `b` up to b->drain_to into the staging buffer while it has room
+ * for the largest. Returns true when it stopped for lack of room.
+ * Locking: t->wlock held (the only consumer), and t->lock.
  */
 static bool drain_one(hark_trace *t, struct tbuf *b)
 {
     uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
-    /* acquire: pairs with the owner's release of head; the records are complete. */
-    uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
+    uint64_t head = b->drain_to; /* acquired by mark() */
     bool full = false;
     while (tail < head) {
         if (t->out_cap - t->out_len < t->max_formatted) {
@@ -291,6 +292,20 @@ static bool drain_one(hark_trace *t, struct tbuf *b)
     /* release: our reads of the records happen before the owner reuses the space. */
     atomic_store_explicit(&b->tail, tail, memory_order_release);
     return full;
+}
+
+/*
+ * Marks where a flush ends: each buffer's head now. Records published later are
+ * left for the next flush, so a flush ends however fast producers record.
+ * Locking: t->wlock held; takes t->lock.
+ */
+static void mark(hark_trace *t)
+{
+    pthread_mutex_lock(&t->lock);
+    for (struct tbuf *b = t->bufs; b; b = b->next)
+        /* acquire: pairs with the owner's release of head; the records are complete. */
+        b->drain_to = atomic_load_explicit(&b->head, memory_order_acquire);
+    pthread_mutex_unlock(&t->lock);
 }
 
 /*
@@ -365,9 +380,10 @@ static int write_out(hark_trace *t)
     return 0;
 }
 
-/* Locking: t->wlock held. */
+/* Writes every record published before the call. Locking: t->wlock held. */
 static int flush_locked(hark_trace *t)
 {
+    mark(t);
     int rc = write_out(t);
     while (rc == 0) {
         bool more = drain(t);

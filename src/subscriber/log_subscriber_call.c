@@ -133,4 +133,3 @@ int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_
         return 0;
     return hark_log_lazy(l, level, fn, data);
 }
-

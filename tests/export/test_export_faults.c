@@ -180,9 +180,7 @@ static int op_metrics_attach(void)
     return hark_metrics_attach(NULL, F.m, F.n, hark_exact("sql.query"));
 }
 
-static void undo_nothing(void)
-{
-}
+static void undo_nothing(void) {}
 
 static int op_metrics_record(void)
 {
@@ -303,8 +301,8 @@ static const op ops[] = {
     {"hark_metrics_serve", prep_recorded, op_serve, NULL, undo_serve},
     {"hark_trace_open", NULL, op_trace_open, NULL, undo_trace},
     {"hark_trace_attach", prep_trace, op_trace_attach, NULL, undo_nothing},
-    {"trace event + flush (a thread's first)", prep_trace_attached, op_trace_event,
-     ok_trace_event, undo_trace_event},
+    {"trace event + flush (a thread's first)", prep_trace_attached, op_trace_event, ok_trace_event,
+     undo_trace_event},
 };
 
 static void run_op(const op *o)

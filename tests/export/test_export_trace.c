@@ -88,6 +88,66 @@ static void emit(hark_topic *tp, int n)
 
 /* ---- tests ---------------------------------------------------------------------------- */
 
+/* A destination slower than the producers: every write records another batch of
+ * events into the traced topic, more than one staging buffer's worth. */
+typedef struct chase {
+    sink s;
+    hark_topic *tp;
+    int batches; /* batches left to record */
+} chase;
+
+static int chasing_write(const char *buf, size_t len, size_t *done, void *data)
+{
+    chase *c = data;
+    int rc = sink_write(buf, len, done, &c->s);
+    if (c->batches > 0) {
+        c->batches--;
+        emit(c->tp, 2000);
+    }
+    return rc;
+}
+
+static void test_flush_ends_while_producers_outpace(void **state)
+{
+    (void)state;
+    chase c = {0};
+    c.batches = 1000; /* an endless flush would chase all of them */
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_topic_get(&c.tp, n, "sql.query"), 0);
+    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
+    o.buffer_bytes = 4u << 20;
+    o.flush_interval_ms = 0;
+    o.write = chasing_write;
+    o.write_data = &c;
+    hark_trace *t;
+    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    emit(c.tp, 3000); /* more than one staging buffer: the flush takes rounds */
+    hark_trace_stats st;
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    assert_int_equal(st.recorded, 3000);
+
+    assert_int_equal(hark_trace_flush(t), 0);
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    /* Exactly what was recorded before the call; the batches recorded during it wait. */
+    assert_int_equal(st.written, 3000);
+    assert_true(st.recorded > 3000);
+    assert_true(c.batches > 1000 - 10);
+
+    c.batches = 0;
+    uint64_t before = st.recorded;
+    assert_int_equal(hark_trace_flush(t), 0);
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    assert_int_equal(st.written, before);
+    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(st.written, before);
+    assert_int_equal(st.unwritten, 0);
+    assert_int_equal(count_of(c.s.buf, "\"ph\":\"X\""), (int)before);
+    free(c.s.buf);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 static void test_open_bad_input(void **state)
 {
     (void)state;
@@ -411,11 +471,17 @@ static void test_close_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_bad_input), cmocka_unit_test(test_attach_limits),
-        cmocka_unit_test(test_category),       cmocka_unit_test(test_drop_count_exact),
-        cmocka_unit_test(test_wrap),           cmocka_unit_test(test_dev_full),
-        cmocka_unit_test(test_sink_recovers),  cmocka_unit_test(test_args),
-        cmocka_unit_test(test_threads_exit),   cmocka_unit_test(test_close_in_flight),
+        cmocka_unit_test(test_flush_ends_while_producers_outpace),
+        cmocka_unit_test(test_open_bad_input),
+        cmocka_unit_test(test_attach_limits),
+        cmocka_unit_test(test_category),
+        cmocka_unit_test(test_drop_count_exact),
+        cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_dev_full),
+        cmocka_unit_test(test_sink_recovers),
+        cmocka_unit_test(test_args),
+        cmocka_unit_test(test_threads_exit),
+        cmocka_unit_test(test_close_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
