@@ -157,14 +157,14 @@ HARK_API double hark_metrics_bucket_upper(size_t i);
 /* Prometheus exposition (text format 0.0.4)                                 */
 /* ------------------------------------------------------------------------- */
 
-#define HARK_PROM_OPTIONS_VERSION 1
+#define HARK_METRICS_PROM_OPTIONS_VERSION 1
 
 /*
  * How to expose: a histogram family `hark_event_duration_seconds` (or `metric`)
  * with one series per event name, labelled event="<name>" plus the user labels.
  */
-typedef struct hark_prom_options {
-    unsigned version;   /* HARK_PROM_OPTIONS_VERSION */
+typedef struct hark_metrics_prom_options {
+    unsigned version;   /* HARK_METRICS_PROM_OPTIONS_VERSION */
     const char *metric; /* family name; NULL: "hark_event_duration_seconds" */
     const char *help;   /* HELP text; NULL: a default */
     /* Extra labels on every series, as name/value pairs: labels[2i] is a name
@@ -182,15 +182,19 @@ typedef struct hark_prom_options {
      * 2^37 ns (137 s). */
     const double *bounds;
     size_t bound_count;
-} hark_prom_options;
+} hark_metrics_prom_options;
 
-#define HARK_PROM_OPTIONS_INIT                                                                     \
+#define HARK_METRICS_PROM_OPTIONS_INIT                                                             \
     {                                                                                              \
-        HARK_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0                                    \
+        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0                            \
     }
 
+/* Fills *opts with the defaults of HARK_METRICS_PROM_OPTIONS_INIT (NULL is ignored).
+ * Thread-safety: safe. */
+HARK_API void hark_metrics_prom_options_init(hark_metrics_prom_options *opts);
+
 /* Receives the exposition text in pieces; returns 0, or nonzero to stop (HARK_EIO). */
-typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
+typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *data);
 
 /*
  * Writes the exposition of a snapshot of `m` to `sink` in the Prometheus text
@@ -202,8 +206,8 @@ typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
  * there).
  * Thread-safety: safe, concurrently with recording threads.
  */
-HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
-                                           hark_prom_sink sink, void *data);
+HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                           hark_metrics_prom_sink sink, void *data);
 
 /*
  * The same into a stdio stream, flushed at the end. Errors: those of
@@ -211,8 +215,8 @@ HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_opti
  * write or the flush fails (a full disk). Thread-safety: as
  * hark_metrics_write_prometheus(); the stream is the caller's.
  */
-HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts,
-                                                FILE *out);
+HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m,
+                                                const hark_metrics_prom_options *opts, FILE *out);
 
 /* ------------------------------------------------------------------------- */
 /* HTTP endpoint (libmicrohttpd)                                             */
@@ -232,7 +236,7 @@ typedef struct hark_metrics_server hark_metrics_server;
  * can carry on. Thread-safety: safe.
  */
 HARK_API int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                                const hark_prom_options *opts);
+                                const hark_metrics_prom_options *opts);
 
 /* The port the server listens on (useful after port 0). 0 for NULL. Thread-safety: safe. */
 HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
@@ -243,6 +247,15 @@ HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
  * from inside a request.
  */
 HARK_API void hark_metrics_server_stop(hark_metrics_server *s);
+
+/*
+ * Deprecated names (before 0.2): the Prometheus options and sink took the module
+ * prefix hark_metrics_. The old names are aliases of the new ones and will go.
+ */
+typedef hark_metrics_prom_options hark_prom_options;
+typedef hark_metrics_prom_sink hark_prom_sink;
+#define HARK_PROM_OPTIONS_VERSION HARK_METRICS_PROM_OPTIONS_VERSION
+#define HARK_PROM_OPTIONS_INIT HARK_METRICS_PROM_OPTIONS_INIT
 
 #ifdef __cplusplus
 }

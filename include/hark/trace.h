@@ -112,6 +112,10 @@ typedef struct hark_trace_options {
         HARK_TRACE_OPTIONS_VERSION, 0, 0, 100, NULL, NULL                                          \
     }
 
+/* Fills *opts with the defaults of HARK_TRACE_OPTIONS_INIT (NULL is ignored).
+ * Thread-safety: safe. */
+HARK_API void hark_trace_options_init(hark_trace_options *opts);
+
 /* What a trace has done so far. */
 typedef struct hark_trace_stats {
     uint64_t recorded;     /* events put into a buffer */

@@ -26,7 +26,7 @@ struct hark_metrics_server {
     hark_metrics *m;
     struct MHD_Daemon *daemon;
     unsigned port;
-    hark_prom_options opts;
+    hark_metrics_prom_options opts;
     /* Deep copies of the options' strings and arrays. */
     char *metric, *help;
     char **labels;
@@ -190,9 +190,9 @@ static void server_free(hark_metrics_server *s)
 }
 
 /* Copies `opts` into the server, so the caller's may go away. */
-static int copy_options(hark_metrics_server *s, const hark_prom_options *opts)
+static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options *opts)
 {
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     if (opts)
         o = *opts;
     s->opts = o;
@@ -223,7 +223,7 @@ static int copy_options(hark_metrics_server *s, const hark_prom_options *opts)
 }
 
 /* Whether `opts` would be accepted by the writer (checked on an empty metrics object). */
-static int validate(const hark_prom_options *opts)
+static int validate(const hark_metrics_prom_options *opts)
 {
     hark_metrics *probe;
     int rc = hark_metrics_new(&probe);
@@ -237,7 +237,7 @@ static int validate(const hark_prom_options *opts)
 }
 
 int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                       const hark_prom_options *opts)
+                       const hark_metrics_prom_options *opts)
 {
     if (!out || !m || !address)
         return HARK_EINVAL;

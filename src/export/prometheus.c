@@ -17,7 +17,7 @@
 
 /* A buffered writer in front of the sink; the first failure sticks. */
 struct out {
-    hark_prom_sink sink;
+    hark_metrics_prom_sink sink;
     void *data;
     int rc;
     size_t used;
@@ -157,9 +157,9 @@ static bool valid_name(const char *s, bool colon)
     return true;
 }
 
-static int check_options(const hark_prom_options *o)
+static int check_options(const hark_metrics_prom_options *o)
 {
-    if (o->version != HARK_PROM_OPTIONS_VERSION)
+    if (o->version != HARK_METRICS_PROM_OPTIONS_VERSION)
         return HARK_EINVAL;
     if (o->metric && !valid_name(o->metric, true))
         return HARK_EINVAL;
@@ -186,7 +186,7 @@ static int check_options(const hark_prom_options *o)
 }
 
 /* The labels of one series, without the closing brace: {event="x",k="v" */
-static void put_labels(struct out *o, const hark_prom_options *opts, const char *event)
+static void put_labels(struct out *o, const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, "{event=\"");
     put_label_value(o, event);
@@ -203,7 +203,7 @@ static void put_labels(struct out *o, const hark_prom_options *opts, const char 
 /* The start of one sample line, up to its labels' closing brace:
  * <metric><suffix>{event="x",k="v" */
 static void put_series(struct out *o, const char *metric, const char *suffix,
-                       const hark_prom_options *opts, const char *event)
+                       const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, metric);
     puts_(o, suffix);
@@ -211,7 +211,7 @@ static void put_series(struct out *o, const char *metric, const char *suffix,
 }
 
 /* Bucket indices whose lower edges are the exposed bounds, increasing, deduplicated. */
-static size_t edges(const hark_prom_options *opts, size_t *out, size_t max)
+static size_t edges(const hark_metrics_prom_options *opts, size_t *out, size_t max)
 {
     size_t n = 0;
     if (!opts->bounds) {
@@ -233,10 +233,10 @@ static int sink_file(const char *text, size_t length, void *data)
     return fwrite(text, 1, length, data) == length ? 0 : -1;
 }
 
-int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
-                                  hark_prom_sink sink, void *data)
+int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                  hark_metrics_prom_sink sink, void *data)
 {
-    static const hark_prom_options defaults = HARK_PROM_OPTIONS_INIT;
+    static const hark_metrics_prom_options defaults = HARK_METRICS_PROM_OPTIONS_INIT;
     if (!m || !sink)
         return HARK_EINVAL;
     if (!opts)
@@ -301,7 +301,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     return rc;
 }
 
-int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts, FILE *out)
+int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                       FILE *out)
 {
     if (!out)
         return HARK_EINVAL;

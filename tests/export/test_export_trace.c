@@ -148,6 +148,22 @@ static void test_flush_ends_while_producers_outpace(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* hark_trace_options_init() gives the defaults of HARK_TRACE_OPTIONS_INIT. */
+static void test_options_init(void **state)
+{
+    (void)state;
+    hark_trace_options a = HARK_TRACE_OPTIONS_INIT, b;
+    memset(&b, 0x5a, sizeof b);
+    hark_trace_options_init(&b);
+    assert_int_equal(b.version, HARK_TRACE_OPTIONS_VERSION);
+    assert_int_equal(b.buffer_bytes, a.buffer_bytes);
+    assert_int_equal(b.args_max, a.args_max);
+    assert_int_equal(b.flush_interval_ms, a.flush_interval_ms);
+    assert_null(b.write);
+    assert_null(b.write_data);
+    hark_trace_options_init(NULL);
+}
+
 static void test_open_bad_input(void **state)
 {
     (void)state;
@@ -472,6 +488,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flush_ends_while_producers_outpace),
+        cmocka_unit_test(test_options_init),
         cmocka_unit_test(test_open_bad_input),
         cmocka_unit_test(test_attach_limits),
         cmocka_unit_test(test_category),
