@@ -17,12 +17,12 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev \
-             libsystemd-dev python3
+             libsystemd-dev python3 libcurl4-openssl-dev zlib1g-dev
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
-             liblttng-ust-dev lttng-tools babeltrace2
+             liblttng-ust-dev lttng-tools babeltrace2 nodejs npm
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
 # install their own packages in bench/run.sh).
@@ -72,8 +72,13 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
+# The OTLP receiver test decodes with OpenTelemetry's own codec: its npm packages,
+# pinned in tests/export/otlp/package-lock.json, are installed there by `npm ci`.
+OTLP_NODE_DIR = tests/export/otlp
+
 check:
 	$(call ensure_pkgs,$(CHECK_PKGS))
+	@[ -d $(OTLP_NODE_DIR)/node_modules ] || (cd $(OTLP_NODE_DIR) && npm ci --no-audit --no-fund)
 	bash tests/check.sh
 
 # Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464 --trace /tmp/demo.json"

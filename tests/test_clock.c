@@ -58,8 +58,9 @@ static bool use_tsc_or_skip(void)
 /* ---- bracket: hark's reading between two clock_gettime() calls ------------------- */
 
 #define BOUND_NS ((int64_t)(HARK_CLOCK_BOUND_S * 1e9))
-/* A wall reading is a double of seconds since 1970: its steps are 2^-22 s. */
-#define WALL_ULP_NS 240
+/* A wall reading is a double of seconds since 1970: 2^-22 s apart, so up to
+ * 2^-23 s from the exact time. */
+#define WALL_ULP_NS 125
 
 struct bracket {
     double seconds;

@@ -26,13 +26,18 @@ struct hark__tsc_record {
     _Atomic uint64_t tsc0;
     _Atomic uint64_t limit;
     _Atomic uint64_t mult;
-    _Atomic int64_t base_ns;     /* CLOCK_MONOTONIC at tsc0, ns */
-    _Atomic int64_t wall_off_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+    _Atomic int64_t base_ns; /* CLOCK_MONOTONIC at tsc0, ns */
+    /* CLOCK_REALTIME - CLOCK_MONOTONIC as whole seconds and nanoseconds: a wall
+     * reading adds the seconds last, as a timespec's conversion does, and so is
+     * as exact as a double of seconds since 1970 can be. */
+    _Atomic int64_t wall_sec;
+    _Atomic int64_t wall_frac_ns; /* 0 <= wall_frac_ns < 1e9 */
 } __attribute__((aligned(64)));
 
-extern struct hark__tsc_record hark__tsc;
+/* Hidden: the library reaches them directly, not through its global offset table. */
+extern struct hark__tsc_record hark__tsc __attribute__((visibility("hidden")));
 /* The calling thread's latest monotonic reading, ns: no reading goes below it. */
-extern HARK__TLS int64_t hark__clock_last_ns;
+extern HARK__TLS int64_t hark__clock_last_ns __attribute__((visibility("hidden")));
 
 /* The slow path: the reading (ns) of CLOCK_MONOTONIC (wall false) or CLOCK_REALTIME
  * (wall true) from whichever source is in use, after any check that is due. */
@@ -47,8 +52,12 @@ static inline uint64_t hark__rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* A reading from the calibration record, or false when the slow path must answer. */
-static inline bool hark__tsc_read(int64_t *mono_ns, int64_t *wall_off_ns)
+/*
+ * A monotonic reading (ns) from the calibration record, or false when the slow
+ * path must answer. With `wall` (a constant), also the wall clock's offset.
+ */
+static inline __attribute__((always_inline)) bool
+hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec, int64_t *wall_frac)
 {
     /* Acquire: pairs with the writer's release store of the even count, so the
      * fields read below are those it published (or the count changes). */
@@ -57,7 +66,10 @@ static inline bool hark__tsc_read(int64_t *mono_ns, int64_t *wall_off_ns)
     uint64_t limit = atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed);
     uint64_t mult = atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed);
     int64_t base = atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed);
-    *wall_off_ns = atomic_load_explicit(&hark__tsc.wall_off_ns, memory_order_relaxed);
+    if (wall) {
+        *wall_sec = atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed);
+        *wall_frac = atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed);
+    }
     uint64_t ticks = hark__rdtsc() - tsc0;
     /* Acquire fence: the fields are read before the count is read again (pairs
      * with the writer's release fence after it made the count odd). */
@@ -75,9 +87,10 @@ static inline bool hark__tsc_read(int64_t *mono_ns, int64_t *wall_off_ns)
     return true;
 }
 #else
-static inline bool hark__tsc_read(int64_t *mono_ns, int64_t *wall_off_ns)
+static inline bool hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec,
+                                  int64_t *wall_frac)
 {
-    (void)mono_ns, (void)wall_off_ns;
+    (void)wall, (void)mono_ns, (void)wall_sec, (void)wall_frac;
     return false;
 }
 #endif
@@ -85,8 +98,8 @@ static inline bool hark__tsc_read(int64_t *mono_ns, int64_t *wall_off_ns)
 /* CLOCK_MONOTONIC seconds from the process's clock source. */
 static inline double hark__clock_mono_now(void)
 {
-    int64_t ns, off;
-    if (HARK_UNLIKELY(!hark__tsc_read(&ns, &off)))
+    int64_t ns;
+    if (HARK_UNLIKELY(!hark__tsc_read(false, &ns, NULL, NULL)))
         ns = hark__clock_slow(false);
     return (double)ns * 1e-9;
 }
@@ -94,11 +107,10 @@ static inline double hark__clock_mono_now(void)
 /* CLOCK_REALTIME seconds from the process's clock source. */
 static inline double hark__clock_wall_now(void)
 {
-    int64_t ns, off;
-    if (HARK_LIKELY(hark__tsc_read(&ns, &off)))
-        ns += off;
-    else
-        ns = hark__clock_slow(true);
+    int64_t ns, sec, frac;
+    if (HARK_LIKELY(hark__tsc_read(true, &ns, &sec, &frac)))
+        return (double)sec + (double)(ns + frac) * 1e-9;
+    ns = hark__clock_slow(true);
     /* Seconds and nanoseconds apart, as from a timespec: a double of 1.8e18 ns
      * would already be 256 ns coarse. */
     return (double)(ns / 1000000000) + (double)(ns % 1000000000) * 1e-9;

@@ -116,7 +116,13 @@ static void publish(uint64_t tsc0, uint64_t limit, uint64_t mult, int64_t base, 
     atomic_store_explicit(&hark__tsc.limit, limit, memory_order_relaxed);
     atomic_store_explicit(&hark__tsc.mult, mult, memory_order_relaxed);
     atomic_store_explicit(&hark__tsc.base_ns, base, memory_order_relaxed);
-    atomic_store_explicit(&hark__tsc.wall_off_ns, wall_off, memory_order_relaxed);
+    int64_t sec = wall_off / 1000000000, frac = wall_off % 1000000000;
+    if (frac < 0) {
+        frac += 1000000000;
+        sec--;
+    }
+    atomic_store_explicit(&hark__tsc.wall_sec, sec, memory_order_relaxed);
+    atomic_store_explicit(&hark__tsc.wall_frac_ns, frac, memory_order_relaxed);
     /* Release: the fields are visible before the even count (pairs with the
      * reader's acquire load of the count). */
     atomic_store_explicit(&hark__tsc.seq, seq + 2, memory_order_release);
@@ -128,7 +134,8 @@ static void close_record(void)
     publish(atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed), 0,
             atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed),
             atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed),
-            atomic_load_explicit(&hark__tsc.wall_off_ns, memory_order_relaxed));
+            atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed) * 1000000000 +
+                atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed));
 }
 
 #if defined(__x86_64__)
@@ -430,9 +437,9 @@ int64_t hark__clock_slow(bool wall)
             ensure_chosen();
             continue;
         }
-        int64_t ns, off;
-        if (m == MODE_TSC && hark__tsc_read(&ns, &off))
-            return wall ? ns + off : ns;
+        int64_t ns, sec, frac;
+        if (m == MODE_TSC && hark__tsc_read(true, &ns, &sec, &frac))
+            return wall ? ns + sec * 1000000000 + frac : ns;
         if (m == MODE_VDSO || m == MODE_CALIBRATING) {
             int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
 #if defined(__x86_64__)

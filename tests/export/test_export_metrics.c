@@ -636,15 +636,16 @@ static void test_prometheus_text(void **state)
         "\\\"main\\\"\"} 1\n";
     assert_string_equal(t.buf, want);
 
-    /* Default bounds: powers of two nanoseconds from 1.024 us to 137 s, then +Inf. */
+    /* Default bounds: 8 per power of two nanoseconds from 1.024 us to 137 s, then +Inf. */
     t.used = 0;
     assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_text, &t), 0);
     assert_non_null(strstr(t.buf, "le=\"1.024e-06\"} 0\n"));
+    assert_non_null(strstr(t.buf, "le=\"1.152e-06\"} 0\n")); /* 1024 + 2 * 64 ns */
     assert_non_null(strstr(t.buf, "le=\"137.438953472\"} 1\n"));
     size_t buckets = 0;
     for (const char *p = t.buf; (p = strstr(p, "sql.db\",le=")); p++)
         buckets++;
-    assert_int_equal(buckets, 28 + 1);
+    assert_int_equal(buckets, HARK_PROM_DEFAULT_BOUNDS + 1);
 
     /* A bound that is not a bucket edge is rounded down to one (and shown so). */
     static const double odd[] = {0.001};

@@ -6,6 +6,7 @@
 #include "hark_ext.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 VALUE do_call(VALUE arg)
@@ -21,13 +22,14 @@ VALUE do_call(VALUE arg)
 
 void ctx_init(rctx *c, int mode, VALUE name, VALUE id, VALUE payload)
 {
-    c->name = name;
-    c->id = id;
+    c->name = c->start_name = name;
+    c->id = c->start_id = id;
     c->payload = payload;
     c->args = Qnil;
     c->event = Qnil;
     c->errors = Qnil;
     c->jump = 0;
+    c->jump_err = Qnil;
     c->silence_err = Qnil;
     c->mode = mode;
     c->gc_started = false;
@@ -61,13 +63,40 @@ static int invoke(rctx *c, VALUE recv, ID mid, int argc, const VALUE *argv)
     return 1;
 }
 
+/*
+ * A call into Ruby that hark's callbacks or clocks made for c's event, other than a
+ * subscriber's (a silenced?, Time.now, GC.total_time, the Event object), left by a
+ * jump: an exception (also one Thread#raise or Timeout delivered there), a throw,
+ * Thread#kill. It is kept in c and resumed by settle() once hark has returned and
+ * its state is consistent; the first one wins, and nothing calls Ruby for c's event
+ * afterwards (so Ruby's errinfo still holds a throw's tag when it is resumed).
+ * Without an event to carry it (c NULL) it is dropped.
+ */
+void ctx_note_jump(rctx *c, int state)
+{
+    VALUE err = rb_errinfo();
+    if (c && !c->jump) {
+        c->jump = state;
+        if (state == TAG_RAISE && rb_obj_is_kind_of(err, rb_eException)) {
+            c->jump_err = err;
+            rb_set_errinfo(Qnil);
+        }
+    } else if (state == TAG_RAISE) {
+        rb_set_errinfo(Qnil);
+    }
+}
+
 /* After hark returned: resume a jump, or raise the subscribers' exceptions as Rails
  * does (one re-raised as itself, several as InstrumentationSubscriberError). */
 void settle(rctx *c)
 {
     if (c->jump) {
         int state = c->jump;
+        VALUE err = c->jump_err;
         c->jump = 0;
+        c->jump_err = Qnil;
+        if (!NIL_P(err))
+            rb_exc_raise(err);
         rb_jump_tag(state);
     }
     if (!NIL_P(c->errors)) {
@@ -200,10 +229,10 @@ static VALUE build_event(VALUE arg)
     rctx *c = ((struct build_arg *)arg)->c;
     const hark_event *ev = ((struct build_arg *)arg)->ev;
     VALUE e = rb_obj_alloc(event_class());
-    rb_ivar_set(e, id_iv_name, c->name);
+    rb_ivar_set(e, id_iv_name, c->start_name);
     rb_ivar_set(e, id_iv_payload, c->payload);
     rb_ivar_set(e, id_iv_time, DBL2NUM(ev->time_ms));
-    rb_ivar_set(e, id_iv_transaction_id, c->id);
+    rb_ivar_set(e, id_iv_transaction_id, c->start_id);
     rb_ivar_set(e, id_iv_end, DBL2NUM(ev->end_ms));
     bool cpu = (ev->flags & HARK_EVENT_CPU) != 0;
     rb_ivar_set(e, id_iv_cpu_start, DBL2NUM(cpu ? ev->cpu_start_ms : 0.0));
@@ -221,12 +250,14 @@ int cb_event(hark_event *ev, void *data)
     rctx *c = ctx_of(ev->payload);
     if (!c)
         return 0;
+    if (c->jump)
+        return 1; /* leaving: nobody else runs, and nothing is built for them */
     if (c->mode == CTX_HANDLE && NIL_P(c->event)) {
         struct build_arg b = {c, ev};
         int state = 0;
         VALUE e = rb_protect(build_event, (VALUE)&b, &state);
         if (state) {
-            c->jump = state;
+            ctx_note_jump(c, state);
             return 1;
         }
         c->event = e;
@@ -241,6 +272,8 @@ int cb_publish_event(hark_event *ev, void *data)
     rctx *c = ctx_of(ev->payload);
     if (!c)
         return 0;
+    if (c->jump)
+        return 1;
     if (s->rkind == RK_EVENT)
         return invoke(c, s->delegate, id_call, 1, &c->event);
     if (s->can_publish_event)
@@ -260,7 +293,20 @@ int cb_publish_event(hark_event *ev, void *data)
     return invoke(c, s->delegate, s->rkind == RK_EVENTED ? id_publish : id_call, 5, argv);
 }
 
+/* Subscriptions hark has released since the extension was loaded: what reclamation
+ * has done, for tests (a wedged reclamation releases nothing). Release callbacks run
+ * on whichever thread reclaims. */
+static atomic_ullong releases;
+
 void cb_release(void *data)
 {
     ((rsub *)data)->released = true;
+    atomic_fetch_add_explicit(&releases, 1, memory_order_relaxed);
+}
+
+/* Hark._released_count */
+VALUE hark_released_count(VALUE mod)
+{
+    (void)mod;
+    return ULL2NUM(atomic_load_explicit(&releases, memory_order_relaxed));
 }

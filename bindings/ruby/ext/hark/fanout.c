@@ -118,6 +118,7 @@ VALUE fanout_alloc(VALUE klass)
         rb_raise(rb_eNoMemError, "hark: out of memory");
     }
     f->topics = st_init_strtable();
+    f->subs_tail = &f->subs;
     f->refs = 1;
     hark_clock clock = {wall_clock, NULL, NULL, NULL};
     hark_notifier_set_clock(f->n, &clock);
@@ -153,6 +154,7 @@ void sweep(fanout *f)
             link = &s->next;
         }
     }
+    f->subs_tail = link;
 }
 
 VALUE fanout_topic_count(VALUE self)

@@ -50,11 +50,14 @@ static void handle_mark(void *p)
     rb_gc_mark(h->owner);
     rb_gc_mark(h->ctx.name);
     rb_gc_mark(h->ctx.id);
+    rb_gc_mark(h->ctx.start_name);
+    rb_gc_mark(h->ctx.start_id);
     rb_gc_mark(h->ctx.payload);
     rb_gc_mark(h->ctx.args);
     rb_gc_mark(h->ctx.event);
     rb_gc_mark(h->ctx.errors);
     rb_gc_mark(h->ctx.silence_err);
+    rb_gc_mark(h->ctx.jump_err);
     rb_gc_mark(h->ctx.gc_start);
     rb_gc_mark(h->ctx.gc_finish);
     rb_gc_mark(h->ctx.wall_start);
@@ -104,12 +107,13 @@ VALUE fanout_build_handle(VALUE self, VALUE name, VALUE id, VALUE payload)
     int rc = ctx_build(&h->ctx, &h->h, t);
     if (rc == 0)
         h->live = true;
-    if (!NIL_P(h->ctx.silence_err)) {
+    if (!NIL_P(h->ctx.silence_err) || h->ctx.jump) {
         if (h->live) {
             h->live = false;
             hark_handle_discard(&h->h);
         }
         raise_silence_error(&h->ctx);
+        settle(&h->ctx);
     }
     if (rc != 0)
         raise_hark(rc, "build_handle");

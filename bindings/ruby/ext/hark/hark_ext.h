@@ -75,7 +75,8 @@ typedef struct rsub {
 
 typedef struct fanout {
     hark_notifier *n;
-    rsub *subs;
+    rsub *subs;       /* in subscription order: Ruby patterns are asked in it, as Rails does */
+    rsub **subs_tail; /* the last one's `next` (or `subs`) */
     st_table *topics; /* name (topic-owned char *) -> hark_topic * */
     long refs;        /* the Ruby object + every live handle */
     /* Walks of `subs` that run Ruby (a pattern's ===) in progress: Ruby may unsubscribe
@@ -93,11 +94,16 @@ typedef struct fanout {
 } fanout;
 
 typedef struct rctx {
-    VALUE name, id, payload;
+    VALUE name, id, payload; /* finish_with_values replaces them for the finish */
+    /* The name and id the event was built with: an Event object keeps them whatever
+     * finish_with_values says (Rails' EventObjectGroup builds it at start). */
+    VALUE start_name, start_id;
     VALUE args;        /* publish: the arguments after the name */
     VALUE event;       /* the Event object shared by event-object subscribers */
     VALUE errors;      /* subscribers' exceptions, in order (nil: none) */
-    int jump;          /* a non-exception jump to resume after hark returns */
+    int jump;          /* a jump (throw, kill, a raise not from a subscriber) to resume
+                        * after hark returns; once set, nothing calls Ruby for this event */
+    VALUE jump_err;    /* jump == TAG_RAISE: the exception to re-raise (nil: errinfo's) */
     VALUE silence_err; /* an exception raised by silenced? (nil: none) */
     int mode;
     bool gc_started;
@@ -164,6 +170,8 @@ VALUE fanout_poll(VALUE self, VALUE vid, VALUE begin);
 VALUE do_call(VALUE arg);
 void ctx_init(rctx *c, int mode, VALUE name, VALUE id, VALUE payload);
 void settle(rctx *c);
+void ctx_note_jump(rctx *c, int state);
+bool ctx_listening(hark_topic *t, VALUE name);
 void raise_silence_error(rctx *c);
 int cb_timed(const char *name, double start, double finish, const char *id, hark_payload *p,
              void *data);
@@ -174,6 +182,7 @@ int cb_publish(const char *name, double start, double finish, const char *id, ha
 int cb_event(hark_event *ev, void *data);
 int cb_publish_event(hark_event *ev, void *data);
 void cb_release(void *data);
+VALUE hark_released_count(VALUE mod);
 VALUE hark_event_class_changed(VALUE mod);
 
 /* measure.c */

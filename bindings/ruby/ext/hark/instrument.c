@@ -64,10 +64,11 @@ VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload)
     if (rc != 0)
         raise_hark(rc, "instrument");
     in.live = true;
-    if (!NIL_P(in.ctx.silence_err)) {
+    if (!NIL_P(in.ctx.silence_err) || in.ctx.jump) {
         in.live = false;
         hark_handle_discard(&in.h);
         raise_silence_error(&in.ctx);
+        settle(&in.ctx);
     }
     ctx_step(&in.ctx, &in.h, PHASE_START);
     if (in.ctx.jump || !NIL_P(in.ctx.errors)) {

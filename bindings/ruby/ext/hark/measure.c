@@ -22,11 +22,16 @@ static void keep_wall(rctx *c, VALUE t)
 }
 
 /* The wall clock of timed groups: Ruby's Time.now, as Rails reads it (so that a
- * stubbed Time.now is seen), kept for the subscribers as the Time object itself. */
+ * stubbed Time.now is seen), kept for the subscribers as the Time object itself.
+ * A stub that raises or throws has its jump resumed once hark has returned (as
+ * Rails' timed group lets it out of start or finish); meanwhile, and whenever the
+ * event is already leaving, hark's own clock is read. */
 double wall_clock(void *data)
 {
     (void)data;
     rctx *c = tls_ctx;
+    if (c && c->jump)
+        return hark_clock_wall();
     if (rb_method_basic_definition_p(rb_singleton_class(rb_cTime), id_now)) {
         /* Ruby's own Time.now (not stubbed): the same clock, without the call. */
         struct timespec ts;
@@ -36,17 +41,26 @@ double wall_clock(void *data)
     }
     int state = 0;
     VALUE now = rb_protect(do_time_now, Qnil, &state);
-    if (state || !rb_obj_is_kind_of(now, rb_cTime)) {
-        rb_set_errinfo(Qnil);
+    if (state)
+        ctx_note_jump(c, state);
+    if (state || !rb_obj_is_kind_of(now, rb_cTime))
         return hark_clock_wall();
-    }
     keep_wall(c, now);
     struct timespec ts = rb_time_timespec(now);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static VALUE do_gc_total_time(VALUE arg)
+{
+    (void)arg;
+    return rb_funcall(rb_mGC, id_total_time, 0);
+}
+
 /* The allocation counter hark reads when an event-object group starts and finishes;
- * it also samples GC.total_time for the event being started or finished. */
+ * it also samples GC.total_time for the event being started or finished. That call
+ * is a method call, where Ruby delivers Thread#raise, Thread#kill and Timeout: it is
+ * protected, and its jump resumed once hark has returned (unprotected, the jump
+ * would leave hark's handle half started, its reader section open for good). */
 uint64_t alloc_counter(void)
 {
     /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
@@ -54,8 +68,13 @@ uint64_t alloc_counter(void)
     if (!ruby_native_thread_p())
         return 0;
     rctx *c = tls_ctx;
-    if (c && c->mode == CTX_HANDLE && has_total_time) {
-        VALUE now = rb_funcall(rb_mGC, id_total_time, 0);
+    if (c && c->mode == CTX_HANDLE && has_total_time && !c->jump) {
+        int state = 0;
+        VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
+        if (state) {
+            ctx_note_jump(c, state);
+            now = INT2FIX(0);
+        }
         if (!c->gc_started) {
             c->gc_started = true;
             c->gc_start = now;

@@ -4,19 +4,27 @@
  */
 #include "hark_ext.h"
 
-VALUE fanout_listening(VALUE self, VALUE name)
+/* hark_listening(t), asking polled subscribers' silenced?(name); what silenced?
+ * raised or threw leaves from here, once hark has returned. */
+bool ctx_listening(hark_topic *t, VALUE name)
 {
-    fanout *f = get_fanout(self);
-    hark_topic *t = topic_for(f, name);
-    if (!hark_enabled(t))
-        return Qfalse;
     rctx c;
     ctx_init(&c, CTX_QUERY, name, Qnil, Qnil);
     rctx *saved = ctx_enter(&c, PHASE_NONE);
     bool on = hark_listening(t);
     ctx_leave(saved);
     raise_silence_error(&c);
-    return on ? Qtrue : Qfalse;
+    settle(&c);
+    return on;
+}
+
+VALUE fanout_listening(VALUE self, VALUE name)
+{
+    fanout *f = get_fanout(self);
+    hark_topic *t = topic_for(f, name);
+    if (!hark_enabled(t))
+        return Qfalse;
+    return ctx_listening(t, name) ? Qtrue : Qfalse;
 }
 
 VALUE fanout_publish(int argc, VALUE *argv, VALUE self)

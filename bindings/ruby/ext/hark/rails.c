@@ -40,12 +40,7 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
     bool on = hark_enabled(t);
     if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
         /* only polled subscribers: ask them, as Rails' listening? does */
-        rctx c;
-        ctx_init(&c, CTX_QUERY, argv[0], Qnil, Qnil);
-        rctx *saved = ctx_enter(&c, PHASE_NONE);
-        on = hark_listening(t);
-        ctx_leave(saved);
-        raise_silence_error(&c);
+        on = ctx_listening(t, argv[0]);
     }
     if (!on) {
         if (!rb_block_given_p())

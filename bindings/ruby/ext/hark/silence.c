@@ -19,15 +19,22 @@ bool cb_silenced(const char *name, void *data)
     if (tls_registry > 0)
         return false; /* never asked under a lock for dynamic ones; be safe */
     rctx *c = tls_ctx;
+    if (c && (c->jump || !NIL_P(c->silence_err)))
+        return false; /* the event is over already: ask nobody else */
     VALUE rname = c ? c->name : rb_str_new_cstr(name);
     struct call cl = {s->delegate, id_silenced_p, 1, &rname};
     int state = 0;
     VALUE v = rb_protect(do_silenced, (VALUE)&cl, &state);
     if (state) {
+        /* An exception is silenced?'s own, raised as Rails raises it; a throw or
+         * Thread#kill is resumed once hark has returned. */
         VALUE err = rb_errinfo();
-        rb_set_errinfo(Qnil);
-        if (c && NIL_P(c->silence_err) && rb_obj_is_kind_of(err, rb_eException))
+        if (c && state == TAG_RAISE && rb_obj_is_kind_of(err, rb_eException)) {
+            rb_set_errinfo(Qnil);
             c->silence_err = err;
+        } else {
+            ctx_note_jump(c, state);
+        }
         return false;
     }
     return RTEST(v);

@@ -107,8 +107,8 @@ VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
     set_callbacks(s, &o);
 
     /* Link first: the mark function must see the Ruby objects from now on. */
-    s->next = f->subs;
-    f->subs = s;
+    *f->subs_tail = s;
+    f->subs_tail = &s->next;
     if (s->matcher) {
         f->matchers++;
         f->matcher_generation++;
