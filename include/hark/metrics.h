@@ -208,9 +208,9 @@ typedef struct hark_metrics_prom_options {
  * and 2^37 ns. */
 #define HARK_METRICS_PROM_DEFAULT_BOUNDS (27 * 8 + 1)
 
-#define HARK_METRICS_PROM_OPTIONS_INIT                                                                     \
+#define HARK_METRICS_PROM_OPTIONS_INIT                                                             \
     {                                                                                              \
-        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0                           \
+        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0                   \
     }
 
 /* Sets *opts to HARK_METRICS_PROM_OPTIONS_INIT. NULL is ignored. Thread-safety: safe. */
@@ -241,8 +241,8 @@ HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_p
  * write or the flush fails (a full disk). Thread-safety: as
  * hark_metrics_write_prometheus(); the stream is the caller's.
  */
-HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metrics_prom_options *opts,
-                                                FILE *out);
+HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m,
+                                                const hark_metrics_prom_options *opts, FILE *out);
 
 /*
  * Writes the same family in Prometheus' protobuf exposition format
@@ -260,7 +260,8 @@ HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metr
  * when native histograms are enabled (`--enable-feature=native-histograms`).
  * Errors and thread-safety: as hark_metrics_write_prometheus().
  */
-HARK_API int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_prom_options *opts,
+HARK_API int hark_metrics_write_prometheus_protobuf(hark_metrics *m,
+                                                    const hark_metrics_prom_options *opts,
                                                     hark_metrics_prom_sink sink, void *data);
 
 /* The native histograms' schema: bucket bounds are powers of 2^(2^-4). */

@@ -28,13 +28,14 @@
  *              digits), so that a parent always encloses its children exactly
  *   pid, tid   the process, and the kernel id of the thread that finished the event
  *   id         the event's id, parent_id its enclosing event's id or 0 (event.h)
- *   args       the payload: integers, doubles (non-finite ones as null), booleans,
- *              strings (JSON-escaped; NULL as null), pointers as "0x..." strings,
- *              nested payloads as objects (4 levels, deeper ones as "..."), and a
- *              failure (`exception`) as ["type","message"] -- Rails' form. At most
- *              `args_max` bytes of JSON: a field that does not fit is left out (a
- *              string is cut at a character boundary first), and "_truncated":true
- *              is added.
+ *   args       the payload, as hark/sys/payload_json.h renders every payload (JSON
+ *              log lines alike): integers, doubles (non-finite ones as null),
+ *              booleans, strings (JSON-escaped; NULL as null), pointers as "0x..."
+ *              strings, nested payloads as objects (4 levels below the top, deeper
+ *              ones as "..."), and a failure (`exception`) as
+ *              {"type":"...","message":"..."}. At most `args_max` bytes of JSON: a
+ *              field that does not fit is left out (a string is cut at a character
+ *              boundary first), and "_truncated":true is added.
  *
  * Recording: the subscription is an event-object subscription (without CPU time).
  * Each thread records into its own buffer -- a single-producer ring of

@@ -23,7 +23,7 @@
  * subscription has been released).
  */
 #include "trace_internal.h"
-#include "json_out.h"
+#include "json.h"
 #include "alloc.h"
 
 #include <errno.h>

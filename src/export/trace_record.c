@@ -6,7 +6,7 @@
  * rings and their lifetime.
  */
 #include "trace_internal.h"
-#include "json_out.h"
+#include "hark/sys/payload_json.h"
 #include "alloc.h"
 #include "ns.h"
 #include "tls.h"
@@ -78,12 +78,11 @@ int hark__trace_on_event(hark_event *ev, void *data)
             return 0;
         }
     }
-    hark__jw w = {b->scratch, 0, t->args_max, false};
-    hark__json_payload_members(&w, ev->payload);
+    size_t args_len = hark_payload_json_members(b->scratch, t->args_max, ev->payload, NULL);
     size_t name_len = strlen(ev->name);
     if (name_len > HARK_NAME_MAX)
         name_len = HARK_NAME_MAX;
-    size_t need = HARK_TRACE_RECORD_BYTES(name_len, w.len);
+    size_t need = HARK_TRACE_RECORD_BYTES(name_len, args_len);
 
     size_t cap = b->cap;
     uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
@@ -104,7 +103,7 @@ int hark__trace_on_event(hark_event *ev, void *data)
     struct rec r = {(uint32_t)need,
                     0,
                     (uint16_t)name_len,
-                    (uint32_t)w.len,
+                    (uint32_t)args_len,
                     0,
                     ev->id,
                     ev->parent_id,
@@ -113,7 +112,7 @@ int hark__trace_on_event(hark_event *ev, void *data)
     char *dst = b->data + off;
     memcpy(dst, &r, sizeof r);
     memcpy(dst + sizeof r, ev->name, name_len);
-    memcpy(dst + sizeof r + name_len, w.buf, w.len);
+    memcpy(dst + sizeof r + name_len, b->scratch, args_len);
     bump(&b->recorded);
     /* release: publishes the record's bytes to the writer (acquire load of head). */
     atomic_store_explicit(&b->head, head + pad + need, memory_order_release);
@@ -125,4 +124,3 @@ void hark__trace_forget(struct tbuf *b)
     if (tl_last == b)
         tl_last = NULL;
 }
-

@@ -6,7 +6,7 @@
  * flush first marks each ring's head and stops there (see mark()).
  */
 #include "trace_internal.h"
-#include "json_out.h"
+#include "json.h"
 #include "deadline.h"
 
 #include <errno.h>

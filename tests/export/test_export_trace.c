@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/sys/payload_json.h>
 #include <hark/trace.h>
 
 #include <errno.h>
@@ -414,6 +415,46 @@ static void test_args(void **state)
     free(s.buf);
 }
 
+/* The args are the payload as hark/sys/payload_json.h renders it for log lines too:
+ * the same bytes, errors, depth cut and cut marker. */
+static void test_args_render_as_every_payload(void **state)
+{
+    (void)state;
+    sink s = {0};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_trace *t = open_sink(&s, 0, 1024, 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    hark_topic *tp;
+    assert_int_equal(hark_topic_get(&tp, n, "args.shared"), 0);
+    HARK_PAYLOAD(l4, 1);
+    hark_payload_set_str(&l4, "deepest", "x");
+    HARK_PAYLOAD(l3, 1);
+    hark_payload_set_payload(&l3, "l4", &l4);
+    HARK_PAYLOAD(l2, 1);
+    hark_payload_set_payload(&l2, "l3", &l3);
+    HARK_PAYLOAD(l1, 1);
+    hark_payload_set_payload(&l1, "l2", &l2);
+    HARK_PAYLOAD(l0, 1);
+    hark_payload_set_payload(&l0, "l1", &l1);
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_payload(&p, "l0", &l0);
+    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01");
+    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
+    char members[1024];
+    size_t len = hark_payload_json_members(members, sizeof members, &p, NULL);
+    members[len] = '\0';
+    HARK_INSTRUMENT(tp, &p, { (void)0; });
+    assert_int_equal(hark_trace_close(t, NULL), 0);
+    char want[1100];
+    snprintf(want, sizeof want, "\"args\":{%s}}", members);
+    assert_non_null(strstr(s.buf, want));
+    assert_non_null(strstr(s.buf, "\"l4\":\"...\""));
+    assert_non_null(strstr(s.buf, "\"exception\":{\"type\":\"IOError\",\"message\":"));
+    assert_int_equal(hark_notifier_free(n), 0);
+    free(s.buf);
+}
+
 /* Threads that record and exit: their buffers are drained, then reclaimed. */
 static void *worker(void *arg)
 {
@@ -489,6 +530,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flush_ends_while_producers_outpace),
         cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_args_render_as_every_payload),
         cmocka_unit_test(test_open_bad_input),
         cmocka_unit_test(test_attach_limits),
         cmocka_unit_test(test_category),
