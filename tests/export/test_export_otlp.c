@@ -34,10 +34,10 @@ static void traceparent_valid(void **state)
     assert_int_equal(hark_traceparent_format(out, &c), 0);
     assert_string_equal(out, good);
     /* Unknown flags are not passed on; a higher version may carry more fields. */
-    assert_int_equal(hark_traceparent_parse(
-                         &c, "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-ever",
-                         NULL),
-                     0);
+    assert_int_equal(
+        hark_traceparent_parse(
+            &c, "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-ever", NULL),
+        0);
     assert_int_equal(c.flags, HARK_TRACE_FLAG_SAMPLED);
     assert_string_equal(c.tracestate, "");
 }
@@ -47,15 +47,15 @@ static void traceparent_invalid(void **state)
     (void)state;
     static const char *const bad[] = {
         "",
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",     /* short */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",   /* v00 too long */
-        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",    /* uppercase */
-        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    /* version ff */
-        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",    /* zero trace id */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",    /* zero span id */
-        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    /* separator */
-        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",    /* not hex */
-        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",   /* v>00, no '-' */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",   /* short */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-", /* v00 too long */
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  /* uppercase */
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* version ff */
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  /* zero trace id */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  /* zero span id */
+        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* separator */
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",  /* not hex */
+        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", /* v>00, no '-' */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_trace_context c;

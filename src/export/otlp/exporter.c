@@ -300,10 +300,11 @@ int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
     if (!a)
         return HARK_ELIMIT;
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.kind = HARK_KIND_EVENT;
+    /* A monotonic subscription: the times and payload a span needs, without the
+     * event object (the ids come from hark_current_event_ids()). */
+    o.kind = HARK_KIND_MONOTONIC;
     o.pattern = pattern;
-    o.event = hark__otlp_on_event;
-    o.skip_cpu_time = true;
+    o.timed = hark__otlp_on_event;
     o.release = on_release;
     o.data = a;
     atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);

@@ -108,7 +108,8 @@ int64_t hark__otlp_mono_ns(void);
 void hark__otlp_wake(hark_otlp *x);
 
 /* spans.c */
-int hark__otlp_on_event(hark_event *ev, void *data);
+int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
+                        hark_payload *payload, void *data);
 /* Encodes `count` span records into x->body; returns false on allocation failure. */
 bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count);
 

@@ -30,13 +30,8 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
     hark_event_ids ids = hark_current_event_ids();
     hark__otlp_thread *t = ids.id ? hark__otlp_thread_get() : NULL;
     if (t) {
-        if (t->ended_root && t->ended_root != ids.id) {
-            t->open = false;
-            t->ended_root = 0;
-        }
-        if (!t->open)
-            hark__otlp_trace_new(t);
-        memcpy(r->trace_id, t->trace_id, 16);
+        hark__otlp_trace_for(t, ids.id);
+        memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
         r->span = hark__otlp_span_id(ids.id);
         r->sampled = t->sampled;
         r->has_trace = 1;
