@@ -429,7 +429,25 @@ static void ensure_chosen(void)
     pthread_once(&once, init_once);
 }
 
+static __attribute__((noinline)) int64_t slow_other(bool wall);
+
 int64_t hark__clock_slow(bool wall)
+{
+    /* clock_gettime() first and with the least around it: it is the whole reading. */
+    if (HARK_LIKELY(atomic_load_explicit(&mode, memory_order_relaxed) == MODE_VDSO)) {
+        int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+        if (wall)
+            return now;
+        /* A switch of source does not take readings backwards on this thread. */
+        if (HARK_UNLIKELY(now < hark__clock_last_ns))
+            now = hark__clock_last_ns;
+        hark__clock_last_ns = now;
+        return now;
+    }
+    return slow_other(wall);
+}
+
+static int64_t slow_other(bool wall)
 {
     for (;;) {
         int m = atomic_load_explicit(&mode, memory_order_relaxed);
