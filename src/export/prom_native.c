@@ -161,7 +161,7 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
         hark__pb_message(h, HIST_POSITIVE_DELTA, &w->deltas);
 }
 
-/* The Histogram message of one series into w->part's parent (built in `h`). */
+/* The Histogram message of one series, encoded into `h`. */
 static void put_histogram(struct work *w, hark__pb *h, const hark_prom_options *opts,
                           const hark_metrics_series *s)
 {
