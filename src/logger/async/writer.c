@@ -290,4 +290,3 @@ const hark__worker_ops hark__writer_ops = {
     .ready = writer_ready,
     .fork_child = writer_fork_child,
 };
-
