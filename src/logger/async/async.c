@@ -136,3 +136,4 @@ uint64_t hark_logger_async_dropped(const hark_logger *l)
         return 0;
     return atomic_load_explicit(&l->async->dropped_total, memory_order_relaxed);
 }
+

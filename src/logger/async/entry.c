@@ -302,3 +302,4 @@ int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_l
         return queue_captured(a, &m, &f, sizeof f, words, strs, nstr);
     return queue_captured(a, &m, fmt, fmt_len + 1, words, strs, nstr);
 }
+

@@ -290,3 +290,4 @@ const hark__worker_ops hark__writer_ops = {
     .ready = writer_ready,
     .fork_child = writer_fork_child,
 };
+
