@@ -349,7 +349,7 @@ static void test_event_fields_same_as_sync(void **state)
     memset(txid, 't', sizeof txid - 1);
     txid[sizeof txid - 1] = '\0';
 
-    /* Payloads nested six deep: the formatters show four levels, then null. */
+    /* Payloads nested six deep: the formatters show four levels, then "...". */
     hark_field deep[6][2];
     hark_payload deep_p[6];
     for (int i = 5; i >= 0; i--) {
@@ -613,7 +613,7 @@ static void test_writer_callbacks_do_not_wait_for_the_writer(void **state)
 {
     (void)state;
     struct reentrant r = {NULL, 0, 0, 2000, 0};
-    hark_log_sink sink = {reentrant_write, NULL, NULL, NULL, &r};
+    hark_log_sink sink = {.write = reentrant_write, .data = &r, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&r.log, &sink), 0);
     hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
     ao.policy = HARK_LOG_ASYNC_BLOCK;
@@ -696,7 +696,7 @@ static void *overflow_ring(void *arg)
 
 static hark_logger *slow_logger(struct slow_sink *sink)
 {
-    hark_log_sink s = {slow_write, NULL, NULL, NULL, sink};
+    hark_log_sink s = {.write = slow_write, .data = sink, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l;
     assert_int_equal(hark_logger_new_sink(&l, &s), 0);
     hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;

@@ -120,7 +120,12 @@ static void rec_close(void *data)
 static hark_logger *rec_logger(struct rec_sink *r)
 {
     memset(r, 0, sizeof *r);
-    hark_log_sink sink = {rec_write, rec_flush, rec_reopen, rec_close, r};
+    hark_log_sink sink = {.write = rec_write,
+                          .flush = rec_flush,
+                          .reopen = rec_reopen,
+                          .close = rec_close,
+                          .data = r,
+                          .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     assert_non_null(l);
@@ -848,7 +853,7 @@ static int text_write(hark_log_level level, const char *line, size_t len, void *
 static hark_logger *text_logger(struct text_sink *t)
 {
     memset(t, 0, sizeof *t);
-    hark_log_sink sink = {text_write, NULL, NULL, NULL, t};
+    hark_log_sink sink = {.write = text_write, .data = t, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     return l;
@@ -1069,7 +1074,7 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_logger_new_fd(&l, -1, false), HARK_EINVAL);
     assert_int_equal(hark_logger_new_path(&l, NULL), HARK_EINVAL);
     assert_int_equal(hark_logger_new_path(&l, ""), HARK_EINVAL);
-    hark_log_sink no_write = {NULL, NULL, NULL, NULL, NULL};
+    hark_log_sink no_write = HARK_LOG_SINK_INIT;
     assert_int_equal(hark_logger_new_sink(&l, &no_write), HARK_EINVAL);
     assert_null(l);
 
@@ -1164,7 +1169,10 @@ static void test_sink_reentry_is_refused(void **state)
     (void)state;
     alarm(30);
     struct reentrant_sink r = {NULL, 0, -1, -1, -1};
-    hark_log_sink sink = {reentrant_write, NULL, reentrant_reopen, NULL, &r};
+    hark_log_sink sink = {.write = reentrant_write,
+                          .reopen = reentrant_reopen,
+                          .data = &r,
+                          .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&r.self, &sink), 0);
     assert_int_equal(hark_log(r.self, HARK_LOG_INFO, "hello"), 0);
     assert_int_equal(r.writes, 1);
@@ -1203,8 +1211,8 @@ static void test_reentry_through_another_logger_is_refused(void **state)
     (void)state;
     alarm(30);
     struct crossed a = {NULL, NULL, 0, -1, -1}, b = {NULL, NULL, 0, -1, -1};
-    hark_log_sink sa = {crossed_write, NULL, NULL, NULL, &a};
-    hark_log_sink sb = {crossed_write, NULL, NULL, NULL, &b};
+    hark_log_sink sa = {.write = crossed_write, .data = &a, .version = HARK_LOG_SINK_VERSION};
+    hark_log_sink sb = {.write = crossed_write, .data = &b, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&a.self, &sa), 0);
     assert_int_equal(hark_logger_new_sink(&b.self, &sb), 0);
     a.other = b.self;

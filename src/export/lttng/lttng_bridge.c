@@ -8,7 +8,7 @@
  * release comes last frees the bridge.
  */
 #include "hark/lttng.h"
-#include "json_out.h"
+#include "hark/sys/payload_json.h"
 #include "alloc.h"
 #include "deadline.h"
 #include "ns.h"
@@ -51,13 +51,11 @@ static int on_event(hark_event *ev, void *data)
     if (!lttng_ust_tracepoint_enabled(hark, event))
         return 0;
     char payload[HARK_LTTNG_PAYLOAD_MAX + 1];
-    hark__jw w = {payload, 0, HARK_LTTNG_PAYLOAD_MAX, false};
-    hark__jw_char(&w, '{');
-    w.cap--; /* room for the closing brace */
-    hark__json_payload_members(&w, ev->payload);
-    w.cap++;
-    hark__jw_char(&w, '}');
-    payload[w.len] = '\0';
+    size_t n =
+        1 + hark_payload_json_members(payload + 1, HARK_LTTNG_PAYLOAD_MAX - 2, ev->payload, NULL);
+    payload[0] = '{';
+    payload[n++] = '}';
+    payload[n] = '\0';
     uint64_t start = (uint64_t)hark__ms_to_ns(ev->time_ms);
     uint64_t end = (uint64_t)hark__ms_to_ns(ev->end_ms);
     lttng_ust_do_tracepoint(hark, event, ev->name, ev->id, ev->parent_id, start,

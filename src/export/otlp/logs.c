@@ -63,7 +63,7 @@ int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
 {
     if (!out || !x)
         return HARK_EINVAL;
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, x};
+    hark_log_sink sink = {.write = sink_write, .data = x, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l;
     int rc = hark_logger_new_sink(&l, &sink);
     if (rc)

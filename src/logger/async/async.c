@@ -54,6 +54,7 @@ void hark__async_stop(hark_logger *l)
     struct hark__async *a = l->async;
     if (!a)
         return;
+    l->backend = &hark__backend_sync;
     hark__async_live_remove(a);
     /* The writer drains what is left first (inline in a forked child). */
     (void)hark__worker_stop(&a->worker); /* callers refused the writer itself */
@@ -127,6 +128,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
         return HARK_ENOMEM;
     }
     hark__async_live_add(a);
+    l->backend = &hark__backend_async;
     return 0;
 }
 
@@ -137,3 +139,19 @@ uint64_t hark_logger_async_dropped(const hark_logger *l)
     return atomic_load_explicit(&l->async->dropped_total, memory_order_relaxed);
 }
 
+/* A line whose message a callback appends: built on the calling thread, queued
+ * as finished text. */
+static int async_log_fill(hark_logger *l, hark_log_level level, hark_log_message_fn fill, void *ctx)
+{
+    char stack[HARK__LOG_STACK];
+    struct hark_log_buf b;
+    hark__lbuf_init(&b, stack, sizeof stack);
+    int rc = fill(&b, ctx);
+    if (rc == 0)
+        rc = b.err ? b.err : hark__async_log_text(l, level, b.p, b.len);
+    hark__lbuf_release(&b);
+    return rc;
+}
+
+const struct hark__backend hark__backend_async = {hark__async_logv, async_log_fill,
+                                                  hark__async_drain, hark__async_stop};

@@ -44,4 +44,3 @@ void hark__async_live_remove(struct hark__async *a)
         }
     pthread_mutex_unlock(&live_lock);
 }
-

@@ -17,7 +17,6 @@ void hark__ring_wake_sleeping(struct hark__async *a, size_t pos, int st)
     hark__worker_wake_sleeping(&a->worker, st, used > a->nslots / 4);
 }
 
-
 struct reservation {
     struct hark__async *a;
     size_t need, *pos;
@@ -54,4 +53,3 @@ bool hark__ring_reserve_slow(struct hark__async *a, size_t need, size_t *pos)
     maybe_wake(a, *pos);
     return true;
 }
-

@@ -73,7 +73,6 @@ struct field_pool {
     size_t used, payloads_used;
 };
 
-
 struct hark__async {
     hark_logger *logger;
     size_t nslots, mask;
@@ -133,7 +132,6 @@ static inline __attribute__((always_inline)) void ring_put(struct hark__async *a
     memcpy(a->data, (const char *)src + first, n - first);
 }
 
-
 /* ring.c: wakes a writer that naps or sleeps after a reservation at `pos`. */
 void hark__ring_wake_sleeping(struct hark__async *a, size_t pos, int st);
 
@@ -189,7 +187,6 @@ static inline void ring_commit(struct hark__async *a, size_t pos)
     atomic_store_explicit(&a->seq[pos & a->mask], pos + 1, memory_order_release);
 }
 
-
 /* ring.c: reserves `need` slots when the ring was full, under the logger's policy
  * (reserve_or_wait() below). Returns true with *pos, or false when the line is
  * dropped (counted). */
@@ -204,10 +201,11 @@ static inline bool reserve_or_wait(struct hark__async *a, size_t need, size_t *p
     return hark__ring_reserve_slow(a, need, pos);
 }
 
-
 /* Field types as serialised: a hark_type, or one of these for the variants whose
- * value has no bytes of its own. */
-enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE };
+ * value has no bytes of its own. A payload nested deeper than the formatters show
+ * (FIELD_DEEP_PAYLOAD) is read back as a non-NULL empty one, so that it is written
+ * "..." as the synchronous formatters write it, not null. */
+enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE, FIELD_DEEP_PAYLOAD = 0xFD };
 
 /* Bits of the byte that follows an error field's key: which strings it has. */
 enum { ERROR_TYPE = 1, ERROR_MESSAGE = 2 };

@@ -74,4 +74,3 @@ int hark__log_site(hark_logger *l, hark_log_level level, hark_log_site *site, co
     m.head.words = words_len;
     return queue_captured(a, &m, &site->fmt, sizeof site->fmt, words, strs, nstr);
 }
-

@@ -178,7 +178,11 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
         errno = saved;
         return HARK_EIO;
     }
-    hark_log_sink sink = {rotor_write, NULL, rotor_reopen, rotor_close, r};
+    hark_log_sink sink = {.write = rotor_write,
+                          .reopen = rotor_reopen,
+                          .close = rotor_close,
+                          .data = r,
+                          .version = HARK_LOG_SINK_VERSION};
     int rc = hark_logger_new_sink(out, &sink);
     if (rc != 0)
         rotor_close(r);
