@@ -349,7 +349,7 @@ static void test_event_fields_same_as_sync(void **state)
     memset(txid, 't', sizeof txid - 1);
     txid[sizeof txid - 1] = '\0';
 
-    /* Payloads nested six deep: the formatters show four levels, then null. */
+    /* Payloads nested six deep: the formatters show four levels, then "...". */
     hark_field deep[6][2];
     hark_payload deep_p[6];
     for (int i = 5; i >= 0; i--) {

@@ -4,6 +4,7 @@
  * with its captured arguments), and the calls that queue them.
  */
 #include "entry.h"
+#include "hark/sys/payload_json.h"
 #include "alloc.h"
 
 #include <stdarg.h>
@@ -89,11 +90,12 @@ static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count
         (*budget)--;
         n++;
         uint8_t type = (uint8_t)f[i].type;
-        bool nested = f[i].type == HARK_TYPE_PAYLOAD && f[i].as.payload && depth < 4;
+        bool nested =
+            f[i].type == HARK_TYPE_PAYLOAD && f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH;
         if (f[i].type == HARK_TYPE_STRING && !f[i].as.s)
             type = FIELD_NULL_STRING;
         else if (f[i].type == HARK_TYPE_PAYLOAD && !nested)
-            type = FIELD_NULL_PAYLOAD;
+            type = f[i].as.payload ? FIELD_DEEP_PAYLOAD : FIELD_NULL_PAYLOAD;
         put_or_count(c, &bytes, &type, 1);
         put_str_or_count(c, &bytes, f[i].key);
         switch (type) {

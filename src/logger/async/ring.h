@@ -203,8 +203,10 @@ static inline bool reserve_or_wait(struct hark__async *a, size_t need, size_t *p
 }
 
 /* Field types as serialised: a hark_type, or one of these for the variants whose
- * value has no bytes of its own. */
-enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE };
+ * value has no bytes of its own. A payload nested deeper than the formatters show
+ * (FIELD_DEEP_PAYLOAD) is read back as a non-NULL empty one, so that it is written
+ * "..." as the synchronous formatters write it, not null. */
+enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE, FIELD_DEEP_PAYLOAD = 0xFD };
 
 /* Bits of the byte that follows an error field's key: which strings it has. */
 enum { ERROR_TYPE = 1, ERROR_MESSAGE = 2 };

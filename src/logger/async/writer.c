@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a payload too deep to copy reads back as: no fields, but not NULL. */
+static hark_payload too_deep = {NULL, 0, 0};
+
 static const char *get_str(const char *p, const char **out)
 {
     *out = p;
@@ -29,6 +32,10 @@ static const char *get_fields(const char *p, hark_field *out, size_t count, stru
             break;
         case FIELD_NULL_PAYLOAD:
             out[i].type = HARK_TYPE_PAYLOAD;
+            break;
+        case FIELD_DEEP_PAYLOAD:
+            out[i].type = HARK_TYPE_PAYLOAD;
+            out[i].as.payload = &too_deep;
             break;
         case HARK_TYPE_INT:
         case HARK_TYPE_UINT:

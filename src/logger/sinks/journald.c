@@ -8,6 +8,7 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "hark/log_sinks.h"
+#include "hark/sys/payload_json.h"
 #include "alloc.h"
 
 #include <inttypes.h>
@@ -108,11 +109,12 @@ static void put_fields(walk *w, char *name, size_t len, const hark_field *f, siz
             put_z(w, name, v);
             break;
         case HARK_TYPE_PAYLOAD:
-            if (f[i].as.payload && depth < 4)
+            /* null and "..." as every JSON rendering (hark/sys/payload_json.h). */
+            if (f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH)
                 put_fields(w, name, n, f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
                            budget);
             else
-                put_z(w, name, "null");
+                put_z(w, name, f[i].as.payload ? "..." : "null");
             break;
         case HARK_TYPE_ERROR:
             /* KEY=type and KEY_MESSAGE=message, as logfmt's key= and key.message=. */
