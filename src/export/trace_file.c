@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -73,10 +72,8 @@ static void destroy(hark_trace *t)
     }
     pthread_mutex_destroy(&t->lock);
     pthread_mutex_destroy(&t->wlock);
-    pthread_mutex_destroy(&t->tlock);
-    pthread_cond_destroy(&t->cond);
     hark__free(t->out);
-    hark__free(t);
+    hark__free_lines(t);
 }
 
 /* Writes what is left and the end of the file, then frees the trace. No callback
@@ -148,7 +145,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
         o.args_max > HARK_TRACE_ARGS_MAX)
         return HARK_EINVAL;
 
-    hark_trace *t = hark__calloc(1, sizeof *t);
+    hark_trace *t = hark__calloc_lines(sizeof *t); /* the worker's line of its own */
     if (!t)
         return HARK_ENOMEM;
     t->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed);
@@ -165,7 +162,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     t->fd = -1;
     atomic_init(&t->refs, 1);
     if (!t->out) {
-        hark__free(t);
+        hark__free_lines(t);
         return HARK_ENOMEM;
     }
     static const char head[] = "{\"traceEvents\":[\n";
@@ -174,14 +171,8 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     for (int i = 0; i < HARK_TRACE_ATTACH_MAX; i++)
         t->atts[i].t = t;
 
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->cond, &ca);
-    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->wlock, NULL);
-    pthread_mutex_init(&t->tlock, NULL);
 
     if (path) {
         t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -193,19 +184,14 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
         }
     }
     if (t->interval_ms > 0) {
-        /* The writer takes no signals meant for the program. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int err = pthread_create(&t->thread, NULL, hark__trace_writer_main, t);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (err) {
+        hark__worker_timing timing = {t->interval_ms, 0, t->interval_ms};
+        if (hark__worker_start(&t->worker, &hark__trace_writer_ops, t, timing) != 0) {
             if (t->fd >= 0)
                 close(t->fd);
             destroy(t);
             return HARK_ENOMEM;
         }
-        t->has_thread = true;
+        t->has_worker = true;
     }
     *out = t;
     return 0;
@@ -281,13 +267,12 @@ int hark_trace_close(hark_trace *t, hark_trace_stats *stats)
             (void)hark_notifier_quiesce(live[i].n); /* EBUSY: released later */
     }
 
-    if (t->has_thread) {
-        pthread_mutex_lock(&t->tlock);
-        t->stop = true;
-        pthread_cond_signal(&t->cond);
-        pthread_mutex_unlock(&t->tlock);
-        pthread_join(t->thread, NULL);
-        t->has_thread = false;
+    if (t->has_worker) {
+        /* From the writer's own round (a write hook closing the trace) the worker
+         * cannot be stopped: nothing more is done, a later close finishes. */
+        if (hark__worker_stop(&t->worker) != 0)
+            return HARK_EBUSY;
+        t->has_worker = false;
     }
     /* acq_rel: as in unref(). */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)

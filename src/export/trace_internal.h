@@ -4,6 +4,7 @@
 
 #include "hark/trace.h"
 #include "slot.h"
+#include "worker.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -70,11 +71,9 @@ struct hark_trace {
     atomic_uint_least64_t written, write_errors;
     atomic_int last_errno;
 
-    pthread_mutex_t tlock; /* the writer thread's sleep and stop */
-    pthread_cond_t cond;
-    bool stop, has_thread;
     unsigned interval_ms;
-    pthread_t thread;
+    bool has_worker;
+    struct hark__worker worker; /* the background writer (worker.h); has_worker */
 };
 
 /* trace_record.c: the event callback (data: the struct att of the subscription). */
@@ -89,7 +88,8 @@ void hark__trace_forget(struct tbuf *b);
 int hark__trace_flush_locked(hark_trace *t);
 /* Writes the staging buffer out. Locking: t->wlock held. */
 int hark__trace_write_out(hark_trace *t);
-/* The background writer thread. */
-void *hark__trace_writer_main(void *arg);
+/* The background writer: a worker whose every pass is one bounded flush, every
+ * interval_ms. */
+extern const hark__worker_ops hark__trace_writer_ops;
 
 #endif /* HARK_TRACE_INTERNAL_H */

@@ -7,7 +7,6 @@
  */
 #include "trace_internal.h"
 #include "json.h"
-#include "deadline.h"
 
 #include <errno.h>
 #include <string.h>
@@ -199,22 +198,35 @@ int hark_trace_flush(hark_trace *t)
     return rc;
 }
 
-void *hark__trace_writer_main(void *arg)
+/* One round of the background writer: what was recorded before it, as a flush. */
+static bool writer_work(void *data)
 {
-    hark_trace *t = arg;
-    pthread_mutex_lock(&t->tlock);
-    while (!t->stop) {
-        struct timespec ts = hark__deadline_ms(CLOCK_MONOTONIC, (long)t->interval_ms);
-        while (!t->stop && pthread_cond_timedwait(&t->cond, &t->tlock, &ts) != ETIMEDOUT)
-            ;
-        if (t->stop)
-            break;
-        pthread_mutex_unlock(&t->tlock);
-        pthread_mutex_lock(&t->wlock);
-        (void)hark__trace_flush_locked(t); /* errors are in the stats; the next round retries */
-        pthread_mutex_unlock(&t->wlock);
-        pthread_mutex_lock(&t->tlock);
-    }
-    pthread_mutex_unlock(&t->tlock);
-    return NULL;
+    hark_trace *t = data;
+    pthread_mutex_lock(&t->wlock);
+    (void)hark__trace_flush_locked(t); /* errors are in the stats; the next round retries */
+    pthread_mutex_unlock(&t->wlock);
+    return false; /* a round every interval_ms, however busy the rings are */
 }
+
+/* The writer keeps no queue of its own: the rings are drained by time, and a flush
+ * or close waits on the writer lock, not on the worker. */
+static uint64_t no_queue(void *data)
+{
+    (void)data;
+    return 0;
+}
+
+/* A forked child must not inherit the writer lock held by a thread it lacks. */
+static void fork_prepare(void *data)
+{
+    pthread_mutex_lock(&((hark_trace *)data)->wlock);
+}
+
+static void fork_after(void *data)
+{
+    pthread_mutex_unlock(&((hark_trace *)data)->wlock);
+}
+
+const hark__worker_ops hark__trace_writer_ops = {
+    writer_work, no_queue, no_queue, NULL, fork_prepare, fork_after, fork_after,
+};

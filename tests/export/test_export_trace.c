@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- a sink in memory that can fail ------------------------------------------------ */
@@ -489,6 +490,85 @@ static void test_threads_exit(void **state)
     free(s.buf);
 }
 
+/* A write hook that holds the writer's round until the main thread is about to fork. */
+typedef struct fork_gate {
+    sink s;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool inside, forking;
+} fork_gate;
+
+static int gated_write(const char *buf, size_t len, size_t *done, void *data)
+{
+    fork_gate *g = data;
+    pthread_mutex_lock(&g->lock);
+    g->inside = true;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->forking)
+        pthread_cond_wait(&g->cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    return sink_write(buf, len, done, &g->s);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define TRACE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRACE_TSAN 1
+#endif
+#endif
+#ifndef TRACE_TSAN
+#define TRACE_TSAN 0
+#endif
+
+/* fork() while the background writer is in a round: the child, which has the
+ * trace but not its writer thread, records, flushes and closes it without waiting
+ * on a lock held by a thread it does not have. */
+static void test_forked_child_closes(void **state)
+{
+    (void)state;
+    if (TRACE_TSAN) /* it refuses threads in a child forked from a threaded process */
+        skip();
+    fork_gate g = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_topic *tp;
+    assert_int_equal(hark_topic_get(&tp, n, "fork.test"), 0);
+    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
+    o.flush_interval_ms = 1;
+    o.write = gated_write;
+    o.write_data = &g;
+    hark_trace *t;
+    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    emit(tp, 10);
+    /* The writer's round is inside the hook, with the writer lock held. */
+    pthread_mutex_lock(&g.lock);
+    while (!g.inside)
+        pthread_cond_wait(&g.cond, &g.lock);
+    g.forking = true;
+    pthread_cond_broadcast(&g.cond);
+    pthread_mutex_unlock(&g.lock);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        emit(tp, 5);
+        hark_trace_stats st;
+        int ok = hark_trace_flush(t) == 0 && hark_trace_close(t, &st) == 0 &&
+                 st.written == st.recorded && st.recorded == 15;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    hark_trace_stats st;
+    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(st.written, 10);
+    assert_int_equal(hark_notifier_free(n), 0);
+    free(g.s.buf);
+}
+
 /* Closing from inside an event: HARK_EBUSY, and the file is finished later. */
 typedef struct closer {
     hark_trace *t;
@@ -531,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_flush_ends_while_producers_outpace),
         cmocka_unit_test(test_options_init),
         cmocka_unit_test(test_args_render_as_every_payload),
+        cmocka_unit_test(test_forked_child_closes),
         cmocka_unit_test(test_open_bad_input),
         cmocka_unit_test(test_attach_limits),
         cmocka_unit_test(test_category),
