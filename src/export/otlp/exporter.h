@@ -53,6 +53,7 @@ typedef struct hark__log_rec {
     uint32_t body_len;
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
+_Static_assert(sizeof(hark__log_rec) == 40, "hark/otlp.h promises lines of span_bytes - 40");
 
 struct hark__otlp_att {
     hark_otlp *x;
@@ -69,8 +70,8 @@ struct hark_otlp {
                                wakes the worker: about once per batch */
     int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
     int64_t start_unix_ns;
-    atomic_uint_least64_t unsampled;
-    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+    uint64_t sample_threshold; /* this exporter's sampler (hark__otlp_sampled()) */
+    atomic_int refs;           /* 1 for the owner + 1 per live subscription */
 
     pthread_mutex_t lock; /* atts, metrics, closing */
     struct hark__otlp_att atts[HARK__OTLP_ATTACH_MAX];
