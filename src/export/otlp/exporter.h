@@ -2,6 +2,7 @@
 #ifndef HARK_OTLP_EXPORTER_H
 #define HARK_OTLP_EXPORTER_H
 
+#include "attach.h"
 #include "context.h"
 #include "pb.h"
 #include "queue.h"
@@ -53,14 +54,6 @@ typedef struct hark__log_rec {
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
 
-struct hark__otlp_att {
-    hark_otlp *x;
-    hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released;
-};
-#define HARK__OTLP_ATTACH_MAX 16
-
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
@@ -71,10 +64,9 @@ struct hark_otlp {
     atomic_uint_least64_t unsampled;
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* atts, metrics, closing */
-    struct hark__otlp_att atts[HARK__OTLP_ATTACH_MAX];
+    pthread_mutex_t lock;  /* the attachments, metrics */
+    hark__attach_set atts; /* attach.h; its lock is `lock` */
     hark_metrics *metrics;
-    bool closing;
 
     /* The worker (exporter.c). wlock guards everything below. */
     pthread_mutex_t wlock;
