@@ -326,11 +326,27 @@ static int round_trip(hark_otlp *x, int64_t deadline_ns)
     return rc;
 }
 
+static uint64_t dropped_total(hark_otlp *x)
+{
+    uint64_t n = atomic_load_explicit(&x->spans.dropped, memory_order_relaxed) +
+                 atomic_load_explicit(&x->logs.dropped, memory_order_relaxed);
+    for (int i = 0; i < SIG_COUNT; i++)
+        n += atomic_load_explicit(&x->failed[i], memory_order_relaxed);
+    return n;
+}
+
 int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
 {
     if (!x)
         return HARK_EINVAL;
-    return round_trip(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
+    int rc = round_trip(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
+    /* Whatever dropped records since the last flush -- this round's exports, an
+     * earlier round's, a full queue -- is reported once. */
+    uint64_t now = dropped_total(x);
+    uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
+    if (rc == 0 && now > before)
+        rc = HARK_EIO;
+    return rc;
 }
 
 static void stats_read(hark_otlp *x, hark_otlp_stats *s)

@@ -92,6 +92,7 @@ struct hark_otlp {
     /* Counters. */
     atomic_uint_least64_t exported[SIG_COUNT], failed[SIG_COUNT], metric_points_queued;
     atomic_uint_least64_t requests, retries;
+    atomic_uint_least64_t flush_dropped; /* records dropped as of the last flush */
     atomic_long last_status;
 };
 
