@@ -6,6 +6,7 @@
 #include "context.h"
 #include "pb.h"
 #include "queue.h"
+#include "worker.h"
 
 #include "hark/version.h"
 
@@ -68,15 +69,18 @@ struct hark_otlp {
     hark__attach_set atts; /* attach.h; its lock is `lock` */
     hark_metrics *metrics;
 
-    /* The worker (exporter.c). wlock guards everything below. */
-    pthread_mutex_t wlock;
-    pthread_cond_t wake, done;
-    bool stop, has_thread;
-    atomic_bool kicked;
-    uint64_t flush_asked, flush_done;
-    int flush_rc;
-    int64_t deadline_ns; /* monotonic; set at shutdown: exports end by then */
-    pthread_t thread;
+    /* The batching worker (batch.c), util's worker helper (worker.h). Its
+     * positions count records (and metrics rounds asked for): queued() is what the
+     * producers claimed, handled() what the worker exported or dropped. */
+    struct hark__worker worker;
+    atomic_uint_least64_t spans_handled, logs_handled;
+    atomic_uint_least64_t metrics_asked, metrics_done;
+    int64_t spans_due_ns, logs_due_ns; /* worker-only: a partial batch goes out then */
+    /* The shutdown's deadline, which cuts retries short: dlock guards it, dwake
+     * interrupts a backoff wait. */
+    pthread_mutex_t dlock;
+    pthread_cond_t dwake;
+    int64_t deadline_ns; /* monotonic; 0: none */
 
     /* Worker-only (or under wlock) from here. */
     void *curl;
@@ -97,8 +101,15 @@ struct hark_otlp {
 };
 
 int64_t hark__otlp_mono_ns(void);
-/* Wakes the worker for a waiting batch, without blocking (spans.c). */
+/* Wakes the worker for a full batch (batch.c): called by a producer once per
+ * batch. */
 void hark__otlp_wake(hark_otlp *x);
+/* Starts and stops the batching worker (batch.c). */
+int hark__otlp_worker_start(hark_otlp *x);
+void hark__otlp_worker_stop(hark_otlp *x);
+/* Asks the worker for a metrics export and waits until everything queued before
+ * the call is handled or `deadline_ns` passes; 0 or HARK_EBUSY (batch.c). */
+int hark__otlp_worker_flush(hark_otlp *x, int64_t deadline_ns);
 
 /* spans.c */
 int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
