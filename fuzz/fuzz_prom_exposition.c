@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_prom_exposition: check failed at %s:%d: %s\n", __FILE__,       \
+            fprintf(stderr, "fuzz_prom_exposition: check failed at %s:%d: %s\n", __FILE__,         \
                     __LINE__, #cond);                                                              \
             abort();                                                                               \
         }                                                                                          \
@@ -59,9 +59,11 @@ static bool valid_utf8(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n;) {
         uint8_t c = p[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                               : c >= 0xf0 && c <= 0xf4     ? 4
-                                                            : 0;
+        size_t k = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
         if (!k || i + k > n)
             return false;
         uint32_t cp = k == 1 ? c : k == 2 ? c & 0x1fu : k == 3 ? c & 0x0fu : c & 0x07u;
