@@ -6,7 +6,7 @@
  * bounds (each 8 bytes one double, as they lie), the rest (up to 6) event names,
  * each recorded with a duration made from its bytes. Oracle: both writers accept
  * exactly the bounds the documentation allows (finite, > 0, strictly increasing, at
- * most HARK_PROM_BOUNDS_MAX) and refuse the others with the documented code,
+ * most HARK_METRICS_PROM_BOUNDS_MAX) and refuse the others with the documented code,
  * writing nothing; the text is valid UTF-8; the protobuf decodes, has one metric
  * per name with the recorded count, its native buckets adding up to that count and
  * its classic buckets equal in number to the text's `le` lines. Any disagreement
@@ -82,7 +82,7 @@ static bool valid_utf8(const uint8_t *p, size_t n)
 
 static bool bounds_ok(const double *b, size_t n)
 {
-    if (n > HARK_PROM_BOUNDS_MAX)
+    if (n > HARK_METRICS_PROM_BOUNDS_MAX)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!(b[i] > 0) || isinf(b[i]) || (i && !(b[i] > b[i - 1])))
@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (nbounds && bounds)
         memcpy(bounds, seg[1], nbounds * sizeof *bounds);
     const char *labels[2] = {"zone", seg[0]};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.labels = labels;
     o.label_count = 1;
     o.bounds = bounds;
@@ -141,7 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc_pb = hark_metrics_write_prometheus_protobuf(m, &o, sink, &pb);
     CHECK(rc_text == rc_pb);
     if (!ok) {
-        CHECK(rc_text == (o.bound_count > HARK_PROM_BOUNDS_MAX ? HARK_ELIMIT : HARK_EINVAL));
+        CHECK(rc_text ==
+              (o.bound_count > HARK_METRICS_PROM_BOUNDS_MAX ? HARK_ELIMIT : HARK_EINVAL));
         CHECK(t.used == 0 && pb.used == 0);
     } else if (rc_text == 0) {
         CHECK(valid_utf8(t.p, t.used));
