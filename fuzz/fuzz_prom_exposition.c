@@ -6,7 +6,7 @@
  * bounds (each 8 bytes one double, as they lie), the rest (up to 6) event names,
  * each recorded with a duration made from its bytes. Oracle: both writers accept
  * exactly the bounds the documentation allows (finite, > 0, strictly increasing, at
- * most HARK_PROM_BOUNDS_MAX) and refuse the others with the documented code,
+ * most HARK_METRICS_PROM_BOUNDS_MAX) and refuse the others with the documented code,
  * writing nothing; the text is valid UTF-8; the protobuf decodes, has one metric
  * per name with the recorded count, its native buckets adding up to that count and
  * its classic buckets equal in number to the text's `le` lines. Any disagreement
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_prom_exposition: check failed at %s:%d: %s\n", __FILE__,       \
+            fprintf(stderr, "fuzz_prom_exposition: check failed at %s:%d: %s\n", __FILE__,         \
                     __LINE__, #cond);                                                              \
             abort();                                                                               \
         }                                                                                          \
@@ -59,9 +59,11 @@ static bool valid_utf8(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n;) {
         uint8_t c = p[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                               : c >= 0xf0 && c <= 0xf4     ? 4
-                                                            : 0;
+        size_t k = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
         if (!k || i + k > n)
             return false;
         uint32_t cp = k == 1 ? c : k == 2 ? c & 0x1fu : k == 3 ? c & 0x0fu : c & 0x07u;
@@ -80,7 +82,7 @@ static bool valid_utf8(const uint8_t *p, size_t n)
 
 static bool bounds_ok(const double *b, size_t n)
 {
-    if (n > HARK_PROM_BOUNDS_MAX)
+    if (n > HARK_METRICS_PROM_BOUNDS_MAX)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!(b[i] > 0) || isinf(b[i]) || (i && !(b[i] > b[i - 1])))
@@ -128,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (nbounds && bounds)
         memcpy(bounds, seg[1], nbounds * sizeof *bounds);
     const char *labels[2] = {"zone", seg[0]};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.labels = labels;
     o.label_count = 1;
     o.bounds = bounds;
@@ -139,7 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc_pb = hark_metrics_write_prometheus_protobuf(m, &o, sink, &pb);
     CHECK(rc_text == rc_pb);
     if (!ok) {
-        CHECK(rc_text == (o.bound_count > HARK_PROM_BOUNDS_MAX ? HARK_ELIMIT : HARK_EINVAL));
+        CHECK(rc_text ==
+              (o.bound_count > HARK_METRICS_PROM_BOUNDS_MAX ? HARK_ELIMIT : HARK_EINVAL));
         CHECK(t.used == 0 && pb.used == 0);
     } else if (rc_text == 0) {
         CHECK(valid_utf8(t.p, t.used));

@@ -49,7 +49,9 @@ typedef enum hark_log_level {
     HARK_LOG_WARN = 2,
     HARK_LOG_ERROR = 3,
     HARK_LOG_FATAL = 4,
-    HARK_LOG_UNKNOWN = 5
+    HARK_LOG_UNKNOWN = 5,
+    /* No level: hark_logger_set_target_level() with it removes a target's level. */
+    HARK_LOG_LEVEL_NONE = -1
 } hark_log_level;
 
 /* Number of levels; valid levels are 0 .. HARK_LOG_LEVELS - 1. */
@@ -59,7 +61,7 @@ typedef enum hark_log_level {
  * The upper-case name of a level ("DEBUG" ... "UNKNOWN"), or NULL for a value
  * outside the enumeration. Thread-safety: safe.
  */
-HARK_API const char *hark_log_level_name(int level);
+HARK_API const char *hark_log_level_name(hark_log_level level);
 
 /*
  * Parses a level name, case-insensitively ("debug", "INFO", "warn", ...; "warning"
@@ -218,7 +220,7 @@ HARK_API int hark_logger_effective_level(const hark_logger *logger);
  * Costs one relaxed load and a compare unless some thread is inside silence/log_at
  * for this logger. Thread-safety: safe.
  */
-HARK_API bool hark_logger_enabled(const hark_logger *logger, int level);
+HARK_API bool hark_logger_enabled(const hark_logger *logger, hark_log_level level);
 
 /* ------------------------------------------------------------------------- */
 /* Thread-local overrides: silence and log_at                                */

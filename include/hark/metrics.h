@@ -285,11 +285,12 @@ typedef struct hark_metrics_server hark_metrics_server;
  * `proto=io.prometheus.client.MetricFamily` and `encoding=delimited` (by its
  * q-value; on a tie, protobuf), as Prometheus does with native histograms
  * enabled; other paths get 404.
- * `opts` (may be NULL) is copied. Errors: HARK_EINVAL (NULL argument, unparsable
- * address or options), HARK_EBIND (the address cannot be bound or listened on:
- * in use, not local, no permission; errno tells which), HARK_ENOMEM, HARK_EIO
- * (the HTTP server could not start). On error nothing is running and the program
- * can carry on. Thread-safety: safe.
+ * `opts` (may be NULL) is copied, event_bounds and their arrays included. Errors:
+ * HARK_EINVAL (NULL argument, unparsable address, options refused as by
+ * hark_metrics_write_prometheus()), HARK_ELIMIT (too many bounds), HARK_EBIND (the
+ * address cannot be bound or listened on: in use, not local, no permission; errno
+ * tells which), HARK_ENOMEM, HARK_EIO (the HTTP server could not start). On error
+ * nothing is running and the program can carry on. Thread-safety: safe.
  */
 HARK_API int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
                                 const hark_metrics_prom_options *opts);

@@ -34,7 +34,7 @@ int hark_logger_effective_level(const hark_logger *l)
     return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 
-bool hark_logger_enabled(const hark_logger *l, int level)
+bool hark_logger_enabled(const hark_logger *l, hark_log_level level)
 {
     if (HARK_UNLIKELY(!l || !hark__level_ok(level)))
         return false;

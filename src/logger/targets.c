@@ -36,7 +36,7 @@ static int target_find(const hark_logger *l, const char *target, size_t len)
     return -1;
 }
 
-int hark_logger_set_target_level(hark_logger *l, const char *target, int level)
+int hark_logger_set_target_level(hark_logger *l, const char *target, hark_log_level level)
 {
     if (!l || !target || !target[0] || strlen(target) > HARK_LOG_TARGET_LEN || level < -1 ||
         level >= HARK_LOG_LEVELS)
@@ -86,7 +86,7 @@ int hark_logger_target_level(const hark_logger *l, const char *target)
     return level >= 0 ? level : HARK_ENOENT;
 }
 
-bool hark_logger_target_enabled(const hark_logger *l, const char *target, int level)
+bool hark_logger_target_enabled(const hark_logger *l, const char *target, hark_log_level level)
 {
     if (!l || level < 0 || level >= HARK_LOG_LEVELS)
         return false;
@@ -112,4 +112,3 @@ void hark__logger_targets_free(hark_logger *l)
 {
     hark__free(atomic_load_explicit(&l->targets, memory_order_relaxed));
 }
-

@@ -6,7 +6,7 @@
  * a 503 with Retry-After, and the exact drop count once the receiver is gone.
  *
  * Skipped (77) when node or the receiver's node_modules (npm ci) are missing.
- * Usage: test_export_otlp_node RECEIVER_JS
+ * Usage: test_export_otlp_node [RECEIVER_JS] (default: the source tree's)
  */
 #include <hark.h>
 #include <hark/otlp.h>
@@ -503,21 +503,18 @@ static void run_drop(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s RECEIVER_JS\n", argv[0]);
-        return 2;
-    }
+    const char *script = argc > 1 ? argv[1] : HARK_OTLP_RECEIVER_JS;
     char mods[4096];
     snprintf(mods, sizeof mods, "%.*s/node_modules/@opentelemetry/otlp-transformer",
-             (int)(strrchr(argv[1], '/') ? strrchr(argv[1], '/') - argv[1] : 1),
-             strrchr(argv[1], '/') ? argv[1] : ".");
+             (int)(strrchr(script, '/') ? strrchr(script, '/') - script : 1),
+             strrchr(script, '/') ? script : ".");
     if (system("node --version >/dev/null 2>&1") != 0 || access(mods, R_OK) != 0) {
         printf("SKIP: node or %s missing (npm ci in tests/export/otlp)\n", mods);
         return 77;
     }
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (start_receiver(argv[1]) != 0) {
+    if (start_receiver(script) != 0) {
         fprintf(stderr, "the receiver did not start\n");
         return 1;
     }

@@ -3,6 +3,7 @@
  * calling thread's trace (context.h).
  */
 #include "context.h"
+#include "alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static bool key_ok;
 static void thread_exit(void *p)
 {
     hark__otlp_tl = NULL;
-    free(p);
+    hark__free(p);
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -92,7 +93,7 @@ void hark__otlp_context_init(void)
 hark__otlp_thread *hark__otlp_thread_get_slow(void)
 {
     pthread_once(&once, init_once);
-    hark__otlp_thread *t = calloc(1, sizeof *t);
+    hark__otlp_thread *t = hark__calloc(1, sizeof *t);
     if (!t)
         return NULL;
     if (key_ok)

@@ -24,22 +24,11 @@ static int64_t s_to_ns(double s)
     return (int64_t)(ns + 0.5);
 }
 
-void hark__otlp_wake(hark_otlp *x)
-{
-    /* The worker sleeps until its next round; a full batch wakes it early. One
-     * exchange per batch, and a signal only when it was not already kicked. The
-     * signal is sent without the worker's mutex, so that the instrumenting thread
-     * never waits for it: a wake-up lost in the worker's instant between checking
-     * `kicked` and sleeping costs at most one schedule delay. */
-    if (!atomic_exchange_explicit(&x->kicked, true, memory_order_relaxed))
-        pthread_cond_signal(&x->wake);
-}
-
 int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
                         hark_payload *payload, void *data)
 {
     (void)txid;
-    hark_otlp *x = ((struct hark__otlp_att *)data)->x;
+    hark_otlp *x = ((struct hark__attach *)data)->owner;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (HARK_UNLIKELY(!t)) {
         atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);

@@ -100,6 +100,12 @@ static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_a
     return a;
 }
 
+void hark_log_async_options_init(hark_log_async_options *opt)
+{
+    if (opt)
+        *opt = (hark_log_async_options)HARK_LOG_ASYNC_OPTIONS_INIT;
+}
+
 int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
 {
     if (!l)
@@ -110,7 +116,8 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
         hark__async_stop(l);
         return 0;
     }
-    if ((unsigned)opt->policy > HARK_LOG_ASYNC_DROP || opt->capacity < 4096 ||
+    if (opt->version != HARK_LOG_ASYNC_OPTIONS_VERSION ||
+        (unsigned)opt->policy > HARK_LOG_ASYNC_DROP || opt->capacity < 4096 ||
         opt->capacity > ((size_t)1 << 30))
         return HARK_EINVAL;
     if (l->async)

@@ -25,6 +25,7 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "log_capture.h"
+#include "hark/log_async.h"
 #include "hark/log_sinks.h"
 #include "worker.h"
 

@@ -19,8 +19,7 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
         return HARK_EINVAL;
     hark_log_sink copy = HARK_LOG_SINK_INIT;
     /* Version 0: a table written before `version` existed ends at `data`. */
-    memcpy(&copy, sink,
-           sink->version == 0 ? offsetof(hark_log_sink, version) : sizeof copy);
+    memcpy(&copy, sink, sink->version == 0 ? offsetof(hark_log_sink, version) : sizeof copy);
     copy.version = HARK_LOG_SINK_VERSION;
     if (!copy.write && !copy.write_record)
         return HARK_EINVAL;
