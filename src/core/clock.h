@@ -110,7 +110,7 @@ static inline bool hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec
 #endif
 
 /* CLOCK_MONOTONIC seconds from the process's clock source. */
-static inline double hark__clock_mono_now(void)
+static inline __attribute__((always_inline)) double hark__clock_mono_now(void)
 {
     int64_t ns;
     if (HARK_UNLIKELY(!hark__tsc_read(false, &ns, NULL, NULL)))
@@ -119,7 +119,7 @@ static inline double hark__clock_mono_now(void)
 }
 
 /* CLOCK_REALTIME seconds from the process's clock source. */
-static inline double hark__clock_wall_now(void)
+static inline __attribute__((always_inline)) double hark__clock_wall_now(void)
 {
     int64_t ns, sec, frac;
     if (HARK_LIKELY(hark__tsc_read(true, &ns, &sec, &frac)))
@@ -131,11 +131,11 @@ static inline double hark__clock_wall_now(void)
 }
 
 /* Each reads a notifier's hook when one is installed, else the built-in clock. */
-static inline double hark__wall(const hark_clock *c)
+static inline __attribute__((always_inline)) double hark__wall(const hark_clock *c)
 {
     return c->wall ? c->wall(c->data) : hark__clock_wall_now();
 }
-static inline double hark__monotonic(const hark_clock *c)
+static inline __attribute__((always_inline)) double hark__monotonic(const hark_clock *c)
 {
     return c->monotonic ? c->monotonic(c->data) : hark__clock_mono_now();
 }

@@ -71,6 +71,7 @@ static double mult_cal;              /* the measured rate, ns per tick * 2^32 */
 static uint64_t check_ticks;         /* HARK_CLOCK_CHECK_S in ticks */
 static uint64_t checks, fallbacks;
 static double last_error_s, max_error_s;
+static unsigned bad_pairs; /* checks in a row put off for an interrupted read */
 static uint64_t last_span; /* ticks the latest comparison's kernel read took */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -303,6 +304,24 @@ static void first_record(void)
 static void check(void)
 {
     pair p = read_pair();
+    /* Every read of the kernel's clock was interrupted (a preempted thread): the
+     * pair says little. Keep the record a little longer and ask again, a few
+     * times, rather than anchor on it. */
+    if (p.span > check_ticks / 1600 && bad_pairs < 8) { /* 10 us */
+        bad_pairs++;
+        uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
+        uint64_t limit = atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed);
+        uint64_t later = hark__rdtsc() - tsc0 + check_ticks / 8;
+        if (later > limit)
+            limit = later;
+        valid_end = tsc0 + limit;
+        publish(tsc0, limit, atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed),
+                atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed),
+                atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed) * 1000000000 +
+                    atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed));
+        return;
+    }
+    bad_pairs = 0;
     int64_t ours = record_at(p.tsc);
     int64_t error = ours - p.mono_ns;
     uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);

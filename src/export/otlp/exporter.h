@@ -2,6 +2,7 @@
 #ifndef HARK_OTLP_EXPORTER_H
 #define HARK_OTLP_EXPORTER_H
 
+#include "attach.h"
 #include "context.h"
 #include "pb.h"
 #include "queue.h"
@@ -55,14 +56,6 @@ typedef struct hark__log_rec {
 } hark__log_rec;
 _Static_assert(sizeof(hark__log_rec) == 40, "hark/otlp.h promises lines of span_bytes - 40");
 
-struct hark__otlp_att {
-    hark_otlp *x;
-    hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released;
-};
-#define HARK__OTLP_ATTACH_MAX 16
-
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
@@ -73,10 +66,9 @@ struct hark_otlp {
     uint64_t sample_threshold; /* this exporter's sampler (hark__otlp_sampled()) */
     atomic_int refs;           /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* atts, metrics, closing */
-    struct hark__otlp_att atts[HARK__OTLP_ATTACH_MAX];
+    pthread_mutex_t lock;  /* the attachments, metrics */
+    hark__attach_set atts; /* attach.h; its lock is `lock` */
     hark_metrics *metrics;
-    bool closing;
 
     /* The batching worker (batch.c), util's worker helper (worker.h). Its
      * positions count records (and metrics rounds asked for): queued() is what the

@@ -28,7 +28,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
                         hark_payload *payload, void *data)
 {
     (void)txid;
-    hark_otlp *x = ((struct hark__otlp_att *)data)->x;
+    hark_otlp *x = ((struct hark__attach *)data)->owner;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (HARK_UNLIKELY(!t)) {
         atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);

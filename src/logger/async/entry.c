@@ -185,15 +185,8 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     if (m->head.flags & HAS_RECORD) {
         const hark_log_event *ev = hark__log_event_tls();
         rec.thread_id = m->rec.thread_id;
-        if (m->event && ev) {
-            rec.event = ev->name;
-            rec.transaction_id = ev->transaction_id;
-            rec.event_id = ev->id;
-            rec.parent_id = ev->parent_id;
-            rec.duration_ms = ev->duration_ms;
-            rec.fields = ev->fields;
-            rec.field_count = ev->field_count;
-        }
+        if (m->event && ev)
+            hark__record_event(&rec, ev);
     }
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;

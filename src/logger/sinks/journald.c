@@ -313,11 +313,11 @@ int hark__sink_journald(hark_log_sink *out, const char *identifier)
         hark__free(j);
         return HARK_ENOMEM;
     }
-    hark_log_sink_init(out);
-    out->write = journald_write;
-    out->write_record = journald_write_record;
-    out->close = journald_close;
-    out->data = j;
+    *out = (hark_log_sink){.write = journald_write,
+                           .write_record = journald_write_record,
+                           .close = journald_close,
+                           .data = j,
+                           .version = HARK_LOG_SINK_VERSION};
     return 0;
 }
 
