@@ -221,6 +221,20 @@ static void sampling(void **state)
     assert_true(s.spans.queued % 2 == 0);
     assert_true(s.spans.queued > 0 && s.spans.queued < 2 * TRACES);
     hark_otlp_shutdown(x, 0, NULL);
+
+    /* Each exporter samples with its own sampler, whichever was created last. */
+    hark_otlp *on = unreachable("always_on", 0, 4096);
+    hark_otlp *off = unreachable("always_off", 0, 4096);
+    assert_int_equal(hark_otlp_attach(on, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(off, n, hark_all()), 0);
+    for (int i = 0; i < 10; i++)
+        hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(on, &s);
+    assert_int_equal(s.spans.queued, 20);
+    hark_otlp_stats_get(off, &s);
+    assert_int_equal(s.spans.queued, 0);
+    hark_otlp_shutdown(off, 0, NULL);
+    hark_otlp_shutdown(on, 0, NULL);
     hark_notifier_free(n);
 }
 

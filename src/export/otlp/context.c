@@ -127,6 +127,7 @@ void hark__otlp_trace_new(hark__otlp_thread *t)
 {
     uint64_t r = hark__otlp_rand64();
     hark__otlp_put_be64(t->trace_id + 8, r);
+    t->rand = r;
     t->id_full = false;
     t->sampled = by_ratio(r);
     t->remote = false;
@@ -287,10 +288,11 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
         return HARK_ENOMEM;
     memcpy(t->trace_id, ctx->trace_id, 16);
     t->remote_parent = hark__otlp_get_be64(ctx->span_id);
+    t->rand = hark__otlp_get_be64(ctx->trace_id + 8);
+    t->remote_sampled = ctx->flags & HARK_TRACE_FLAG_SAMPLED;
     /* Parent-based samplers follow the remote parent; the others decide alone. */
-    t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed)
-                     ? ctx->flags & HARK_TRACE_FLAG_SAMPLED
-                     : by_ratio(hark__otlp_get_be64(ctx->trace_id + 8));
+    t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed) ? t->remote_sampled
+                                                                           : by_ratio(t->rand);
     t->remote = true;
     t->id_full = true;
     size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);

@@ -105,8 +105,13 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
             snprintf(err, err_len, "libcurl could not be initialised");
         return HARK_EIO;
     }
-    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
-                           x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
+    double ratio = x->cfg.sampler == SAMPLER_ON    ? 1.0
+                   : x->cfg.sampler == SAMPLER_OFF ? 0.0
+                                                   : x->cfg.ratio;
+    x->sample_threshold = ratio >= 1.0     ? UINT64_MAX
+                          : !(ratio > 0.0) ? 0
+                                           : (uint64_t)(ratio * 18446744073709551616.0);
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON, ratio);
 
     if (hark__otlp_worker_start(x) != 0) {
         destroy(x);

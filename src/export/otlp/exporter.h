@@ -54,6 +54,7 @@ typedef struct hark__log_rec {
     uint32_t body_len;
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
+_Static_assert(sizeof(hark__log_rec) == 40, "hark/otlp.h promises lines of span_bytes - 40");
 
 struct hark_otlp {
     hark__otlp_cfg cfg;
@@ -62,8 +63,8 @@ struct hark_otlp {
                                wakes the worker: about once per batch */
     int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
     int64_t start_unix_ns;
-    atomic_uint_least64_t unsampled;
-    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+    uint64_t sample_threshold; /* this exporter's sampler (hark__otlp_sampled()) */
+    atomic_int refs;           /* 1 for the owner + 1 per live subscription */
 
     pthread_mutex_t lock;  /* the attachments, metrics */
     hark__attach_set atts; /* attach.h; its lock is `lock` */

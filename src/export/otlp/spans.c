@@ -40,7 +40,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     bool root = ev.parent == 0;
     if (root)
         t->ended_root = ev.id ? ev.id : UINT64_MAX;
-    if (!t->sampled)
+    if (!hark__otlp_sampled(t, x->sample_threshold, x->cfg.parent_based))
         return 0; /* the whole cost of an unsampled event */
 
     size_t pos;
