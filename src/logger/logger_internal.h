@@ -94,8 +94,9 @@ struct hark_logger {
     /* The sink. Swapped (hark_logger_set_destination) under io_lock; read under
      * it, but for `records`, which the front end reads without it. */
     struct hark__sink *sink;
-    /* Whether the sink takes records (write_record) rather than lines. */
-    bool sink_records;
+    /* Whether the sink takes records (write_record) rather than lines. Relaxed:
+     * a line that races with a switch goes to either sink, which both take lines. */
+    atomic_bool sink_records;
 };
 
 /* A message under construction; `p` points at the caller's stack array or the heap. */
@@ -203,7 +204,7 @@ void hark__logger_targets_free(hark_logger *l);
  * one, or the journal, which takes fields rather than a line). */
 static inline bool hark__logger_structured(const hark_logger *l)
 {
-    return l->formatter || l->sink_records;
+    return l->formatter || atomic_load_explicit(&l->sink_records, memory_order_relaxed);
 }
 
 /* sinks/fd.c: opens `path` for appending (created 0644, close-on-exec), retrying

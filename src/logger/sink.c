@@ -90,7 +90,7 @@ int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd)
     (void)hark__sink_flush(l);
     struct hark__sink *old = l->sink;
     l->sink = s;
-    l->sink_records = next->write_record != NULL;
+    atomic_store_explicit(&l->sink_records, next->write_record != NULL, memory_order_relaxed);
     hark__io_unlock(l);
     hark__sink_free(old);
     return 0;
