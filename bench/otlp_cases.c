@@ -131,7 +131,9 @@ static int open_otlp(otlp_bench *ob, const char *name, const char *sampler)
     o.ignore_env = true;
     o.sampler = sampler;
     o.span_bytes = 256;
-    o.max_queue_size = 1u << 17; /* room for a measured run while the worker waits for a core */
+    /* Room for most of a measured run while the worker (and the sink) wait for a
+     * core: 2^18 slots of 320 bytes; dropped_fraction says how much did not fit. */
+    o.max_queue_size = 1u << 18;
     o.max_export_batch_size = 512;
     o.schedule_delay_ms = 1;
     if (rc == 0)

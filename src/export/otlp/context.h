@@ -23,7 +23,6 @@
  */
 typedef struct hark__otlp_thread {
     bool open;           /* a trace is open on the thread */
-    bool sampled;        /* the process sampler's decision: the flag it propagates */
     bool remote_sampled; /* the remote parent's sampled flag, if remote */
     uint64_t rand;       /* the trace id's random half (its last 8 bytes) */
     bool remote;         /* it continues a remote parent */
@@ -49,6 +48,8 @@ static inline hark__otlp_thread *hark__otlp_thread_get(void)
  * sampler's decision; the other half is drawn when the id is first needed, so
  * that an unsampled trace nobody propagates costs one random number. */
 void hark__otlp_trace_new(hark__otlp_thread *t);
+/* The sampled flag the open trace propagates: the process sampler's decision. */
+bool hark__otlp_trace_flag(const hark__otlp_thread *t);
 /* The open trace's full id (draws its first half if not done yet). */
 void hark__otlp_trace_id_full(hark__otlp_thread *t);
 static inline const uint8_t *hark__otlp_trace_id(hark__otlp_thread *t)

@@ -33,7 +33,7 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
         hark__otlp_trace_for(t, ids.id);
         memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
         r->span = hark__otlp_span_id(ids.id);
-        r->sampled = t->sampled;
+        r->sampled = hark__otlp_trace_flag(t);
         r->has_trace = 1;
     }
     size_t room = x->logs.slot_size - HARK__Q_DATA - sizeof *r;
