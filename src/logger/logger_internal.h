@@ -184,9 +184,10 @@ void hark__sink_free(struct hark__sink *s);
 int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd);
 
 /*
- * logger.c: renders `rec` (its message included) into a complete line in `line`
- * with the logger's formatter, then writes it to the sink. Locking contract:
- * io_lock held. Returns 0, HARK_ENOMEM or HARK_EIO.
+ * sink.c: hands `rec` to the sink: as it is to a sink that takes records, else
+ * rendered (its message included) into a complete line in `line` with the
+ * logger's formatter. Both back ends write through it. Locking contract: io_lock
+ * held. Returns 0, HARK_ENOMEM or HARK_EIO.
  */
 int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line);
 
