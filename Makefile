@@ -22,7 +22,7 @@ BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
-             liblttng-ust-dev lttng-tools babeltrace2 nodejs npm
+             liblttng-ust-dev lttng-tools babeltrace2
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
 # install their own packages in bench/run.sh).
@@ -39,7 +39,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan
+        ruby ruby-test ruby-asan node-deps
 
 all: build
 
@@ -78,8 +78,14 @@ OTLP_NODE_DIR = tests/export/otlp
 
 check:
 	$(call ensure_pkgs,$(CHECK_PKGS))
+	@# node and npm: Debian's, unless the machine has a Node.js of its own (whose
+	@# package conflicts with Debian's npm).
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory NODE_PKGS="nodejs npm" node-deps
 	@[ -d $(OTLP_NODE_DIR)/node_modules ] || (cd $(OTLP_NODE_DIR) && npm ci --no-audit --no-fund)
 	bash tests/check.sh
+
+node-deps:
+	$(call ensure_pkgs,$(NODE_PKGS))
 
 # Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464 --trace /tmp/demo.json"
 DEMO_ARGS ?=

@@ -35,6 +35,7 @@ hark/by_name_lookup_unsubscribed baseline/naive_timed10 hark/timed hark/timed@sh
 baseline/naive_timed10_tsc hark/timed_monotonic hark/timed_1sub hark/pattern_timed baseline/naive_evented10
 baseline/naive_evented10_noclock hark/evented
 baseline/naive_timed10_cpu hark/event_object hark/event_object_nocpu hark/nested8
+hark/otlp_span hark/otlp_unsampled hark/trace_record
 baseline/fprintf_devnull hark/logsub_sql_event_only hark/logsub_sql_active hark/logsub_sql_active_async
 hark/logsub_sql_active_async_printf
 hark/logsub_sql_active_json baseline/metrics_histogram hark/metrics_histogram

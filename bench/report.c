@@ -115,6 +115,8 @@ static const char *reference(const char *name)
         {"hark/trace_file", "baseline/trace_by_hand"},
         {"hark/trace_record", "baseline/trace_by_hand"},
         {"hark/lttng_idle", "hark/unsubscribed"},
+        {"hark/otlp_span", "hark/trace_record"},
+        {"hark/otlp_unsampled", "hark/timed_1sub"},
     };
     char base[128];
     copy(base, sizeof base, name);
@@ -155,6 +157,10 @@ static const budget budgets[] = {
     {"hark/logsub_sql_active_json", "hark/logsub_sql_active", 1.5, AT_MOST},
     {"hark/metrics_histogram", "baseline/metrics_histogram", 1.5, AT_MOST},
     {"hark/lttng_idle", "hark/unsubscribed", 1.2, AT_MOST},
+    {"hark/otlp_span", "hark/trace_record", 1.5, AT_MOST},
+    {"hark/otlp_unsampled", "hark/timed_1sub", 1.2, AT_MOST},
+    /* the OTLP worker encodes at least a million spans per second on one core */
+    {"hark/otlp_encode", NULL, 1000, AT_MOST_NS},
     /* subscribing and unsubscribing one anchored regex over 10,000 names */
     {"hark/subscribe_unsubscribe_regex", NULL, 150000, AT_MOST_NS},
     /* The TSC clock source (HARK_CLOCK=tsc), key rows and their baselines run again

@@ -43,6 +43,18 @@ int exporters_trace_open(const char *path);
  * on stderr) when it could not be written completely. */
 int exporters_trace_close(void);
 
+/*
+ * --otlp URL: exports every event of the default notifier as an OpenTelemetry span,
+ * and a hark_metrics object of every event as histograms, to the OTLP/HTTP
+ * endpoint URL (hark/otlp.h; the OTEL_* variables apply to what URL does not
+ * say). On a refused configuration prints why on stderr and returns nonzero.
+ */
+int exporters_otlp_open(const char *url);
+
+/* Exports what is left (5 s at most), prints what was exported and dropped, and
+ * frees the exporter. */
+void exporters_otlp_close(void);
+
 /* Stops serving and frees what exporters_serve_metrics() made. */
 void exporters_stop(void);
 

@@ -30,6 +30,7 @@ typedef struct options {
     int colour;           /* -1: when stdout is a terminal */
     const char *metrics;  /* --metrics ADDR, or NULL */
     const char *trace;    /* --trace FILE, or NULL */
+    const char *otlp;     /* --otlp URL, or NULL */
     const char *format;   /* --log-format: text, json or logfmt */
     bool async;           /* --async: lines written by a background thread */
 } options;
@@ -109,6 +110,9 @@ static void usage(FILE *out)
             "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
             "                        trace (open it at https://ui.perfetto.dev or in\n"
             "                        chrome://tracing)\n"
+            "      --otlp URL        also export every event as an OpenTelemetry span, and\n"
+            "                        latency histograms, to the OTLP/HTTP endpoint URL (such\n"
+            "                        as http://127.0.0.1:4318; OTEL_* variables apply too)\n"
             "      --log-format FMT  log lines as text (Rails' lines, the default), json (one\n"
             "                        object per line) or logfmt\n"
             "      --async           log through hark's asynchronous writer: the statement\n"
@@ -123,13 +127,19 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
-        {"async", no_argument, NULL, 'A'},          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {"trace", required_argument, NULL, 'T'},
+                                          {"log-format", required_argument, NULL, 'F'},
+                                          {"async", no_argument, NULL, 'A'},
+                                          {"otlp", required_argument, NULL, 'O'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -187,6 +197,14 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'A':
             o->async = true;
+            break;
+        case 'O':
+            if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+                fprintf(stderr, "%s: --otlp wants an http:// or https:// URL, not '%s'\n", prog,
+                        optarg);
+                return 2;
+            }
+            o->otlp = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -290,7 +308,7 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, NULL, false};
     char err[512];
     demo_db db;
     int rc;
@@ -302,9 +320,15 @@ int main(int argc, char **argv)
     /* A trace file that cannot be written is a bad option: said before anything runs. */
     if (o.trace && exporters_trace_open(o.trace) != 0)
         return 2;
+    /* So is an OTLP configuration that the exporter refuses. */
+    if (o.otlp && exporters_otlp_open(o.otlp) != 0) {
+        exporters_trace_close();
+        return 2;
+    }
     if (db_open(&db, o.database, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         exporters_trace_close();
+        exporters_otlp_close();
         return 2;
     }
     if ((rc = metrics_attach()) != 0 ||
@@ -344,6 +368,7 @@ int main(int argc, char **argv)
     exporters_pause();
     if (exporters_trace_close() != 0 && rc == 0)
         rc = 1;
+    exporters_otlp_close(); /* what it could not export it says, and the demo goes on */
 
     if (rc == 0) {
         heading("What instrumenting one statement costs");

@@ -59,6 +59,10 @@ expect2() { # description, arguments...
     rm -f "$out.err"
 }
 expect2 "unknown flag" --no-such-flag
+expect2 "--otlp without a URL scheme" --memory --otlp 127.0.0.1:4318
+# A malformed OTEL_* variable with --otlp: refused with the exporter's message.
+(OTEL_EXPORTER_OTLP_PROTOCOL=grpc && export OTEL_EXPORTER_OTLP_PROTOCOL &&
+    expect2 "--otlp with a malformed variable" --memory --otlp http://127.0.0.1:4318) || exit 1
 expect2 "bad request count" --requests 0
 expect2 "non-numeric request count" -n many
 expect2 "unknown level" --log-level loud

@@ -286,7 +286,8 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
  * Exports everything queued before the call (and a metrics snapshot, if
  * attached), waiting at most `timeout_ms`.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
- * export goes on in the background), HARK_EIO (an export failed; see the stats).
+ * export goes on in the background), HARK_EIO (records were dropped since the
+ * previous flush -- a full queue, a failed export: hark_otlp_stats says how many).
  * Thread-safety: safe; never from the instrumenting fast path.
  */
 HARK_API int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms);
@@ -298,8 +299,8 @@ HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
  * Unsubscribes, waits for events in flight, exports what is queued (and a last
  * metrics snapshot) within `timeout_ms`, counts what could not be exported as
  * dropped, stops the worker and frees the exporter. NULL is accepted. `stats` (may
- * be NULL) receives the final counters. Returns 0, or HARK_EIO when something was
- * dropped at shutdown.
+ * be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was
+ * dropped over the exporter's life (the stats say how many).
  * Thread-safety: once per exporter; not from a subscriber callback, nor
  * concurrently with freeing a notifier it is attached to.
  */

@@ -9,8 +9,20 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* The installed per-thread allocation counter, or NULL. */
+extern _Atomic(uint64_t (*)(void)) hark__allocation_counter __attribute__((visibility("hidden")));
+
 /* The calling thread's allocation count from the installed counter, or 0. */
-uint64_t hark__allocations(void);
+static inline uint64_t hark__allocations(void)
+{
+    /* Acquire: pairs with the release in hark_set_allocation_counter(), so a
+     * counter whose state was set up before installing it is seen set up. */
+    uint64_t (*fn)(void) = atomic_load_explicit(&hark__allocation_counter, memory_order_acquire);
+    return fn ? fn() : 0;
+}
+
+/* CLOCK_THREAD_CPUTIME_ID seconds. */
+double hark__thread_cpu_now(void);
 
 /*
  * The TSC source's calibration record, read on every reading and written only by
@@ -66,6 +78,8 @@ hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec, int64_t *wall_fra
     uint64_t limit = atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed);
     uint64_t mult = atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed);
     int64_t base = atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed);
+    if (HARK_UNLIKELY(limit == 0))
+        return false; /* not the TSC: no need to read it */
     if (wall) {
         *wall_sec = atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed);
         *wall_frac = atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed);
@@ -127,7 +141,7 @@ static inline double hark__monotonic(const hark_clock *c)
 }
 static inline double hark__cpu(const hark_clock *c)
 {
-    return c->cpu ? c->cpu(c->data) : hark_clock_thread_cpu();
+    return c->cpu ? c->cpu(c->data) : hark__thread_cpu_now();
 }
 
 /* Rails' Event#start! / #finish! with the given clocks (readings in Rails' order). */

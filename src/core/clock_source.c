@@ -44,11 +44,13 @@ enum { MODE_UNCHOSEN, MODE_CALIBRATING, MODE_TSC, MODE_VDSO };
 #define FREQ_BASELINE_NS 1000000000
 
 /* A reading of the TSC against the reference clocks: the kernel's monotonic time
- * at `tsc`, and the wall clock's offset from it. */
+ * at `tsc`, the wall clock's offset from it, and `span`, the ticks the monotonic
+ * read took (its uncertainty). */
 typedef struct pair {
     uint64_t tsc;
     int64_t mono_ns;
     int64_t wall_off_ns;
+    uint64_t span;
 } pair;
 
 /*
@@ -61,14 +63,15 @@ static _Atomic int mode;
 static hark_clock_source requested;
 static char reason[192];
 static hark_clock reference;
-static pair start_pair;          /* MODE_CALIBRATING: where the window began */
-static _Atomic int64_t start_ns; /* start_pair.mono_ns, read without the lock */
-static pair freq_old, freq_new;  /* the frequency is measured from freq_old */
-static uint64_t valid_end;       /* readings may have been given up to this TSC */
-static double mult_cal;          /* the measured rate, ns per tick * 2^32 */
-static uint64_t check_ticks;     /* HARK_CLOCK_CHECK_S in ticks */
+static pair start_pair;              /* MODE_CALIBRATING: where the window began */
+static _Atomic int64_t calib_due_ns; /* when the calibration window may end (monotonic) */
+static pair freq_old, freq_new;      /* the frequency is measured from freq_old */
+static uint64_t valid_end;           /* readings may have been given up to this TSC */
+static double mult_cal;              /* the measured rate, ns per tick * 2^32 */
+static uint64_t check_ticks;         /* HARK_CLOCK_CHECK_S in ticks */
 static uint64_t checks, fallbacks;
 static double last_error_s, max_error_s;
+static uint64_t last_span; /* ticks the latest comparison's kernel read took */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void lock_take(void)
@@ -148,22 +151,28 @@ static uint64_t rdtsc_ordered(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* The best of a few readings of the TSC around the reference monotonic clock: the
- * one with the fewest ticks between its two TSC reads. Locking: lock. */
+/* The best of a few readings of the TSC around the reference monotonic clock --
+ * the one with the fewest ticks between its two TSC reads -- and the wall offset
+ * of the one whose two monotonic reads around the wall read were closest. The
+ * kernel's clock is read in tens of nanoseconds natively; under valgrind or a
+ * loaded machine in microseconds, and `span` says so. Locking: lock. */
 static pair read_pair(void)
 {
-    pair best = {0, 0, 0};
-    uint64_t best_span = UINT64_MAX;
+    pair best = {0, 0, 0, UINT64_MAX};
+    int64_t best_wall_span = INT64_MAX;
     for (int i = 0; i < 5; i++) {
         uint64_t a = rdtsc_ordered();
         int64_t m = ref_ns(false);
         uint64_t b = rdtsc_ordered();
         int64_t w = ref_ns(true);
         int64_t m2 = ref_ns(false);
-        if (b - a < best_span) {
-            best_span = b - a;
+        if (b - a < best.span) {
+            best.span = b - a;
             best.tsc = a + (b - a) / 2;
             best.mono_ns = m;
+        }
+        if (m2 - m < best_wall_span) {
+            best_wall_span = m2 - m;
             best.wall_off_ns = w - (m + (m2 - m) / 2);
         }
     }
@@ -232,7 +241,7 @@ static void use_tsc(void)
     if (m == MODE_TSC || m == MODE_CALIBRATING)
         return; /* already the TSC: keep its calibration */
     start_pair = read_pair();
-    atomic_store_explicit(&start_ns, start_pair.mono_ns, memory_order_relaxed);
+    atomic_store_explicit(&calib_due_ns, start_pair.mono_ns + CALIBRATE_NS, memory_order_relaxed);
     close_record();
     atomic_store_explicit(&mode, MODE_CALIBRATING, memory_order_relaxed);
 #endif
@@ -258,6 +267,17 @@ static void first_record(void)
         fall_back(0);
         return;
     }
+    /* The rate is off by at most the two spans over the window: wait until that
+     * is under 50 ppm (4 ms natively; longer where the kernel's clock reads slowly). */
+    uint64_t need = 20000 * (start_pair.span + p.span);
+    if (p.tsc - start_pair.tsc < need) {
+        double ns_per_tick =
+            (double)(p.mono_ns - start_pair.mono_ns) / (double)(p.tsc - start_pair.tsc);
+        atomic_store_explicit(&calib_due_ns,
+                              start_pair.mono_ns + (int64_t)((double)need * ns_per_tick) + 1,
+                              memory_order_relaxed);
+        return;
+    }
     mult_cal =
         (double)(p.mono_ns - start_pair.mono_ns) * 4294967296.0 / (double)(p.tsc - start_pair.tsc);
     double hz = 1e9 * 4294967296.0 / mult_cal;
@@ -268,6 +288,7 @@ static void first_record(void)
     freq_old = start_pair;
     freq_new = p;
     check_ticks = (uint64_t)(hz * HARK_CLOCK_CHECK_S);
+    last_span = p.span;
     valid_end = p.tsc + check_ticks;
     publish(p.tsc, check_ticks, (uint64_t)mult_cal, p.mono_ns, p.wall_off_ns);
     atomic_store_explicit(&mode, MODE_TSC, memory_order_relaxed);
@@ -287,6 +308,7 @@ static void check(void)
     uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
     double since_s = (double)(p.tsc - tsc0) * mult_cal / 4294967296.0 * 1e-9;
     checks++;
+    last_span = p.span;
     last_error_s = (double)error * 1e-9;
     if (last_error_s > max_error_s || -last_error_s > max_error_s)
         max_error_s = last_error_s < 0 ? -last_error_s : last_error_s;
@@ -309,7 +331,12 @@ static void check(void)
     }
     int64_t given = record_at(p.tsc < valid_end ? p.tsc : valid_end);
     int64_t base;
-    if (error < -JUMP_NS)
+    /* A lag within the read's own uncertainty is slewed, not jumped over. */
+    int64_t jump_ns = JUMP_NS;
+    int64_t span_ns = (int64_t)((double)p.span * mult_cal / 4294967296.0);
+    if (jump_ns < 4 * span_ns)
+        jump_ns = 4 * span_ns;
+    if (error < -jump_ns)
         base = p.mono_ns; /* behind: step forward */
     else if (error > 0)
         base = given > p.mono_ns ? given : p.mono_ns; /* ahead: back, never below given */
@@ -429,7 +456,25 @@ static void ensure_chosen(void)
     pthread_once(&once, init_once);
 }
 
+static __attribute__((noinline)) int64_t slow_other(bool wall);
+
 int64_t hark__clock_slow(bool wall)
+{
+    /* clock_gettime() first and with the least around it: it is the whole reading. */
+    if (HARK_LIKELY(atomic_load_explicit(&mode, memory_order_relaxed) == MODE_VDSO)) {
+        int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+        if (wall)
+            return now;
+        /* A switch of source does not take readings backwards on this thread. */
+        if (HARK_UNLIKELY(now < hark__clock_last_ns))
+            now = hark__clock_last_ns;
+        hark__clock_last_ns = now;
+        return now;
+    }
+    return slow_other(wall);
+}
+
+static int64_t slow_other(bool wall)
 {
     for (;;) {
         int m = atomic_load_explicit(&mode, memory_order_relaxed);
@@ -444,9 +489,8 @@ int64_t hark__clock_slow(bool wall)
             int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
 #if defined(__x86_64__)
             if (m == MODE_CALIBRATING &&
-                (wall ? kernel_ns(CLOCK_MONOTONIC) : now) -
-                        atomic_load_explicit(&start_ns, memory_order_relaxed) >=
-                    CALIBRATE_NS &&
+                (wall ? kernel_ns(CLOCK_MONOTONIC) : now) >=
+                    atomic_load_explicit(&calib_due_ns, memory_order_relaxed) &&
                 !atomic_flag_test_and_set_explicit(&lock, memory_order_acquire)) {
                 if (atomic_load_explicit(&mode, memory_order_relaxed) == MODE_CALIBRATING)
                     first_record();
@@ -513,6 +557,7 @@ int hark_clock_info_get(hark_clock_info *out)
     out->fallbacks = fallbacks;
     out->last_error_s = last_error_s;
     out->max_error_s = max_error_s;
+    out->read_span_s = m == MODE_TSC ? (double)last_span / out->tsc_hz : 0.0;
     lock_drop();
     return 0;
 }

@@ -26,12 +26,12 @@ struct hark_metrics_server {
     hark_metrics *m;
     struct MHD_Daemon *daemon;
     unsigned port;
-    hark_prom_options opts;
+    hark_metrics_prom_options opts;
     /* Deep copies of the options' strings and arrays. */
     char *metric, *help;
     char **labels;
     double *bounds;
-    hark_prom_event_bounds *event_bounds; /* each entry's name and bounds too */
+    hark_metrics_prom_event_bounds *event_bounds; /* each entry's name and bounds too */
 };
 
 struct text {
@@ -212,7 +212,7 @@ static double *copy_doubles(const double *v, size_t n)
 }
 
 /* Copies checked options into the server, so the caller's may go away. */
-static int copy_options(hark_metrics_server *s, const hark_prom_options *o)
+static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options *o)
 {
     s->opts = *o;
     s->opts.label_count = 0;
@@ -242,8 +242,8 @@ static int copy_options(hark_metrics_server *s, const hark_prom_options *o)
         if (!s->event_bounds)
             return HARK_ENOMEM;
         for (size_t i = 0; i < o->event_bounds_count; i++) {
-            const hark_prom_event_bounds *e = &o->event_bounds[i];
-            hark_prom_event_bounds *copy = &s->event_bounds[i];
+            const hark_metrics_prom_event_bounds *e = &o->event_bounds[i];
+            hark_metrics_prom_event_bounds *copy = &s->event_bounds[i];
             s->opts.event_bounds_count = i + 1; /* what server_free() frees */
             copy->bound_count = e->bound_count;
             if (!(copy->event = hark__strdup(e->event)) ||
@@ -256,11 +256,11 @@ static int copy_options(hark_metrics_server *s, const hark_prom_options *o)
 }
 
 int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                       const hark_prom_options *opts)
+                       const hark_metrics_prom_options *opts)
 {
     if (!out || !m || !address)
         return HARK_EINVAL;
-    hark_prom_options o;
+    hark_metrics_prom_options o;
     int rc = hark__prom_options_load(&o, opts);
     if (rc != 0)
         return rc;

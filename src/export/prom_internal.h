@@ -5,8 +5,8 @@
 #include "metrics_internal.h"
 
 /* Room for any series' ladder: the user's bounds or the default ones. */
-#define HARK__PROM_LADDER_MAX HARK_PROM_BOUNDS_MAX
-_Static_assert(HARK_PROM_DEFAULT_BOUNDS <= HARK__PROM_LADDER_MAX, "default ladder fits");
+#define HARK__PROM_LADDER_MAX HARK_METRICS_PROM_BOUNDS_MAX
+_Static_assert(HARK_METRICS_PROM_DEFAULT_BOUNDS <= HARK__PROM_LADDER_MAX, "default ladder fits");
 
 /*
  * Copies `src` (NULL: the defaults; version 1 or 2) into *dst as a current-version
@@ -14,14 +14,14 @@ _Static_assert(HARK_PROM_DEFAULT_BOUNDS <= HARK__PROM_LADDER_MAX, "default ladde
  * hark_metrics_write_prometheus() for bad options (HARK_EINVAL, HARK_ELIMIT); *dst
  * is then unspecified.
  */
-int hark__prom_options_load(hark_prom_options *dst, const hark_prom_options *src);
+int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_prom_options *src);
 
 /*
  * The `le` ladder of the series named `event` under checked options: the indices of
  * the histogram buckets whose lower edges are its bounds, increasing, without
  * duplicates or bucket 0, into out[HARK__PROM_LADDER_MAX]. Returns how many.
  */
-size_t hark__prom_ladder(const hark_prom_options *opts, const char *event, size_t *out);
+size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *event, size_t *out);
 
 /* Whether `s` is a valid metric name (colon allowed) or label name (not). */
 bool hark__prom_valid_name(const char *s, bool colon);

@@ -116,7 +116,7 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
         if (!c)
             continue;
         double v = reported_value(s, i);
-        if (!(v > HARK_PROM_NATIVE_ZERO_THRESHOLD)) {
+        if (!(v > HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD)) {
             zero += c;
             continue;
         }
@@ -129,8 +129,8 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
             n++;
         }
     }
-    hark__pb_sint(h, HIST_SCHEMA, HARK_PROM_NATIVE_SCHEMA);
-    hark__pb_double(h, HIST_ZERO_THRESHOLD, HARK_PROM_NATIVE_ZERO_THRESHOLD);
+    hark__pb_sint(h, HIST_SCHEMA, HARK_METRICS_PROM_NATIVE_SCHEMA);
+    hark__pb_double(h, HIST_ZERO_THRESHOLD, HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD);
     hark__pb_uint(h, HIST_ZERO_COUNT, zero);
     /* Spans, then the deltas of every bucket they cover (packed), each count less
      * the one before it. */
@@ -161,8 +161,8 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
         hark__pb_message(h, HIST_POSITIVE_DELTA, &w->deltas);
 }
 
-/* The Histogram message of one series into w->part's parent (built in `h`). */
-static void put_histogram(struct work *w, hark__pb *h, const hark_prom_options *opts,
+/* The Histogram message of one series, encoded into `h`. */
+static void put_histogram(struct work *w, hark__pb *h, const hark_metrics_prom_options *opts,
                           const hark_metrics_series *s)
 {
     hark__pb_reset(h);
@@ -193,12 +193,12 @@ static void work_free(struct work *w)
     hark__free(w);
 }
 
-int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_prom_options *opts,
-                                           hark_prom_sink sink, void *data)
+int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                           hark_metrics_prom_sink sink, void *data)
 {
     if (!m || !sink)
         return HARK_EINVAL;
-    hark_prom_options o;
+    hark_metrics_prom_options o;
     int rc = hark__prom_options_load(&o, opts);
     if (rc != 0)
         return rc;

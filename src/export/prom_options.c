@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <string.h>
 
-void hark_prom_options_init(hark_prom_options *opts)
+void hark_metrics_prom_options_init(hark_metrics_prom_options *opts)
 {
-    static const hark_prom_options defaults = HARK_PROM_OPTIONS_INIT;
+    static const hark_metrics_prom_options defaults = HARK_METRICS_PROM_OPTIONS_INIT;
     if (opts)
         *opts = defaults;
 }
@@ -36,7 +36,7 @@ static int check_bounds(const double *bounds, size_t count)
 {
     if (count && !bounds)
         return HARK_EINVAL;
-    if (count > HARK_PROM_BOUNDS_MAX)
+    if (count > HARK_METRICS_PROM_BOUNDS_MAX)
         return HARK_ELIMIT;
     for (size_t i = 0; i < count; i++) {
         double b = bounds[i];
@@ -46,7 +46,7 @@ static int check_bounds(const double *bounds, size_t count)
     return 0;
 }
 
-static int check_labels(const hark_prom_options *o)
+static int check_labels(const hark_metrics_prom_options *o)
 {
     if (o->label_count && !o->labels)
         return HARK_EINVAL;
@@ -63,12 +63,12 @@ static int check_labels(const hark_prom_options *o)
     return 0;
 }
 
-static int check_event_bounds(const hark_prom_options *o)
+static int check_event_bounds(const hark_metrics_prom_options *o)
 {
     if (o->event_bounds_count && !o->event_bounds)
         return HARK_EINVAL;
     for (size_t i = 0; i < o->event_bounds_count; i++) {
-        const hark_prom_event_bounds *e = &o->event_bounds[i];
+        const hark_metrics_prom_event_bounds *e = &o->event_bounds[i];
         if (!e->event || !*e->event || !e->bounds || !e->bound_count)
             return HARK_EINVAL;
         int rc = check_bounds(e->bounds, e->bound_count);
@@ -81,18 +81,18 @@ static int check_event_bounds(const hark_prom_options *o)
     return 0;
 }
 
-int hark__prom_options_load(hark_prom_options *dst, const hark_prom_options *src)
+int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_prom_options *src)
 {
-    hark_prom_options_init(dst);
+    hark_metrics_prom_options_init(dst);
     if (!src)
         return 0;
     if (src->version == 1) /* a caller built against version 1: its struct ends earlier */
-        memcpy(dst, src, offsetof(hark_prom_options, event_bounds));
-    else if (src->version == HARK_PROM_OPTIONS_VERSION)
+        memcpy(dst, src, offsetof(hark_metrics_prom_options, event_bounds));
+    else if (src->version == HARK_METRICS_PROM_OPTIONS_VERSION)
         *dst = *src;
     else
         return HARK_EINVAL;
-    dst->version = HARK_PROM_OPTIONS_VERSION;
+    dst->version = HARK_METRICS_PROM_OPTIONS_VERSION;
     if (dst->metric && !hark__prom_valid_name(dst->metric, true))
         return HARK_EINVAL;
     int rc = check_labels(dst);
@@ -103,7 +103,7 @@ int hark__prom_options_load(hark_prom_options *dst, const hark_prom_options *src
     return rc;
 }
 
-size_t hark__prom_ladder(const hark_prom_options *opts, const char *event, size_t *out)
+size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *event, size_t *out)
 {
     const double *bounds = opts->bounds;
     size_t count = opts->bound_count;

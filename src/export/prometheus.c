@@ -17,7 +17,7 @@
 
 /* A buffered writer in front of the sink; the first failure sticks. */
 struct out {
-    hark_prom_sink sink;
+    hark_metrics_prom_sink sink;
     void *data;
     int rc;
     size_t used;
@@ -142,7 +142,7 @@ static void put_help(struct out *o, const char *s)
 }
 
 /* The labels of one series, without the closing brace: {event="x",k="v" */
-static void put_labels(struct out *o, const hark_prom_options *opts, const char *event)
+static void put_labels(struct out *o, const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, "{event=\"");
     put_label_value(o, event);
@@ -159,7 +159,7 @@ static void put_labels(struct out *o, const hark_prom_options *opts, const char 
 /* The start of one sample line, up to its labels' closing brace:
  * <metric><suffix>{event="x",k="v" */
 static void put_series(struct out *o, const char *metric, const char *suffix,
-                       const hark_prom_options *opts, const char *event)
+                       const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, metric);
     puts_(o, suffix);
@@ -171,12 +171,12 @@ static int sink_file(const char *text, size_t length, void *data)
     return fwrite(text, 1, length, data) == length ? 0 : -1;
 }
 
-int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
-                                  hark_prom_sink sink, void *data)
+int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                  hark_metrics_prom_sink sink, void *data)
 {
     if (!m || !sink)
         return HARK_EINVAL;
-    hark_prom_options loaded;
+    hark_metrics_prom_options loaded;
     int rc = hark__prom_options_load(&loaded, opts);
     if (rc != 0)
         return rc;
@@ -238,7 +238,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     return rc;
 }
 
-int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts, FILE *out)
+int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                       FILE *out)
 {
     if (!out)
         return HARK_EINVAL;

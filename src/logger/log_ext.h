@@ -6,6 +6,7 @@
 #define HARK_LOG_EXT_H
 
 #include "hark/log_format.h"
+#include "hark/log_tags.h"
 #include "hark/logger.h"
 #include "hark/sys/log_event.h"
 #include "tls.h"
@@ -83,6 +84,19 @@ extern HARK__TLS const hark_log_event *hark__tls_log_event;
 static inline const hark_log_event *hark__log_event_tls(void)
 {
     return hark__tls_log_event;
+}
+
+/* Fills what `rec` says of the event `ev` is about: its name, ids, duration and
+ * fields. */
+static inline void hark__record_event(hark_log_record *rec, const hark_log_event *ev)
+{
+    rec->event = ev->name;
+    rec->transaction_id = ev->transaction_id;
+    rec->event_id = ev->id;
+    rec->parent_id = ev->parent_id;
+    rec->duration_ms = ev->duration_ms;
+    rec->fields = ev->fields;
+    rec->field_count = ev->field_count;
 }
 
 #endif /* HARK_LOG_EXT_H */

@@ -777,7 +777,7 @@ static void rows_logger(void)
 {
     section("Loggers (`hark/logger.h`)", NULL);
     hark_logger *lg = NULL;
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, NULL};
+    hark_log_sink sink = {.write = sink_write, .version = HARK_LOG_SINK_VERSION};
     ROWT("hark_log_level_name", "-1 or HARK_LOG_LEVELS", "NULL",
          !hark_log_level_name(-1) && !hark_log_level_name(HARK_LOG_LEVELS));
     hark_log_level lv = HARK_LOG_WARN;
@@ -902,7 +902,7 @@ static void observer_cb(hark_logger *l, unsigned what, void *d)
 static void rows_logger_observer(void)
 {
     section("Logger observers (`hark/sys/logger_observer.h`)", NULL);
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, NULL};
+    hark_log_sink sink = {.write = sink_write, .version = HARK_LOG_SINK_VERSION};
     hark_logger *lg = NULL, *lg2 = NULL;
     assert_int_equal(hark_logger_new_sink(&lg, &sink), 0);
     assert_int_equal(hark_logger_new_sink(&lg2, &sink), 0);
@@ -1006,7 +1006,7 @@ static void rows_log_subscriber(void)
     section("Log subscribers and colour (`hark/log_subscriber.h`)", NULL);
     hark_subscriber *ls = NULL, *plain = NULL;
     hark_logger *lg = NULL;
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, NULL};
+    hark_log_sink sink = {.write = sink_write, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&lg, &sink), 0);
     assert_int_equal(hark_subscriber_new(&plain), 0);
     ROW("hark_log_subscriber_new", "NULL out", HARK_EINVAL, hark_log_subscriber_new(NULL, lg));

@@ -487,7 +487,7 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
     return 0;
 }
 
-static const hark_log_sink the_sink = {sink_write, NULL, NULL, NULL, NULL};
+static const hark_log_sink the_sink = {.write = sink_write, .version = HARK_LOG_SINK_VERSION};
 
 /* The log subscriber's handler counts as subscriber X. */
 static int log_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, void *d)

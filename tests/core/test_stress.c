@@ -342,7 +342,7 @@ static int log_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, v
 
 static void log_sub_setup(void)
 {
-    static const hark_log_sink sink = {count_line, NULL, NULL, NULL, NULL};
+    static const hark_log_sink sink = {.write = count_line, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&the_logger, &sink), 0);
     assert_int_equal(hark_log_subscriber_new(&the_log_sub, the_logger), 0);
     log_sql_rec = rec_alloc();

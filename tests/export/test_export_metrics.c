@@ -606,7 +606,7 @@ static void test_prometheus_text(void **state)
     assert_int_equal(hark_metrics_record(m, "we\"ird\\na\nme", 2.0), 0);
     static const double bounds[] = {0.001048576, 0.004194304}; /* 2^20, 2^22 ns */
     static const char *const labels[] = {"service", "db \"main\""};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bounds = bounds;
     o.bound_count = 2;
     o.labels = labels;
@@ -692,26 +692,26 @@ static void test_prometheus_bad_input(void **state)
     assert_int_equal(hark_metrics_write_prometheus(NULL, NULL, to_text, &t), HARK_EINVAL);
     assert_int_equal(hark_metrics_write_prometheus(m, NULL, NULL, &t), HARK_EINVAL);
     assert_int_equal(hark_metrics_write_prometheus_file(m, NULL, NULL), HARK_EINVAL);
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.version = 99;
     assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), HARK_EINVAL);
     static const char *const bad_labels[][2] = {{"le", "x"}, {"event", "x"}, {"__x", "x"},
                                                 {"1a", "x"}, {"a-b", "x"},   {"", "x"},
                                                 {"ok", NULL}};
     for (size_t i = 0; i < sizeof bad_labels / sizeof bad_labels[0]; i++) {
-        hark_prom_options b = HARK_PROM_OPTIONS_INIT;
+        hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
         b.labels = bad_labels[i];
         b.label_count = 1;
         assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
     }
     static const double bad_bounds[][2] = {{0.5, 0.5}, {0.5, 0.1}, {-1, 1}, {0, 1}, {1, INFINITY}};
     for (size_t i = 0; i < sizeof bad_bounds / sizeof bad_bounds[0]; i++) {
-        hark_prom_options b = HARK_PROM_OPTIONS_INIT;
+        hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
         b.bounds = bad_bounds[i];
         b.bound_count = 2;
         assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
     }
-    hark_prom_options b = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
     b.metric = "bad-name";
     assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
     assert_int_equal(t.used, 0); /* nothing written by any refused call */
@@ -736,7 +736,7 @@ static void test_prometheus_bounds_on_edges(void **state)
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 950e-9), 0);
     struct text t = {{0}, 0, -1};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bound_count = 1;
     for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++) {
         double bound = hark_metrics_bucket_lower(i);
@@ -773,7 +773,7 @@ static void test_prometheus_duration_on_a_bound(void **state)
     assert_int_equal(hark_metrics_record(m, "a", 960e-9), 0); /* on the edge */
     assert_int_equal(hark_metrics_record(m, "a", 959e-9), 0); /* just below */
     struct text t = {{0}, 0, -1};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     static const double bounds[] = {9.6e-7, 1.024e-6};
     o.bounds = bounds;
     o.bound_count = 2;
@@ -791,7 +791,7 @@ static void test_prometheus_duplicate_label(void **state)
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 1), 0);
     static const char *const twice[] = {"service", "x", "zone", "z", "service", "y"};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.labels = twice;
     o.label_count = 3;
     struct text t = {{0}, 0, -1};
@@ -925,7 +925,7 @@ static void test_serve_bad_input(void **state)
     /* An address that is not this machine's (TEST-NET-1). */
     assert_int_equal(hark_metrics_serve(&srv, m, "192.0.2.1:9464", NULL), HARK_EBIND);
     assert_int_equal(errno, EADDRNOTAVAIL);
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.metric = "9bad";
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_EINVAL);
     assert_null(srv);
@@ -960,6 +960,36 @@ static void test_serve_bad_input(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/* hark_metrics_prom_options_init() gives the defaults of the _INIT macro; the old
+ * name (hark_prom_options) is the same type and still works. */
+static void test_prom_options_init(void **state)
+{
+    (void)state;
+    hark_metrics_prom_options a = HARK_METRICS_PROM_OPTIONS_INIT, b;
+    memset(&b, 0x5a, sizeof b);
+    hark_metrics_prom_options_init(&b);
+    assert_int_equal(b.version, HARK_METRICS_PROM_OPTIONS_VERSION);
+    assert_int_equal(b.version, a.version);
+    assert_null(b.metric);
+    assert_null(b.help);
+    assert_null(b.labels);
+    assert_int_equal(b.label_count, 0);
+    assert_null(b.bounds);
+    assert_int_equal(b.bound_count, 0);
+    hark_metrics_prom_options_init(NULL);
+
+    hark_prom_options old = HARK_PROM_OPTIONS_INIT;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_record(m, "a.b", 0.001), 0);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(hark_metrics_write_prometheus_file(m, &old, f), 0);
+    assert_true(ftell(f) > 0);
+    fclose(f);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -982,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_serve_bad_input),
         cmocka_unit_test(test_serve_port_digits_only),
+        cmocka_unit_test(test_prom_options_init),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,11 @@
 #include <hark/otlp.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char good[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -34,10 +37,10 @@ static void traceparent_valid(void **state)
     assert_int_equal(hark_traceparent_format(out, &c), 0);
     assert_string_equal(out, good);
     /* Unknown flags are not passed on; a higher version may carry more fields. */
-    assert_int_equal(hark_traceparent_parse(
-                         &c, "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-ever",
-                         NULL),
-                     0);
+    assert_int_equal(
+        hark_traceparent_parse(
+            &c, "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-ever", NULL),
+        0);
     assert_int_equal(c.flags, HARK_TRACE_FLAG_SAMPLED);
     assert_string_equal(c.tracestate, "");
 }
@@ -47,15 +50,15 @@ static void traceparent_invalid(void **state)
     (void)state;
     static const char *const bad[] = {
         "",
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",     /* short */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",   /* v00 too long */
-        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",    /* uppercase */
-        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    /* version ff */
-        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",    /* zero trace id */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",    /* zero span id */
-        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    /* separator */
-        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",    /* not hex */
-        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",   /* v>00, no '-' */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",   /* short */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-", /* v00 too long */
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  /* uppercase */
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* version ff */
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  /* zero trace id */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  /* zero span id */
+        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* separator */
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",  /* not hex */
+        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", /* v>00, no '-' */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_trace_context c;
@@ -240,6 +243,45 @@ static void drops_counted(void **state)
     hark_notifier_free(n);
 }
 
+/* A forked child starts with an empty queue (the parent exports what it queued) and
+ * a worker that runs on its own threads' calls: a flush there neither hangs nor
+ * sends the parent's spans. */
+static void forked_child(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_THREAD__)
+    skip(); /* ThreadSanitizer refuses threads in a child forked from a threaded process */
+#else
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_otlp *x = unreachable(NULL, 0, 64);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    for (int i = 0; i < 3; i++)
+        hark_instrument_name(n, "before.fork", NULL, NULL, NULL, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        hark_instrument_name(n, "in.child", NULL, NULL, NULL, NULL);
+        int rc = hark_otlp_flush(x, 5000);
+        hark_otlp_stats s;
+        hark_otlp_stats_get(x, &s);
+        if (!(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0))
+            fprintf(stderr, "child: flush %d, dropped %llu, exported %llu\n", rc,
+                    (unsigned long long)s.spans.dropped, (unsigned long long)s.spans.exported);
+        /* Its own span failed to export; the parent's three were not its to send. */
+        _exit(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0 ? 0 : 1);
+    }
+    assert_true(pid > 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    hark_otlp_stats s;
+    hark_otlp_shutdown(x, 1000, &s);
+    assert_int_equal(s.spans.dropped, 3); /* the parent's own, to the unreachable port */
+    hark_notifier_free(n);
+#endif
+}
+
 static void exp_index(void **state)
 {
     (void)state;
@@ -266,7 +308,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(traceparent_valid), cmocka_unit_test(traceparent_invalid),
         cmocka_unit_test(config_errors),     cmocka_unit_test(sampling),
-        cmocka_unit_test(drops_counted),     cmocka_unit_test(exp_index),
+        cmocka_unit_test(drops_counted),     cmocka_unit_test(forked_child),
+        cmocka_unit_test(exp_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

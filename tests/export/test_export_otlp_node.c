@@ -6,7 +6,7 @@
  * a 503 with Retry-After, and the exact drop count once the receiver is gone.
  *
  * Skipped (77) when node or the receiver's node_modules (npm ci) are missing.
- * Usage: test_export_otlp_node RECEIVER_JS
+ * Usage: test_export_otlp_node [RECEIVER_JS] (default: the source tree's)
  */
 #include <hark.h>
 #include <hark/otlp.h>
@@ -137,9 +137,9 @@ typedef struct seen {
 static seen spans[MAX_SPANS];
 static int span_count;
 
-static int64_t ms_to_ns(double ms)
+static int64_t s_to_ns(double s)
 {
-    return (int64_t)(ms * 1e6 + 0.5);
+    return (int64_t)(s * 1e9 + 0.5);
 }
 
 static int64_t wall_ns(void)
@@ -149,22 +149,27 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* An event-object subscriber beside the exporter: the ids and times of every event,
- * and its trace and span as the exporter sees them (hark_otlp_context_current()). */
-static int on_event(hark_event *ev, void *data)
+/* A monotonic subscriber beside the exporter: the ids and times of every event (as
+ * every monotonic subscriber of it receives them), and its trace and span as the
+ * exporter sees them (hark_otlp_context_current()). */
+static int on_event(const char *name, double start, double finish, const char *txid,
+                    hark_payload *payload, void *data)
 {
+    (void)txid;
+    (void)payload;
     (void)data;
     if (span_count >= MAX_SPANS)
         return 0;
     seen *s = &spans[span_count++];
-    snprintf(s->name, sizeof s->name, "%s", ev->name);
-    s->id = ev->id;
-    s->parent = ev->parent_id;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    hark_event_ids ids = hark_current_event_ids();
+    s->id = ids.id;
+    s->parent = ids.parent;
     hark_trace_context ctx;
-    CHECK(hark_otlp_context_current(&ctx) == 0, "no current context in %s", ev->name);
+    CHECK(hark_otlp_context_current(&ctx) == 0, "no current context in %s", name);
     hex(s->trace_id, ctx.trace_id, 16);
     hex(s->span_id, ctx.span_id, 8);
-    s->duration_ns = ms_to_ns(ev->end_ms) - ms_to_ns(ev->time_ms);
+    s->duration_ns = s_to_ns(finish) - s_to_ns(start);
     s->wall_end_ns = wall_ns();
     return 0;
 }
@@ -294,8 +299,8 @@ static void run_mode(bool json, bool gzip)
         return;
     CHECK(hark_otlp_attach(x, c.n, hark_all()) == 0, "attach");
     hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
-    so.kind = HARK_KIND_EVENT;
-    so.event = on_event;
+    so.kind = HARK_KIND_MONOTONIC;
+    so.timed = on_event;
     so.pattern = hark_all();
     CHECK(hark_subscribe(NULL, c.n, &so) == 0, "subscribe");
     CHECK(hark_otlp_logger_new(&c.log, x) == 0, "logger");
@@ -498,21 +503,18 @@ static void run_drop(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s RECEIVER_JS\n", argv[0]);
-        return 2;
-    }
+    const char *script = argc > 1 ? argv[1] : HARK_OTLP_RECEIVER_JS;
     char mods[4096];
     snprintf(mods, sizeof mods, "%.*s/node_modules/@opentelemetry/otlp-transformer",
-             (int)(strrchr(argv[1], '/') ? strrchr(argv[1], '/') - argv[1] : 1),
-             strrchr(argv[1], '/') ? argv[1] : ".");
+             (int)(strrchr(script, '/') ? strrchr(script, '/') - script : 1),
+             strrchr(script, '/') ? script : ".");
     if (system("node --version >/dev/null 2>&1") != 0 || access(mods, R_OK) != 0) {
         printf("SKIP: node or %s missing (npm ci in tests/export/otlp)\n", mods);
         return 77;
     }
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (start_receiver(argv[1]) != 0) {
+    if (start_receiver(script) != 0) {
         fprintf(stderr, "the receiver did not start\n");
         return 1;
     }

@@ -101,7 +101,7 @@ static void test_default_ladder(void **state)
     double upper[600];
     uint64_t cum[600];
     size_t n = text_buckets(b.p, "sql.db", upper, cum, 600);
-    assert_int_equal(n, HARK_PROM_DEFAULT_BOUNDS);
+    assert_int_equal(n, HARK_METRICS_PROM_DEFAULT_BOUNDS);
     assert_true(upper[0] == 1.024e-6);
     assert_true(upper[n - 1] == 137.438953472);
     double widest = 0;
@@ -134,9 +134,9 @@ static void test_event_bounds(void **state)
     assert_int_equal(hark_metrics_record(m, "http.request", 0.2), 0);
     static const double family[] = {0.001048576};
     static const double sql[] = {0.000262144, 0.001048576, 0.004194304};
-    hark_prom_event_bounds per[] = {{"sql.db", sql, 3}, {"never.seen", family, 1}};
-    hark_prom_options o;
-    hark_prom_options_init(&o);
+    hark_metrics_prom_event_bounds per[] = {{"sql.db", sql, 3}, {"never.seen", family, 1}};
+    hark_metrics_prom_options o;
+    hark_metrics_prom_options_init(&o);
     o.bounds = family;
     o.bound_count = 1;
     o.event_bounds = per;
@@ -167,7 +167,7 @@ static void test_event_bounds(void **state)
     /* The server copies them: the caller's arrays may change once it has started. */
     double mine[] = {0.000262144, 0.001048576, 0.004194304};
     char name[] = "sql.db";
-    hark_prom_event_bounds own = {name, mine, 3};
+    hark_metrics_prom_event_bounds own = {name, mine, 3};
     o.event_bounds = &own;
     o.event_bounds_count = 1;
     hark_metrics_server *srv;
@@ -175,7 +175,7 @@ static void test_event_bounds(void **state)
     mine[0] = 99;
     name[0] = 'x';
     b.used = 0;
-    own = (hark_prom_event_bounds){"sql.db", sql, 3};
+    own = (hark_metrics_prom_event_bounds){"sql.db", sql, 3};
     assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
     hark_metrics_server_stop(srv); /* its copies freed (valgrind and ASan check) */
     free(b.p);
@@ -195,12 +195,12 @@ static void test_bad_bounds(void **state)
         {0.1, 0.2, NAN},  {NAN, 0.1, 0.2}, {0.1, 0.2, INFINITY}, {-INFINITY, 0.1, 0.2},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+        hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
         o.bounds = bad[i];
         o.bound_count = 3;
         assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
         assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &b), HARK_EINVAL);
-        hark_prom_event_bounds e = {"a", bad[i], 3};
+        hark_metrics_prom_event_bounds e = {"a", bad[i], 3};
         o.bounds = NULL;
         o.bound_count = 0;
         o.event_bounds = &e;
@@ -210,19 +210,19 @@ static void test_bad_bounds(void **state)
         assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_EINVAL);
         assert_null(srv);
     }
-    /* Too many: HARK_PROM_BOUNDS_MAX is the most. */
-    double many[HARK_PROM_BOUNDS_MAX + 1];
-    for (size_t i = 0; i <= HARK_PROM_BOUNDS_MAX; i++)
+    /* Too many: HARK_METRICS_PROM_BOUNDS_MAX is the most. */
+    double many[HARK_METRICS_PROM_BOUNDS_MAX + 1];
+    for (size_t i = 0; i <= HARK_METRICS_PROM_BOUNDS_MAX; i++)
         many[i] = 1e-6 * (double)(i + 1);
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bounds = many;
-    o.bound_count = HARK_PROM_BOUNDS_MAX + 1;
+    o.bound_count = HARK_METRICS_PROM_BOUNDS_MAX + 1;
     assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_ELIMIT);
     assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &b), HARK_ELIMIT);
     hark_metrics_server *srv = NULL;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_ELIMIT);
     assert_null(srv);
-    hark_prom_event_bounds e = {"a", many, HARK_PROM_BOUNDS_MAX + 1};
+    hark_metrics_prom_event_bounds e = {"a", many, HARK_METRICS_PROM_BOUNDS_MAX + 1};
     o.bound_count = 0;
     o.bounds = NULL;
     o.event_bounds = &e;
@@ -230,7 +230,7 @@ static void test_bad_bounds(void **state)
     assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_ELIMIT);
     /* Malformed entries. */
     static const double one[] = {0.001};
-    const hark_prom_event_bounds bad_entries[][2] = {
+    const hark_metrics_prom_event_bounds bad_entries[][2] = {
         {{NULL, one, 1}, {"b", one, 1}}, {{"", one, 1}, {"b", one, 1}},
         {{"a", NULL, 1}, {"b", one, 1}}, {{"a", one, 0}, {"b", one, 1}},
         {{"a", one, 1}, {"a", one, 1}}, /* one name twice */
@@ -251,24 +251,24 @@ static void test_bad_bounds(void **state)
 
     /* Exactly the most is fine. */
     o.bounds = many;
-    o.bound_count = HARK_PROM_BOUNDS_MAX;
+    o.bound_count = HARK_METRICS_PROM_BOUNDS_MAX;
     assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
     free(b.p);
     hark_metrics_free(m);
 }
 
-/* hark_prom_options_init() is HARK_PROM_OPTIONS_INIT; a version 1 struct, built
+/* hark_metrics_prom_options_init() is HARK_METRICS_PROM_OPTIONS_INIT; a version 1 struct, built
  * before event_bounds existed, is read without them; unknown versions are refused. */
 static void test_options_versions(void **state)
 {
     (void)state;
-    hark_prom_options a = HARK_PROM_OPTIONS_INIT, b;
+    hark_metrics_prom_options a = HARK_METRICS_PROM_OPTIONS_INIT, b;
     memset(&b, 0xa5, sizeof b);
-    hark_prom_options_init(&b);
-    assert_int_equal(b.version, HARK_PROM_OPTIONS_VERSION);
+    hark_metrics_prom_options_init(&b);
+    assert_int_equal(b.version, HARK_METRICS_PROM_OPTIONS_VERSION);
     assert_true(a.version == b.version && !b.metric && !b.help && !b.labels && !b.label_count &&
                 !b.bounds && !b.bound_count && !b.event_bounds && !b.event_bounds_count);
-    hark_prom_options_init(NULL);
+    hark_metrics_prom_options_init(NULL);
 
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);
@@ -283,7 +283,7 @@ static void test_options_versions(void **state)
     hark_metrics_server *srv;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &a), 0);
     hark_metrics_server_stop(srv);
-    a.version = HARK_PROM_OPTIONS_VERSION;
+    a.version = HARK_METRICS_PROM_OPTIONS_VERSION;
     assert_int_equal(hark_metrics_write_prometheus(m, &a, to_buf, &out), HARK_EINVAL);
     a.event_bounds_count = 0;
     for (unsigned v = 0; v < 10; v++) {
@@ -308,7 +308,7 @@ static void test_protobuf_native(void **state)
     assert_int_equal(hark_metrics_record(m, "edge", 2000), 0); /* overflow: the max */
     assert_int_equal(hark_metrics_record(m, "odd\xff", 1), 0);
     static const char *const labels[] = {"service", "shop"};
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.labels = labels;
     o.label_count = 1;
     o.help = "Latency.";
@@ -343,8 +343,8 @@ static void test_protobuf_native(void **state)
         for (size_t k = 0; k < n; k++)
             assert_true(x->upper[k] == upper[k] && x->cumulative[k] == cum[k]);
         /* Native: schema 4, counts adding up, every bucket hark reports a value in. */
-        assert_int_equal(x->schema, HARK_PROM_NATIVE_SCHEMA);
-        assert_true(x->zero_threshold == HARK_PROM_NATIVE_ZERO_THRESHOLD);
+        assert_int_equal(x->schema, HARK_METRICS_PROM_NATIVE_SCHEMA);
+        assert_true(x->zero_threshold == HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD);
         uint64_t total = x->zero_count;
         for (size_t k = 0; k < x->native_count; k++) {
             assert_true(x->native[k] >= 0);

@@ -334,7 +334,7 @@ static void test_prometheus_scrapes_hark(void **state)
     assert_int_equal(hark_metrics_record(m, "odd\xff\"name\\", 0.001), 0);
     record_skewed(m, "skewed", 1);
     static const char *const labels[] = {"service", "hark_test"};
-    hark_prom_options opts = HARK_PROM_OPTIONS_INIT;
+    hark_metrics_prom_options opts = HARK_METRICS_PROM_OPTIONS_INIT;
     opts.labels = labels;
     opts.label_count = 1;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &opts), 0);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/sys/payload_json.h>
 #include <hark/trace.h>
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- a sink in memory that can fail ------------------------------------------------ */
@@ -87,6 +89,82 @@ static void emit(hark_topic *tp, int n)
 }
 
 /* ---- tests ---------------------------------------------------------------------------- */
+
+/* A destination slower than the producers: every write records another batch of
+ * events into the traced topic, more than one staging buffer's worth. */
+typedef struct chase {
+    sink s;
+    hark_topic *tp;
+    int batches; /* batches left to record */
+} chase;
+
+static int chasing_write(const char *buf, size_t len, size_t *done, void *data)
+{
+    chase *c = data;
+    int rc = sink_write(buf, len, done, &c->s);
+    if (c->batches > 0) {
+        c->batches--;
+        emit(c->tp, 2000);
+    }
+    return rc;
+}
+
+static void test_flush_ends_while_producers_outpace(void **state)
+{
+    (void)state;
+    chase c = {0};
+    c.batches = 1000; /* an endless flush would chase all of them */
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_topic_get(&c.tp, n, "sql.query"), 0);
+    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
+    o.buffer_bytes = 4u << 20;
+    o.flush_interval_ms = 0;
+    o.write = chasing_write;
+    o.write_data = &c;
+    hark_trace *t;
+    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    emit(c.tp, 3000); /* more than one staging buffer: the flush takes rounds */
+    hark_trace_stats st;
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    assert_int_equal(st.recorded, 3000);
+
+    assert_int_equal(hark_trace_flush(t), 0);
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    /* Exactly what was recorded before the call; the batches recorded during it wait. */
+    assert_int_equal(st.written, 3000);
+    assert_true(st.recorded > 3000);
+    assert_true(c.batches > 1000 - 10);
+
+    c.batches = 0;
+    uint64_t before = st.recorded;
+    assert_int_equal(hark_trace_flush(t), 0);
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    assert_int_equal(st.written, before);
+    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(st.written, before);
+    assert_int_equal(st.unwritten, 0);
+    assert_int_equal(count_of(c.s.buf, "\"ph\":\"X\""), (int)before);
+    free(c.s.buf);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
+/* hark_trace_options_init() gives the defaults of HARK_TRACE_OPTIONS_INIT. */
+static void test_options_init(void **state)
+{
+    (void)state;
+    hark_trace_options a = HARK_TRACE_OPTIONS_INIT, b;
+    memset(&b, 0x5a, sizeof b);
+    hark_trace_options_init(&b);
+    assert_int_equal(b.version, HARK_TRACE_OPTIONS_VERSION);
+    assert_int_equal(b.buffer_bytes, a.buffer_bytes);
+    assert_int_equal(b.args_max, a.args_max);
+    assert_int_equal(b.flush_interval_ms, a.flush_interval_ms);
+    assert_null(b.write);
+    assert_null(b.write_data);
+    hark_trace_options_init(NULL);
+}
 
 static void test_open_bad_input(void **state)
 {
@@ -338,6 +416,46 @@ static void test_args(void **state)
     free(s.buf);
 }
 
+/* The args are the payload as hark/sys/payload_json.h renders it for log lines too:
+ * the same bytes, errors, depth cut and cut marker. */
+static void test_args_render_as_every_payload(void **state)
+{
+    (void)state;
+    sink s = {0};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_trace *t = open_sink(&s, 0, 1024, 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    hark_topic *tp;
+    assert_int_equal(hark_topic_get(&tp, n, "args.shared"), 0);
+    HARK_PAYLOAD(l4, 1);
+    hark_payload_set_str(&l4, "deepest", "x");
+    HARK_PAYLOAD(l3, 1);
+    hark_payload_set_payload(&l3, "l4", &l4);
+    HARK_PAYLOAD(l2, 1);
+    hark_payload_set_payload(&l2, "l3", &l3);
+    HARK_PAYLOAD(l1, 1);
+    hark_payload_set_payload(&l1, "l2", &l2);
+    HARK_PAYLOAD(l0, 1);
+    hark_payload_set_payload(&l0, "l1", &l1);
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_payload(&p, "l0", &l0);
+    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01");
+    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
+    char members[1024];
+    size_t len = hark_payload_json_members(members, sizeof members, &p, NULL);
+    members[len] = '\0';
+    HARK_INSTRUMENT(tp, &p, { (void)0; });
+    assert_int_equal(hark_trace_close(t, NULL), 0);
+    char want[1100];
+    snprintf(want, sizeof want, "\"args\":{%s}}", members);
+    assert_non_null(strstr(s.buf, want));
+    assert_non_null(strstr(s.buf, "\"l4\":\"...\""));
+    assert_non_null(strstr(s.buf, "\"exception\":{\"type\":\"IOError\",\"message\":"));
+    assert_int_equal(hark_notifier_free(n), 0);
+    free(s.buf);
+}
+
 /* Threads that record and exit: their buffers are drained, then reclaimed. */
 static void *worker(void *arg)
 {
@@ -370,6 +488,85 @@ static void test_threads_exit(void **state)
     assert_int_equal(count_of(s.buf, "\"ph\":\"X\""), 4 * 4 * 50);
     assert_int_equal(hark_notifier_free(n), 0);
     free(s.buf);
+}
+
+/* A write hook that holds the writer's round until the main thread is about to fork. */
+typedef struct fork_gate {
+    sink s;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool inside, forking;
+} fork_gate;
+
+static int gated_write(const char *buf, size_t len, size_t *done, void *data)
+{
+    fork_gate *g = data;
+    pthread_mutex_lock(&g->lock);
+    g->inside = true;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->forking)
+        pthread_cond_wait(&g->cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    return sink_write(buf, len, done, &g->s);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define TRACE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRACE_TSAN 1
+#endif
+#endif
+#ifndef TRACE_TSAN
+#define TRACE_TSAN 0
+#endif
+
+/* fork() while the background writer is in a round: the child, which has the
+ * trace but not its writer thread, records, flushes and closes it without waiting
+ * on a lock held by a thread it does not have. */
+static void test_forked_child_closes(void **state)
+{
+    (void)state;
+    if (TRACE_TSAN) /* it refuses threads in a child forked from a threaded process */
+        skip();
+    fork_gate g = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_topic *tp;
+    assert_int_equal(hark_topic_get(&tp, n, "fork.test"), 0);
+    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
+    o.flush_interval_ms = 1;
+    o.write = gated_write;
+    o.write_data = &g;
+    hark_trace *t;
+    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    emit(tp, 10);
+    /* The writer's round is inside the hook, with the writer lock held. */
+    pthread_mutex_lock(&g.lock);
+    while (!g.inside)
+        pthread_cond_wait(&g.cond, &g.lock);
+    g.forking = true;
+    pthread_cond_broadcast(&g.cond);
+    pthread_mutex_unlock(&g.lock);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        emit(tp, 5);
+        hark_trace_stats st;
+        int ok = hark_trace_flush(t) == 0 && hark_trace_close(t, &st) == 0 &&
+                 st.written == st.recorded && st.recorded == 15;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    hark_trace_stats st;
+    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(st.written, 10);
+    assert_int_equal(hark_notifier_free(n), 0);
+    free(g.s.buf);
 }
 
 /* Closing from inside an event: HARK_EBUSY, and the file is finished later. */
@@ -411,11 +608,20 @@ static void test_close_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_bad_input), cmocka_unit_test(test_attach_limits),
-        cmocka_unit_test(test_category),       cmocka_unit_test(test_drop_count_exact),
-        cmocka_unit_test(test_wrap),           cmocka_unit_test(test_dev_full),
-        cmocka_unit_test(test_sink_recovers),  cmocka_unit_test(test_args),
-        cmocka_unit_test(test_threads_exit),   cmocka_unit_test(test_close_in_flight),
+        cmocka_unit_test(test_flush_ends_while_producers_outpace),
+        cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_args_render_as_every_payload),
+        cmocka_unit_test(test_forked_child_closes),
+        cmocka_unit_test(test_open_bad_input),
+        cmocka_unit_test(test_attach_limits),
+        cmocka_unit_test(test_category),
+        cmocka_unit_test(test_drop_count_exact),
+        cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_dev_full),
+        cmocka_unit_test(test_sink_recovers),
+        cmocka_unit_test(test_args),
+        cmocka_unit_test(test_threads_exit),
+        cmocka_unit_test(test_close_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

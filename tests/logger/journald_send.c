@@ -104,7 +104,7 @@ static int send_handmade(hark_logger *l, const char *run)
                            .tag_count = 3,
                            .fields = f,
                            .field_count = 2};
-    return hark__journald_send(l, &rec);
+    return l->sink->ops.write_record(&rec, l->sink->ops.data);
 }
 
 static int send_large(hark_logger *l, const char *run)

@@ -55,7 +55,7 @@ def main():
         }
         if truncated:  # documented place: right after the message
             fields = want.pop("fields")
-            want["truncated"] = True
+            want["_truncated"] = True
             want["fields"] = fields
         if list(obj.keys()) != list(want.keys()):
             sys.exit("keys differ: %r != %r" % (list(obj.keys()), list(want.keys())))

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,7 +349,7 @@ static void test_event_fields_same_as_sync(void **state)
     memset(txid, 't', sizeof txid - 1);
     txid[sizeof txid - 1] = '\0';
 
-    /* Payloads nested six deep: the formatters show four levels, then null. */
+    /* Payloads nested six deep: the formatters show four levels, then "...". */
     hark_field deep[6][2];
     hark_payload deep_p[6];
     for (int i = 5; i >= 0; i--) {
@@ -612,7 +613,7 @@ static void test_writer_callbacks_do_not_wait_for_the_writer(void **state)
 {
     (void)state;
     struct reentrant r = {NULL, 0, 0, 2000, 0};
-    hark_log_sink sink = {reentrant_write, NULL, NULL, NULL, &r};
+    hark_log_sink sink = {.write = reentrant_write, .data = &r, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&r.log, &sink), 0);
     hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
     ao.policy = HARK_LOG_ASYNC_BLOCK;
@@ -631,8 +632,149 @@ static void test_writer_callbacks_do_not_wait_for_the_writer(void **state)
     hark_logger_free(r.log);
 }
 
-int main(void)
+/*
+ * A child forked while the parent's asynchronous logger has lines queued (its
+ * writer stuck in a shut sink) never touches the logger and calls exit(): the
+ * exit-time drain must not wait for a writer thread the child does not have. The
+ * parent's lines are written once, by the parent.
+ */
+static void test_forked_child_exits_with_lines_queued(void **state)
 {
+    (void)state;
+    gate *g = gate_new(false);
+    hark_logger *a = gate_logger(g, 4096, HARK_LOG_ASYNC_BLOCK);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(hark_log(a, HARK_LOG_INFO, "queued %d", i), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30); /* dies rather than hangs */
+        exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    gate_open(g);
+    assert_int_equal(hark_logger_flush(a), 0);
+    assert_int_equal(g->writes, 20);
+    assert_memory_equal(g->buf, "queued 0\nqueued 1\n", 18);
+    assert_int_equal(hark_logger_free(a), 0);
+    gate_done(g);
+}
+
+/* A sink much slower than the producers, so that they keep the ring full; it adds
+ * up the drops that "N lines dropped" reports. */
+struct slow_sink {
+    atomic_ullong reported;
+};
+
+static int slow_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level;
+    struct slow_sink *s = data;
+    unsigned long long n;
+    if (memmem(line, len, " dropped", 8) && sscanf(line, "%llu", &n) == 1)
+        atomic_fetch_add(&s->reported, n);
+    usleep(200);
+    return 0;
+}
+
+struct overflow {
+    hark_logger *log;
+    atomic_bool stop;
+};
+
+static void *overflow_ring(void *arg)
+{
+    struct overflow *o = arg;
+    while (!atomic_load(&o->stop))
+        for (int i = 0; i < 100; i++)
+            hark_log(o->log, HARK_LOG_INFO, "overflow %d %s", i, "padding padding padding");
+    return NULL;
+}
+
+static hark_logger *slow_logger(struct slow_sink *sink)
+{
+    hark_log_sink s = {.write = slow_write, .data = sink, .version = HARK_LOG_SINK_VERSION};
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_sink(&l, &s), 0);
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    o.capacity = 4096;
+    o.policy = HARK_LOG_ASYNC_DROP;
+    assert_int_equal(hark_logger_set_async(l, &o), 0);
+    return l;
+}
+
+/*
+ * Under the drop policy, with other threads overflowing the ring all along, a
+ * flush waits for the lines queued before it (and the drops counted before it)
+ * and returns: it does not wait for the producers to stop.
+ */
+static void test_flush_returns_while_others_overflow(void **state)
+{
+    (void)state;
+    struct slow_sink sink = {0};
+    struct overflow o = {slow_logger(&sink), false};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, overflow_ring, &o), 0);
+    while (hark_logger_async_dropped(o.log) == 0)
+        usleep(1000);
+    alarm(60); /* dies rather than hangs */
+    for (int i = 0; i < 3; i++) {
+        uint64_t dropped = hark_logger_async_dropped(o.log);
+        assert_int_equal(hark_logger_flush(o.log), 0);
+        /* The drops counted before the flush have been reported. */
+        assert_true(atomic_load(&sink.reported) >= dropped);
+    }
+    alarm(0);
+    atomic_store(&o.stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(hark_logger_free(o.log), 0);
+}
+
+/* This program's path (argv[0]), run again by a test. */
+static const char *self_path;
+
+/* The same from exit(): in a fresh process (this program, run again), main calls
+ * exit() while two threads keep overflowing the ring. */
+static int exit_while_others_overflow(void)
+{
+    alarm(60); /* dies rather than hangs */
+    static struct slow_sink sink;
+    static struct overflow o;
+    o.log = slow_logger(&sink);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&th[i], NULL, overflow_ring, &o) != 0)
+            return 2;
+    while (hark_logger_async_dropped(o.log) == 0)
+        usleep(1000);
+    exit(0);
+}
+
+static void test_exit_returns_while_others_overflow(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl(self_path, self_path, "--exit-while-others-overflow", (char *)NULL);
+        _exit(3);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv)
+{
+    self_path = argv[0];
+    if (argc == 2 && strcmp(argv[1], "--exit-while-others-overflow") == 0)
+        return exit_while_others_overflow();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_as_sync),
         cmocka_unit_test(test_same_as_printf_at_the_edges),
@@ -647,6 +789,9 @@ int main(void)
         cmocka_unit_test(test_free_and_switch_back_write_everything),
         cmocka_unit_test(test_exit_writes_the_queue),
         cmocka_unit_test(test_writer_callbacks_do_not_wait_for_the_writer),
+        cmocka_unit_test(test_forked_child_exits_with_lines_queued),
+        cmocka_unit_test(test_flush_returns_while_others_overflow),
+        cmocka_unit_test(test_exit_returns_while_others_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/sys/payload_json.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -197,10 +198,10 @@ static void test_cut_value_says_truncated(void **state)
                            .fields = p.fields,
                            .field_count = p.count};
     char *line = fmt_line(hark_log_format_json, &rec);
-    assert_non_null(strstr(line, "\"message\":\"m\",\"truncated\":true,\"fields\":{\"n\":1,"));
+    assert_non_null(strstr(line, "\"message\":\"m\",\"_truncated\":true,\"fields\":{\"n\":1,"));
     free(line);
     line = fmt_line(hark_log_format_logfmt, &rec);
-    assert_non_null(strstr(line, " msg=m truncated=true n=1 in.deep=vvv"));
+    assert_non_null(strstr(line, " msg=m _truncated=true n=1 in.deep=vvv"));
     free(line);
 
     /* An event's transaction id too. */
@@ -211,10 +212,10 @@ static void test_cut_value_says_truncated(void **state)
                           .event = "sql.db",
                           .transaction_id = value};
     line = fmt_line(hark_log_format_json, &ev);
-    assert_non_null(strstr(line, "\"message\":\"m\",\"truncated\":true}\n"));
+    assert_non_null(strstr(line, "\"message\":\"m\",\"_truncated\":true}\n"));
     free(line);
     line = fmt_line(hark_log_format_logfmt, &ev);
-    assert_non_null(strstr(line, " msg=m truncated=true\n"));
+    assert_non_null(strstr(line, " msg=m _truncated=true\n"));
     free(line);
 
     /* A value of exactly the bound is whole: nothing said. */
@@ -243,12 +244,12 @@ static void test_bounds_and_snprintf(void **state)
     size_t prefix = strlen("{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"INFO\","
                            "\"message\":\"");
     assert_int_equal(strlen(line), prefix + HARK_LOG_MESSAGE_MAX - 1 +
-                                       strlen("\",\"truncated"
+                                       strlen("\",\"_truncated"
                                               "\":true}\n"));
-    assert_non_null(strstr(line, "xx\",\"truncated\":true}\n"));
+    assert_non_null(strstr(line, "xx\",\"_truncated\":true}\n"));
     free(line);
     line = fmt_line(hark_log_format_logfmt, &rec);
-    assert_non_null(strstr(line, "xx truncated=true\n"));
+    assert_non_null(strstr(line, "xx _truncated=true\n"));
     free(line);
 
     /* Too small a buffer: the full length is returned, the buffer is a NUL-terminated prefix. */
@@ -573,6 +574,53 @@ static void test_time_of_event_line(void **state)
     assert_true(when >= handler_wall - 0.001);
 }
 
+/* A log line's fields are the payload as hark/sys/payload_json.h renders it for the
+ * trace file and the LTTng bridge: the same bytes, errors, depth cut and all. */
+static void test_fields_render_as_every_payload(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(l4, 1);
+    hark_payload_set_str(&l4, "deepest", "x");
+    HARK_PAYLOAD(l3, 1);
+    hark_payload_set_payload(&l3, "l4", &l4);
+    HARK_PAYLOAD(l2, 1);
+    hark_payload_set_payload(&l2, "l3", &l3);
+    HARK_PAYLOAD(l1, 1);
+    hark_payload_set_payload(&l1, "l2", &l2);
+    HARK_PAYLOAD(l0, 2);
+    hark_payload_set_payload(&l0, "l1", &l1);
+    hark_payload_set_int(&l0, "n", 1);
+    HARK_PAYLOAD(p, 6);
+    hark_payload_set_payload(&p, "l0", &l0);
+    hark_payload_set_payload(&p, "none", NULL);
+    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01\xff");
+    hark_payload_set_double(&p, "nan", 0.0 / 0.0);
+    hark_payload_set_ptr(&p, "ptr", NULL);
+    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
+    char members[1024];
+    bool cut = true;
+    size_t n = hark_payload_json_members(members, sizeof members, &p, &cut);
+    assert_false(cut);
+    members[n] = '\0';
+    /* Four levels below the top are objects; the fifth is "...". */
+    assert_non_null(strstr(members, "\"l0\":{\"l1\":{\"l2\":{\"l3\":{\"l4\":\"...\"}}}"));
+    assert_non_null(strstr(members, "\"none\":null"));
+    assert_non_null(
+        strstr(members, "\"exception\":{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}"));
+
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = T0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    char want[1100];
+    snprintf(want, sizeof want, "\"fields\":{%s}}\n", members);
+    assert_non_null(strstr(line, want));
+    free(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_logfmt_escapes),
         cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_cut_value_says_truncated),
+        cmocka_unit_test(test_fields_render_as_every_payload),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),

@@ -120,7 +120,12 @@ static void rec_close(void *data)
 static hark_logger *rec_logger(struct rec_sink *r)
 {
     memset(r, 0, sizeof *r);
-    hark_log_sink sink = {rec_write, rec_flush, rec_reopen, rec_close, r};
+    hark_log_sink sink = {.write = rec_write,
+                          .flush = rec_flush,
+                          .reopen = rec_reopen,
+                          .close = rec_close,
+                          .data = r,
+                          .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     assert_non_null(l);
@@ -848,7 +853,7 @@ static int text_write(hark_log_level level, const char *line, size_t len, void *
 static hark_logger *text_logger(struct text_sink *t)
 {
     memset(t, 0, sizeof *t);
-    hark_log_sink sink = {text_write, NULL, NULL, NULL, t};
+    hark_log_sink sink = {.write = text_write, .data = t, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     return l;
@@ -1069,7 +1074,7 @@ static void test_bad_input(void **state)
     assert_int_equal(hark_logger_new_fd(&l, -1, false), HARK_EINVAL);
     assert_int_equal(hark_logger_new_path(&l, NULL), HARK_EINVAL);
     assert_int_equal(hark_logger_new_path(&l, ""), HARK_EINVAL);
-    hark_log_sink no_write = {NULL, NULL, NULL, NULL, NULL};
+    hark_log_sink no_write = HARK_LOG_SINK_INIT;
     assert_int_equal(hark_logger_new_sink(&l, &no_write), HARK_EINVAL);
     assert_null(l);
 
@@ -1164,7 +1169,10 @@ static void test_sink_reentry_is_refused(void **state)
     (void)state;
     alarm(30);
     struct reentrant_sink r = {NULL, 0, -1, -1, -1};
-    hark_log_sink sink = {reentrant_write, NULL, reentrant_reopen, NULL, &r};
+    hark_log_sink sink = {.write = reentrant_write,
+                          .reopen = reentrant_reopen,
+                          .data = &r,
+                          .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&r.self, &sink), 0);
     assert_int_equal(hark_log(r.self, HARK_LOG_INFO, "hello"), 0);
     assert_int_equal(r.writes, 1);
@@ -1203,8 +1211,8 @@ static void test_reentry_through_another_logger_is_refused(void **state)
     (void)state;
     alarm(30);
     struct crossed a = {NULL, NULL, 0, -1, -1}, b = {NULL, NULL, 0, -1, -1};
-    hark_log_sink sa = {crossed_write, NULL, NULL, NULL, &a};
-    hark_log_sink sb = {crossed_write, NULL, NULL, NULL, &b};
+    hark_log_sink sa = {.write = crossed_write, .data = &a, .version = HARK_LOG_SINK_VERSION};
+    hark_log_sink sb = {.write = crossed_write, .data = &b, .version = HARK_LOG_SINK_VERSION};
     assert_int_equal(hark_logger_new_sink(&a.self, &sa), 0);
     assert_int_equal(hark_logger_new_sink(&b.self, &sb), 0);
     a.other = b.self;
@@ -1224,11 +1232,155 @@ static void test_reentry_through_another_logger_is_refused(void **state)
     alarm(0);
 }
 
+/* A records-only sink: what it was handed. */
+struct record_sink {
+    int records;
+    hark_log_level level;
+    char message[64];
+    size_t tag_count;
+};
+
+static int take_record(const hark_log_record *rec, void *data)
+{
+    struct record_sink *r = data;
+    r->records++;
+    r->level = rec->level;
+    snprintf(r->message, sizeof r->message, "%.*s", (int)rec->length, rec->message);
+    r->tag_count = rec->tag_count;
+    return 0;
+}
+
+static int old_write_calls;
+
+static int old_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len, (void)data;
+    old_write_calls++;
+    return 0;
+}
+
+/*
+ * The sink table is versioned: a table initialised with HARK_LOG_SINK_INIT (or
+ * hark_log_sink_init) is read whole; one of version 0 (written by position before
+ * the version existed) up to `data`, whatever follows it; a later version is
+ * refused. A sink with write_record alone takes records, not formatted lines.
+ */
+static void test_sink_table_versions_and_records(void **state)
+{
+    (void)state;
+    hark_log_sink s;
+    memset(&s, 0x5a, sizeof s);
+    hark_log_sink_init(&s);
+    assert_int_equal(s.version, HARK_LOG_SINK_VERSION);
+    assert_null(s.write);
+    assert_null(s.write_record);
+    hark_log_sink_init(NULL);
+
+    struct record_sink r = {0};
+    s.write_record = take_record;
+    s.data = &r;
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_sink(&l, &s), 0);
+    assert_int_equal(hark_log_tags_push("t"), 0);
+    assert_int_equal(hark_log(l, HARK_LOG_WARN, "n=%d", 7), 0);
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_int_equal(r.records, 1);
+    assert_int_equal(r.level, HARK_LOG_WARN);
+    assert_string_equal(r.message, "n=7");
+    assert_int_equal(r.tag_count, 1);
+    assert_false(hark_logger_writes_to_tty(l));
+    assert_int_equal(hark_logger_free(l), 0);
+
+    /* Version 0: the bytes after `data` are not read (here: garbage). */
+    hark_log_sink old;
+    memset(&old, 0x5a, sizeof old);
+    old.write = old_write;
+    old.flush = NULL;
+    old.reopen = NULL;
+    old.close = NULL;
+    old.data = NULL;
+    old.version = 0;
+    assert_int_equal(hark_logger_new_sink(&l, &old), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "x"), 0);
+    assert_int_equal(old_write_calls, 1);
+    assert_int_equal(hark_logger_free(l), 0);
+
+    old.version = HARK_LOG_SINK_VERSION + 1;
+    l = NULL;
+    assert_int_equal(hark_logger_new_sink(&l, &old), HARK_EINVAL);
+    assert_null(l);
+    assert_false(hark_logger_writes_to_tty(NULL));
+}
+
+/* The logger's options structs carry a version, set by their _INIT and _init(). */
+static void test_options_versions(void **state)
+{
+    (void)state;
+    hark_log_async_options ao;
+    memset(&ao, 0, sizeof ao);
+    hark_log_async_options_init(&ao);
+    hark_log_async_options ai = HARK_LOG_ASYNC_OPTIONS_INIT;
+    assert_int_equal(ao.version, HARK_LOG_ASYNC_OPTIONS_VERSION);
+    assert_int_equal(ao.capacity, ai.capacity);
+    assert_int_equal(ao.policy, ai.policy);
+    hark_log_rotate_options ro;
+    memset(&ro, 0, sizeof ro);
+    hark_log_rotate_options_init(&ro);
+    hark_log_rotate_options ri = HARK_LOG_ROTATE_OPTIONS_INIT;
+    assert_int_equal(ro.version, HARK_LOG_ROTATE_OPTIONS_VERSION);
+    assert_int_equal(ro.shift_size, ri.shift_size);
+    assert_int_equal(ro.shift_age, ri.shift_age);
+    hark_log_async_options_init(NULL);
+    hark_log_rotate_options_init(NULL);
+
+    /* Another version: refused, nothing changed. */
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_fd(&l, 2, false), 0);
+    ao.version = 0;
+    assert_int_equal(hark_logger_set_async(l, &ao), HARK_EINVAL);
+    assert_int_equal(hark_logger_async_dropped(l), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    ro.version = HARK_LOG_ROTATE_OPTIONS_VERSION + 1;
+    l = NULL;
+    assert_int_equal(hark_logger_new_rotating(&l, "/tmp/hark-never-created.log", &ro), HARK_EINVAL);
+    assert_null(l);
+    assert_int_equal(access("/tmp/hark-never-created.log", F_OK), -1);
+}
+
+/* A terminal is told from a stream, a descriptor or a path; never from other sinks. */
+static void test_writes_to_tty(void **state)
+{
+    (void)state;
+    hark_logger *l;
+    int fd = open("/dev/null", O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(hark_logger_new_fd(&l, fd, true), 0);
+    assert_false(hark_logger_writes_to_tty(l)); /* /dev/null is not a terminal */
+    assert_int_equal(hark_logger_free(l), 0);
+    int pty = posix_openpt(O_RDWR | O_NOCTTY);
+    if (pty < 0 || grantpt(pty) != 0 || unlockpt(pty) != 0) {
+        if (pty >= 0)
+            close(pty);
+        return; /* no pseudo-terminals here: the negative cases stand */
+    }
+    int tty = open(ptsname(pty), O_WRONLY | O_NOCTTY);
+    assert_true(tty >= 0);
+    assert_int_equal(hark_logger_new_fd(&l, tty, true), 0);
+    assert_true(hark_logger_writes_to_tty(l));
+    assert_int_equal(hark_logger_set_destination(l, "/dev/null"), 0);
+    assert_false(hark_logger_writes_to_tty(l));
+    assert_int_equal(hark_logger_free(l), 0);
+    close(pty);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_level_names),
         cmocka_unit_test(test_sink_reentry_is_refused),
+        cmocka_unit_test(test_sink_table_versions_and_records),
+        cmocka_unit_test(test_options_versions),
+        cmocka_unit_test(test_writes_to_tty),
         cmocka_unit_test(test_reentry_through_another_logger_is_refused),
         cmocka_unit_test(test_level_filters_messages),
         cmocka_unit_test(test_default_format),

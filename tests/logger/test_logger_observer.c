@@ -24,7 +24,7 @@ static int discard(hark_log_level level, const char *line, size_t len, void *dat
 
 static hark_logger *new_logger(void)
 {
-    hark_log_sink sink = {discard, NULL, NULL, NULL, NULL};
+    hark_log_sink sink = {.write = discard, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     return l;

@@ -879,7 +879,10 @@ static void test_flush_all_runs_sink_flush_without_locks(void **state)
     alarm(30);
     struct rebinding_sink r = {NULL, fx.logger, 0, -1};
     hark_subscriber *s = NULL;
-    hark_log_sink sink = {rebinding_write, rebinding_flush, NULL, NULL, &r};
+    hark_log_sink sink = {.write = rebinding_write,
+                          .flush = rebinding_flush,
+                          .data = &r,
+                          .version = HARK_LOG_SINK_VERSION};
     hark_logger *l = NULL;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     assert_int_equal(hark_log_subscriber_new(&s, l), 0);

@@ -75,7 +75,7 @@ static inline const char *gate_text(const gate *g)
 
 static inline hark_logger *sync_logger(gate *g)
 {
-    hark_log_sink sink = {gate_write, NULL, NULL, NULL, g};
+    hark_log_sink sink = {.write = gate_write, .data = g, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l;
     assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
     return l;

@@ -63,6 +63,8 @@ static inline uint64_t pb_varint(struct pb_in *r)
 static inline bool pb_next(struct pb_in *r, unsigned *field, unsigned *wire, uint64_t *v,
                            struct pb_in *sub)
 {
+    *v = 0;
+    *sub = (struct pb_in){r->p, r->p, false};
     if (r->bad || r->p >= r->end)
         return false;
     uint64_t tag = pb_varint(r);
@@ -103,9 +105,13 @@ static inline int64_t pb_unzigzag(uint64_t v)
 
 #define PB_MAX_BUCKETS 1200
 
+/* Room for a label value: an event name (HARK_NAME_MAX bytes) with every byte
+ * replaced by U+FFFD fits. */
+#define PB_LABEL_MAX 1024
+
 /* One Metric of the family, decoded. */
 struct pb_metric {
-    char labels[8][2][128];
+    char labels[8][2][PB_LABEL_MAX];
     size_t label_count;
     uint64_t count;
     double sum;
@@ -230,7 +236,7 @@ static inline bool pb_family_read(const void *p, size_t n, struct pb_family *fam
                     struct pb_in ls;
                     while (pb_next(&ms, &lf, &lw, &lv, &ls))
                         if ((lf == 1 || lf == 2) && lw == 2)
-                            pb_copy_string(m->labels[m->label_count][lf - 1], 128, ls);
+                            pb_copy_string(m->labels[m->label_count][lf - 1], PB_LABEL_MAX, ls);
                     m->label_count++;
                 } else if (mf == 7 && mw == 2) {
                     if (!pb_histogram(ms, m))

@@ -185,7 +185,7 @@ def check(job, args, work):
         f.write(src)
     flags = (C_FLAGS if lang == "c" else CXX_FLAGS) + WARN_FLAGS
     flags += ["-I", os.path.join(args.source_dir, "include")]
-    exports = re.search(r"<hark/(metrics|trace)\.h>", src) is not None
+    exports = re.search(r"<hark/(metrics|trace|otlp)\.h>", src) is not None
     link = args.link and (args.link_export or not exports)
     if not program:
         # A fragment may be just a callback the elided rest of the program uses.

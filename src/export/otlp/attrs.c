@@ -2,9 +2,13 @@
 #include "attrs.h"
 #include "utf8.h"
 
+#include "hark/sys/payload_json.h"
+
+#include <inttypes.h>
 #include <stdio.h>
 
-#define DEPTH_MAX 4
+/* Nested payloads kept, as in every hark rendering (hark/sys/payload_json.h). */
+#define DEPTH_MAX HARK_PAYLOAD_JSON_DEPTH
 
 void hark__otlp_pb_utf8(hark__pb *b, unsigned field, const char *s, size_t n)
 {
@@ -86,8 +90,9 @@ static void put_value(hark__pb *b, const hark_field *f, int depth)
             hark__otlp_pb_utf8(b, 1, f->as.s, strlen(f->as.s));
         break;
     case HARK_TYPE_POINTER: {
+        /* "0x..." as every hark rendering writes pointers ("0x0" for NULL). */
         char tmp[24];
-        int k = snprintf(tmp, sizeof tmp, "%p", f->as.p);
+        int k = snprintf(tmp, sizeof tmp, "0x%" PRIxPTR, (uintptr_t)f->as.p);
         hark__pb_bytes(b, 1, tmp, (size_t)(k > 0 ? k : 0));
         break;
     }

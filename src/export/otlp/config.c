@@ -4,6 +4,7 @@
  * names where it came from.
  */
 #include "exporter.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -62,7 +63,7 @@ static char *decode(const char *s, size_t n, bool *bad)
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
-    char *o = malloc(n + 1), *p = o;
+    char *o = hark__malloc(n + 1), *p = o;
     if (!o)
         return NULL;
     for (size_t i = 0; i < n; i++) {
@@ -70,7 +71,7 @@ static char *decode(const char *s, size_t n, bool *bad)
             int hi = i + 2 < n ? hexdig(s[i + 1]) : -1;
             int lo = i + 2 < n ? hexdig(s[i + 2]) : -1;
             if (hi < 0 || lo < 0) {
-                free(o);
+                hark__free(o);
                 *bad = true;
                 return NULL;
             }
@@ -106,8 +107,8 @@ static int pairs_inner(const char *what, const char *s, char ***out, size_t *cou
             char *v = k ? decode(eq + 1, len - (size_t)(eq - s) - 1, &bad) : NULL;
             if (!k || !v || !*k) {
                 bool empty = k && !*k;
-                free(k);
-                free(v);
+                hark__free(k);
+                hark__free(v);
                 if (bad || empty)
                     return fail(err, n, "%s: \"%.*s\" has %s", what, (int)len, s,
                                 bad ? "a bad %-escape" : "an empty key");
@@ -115,10 +116,10 @@ static int pairs_inner(const char *what, const char *s, char ***out, size_t *cou
             }
             if (*count * 2 + 2 > cap) {
                 size_t nc = cap ? cap * 2 : 8;
-                char **g = realloc(*out, nc * sizeof *g);
+                char **g = hark__realloc(*out, nc * sizeof *g);
                 if (!g) {
-                    free(k);
-                    free(v);
+                    hark__free(k);
+                    hark__free(v);
                     return HARK_ENOMEM;
                 }
                 *out = g;
@@ -141,8 +142,8 @@ static int parse_pairs(const char *what, const char *s, char ***out, size_t *cou
     int rc = pairs_inner(what, s, out, count, err, n);
     if (rc) {
         for (size_t i = 0; i < 2 * *count; i++)
-            free((*out)[i]);
-        free(*out);
+            hark__free((*out)[i]);
+        hark__free(*out);
         *out = NULL;
         *count = 0;
     }
@@ -182,7 +183,7 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
 {
     int rc;
     const char *v = o->service_name ? o->service_name : env(o, "OTEL_SERVICE_NAME");
-    c->service_name = strdup(v ? v : "unknown_service");
+    c->service_name = hark__strdup(v ? v : "unknown_service");
     if (!c->service_name)
         return HARK_ENOMEM;
 
@@ -194,10 +195,10 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
     if (!o->service_name && !env(o, "OTEL_SERVICE_NAME"))
         for (size_t i = 0; i < c->resource_count; i++)
             if (!strcmp(c->resource[2 * i], "service.name")) {
-                char *s = strdup(c->resource[2 * i + 1]);
+                char *s = hark__strdup(c->resource[2 * i + 1]);
                 if (!s)
                     return HARK_ENOMEM;
-                free(c->service_name);
+                hark__free(c->service_name);
                 c->service_name = s;
             }
 
@@ -214,12 +215,12 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
             if (!url_ok(v))
                 return fail(err, n, "%s: \"%s\" is not an http:// or https:// URL", signal_var[s],
                             v);
-            c->url[s] = strdup(v);
+            c->url[s] = hark__strdup(v);
         } else {
             size_t bl = strlen(base);
             while (bl && base[bl - 1] == '/')
                 bl--;
-            c->url[s] = malloc(bl + 12);
+            c->url[s] = hark__malloc(bl + 12);
             if (c->url[s])
                 snprintf(c->url[s], bl + 12, "%.*s%s", (int)bl, base, signal_path[s]);
         }
@@ -233,16 +234,16 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
         size_t count;
         if ((rc = parse_pairs("OTEL_EXPORTER_OTLP_HEADERS", v, &pairs, &count, err, n)))
             return rc;
-        c->headers = calloc(count ? count : 1, sizeof *c->headers);
+        c->headers = hark__calloc(count ? count : 1, sizeof *c->headers);
         for (size_t i = 0; c->headers && i < count; i++) {
             size_t len = strlen(pairs[2 * i]) + strlen(pairs[2 * i + 1]) + 3;
-            if ((c->headers[i] = malloc(len)))
+            if ((c->headers[i] = hark__malloc(len)))
                 snprintf(c->headers[i], len, "%s: %s", pairs[2 * i], pairs[2 * i + 1]);
             c->header_count = i + 1;
         }
         for (size_t i = 0; i < 2 * count; i++)
-            free(pairs[i]);
-        free(pairs);
+            hark__free(pairs[i]);
+        hark__free(pairs);
         if (!c->headers)
             return HARK_ENOMEM;
         for (size_t i = 0; i < c->header_count; i++) {
@@ -361,14 +362,14 @@ int hark__otlp_config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, 
 
 void hark__otlp_config_free(hark__otlp_cfg *c)
 {
-    free(c->service_name);
+    hark__free(c->service_name);
     for (int s = 0; s < SIG_COUNT; s++)
-        free(c->url[s]);
+        hark__free(c->url[s]);
     for (size_t i = 0; i < c->header_count; i++)
-        free(c->headers[i]);
-    free(c->headers);
+        hark__free(c->headers[i]);
+    hark__free(c->headers);
     for (size_t i = 0; i < 2 * c->resource_count; i++)
-        free(c->resource[i]);
-    free(c->resource);
+        hark__free(c->resource[i]);
+    hark__free(c->resource);
     memset(c, 0, sizeof *c);
 }

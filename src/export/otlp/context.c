@@ -3,6 +3,7 @@
  * calling thread's trace (context.h).
  */
 #include "context.h"
+#include "alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static bool key_ok;
 static void thread_exit(void *p)
 {
     hark__otlp_tl = NULL;
-    free(p);
+    hark__free(p);
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -36,12 +37,11 @@ static uint64_t splitmix(uint64_t *s)
 
 static HARK__TLS uint64_t tl_seed;
 
-void hark__otlp_random(void *buf, size_t n)
+static void seed(void)
 {
-    uint8_t *p = buf;
     /* A per-thread generator seeded from getrandom(): one system call per thread,
      * not per trace. */
-    if (!tl_seed) {
+    {
         if (getrandom(&tl_seed, sizeof tl_seed, GRND_NONBLOCK) != (ssize_t)sizeof tl_seed) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -50,6 +50,20 @@ void hark__otlp_random(void *buf, size_t n)
         }
         tl_seed |= 1;
     }
+}
+
+uint64_t hark__otlp_rand64(void)
+{
+    if (HARK_UNLIKELY(!tl_seed))
+        seed();
+    return splitmix(&tl_seed);
+}
+
+void hark__otlp_random(void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    if (!tl_seed)
+        seed();
     while (n) {
         uint64_t r = splitmix(&tl_seed);
         size_t k = n < 8 ? n : 8;
@@ -79,7 +93,7 @@ void hark__otlp_context_init(void)
 hark__otlp_thread *hark__otlp_thread_get_slow(void)
 {
     pthread_once(&once, init_once);
-    hark__otlp_thread *t = calloc(1, sizeof *t);
+    hark__otlp_thread *t = hark__calloc(1, sizeof *t);
     if (!t)
         return NULL;
     if (key_ok)
@@ -101,27 +115,36 @@ void hark__otlp_set_sampler(bool parent, bool always, double ratio)
     atomic_store_explicit(&hark__otlp_sample_threshold, th, memory_order_relaxed);
 }
 
-/* The ratio sampler's decision for a trace id: its last 8 bytes, W3C's random
- * part, below the threshold. */
-static bool by_ratio(const uint8_t trace_id[16])
+/* The ratio sampler's decision for a trace id whose last 8 bytes, W3C's random
+ * part, are `r`: below the threshold. */
+static bool by_ratio(uint64_t r)
 {
-    uint64_t r = hark__otlp_get_be64(trace_id + 8);
     uint64_t th = atomic_load_explicit(&hark__otlp_sample_threshold, memory_order_relaxed);
     return th == UINT64_MAX || r < th;
 }
 
 void hark__otlp_trace_new(hark__otlp_thread *t)
 {
-    do
-        hark__otlp_random(t->trace_id, sizeof t->trace_id);
-    while (!hark__otlp_get_be64(t->trace_id) && !hark__otlp_get_be64(t->trace_id + 8));
-    t->sampled = by_ratio(t->trace_id);
+    uint64_t r = hark__otlp_rand64();
+    hark__otlp_put_be64(t->trace_id + 8, r);
+    t->id_full = false;
+    t->sampled = by_ratio(r);
     t->remote = false;
     t->remote_parent = 0;
     t->tracestate_len = 0;
     t->tracestate[0] = '\0';
     t->ended_root = 0;
     t->open = true;
+}
+
+void hark__otlp_trace_id_full(hark__otlp_thread *t)
+{
+    uint64_t hi;
+    do /* an all-zero id is invalid */
+        hi = hark__otlp_rand64();
+    while (!hi && !hark__otlp_get_be64(t->trace_id + 8));
+    hark__otlp_put_be64(t->trace_id, hi);
+    t->id_full = true;
 }
 
 /* ---- headers ---------------------------------------------------------------------- */
@@ -267,8 +290,9 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
     /* Parent-based samplers follow the remote parent; the others decide alone. */
     t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed)
                      ? ctx->flags & HARK_TRACE_FLAG_SAMPLED
-                     : by_ratio(ctx->trace_id);
+                     : by_ratio(hark__otlp_get_be64(ctx->trace_id + 8));
     t->remote = true;
+    t->id_full = true;
     size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);
     memcpy(t->tracestate, ctx->tracestate, n);
     t->tracestate[n] = '\0';
@@ -288,14 +312,9 @@ int hark_otlp_context_current(hark_trace_context *out)
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (!t)
         return HARK_ENOMEM;
-    if (t->ended_root && t->ended_root != ids.id) {
-        t->open = false;
-        t->ended_root = 0;
-    }
-    if (!t->open)
-        hark__otlp_trace_new(t);
+    hark__otlp_trace_for(t, ids.id);
     memset(out, 0, sizeof *out);
-    memcpy(out->trace_id, t->trace_id, 16);
+    memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
     hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
     out->flags = t->sampled ? HARK_TRACE_FLAG_SAMPLED : 0;
     memcpy(out->tracestate, t->tracestate, t->tracestate_len);

@@ -10,6 +10,11 @@
 #include "tls.h"
 
 #include <stdatomic.h>
+#include <string.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the span id helpers assume a little-endian target"
+#endif
 
 /*
  * One per thread, allocated on its first use. A trace is open from the first event
@@ -20,6 +25,7 @@ typedef struct hark__otlp_thread {
     bool open;           /* a trace is open on the thread */
     bool sampled;        /* its sampling decision */
     bool remote;         /* it continues a remote parent */
+    bool id_full;        /* trace_id[0..8) is drawn too (when first needed) */
     uint64_t ended_root; /* the root event that ended the trace, while its callbacks run */
     uint8_t trace_id[16];
     uint64_t remote_parent; /* the remote parent span id (big-endian value), if remote */
@@ -37,8 +43,30 @@ static inline hark__otlp_thread *hark__otlp_thread_get(void)
     return HARK_LIKELY(t != NULL) ? t : hark__otlp_thread_get_slow();
 }
 
-/* Opens a new trace on `t`: a random trace id and the process sampler's decision. */
+/* Opens a new trace on `t`: the random half of its trace id and the process
+ * sampler's decision; the other half is drawn when the id is first needed, so
+ * that an unsampled trace nobody propagates costs one random number. */
 void hark__otlp_trace_new(hark__otlp_thread *t);
+/* The open trace's full id (draws its first half if not done yet). */
+void hark__otlp_trace_id_full(hark__otlp_thread *t);
+static inline const uint8_t *hark__otlp_trace_id(hark__otlp_thread *t)
+{
+    if (HARK_UNLIKELY(!t->id_full))
+        hark__otlp_trace_id_full(t);
+    return t->trace_id;
+}
+/* Makes sure a trace is open for the event `id` now current on the thread. */
+static inline void hark__otlp_trace_for(hark__otlp_thread *t, uint64_t id)
+{
+    /* The trace whose root finished last ends with that root's last callback (one
+     * per exporter); any other event starts the next trace. */
+    if (t->ended_root && id != t->ended_root) {
+        t->open = false;
+        t->ended_root = 0;
+    }
+    if (HARK_UNLIKELY(!t->open))
+        hark__otlp_trace_new(t);
+}
 
 /* The sampler: a new trace is sampled when the top 8 bytes of its random trace-id
  * part are below this threshold (0: never; UINT64_MAX: always). */
@@ -56,18 +84,19 @@ static inline uint64_t hark__otlp_span_id(uint64_t event_id)
 /* Big-endian bytes of a span id, as the wire carries them. */
 static inline void hark__otlp_put_be64(uint8_t out[8], uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        out[i] = (uint8_t)(v >> (56 - 8 * i));
+    v = __builtin_bswap64(v); /* x86-64 and the other little-endian targets */
+    memcpy(out, &v, 8);
 }
 static inline uint64_t hark__otlp_get_be64(const uint8_t in[8])
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | in[i];
-    return v;
+    uint64_t v;
+    memcpy(&v, in, 8);
+    return __builtin_bswap64(v);
 }
 
 /* Random bytes (getrandom, else a seeded generator). */
 void hark__otlp_random(void *buf, size_t n);
+/* A random 64-bit number from the calling thread's generator. */
+uint64_t hark__otlp_rand64(void);
 
 #endif

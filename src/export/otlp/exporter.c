@@ -4,8 +4,9 @@
  */
 #include "exporter.h"
 
+#include "alloc.h"
+
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -26,143 +27,6 @@ static size_t pow2_at_least(size_t n)
     return p;
 }
 
-/* ---- the worker ------------------------------------------------------------------- */
-
-/*
- * Exports what the queue holds, batch by batch; returns false when a batch failed.
- * `all`: also the records published after the call started (shutdown).
- * Locking: none held; the worker is the queues' only consumer.
- */
-static bool drain_spans(hark_otlp *x)
-{
-    size_t max = x->cfg.max_export_batch_size;
-    hark__span_rec **recs = (hark__span_rec **)x->batch;
-    bool ok = true;
-    for (;;) {
-        size_t n = 0;
-        hark__otlp_queue *q = &x->spans;
-        size_t tail0 = q->tail;
-        /* Peek without popping: the slots stay ours until the batch is encoded. */
-        while (n < max) {
-            atomic_size_t *seq = hark__q_seq(q, tail0 + n);
-            /* acquire: pairs with the producer's publish. */
-            if (atomic_load_explicit(seq, memory_order_acquire) != tail0 + n + 1)
-                break;
-            recs[n] = hark__q_data(q, tail0 + n);
-            n++;
-        }
-        if (!n)
-            return ok;
-        bool enc = hark__otlp_encode_spans(x, recs, n);
-        for (size_t i = 0; i < n; i++)
-            hark__q_pop(q);
-        if (enc && hark__otlp_post(x, SIG_TRACES) == 0) {
-            atomic_fetch_add_explicit(&x->exported[SIG_TRACES], n, memory_order_relaxed);
-        } else {
-            atomic_fetch_add_explicit(&x->failed[SIG_TRACES], n, memory_order_relaxed);
-            ok = false;
-        }
-    }
-}
-
-static bool drain_logs(hark_otlp *x)
-{
-    size_t max = x->cfg.max_export_batch_size;
-    hark__log_rec **recs = (hark__log_rec **)x->batch;
-    bool ok = true;
-    for (;;) {
-        size_t n = 0;
-        hark__otlp_queue *q = &x->logs;
-        size_t tail0 = q->tail;
-        while (n < max) {
-            atomic_size_t *seq = hark__q_seq(q, tail0 + n);
-            /* acquire: pairs with the producer's publish. */
-            if (atomic_load_explicit(seq, memory_order_acquire) != tail0 + n + 1)
-                break;
-            recs[n] = hark__q_data(q, tail0 + n);
-            n++;
-        }
-        if (!n)
-            return ok;
-        bool enc = hark__otlp_encode_logs(x, recs, n);
-        for (size_t i = 0; i < n; i++)
-            hark__q_pop(q);
-        if (enc && hark__otlp_post(x, SIG_LOGS) == 0) {
-            atomic_fetch_add_explicit(&x->exported[SIG_LOGS], n, memory_order_relaxed);
-        } else {
-            atomic_fetch_add_explicit(&x->failed[SIG_LOGS], n, memory_order_relaxed);
-            ok = false;
-        }
-    }
-}
-
-static bool export_metrics(hark_otlp *x)
-{
-    pthread_mutex_lock(&x->lock);
-    hark_metrics *m = x->metrics;
-    hark_metrics_snapshot *snap = NULL;
-    int rc = m ? hark_metrics_snapshot_take(&snap, m) : 0;
-    pthread_mutex_unlock(&x->lock);
-    if (!m)
-        return true;
-    if (rc) {
-        atomic_fetch_add_explicit(&x->failed[SIG_METRICS], 1, memory_order_relaxed);
-        return false;
-    }
-    size_t points = 0;
-    bool ok = snap->count == 0 ||
-              (hark__otlp_encode_metrics(x, snap, &points) && hark__otlp_post(x, SIG_METRICS) == 0);
-    atomic_fetch_add_explicit(&x->metric_points_queued, points, memory_order_relaxed);
-    atomic_fetch_add_explicit(ok ? &x->exported[SIG_METRICS] : &x->failed[SIG_METRICS], points,
-                              memory_order_relaxed);
-    hark_metrics_snapshot_free(snap);
-    return ok;
-}
-
-static void *worker_main(void *arg)
-{
-    hark_otlp *x = arg;
-    int64_t next = hark__otlp_mono_ns() + (int64_t)x->cfg.schedule_delay_ms * 1000000;
-    pthread_mutex_lock(&x->wlock);
-    for (;;) {
-        bool stop = x->stop;
-        uint64_t ticket = x->flush_asked;
-        bool flush = ticket != x->flush_done;
-        bool kicked = atomic_exchange_explicit(&x->kicked, false, memory_order_relaxed);
-        int64_t now = hark__otlp_mono_ns();
-        if (!stop && !flush && !kicked && now < next) {
-            int64_t until = next < x->metrics_next_ns ? next : x->metrics_next_ns;
-            struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
-            pthread_cond_timedwait(&x->wake, &x->wlock, &ts);
-            if (hark__otlp_mono_ns() < until && !x->stop && x->flush_asked == x->flush_done &&
-                !atomic_load_explicit(&x->kicked, memory_order_relaxed))
-                continue;
-        }
-        pthread_mutex_unlock(&x->wlock);
-
-        bool ok = drain_spans(x);
-        ok = drain_logs(x) && ok;
-        now = hark__otlp_mono_ns();
-        if (stop || flush || now >= x->metrics_next_ns) {
-            ok = export_metrics(x) && ok;
-            x->metrics_next_ns = now + (int64_t)x->cfg.metrics_interval_ms * 1000000;
-        }
-        if (now >= next)
-            next = now + (int64_t)x->cfg.schedule_delay_ms * 1000000;
-
-        pthread_mutex_lock(&x->wlock);
-        if (flush) {
-            x->flush_done = ticket;
-            x->flush_rc = ok ? 0 : HARK_EIO;
-            pthread_cond_broadcast(&x->done);
-        }
-        if (stop)
-            break;
-    }
-    pthread_mutex_unlock(&x->wlock);
-    return NULL;
-}
-
 /* ---- lifecycle -------------------------------------------------------------------- */
 
 static void destroy(hark_otlp *x)
@@ -171,16 +35,15 @@ static void destroy(hark_otlp *x)
     hark__otlp_queue_free(&x->spans);
     hark__otlp_queue_free(&x->logs);
     hark__otlp_config_free(&x->cfg);
-    free(x->body.buf);
-    free(x->gz.buf);
-    free(x->batch);
-    free(x->resource_pb);
-    free(x->resource_json);
+    hark__free(x->body.buf);
+    hark__free(x->gz.buf);
+    hark__free(x->batch);
+    hark__free(x->resource_pb);
+    hark__free(x->resource_json);
     pthread_mutex_destroy(&x->lock);
-    pthread_mutex_destroy(&x->wlock);
-    pthread_cond_destroy(&x->wake);
-    pthread_cond_destroy(&x->done);
-    free(x);
+    pthread_mutex_destroy(&x->dlock);
+    pthread_cond_destroy(&x->dwake);
+    hark__free(x);
 }
 
 int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, size_t err_len)
@@ -196,25 +59,23 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
         return HARK_EINVAL;
     }
     hark__otlp_context_init();
-    hark_otlp *x = calloc(1, sizeof *x);
+    hark_otlp *x = hark__calloc(1, sizeof *x);
     if (!x)
         return HARK_ENOMEM;
     int rc = hark__otlp_config(&x->cfg, &o, err, err_len);
     if (rc) {
-        free(x);
+        hark__free(x);
         return rc;
     }
     pthread_mutex_init(&x->lock, NULL);
-    pthread_mutex_init(&x->wlock, NULL);
+    pthread_mutex_init(&x->dlock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&x->wake, &ca);
-    pthread_cond_init(&x->done, &ca);
+    pthread_cond_init(&x->dwake, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&x->refs, 1);
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
-        x->atts[i].x = x;
+    hark__attach_init(&x->atts, x, &x->lock, &x->refs);
 
     size_t slots = pow2_at_least(x->cfg.max_queue_size);
     size_t batch = x->cfg.max_export_batch_size;
@@ -231,7 +92,7 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
 
     bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes) &&
               hark__otlp_queue_init(&x->logs, slots, x->cfg.span_bytes) &&
-              (x->batch = malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
+              (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
     if (!ok) {
         destroy(x);
         if (err && err_len)
@@ -247,19 +108,12 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
                            x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
 
-    /* The worker takes no signals meant for the program. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int perr = pthread_create(&x->thread, NULL, worker_main, x);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (perr) {
+    if (hark__otlp_worker_start(x) != 0) {
         destroy(x);
         if (err && err_len)
             snprintf(err, err_len, "the worker thread could not be started");
         return HARK_ENOMEM;
     }
-    x->has_thread = true;
     *out = x;
     return 0;
 }
@@ -273,11 +127,9 @@ static void unref(hark_otlp *x)
 
 static void on_release(void *data)
 {
-    struct hark__otlp_att *a = data;
-    hark_otlp *x = a->x;
-    pthread_mutex_lock(&x->lock);
-    a->released = true;
-    pthread_mutex_unlock(&x->lock);
+    struct hark__attach *a = data;
+    hark_otlp *x = a->owner;
+    hark__attach_released(&x->atts, a);
     unref(x);
 }
 
@@ -285,41 +137,14 @@ int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
 {
     if (!x || !n)
         return HARK_EINVAL;
-    struct hark__otlp_att *a = NULL;
-    pthread_mutex_lock(&x->lock);
-    if (x->closing) {
-        pthread_mutex_unlock(&x->lock);
-        return HARK_ESTATE;
-    }
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX && !a; i++)
-        if (!x->atts[i].used)
-            a = &x->atts[i];
-    if (a)
-        a->used = true;
-    pthread_mutex_unlock(&x->lock);
-    if (!a)
-        return HARK_ELIMIT;
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.kind = HARK_KIND_EVENT;
+    /* A monotonic subscription: the times and payload a span needs, without the
+     * event object (the ids come from hark_current_event_ids()). */
+    o.kind = HARK_KIND_MONOTONIC;
     o.pattern = pattern;
-    o.event = hark__otlp_on_event;
-    o.skip_cpu_time = true;
+    o.timed = hark__otlp_on_event;
     o.release = on_release;
-    o.data = a;
-    atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);
-    hark_subscription_id id = 0;
-    int rc = hark_subscribe(&id, n, &o);
-    pthread_mutex_lock(&x->lock);
-    if (rc < 0) {
-        a->used = false;
-    } else {
-        a->n = n;
-        a->id = id;
-    }
-    pthread_mutex_unlock(&x->lock);
-    if (rc < 0)
-        atomic_fetch_sub_explicit(&x->refs, 1, memory_order_relaxed);
-    return rc < 0 ? rc : 0;
+    return hark__attach_add(&x->atts, n, &o);
 }
 
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
@@ -327,40 +152,34 @@ int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
     if (!x || !m)
         return HARK_EINVAL;
     pthread_mutex_lock(&x->lock);
-    int rc = x->closing ? HARK_ESTATE : 0;
+    int rc = x->atts.closing ? HARK_ESTATE : 0;
     if (!rc)
         x->metrics = m;
     pthread_mutex_unlock(&x->lock);
     return rc;
 }
 
-/* Asks the worker for a round and waits for it until `deadline_ns` (monotonic).
- * Returns the round's result, or HARK_EBUSY when the deadline came first. */
-static int round_trip(hark_otlp *x, int64_t deadline_ns)
+static uint64_t dropped_total(hark_otlp *x)
 {
-    pthread_mutex_lock(&x->wlock);
-    uint64_t ticket = ++x->flush_asked;
-    pthread_cond_signal(&x->wake);
-    int rc = 0;
-    while (x->flush_done < ticket) {
-        struct timespec ts = {(time_t)(deadline_ns / 1000000000), (long)(deadline_ns % 1000000000)};
-        if (pthread_cond_timedwait(&x->done, &x->wlock, &ts) == ETIMEDOUT &&
-            x->flush_done < ticket) {
-            rc = HARK_EBUSY;
-            break;
-        }
-    }
-    if (!rc)
-        rc = x->flush_rc;
-    pthread_mutex_unlock(&x->wlock);
-    return rc;
+    uint64_t n = atomic_load_explicit(&x->spans.dropped, memory_order_relaxed) +
+                 atomic_load_explicit(&x->logs.dropped, memory_order_relaxed);
+    for (int i = 0; i < SIG_COUNT; i++)
+        n += atomic_load_explicit(&x->failed[i], memory_order_relaxed);
+    return n;
 }
 
 int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
 {
     if (!x)
         return HARK_EINVAL;
-    return round_trip(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
+    int rc = hark__otlp_worker_flush(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
+    /* Whatever dropped records since the last flush -- this round's exports, an
+     * earlier round's, a full queue -- is reported once. */
+    uint64_t now = dropped_total(x);
+    uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
+    if (rc == 0 && now > before)
+        rc = HARK_EIO;
+    return rc;
 }
 
 static void stats_read(hark_otlp *x, hark_otlp_stats *s)
@@ -397,34 +216,19 @@ int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats
     if (!x)
         return 0;
     int64_t deadline = hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000;
-    struct hark__otlp_att live[HARK__OTLP_ATTACH_MAX];
-    int count = 0;
-    pthread_mutex_lock(&x->lock);
-    x->closing = true;
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
-        if (x->atts[i].used && !x->atts[i].released && x->atts[i].id)
-            live[count++] = x->atts[i];
-    pthread_mutex_unlock(&x->lock);
-    for (int i = 0; i < count; i++) {
-        int rc = HARK_ENOMEM;
-        for (int tries = 0; tries < 5 && rc == HARK_ENOMEM; tries++)
-            rc = hark_unsubscribe(live[i].n, live[i].id);
-    }
-    for (int i = 0; i < count; i++) {
-        bool seen = false;
-        for (int j = 0; j < i; j++)
-            seen = seen || live[j].n == live[i].n;
-        if (!seen)
-            (void)hark_notifier_quiesce(live[i].n);
-    }
-    /* The final round: everything queued, within the deadline. */
-    pthread_mutex_lock(&x->wlock);
+    hark__attach_close(&x->atts);
+    /* The final rounds: everything queued and a last metrics snapshot, exported
+     * until the deadline; past it, every export fails at once and is counted. */
+    pthread_mutex_lock(&x->dlock);
     x->deadline_ns = deadline;
-    x->stop = true;
-    pthread_cond_signal(&x->wake);
-    pthread_mutex_unlock(&x->wlock);
-    pthread_join(x->thread, NULL);
-    x->has_thread = false;
+    pthread_cond_broadcast(&x->dwake);
+    pthread_mutex_unlock(&x->dlock);
+    pthread_mutex_lock(&x->lock);
+    bool metrics = x->metrics != NULL;
+    pthread_mutex_unlock(&x->lock);
+    if (metrics)
+        atomic_fetch_add_explicit(&x->metrics_asked, 1, memory_order_seq_cst);
+    hark__otlp_worker_stop(x);
     /* What the deadline left in the queues is dropped, and counted. */
     uint64_t left = 0;
     while (hark__q_peek(&x->spans)) {

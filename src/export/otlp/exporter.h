@@ -2,9 +2,11 @@
 #ifndef HARK_OTLP_EXPORTER_H
 #define HARK_OTLP_EXPORTER_H
 
+#include "attach.h"
 #include "context.h"
 #include "pb.h"
 #include "queue.h"
+#include "worker.h"
 
 #include "hark/version.h"
 
@@ -53,14 +55,6 @@ typedef struct hark__log_rec {
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
 
-struct hark__otlp_att {
-    hark_otlp *x;
-    hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released;
-};
-#define HARK__OTLP_ATTACH_MAX 16
-
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
@@ -71,20 +65,22 @@ struct hark_otlp {
     atomic_uint_least64_t unsampled;
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* atts, metrics, closing */
-    struct hark__otlp_att atts[HARK__OTLP_ATTACH_MAX];
+    pthread_mutex_t lock;  /* the attachments, metrics */
+    hark__attach_set atts; /* attach.h; its lock is `lock` */
     hark_metrics *metrics;
-    bool closing;
 
-    /* The worker (exporter.c). wlock guards everything below. */
-    pthread_mutex_t wlock;
-    pthread_cond_t wake, done;
-    bool stop, has_thread;
-    atomic_bool kicked;
-    uint64_t flush_asked, flush_done;
-    int flush_rc;
-    int64_t deadline_ns; /* monotonic; set at shutdown: exports end by then */
-    pthread_t thread;
+    /* The batching worker (batch.c), util's worker helper (worker.h). Its
+     * positions count records (and metrics rounds asked for): queued() is what the
+     * producers claimed, handled() what the worker exported or dropped. */
+    struct hark__worker worker;
+    atomic_uint_least64_t spans_handled, logs_handled;
+    atomic_uint_least64_t metrics_asked, metrics_done;
+    int64_t spans_due_ns, logs_due_ns; /* worker-only: a partial batch goes out then */
+    /* The shutdown's deadline, which cuts retries short: dlock guards it, dwake
+     * interrupts a backoff wait. */
+    pthread_mutex_t dlock;
+    pthread_cond_t dwake;
+    int64_t deadline_ns; /* monotonic; 0: none */
 
     /* Worker-only (or under wlock) from here. */
     void *curl;
@@ -100,15 +96,24 @@ struct hark_otlp {
     /* Counters. */
     atomic_uint_least64_t exported[SIG_COUNT], failed[SIG_COUNT], metric_points_queued;
     atomic_uint_least64_t requests, retries;
+    atomic_uint_least64_t flush_dropped; /* records dropped as of the last flush */
     atomic_long last_status;
 };
 
 int64_t hark__otlp_mono_ns(void);
-/* Wakes the worker for a waiting batch, without blocking (spans.c). */
+/* Wakes the worker for a full batch (batch.c): called by a producer once per
+ * batch. */
 void hark__otlp_wake(hark_otlp *x);
+/* Starts and stops the batching worker (batch.c). */
+int hark__otlp_worker_start(hark_otlp *x);
+void hark__otlp_worker_stop(hark_otlp *x);
+/* Asks the worker for a metrics export and waits until everything queued before
+ * the call is handled or `deadline_ns` passes; 0 or HARK_EBUSY (batch.c). */
+int hark__otlp_worker_flush(hark_otlp *x, int64_t deadline_ns);
 
 /* spans.c */
-int hark__otlp_on_event(hark_event *ev, void *data);
+int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
+                        hark_payload *payload, void *data);
 /* Encodes `count` span records into x->body; returns false on allocation failure. */
 bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count);
 

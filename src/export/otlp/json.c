@@ -1,9 +1,9 @@
 /*
  * OTLP/JSON output into a growable buffer: the exporter's bodies, written with the
- * export layer's JSON escaping (json_out.h) in windows of the buffer.
+ * JSON writer of util (json.h) in windows of the buffer.
  */
 #include "exporter.h"
-#include "json_out.h"
+#include "json.h"
 
 #include <math.h>
 

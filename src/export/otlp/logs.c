@@ -30,13 +30,8 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
     hark_event_ids ids = hark_current_event_ids();
     hark__otlp_thread *t = ids.id ? hark__otlp_thread_get() : NULL;
     if (t) {
-        if (t->ended_root && t->ended_root != ids.id) {
-            t->open = false;
-            t->ended_root = 0;
-        }
-        if (!t->open)
-            hark__otlp_trace_new(t);
-        memcpy(r->trace_id, t->trace_id, 16);
+        hark__otlp_trace_for(t, ids.id);
+        memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
         r->span = hark__otlp_span_id(ids.id);
         r->sampled = t->sampled;
         r->has_trace = 1;
@@ -68,7 +63,7 @@ int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
 {
     if (!out || !x)
         return HARK_EINVAL;
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, x};
+    hark_log_sink sink = {.write = sink_write, .data = x, .version = HARK_LOG_SINK_VERSION};
     hark_logger *l;
     int rc = hark_logger_new_sink(&l, &sink);
     if (rc)

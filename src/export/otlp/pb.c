@@ -1,5 +1,6 @@
 /* The protocol-buffers writer and reader (pb.h). */
 #include "pb.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 
@@ -14,7 +15,7 @@ bool hark__pb_room_slow(hark__pb *b, size_t n)
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n)
         cap *= 2;
-    uint8_t *p = realloc(b->buf, cap);
+    uint8_t *p = hark__realloc(b->buf, cap);
     if (!p) {
         b->over = true;
         return false;

@@ -1,6 +1,8 @@
 /* The bounded slot queue (queue.h). */
 #include "queue.h"
 
+#include "alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +11,7 @@ bool hark__otlp_queue_init(hark__otlp_queue *q, size_t count, size_t bytes)
     memset(q, 0, sizeof *q);
     q->slot_size = (HARK__Q_DATA + bytes + 63) & ~(size_t)63;
     q->mask = count - 1;
-    q->slots = aligned_alloc(64, count * q->slot_size);
+    q->slots = hark__calloc_lines(count * q->slot_size);
     if (!q->slots)
         return false;
     for (size_t i = 0; i < count; i++)
@@ -21,6 +23,6 @@ bool hark__otlp_queue_init(hark__otlp_queue *q, size_t count, size_t bytes)
 
 void hark__otlp_queue_free(hark__otlp_queue *q)
 {
-    free(q->slots);
+    hark__free_lines(q->slots);
     q->slots = NULL;
 }

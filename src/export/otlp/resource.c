@@ -1,5 +1,6 @@
 /* The resource and the instrumentation scope every request carries. */
 #include "attrs.h"
+#include "alloc.h"
 #include "exporter.h"
 
 #include <stdlib.h>
@@ -23,7 +24,7 @@ bool hark__otlp_resource_build(hark_otlp *x)
     add_kv(&b, "telemetry.sdk.language", "c");
     add_kv(&b, "telemetry.sdk.version", HARK_VERSION_STRING);
     if (b.over) {
-        free(b.buf);
+        hark__free(b.buf);
         return false;
     }
     hark__pb j = {0};
@@ -31,8 +32,8 @@ bool hark__otlp_resource_build(hark_otlp *x)
     hark__oj_attrs(&j, b.buf, b.len);
     HARK__OJ_LIT(&j, "}");
     if (j.over) {
-        free(b.buf);
-        free(j.buf);
+        hark__free(b.buf);
+        hark__free(j.buf);
         return false;
     }
     x->resource_pb = b.buf;

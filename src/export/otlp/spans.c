@@ -14,9 +14,9 @@ enum { KIND_INTERNAL = 1, KIND_SERVER = 2, STATUS_ERROR = 2 };
 #define FLAG_HAS_IS_REMOTE 0x100u
 #define FLAG_IS_REMOTE 0x200u
 
-static int64_t ms_to_ns(double ms)
+static int64_t s_to_ns(double s)
 {
-    double ns = ms * 1e6;
+    double ns = s * 1e9;
     if (!(ns > 0))
         return 0;
     if (ns > 9.2e18)
@@ -24,36 +24,22 @@ static int64_t ms_to_ns(double ms)
     return (int64_t)(ns + 0.5);
 }
 
-void hark__otlp_wake(hark_otlp *x)
+int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
+                        hark_payload *payload, void *data)
 {
-    /* The worker sleeps until its next round; a full batch wakes it early. One
-     * exchange per batch, and a signal only when it was not already kicked. The
-     * signal is sent without the worker's mutex, so that the instrumenting thread
-     * never waits for it: a wake-up lost in the worker's instant between checking
-     * `kicked` and sleeping costs at most one schedule delay. */
-    if (!atomic_exchange_explicit(&x->kicked, true, memory_order_relaxed))
-        pthread_cond_signal(&x->wake);
-}
-
-int hark__otlp_on_event(hark_event *ev, void *data)
-{
-    hark_otlp *x = ((struct hark__otlp_att *)data)->x;
+    (void)txid;
+    hark_otlp *x = ((struct hark__attach *)data)->owner;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (HARK_UNLIKELY(!t)) {
         atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);
         return 0;
     }
-    /* The trace whose root finished last ends with that root's last callback (one
-     * per exporter); any other event starts the next trace. */
-    if (t->ended_root && ev->id != t->ended_root) {
-        t->open = false;
-        t->ended_root = 0;
-    }
-    if (HARK_UNLIKELY(!t->open))
-        hark__otlp_trace_new(t);
-    bool root = ev->parent_id == 0;
+    /* The event being delivered: its id and its parent's. */
+    hark_event_ids ev = hark_current_event_ids();
+    hark__otlp_trace_for(t, ev.id);
+    bool root = ev.parent == 0;
     if (root)
-        t->ended_root = ev->id ? ev->id : UINT64_MAX;
+        t->ended_root = ev.id ? ev.id : UINT64_MAX;
     if (!t->sampled)
         return 0; /* the whole cost of an unsampled event */
 
@@ -61,21 +47,21 @@ int hark__otlp_on_event(hark_event *ev, void *data)
     hark__span_rec *r = hark__q_claim(&x->spans, &pos);
     if (HARK_UNLIKELY(!r))
         return 0; /* counted by the queue */
-    memcpy(r->trace_id, t->trace_id, 16);
-    r->span = hark__otlp_span_id(ev->id);
+    memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
+    r->span = hark__otlp_span_id(ev.id);
     if (HARK_UNLIKELY(!r->span))
         hark__otlp_random(&r->span, sizeof r->span); /* an event built by hand */
     r->remote = root && t->remote;
-    r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev->parent_id);
-    r->start_ns = ms_to_ns(ev->time_ms);
-    r->end_ns = ms_to_ns(ev->end_ms);
+    r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
+    r->start_ns = s_to_ns(start);
+    r->end_ns = s_to_ns(finish);
 
     size_t room = x->spans.slot_size - HARK__Q_DATA - sizeof *r;
     char *p = (char *)(r + 1);
-    size_t name_len = strlen(ev->name);
+    size_t name_len = strlen(name);
     if (name_len > HARK_NAME_MAX)
         name_len = HARK_NAME_MAX;
-    memcpy(p, ev->name, name_len); /* span_bytes >= 256 > HARK_NAME_MAX */
+    memcpy(p, name, name_len); /* span_bytes >= 256 > HARK_NAME_MAX */
     r->name_len = (uint16_t)name_len;
     /* The tracestate and the failure are kept before attributes: they fit first. */
     size_t used = name_len;
@@ -88,7 +74,7 @@ int hark__otlp_on_event(hark_event *ev, void *data)
     unsigned dropped = 0;
     const hark_field *err = NULL;
     hark__pb b = {(uint8_t *)p + used, 0, room - used, false, true};
-    hark__otlp_attrs(&b, 9, ev->payload, &dropped, &err);
+    hark__otlp_attrs(&b, 9, payload, &dropped, &err);
     r->attr_len = (uint32_t)b.len;
     used += b.len;
     r->error = err != NULL;

@@ -121,10 +121,10 @@ static bool gzip_body(hark_otlp *x)
 }
 
 /* Waits until `until_ns` (monotonic) or shutdown's deadline, whichever is first;
- * false when the wait was cut short by the deadline. Locking: takes x->wlock. */
+ * false when the wait was cut short by the deadline. Locking: takes x->dlock. */
 static bool backoff_wait(hark_otlp *x, int64_t until_ns)
 {
-    pthread_mutex_lock(&x->wlock);
+    pthread_mutex_lock(&x->dlock);
     bool ok = true;
     for (;;) {
         int64_t end = until_ns;
@@ -135,19 +135,19 @@ static bool backoff_wait(hark_otlp *x, int64_t until_ns)
         if (hark__otlp_mono_ns() >= end)
             break;
         struct timespec ts = {(time_t)(end / 1000000000), (long)(end % 1000000000)};
-        pthread_cond_timedwait(&x->wake, &x->wlock, &ts);
+        pthread_cond_timedwait(&x->dwake, &x->dlock, &ts);
         if (x->deadline_ns && x->deadline_ns < until_ns)
             ok = false;
     }
-    pthread_mutex_unlock(&x->wlock);
+    pthread_mutex_unlock(&x->dlock);
     return ok;
 }
 
 static int64_t current_deadline(hark_otlp *x)
 {
-    pthread_mutex_lock(&x->wlock);
+    pthread_mutex_lock(&x->dlock);
     int64_t d = x->deadline_ns;
-    pthread_mutex_unlock(&x->wlock);
+    pthread_mutex_unlock(&x->dlock);
     return d;
 }
 

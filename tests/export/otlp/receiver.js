@@ -12,6 +12,9 @@
 //   POST /check    the test's expectations (JSON); answers 200 "ok" or 422 with
 //                  one line per mismatch, then forgets what it received
 //   POST /quit     closes the server and exits
+//
+// With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans
+// once its root span has arrived, and never forgets what it received.
 'use strict';
 
 const http = require('http');
@@ -31,7 +34,45 @@ const Resp = {
   '/v1/logs': pb.collector.logs.v1.ExportLogsServiceResponse,
 };
 
+const TREE = process.argv.includes('--tree');
 let received = freshState();
+const printed = new Set();
+let treeTimer = null;
+
+function describe(v) {
+  if (v.type === 'string') return JSON.stringify(v.value.length > 60 ? v.value.slice(0, 57) + '...' : v.value);
+  if (v.type === 'kvlist') return '{' + Object.entries(v.value).map(([k, x]) => `${k}=${describe(x)}`).join(' ') + '}';
+  return String(v.value);
+}
+
+// Prints the traces whose root has arrived, each span indented under its parent.
+function printTrees() {
+  treeTimer = null;
+  const byTrace = new Map();
+  for (const s of received.spans) {
+    if (!byTrace.has(s.traceId)) byTrace.set(s.traceId, []);
+    byTrace.get(s.traceId).push(s);
+  }
+  for (const [trace, spans] of byTrace) {
+    if (printed.has(trace)) continue;
+    const ids = new Set(spans.map((s) => s.spanId));
+    const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
+    if (!roots.some((s) => !s.parentSpanId || s.kind === 2)) continue;
+    printed.add(trace);
+    const lines = [`trace ${trace}`];
+    const walk = (s, depth) => {
+      const ms = Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6;
+      const a = Object.entries(attrs(s.attributes)).map(([k, v]) => `${k}=${describe(v)}`).join(' ');
+      const err = s.status && s.status.code === 2 ? `  ERROR ${s.status.message}` : '';
+      lines.push(`${'  '.repeat(depth + 1)}${s.name}  ${ms.toFixed(3)} ms  ${a}${err}`);
+      spans.filter((c) => c.parentSpanId === s.spanId)
+        .sort((x, y) => (BigInt(x.startTimeUnixNano) < BigInt(y.startTimeUnixNano) ? -1 : 1))
+        .forEach((c) => walk(c, depth + 1));
+    };
+    roots.forEach((r) => walk(r, 0));
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+}
 let failNext = null; // {status, times, retry_after}
 
 function freshState() {
@@ -137,6 +178,7 @@ function handleOtlp(req, body, res) {
       throw new Error('unexpected content type ' + meta.contentType);
     }
     record(url, plain(Type, msg), meta);
+    if (TREE && url === '/v1/traces' && !treeTimer) treeTimer = setTimeout(printTrees, 300);
     if (meta.contentType === 'application/json') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{}');

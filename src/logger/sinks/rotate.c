@@ -149,6 +149,12 @@ static void rotor_close(void *data)
     hark__free(r);
 }
 
+void hark_log_rotate_options_init(hark_log_rotate_options *opt)
+{
+    if (opt)
+        *opt = (hark_log_rotate_options)HARK_LOG_ROTATE_OPTIONS_INIT;
+}
+
 int hark_logger_new_rotating(hark_logger **out, const char *path,
                              const hark_log_rotate_options *opt)
 {
@@ -156,6 +162,7 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
     if (!opt)
         opt = &defaults;
     if (!out || !path || !path[0] || strlen(path) >= PATH_MAX ||
+        opt->version != HARK_LOG_ROTATE_OPTIONS_VERSION ||
         (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
         (opt->period == HARK_LOG_ROTATE_BY_SIZE && opt->shift_age < 2))
         return HARK_EINVAL;
@@ -178,7 +185,11 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
         errno = saved;
         return HARK_EIO;
     }
-    hark_log_sink sink = {rotor_write, NULL, rotor_reopen, rotor_close, r};
+    hark_log_sink sink = {.write = rotor_write,
+                          .reopen = rotor_reopen,
+                          .close = rotor_close,
+                          .data = r,
+                          .version = HARK_LOG_SINK_VERSION};
     int rc = hark_logger_new_sink(out, &sink);
     if (rc != 0)
         rotor_close(r);

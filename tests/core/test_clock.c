@@ -55,9 +55,27 @@ static bool use_tsc_or_skip(void)
     return true;
 }
 
+/* Reads until the TSC's calibration window is over (its rate is known). */
+static void calibrated(void)
+{
+    hark_clock_info info;
+    do {
+        hark_clock_monotonic();
+        hark_clock_info_get(&info);
+    } while (info.source == HARK_CLOCK_TSC && info.tsc_hz == 0);
+}
+
 /* ---- bracket: hark's reading between two clock_gettime() calls ------------------- */
 
-#define BOUND_NS ((int64_t)(HARK_CLOCK_BOUND_S * 1e9))
+/* The documented bound, grown by the uncertainty of reading the kernel's clock
+ * where that is slow (valgrind, sanitizers): hark_clock_info.read_span_s. */
+static int64_t bound_ns(void)
+{
+    hark_clock_info info;
+    hark_clock_info_get(&info);
+    return (int64_t)((HARK_CLOCK_BOUND_S + 8 * info.read_span_s) * 1e9);
+}
+#define BOUND_NS bound_ns()
 /* A wall reading is a double of seconds since 1970: 2^-22 s apart, so up to
  * 2^-23 s from the exact time. */
 #define WALL_ULP_NS 125
@@ -86,6 +104,7 @@ static void *bracket_thread(void *arg)
     }
     int64_t end = kernel_ns(CLOCK_MONOTONIC) + (int64_t)(b->seconds * 1e9);
     int64_t prev = 0;
+    int64_t bound = BOUND_NS;
     for (;;) {
         int64_t a = kernel_ns(CLOCK_MONOTONIC);
         int64_t h = ns_of(hark_clock_monotonic());
@@ -100,7 +119,9 @@ static void *bracket_thread(void *arg)
             b->worst_mono = over;
         if (wover > b->worst_wall)
             b->worst_wall = wover;
-        if (over > BOUND_NS || wover > BOUND_NS + WALL_ULP_NS) {
+        if ((b->readings & 1023) == 0)
+            bound = BOUND_NS; /* the span of the latest check */
+        if (over > bound || wover > bound + WALL_ULP_NS) {
             snprintf(b->why, sizeof b->why,
                      "cpu %d: monotonic %lld ns outside [%lld, %lld]; wall %lld outside [%lld, "
                      "%lld]",
@@ -264,9 +285,11 @@ static void test_across_cpus_ordered(void **state)
     print_message("%d CPUs: a reading fell at most %lld ns below one another thread made "
                   "before it\n",
                   n, (long long)worst);
-    /* The TSC is read without a fence: it may be read a few instructions early,
-     * far less than a microsecond. */
-    assert_true(worst < 1000);
+    /* The TSC is read without a fence: the read may run ahead of the load that
+     * saw the other thread's reading while that load waits for its cache line
+     * (up to about a microsecond on a loaded virtual machine); the documented
+     * allowance between threads is HARK_CLOCK_BOUND_S. */
+    assert_true(worst < (int64_t)(HARK_CLOCK_BOUND_S * 1e9));
 }
 
 /* ---- subscribers and events get the source's times -------------------------------- */
@@ -300,13 +323,14 @@ static void subscribers_bracketed(bool monotonic)
     hark_topic *t;
     assert_int_equal(hark_topic_get(&t, n, "x"), 0);
     clockid_t c = monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+    int64_t bound = BOUND_NS;
     for (int i = 0; i < 1000; i++) {
         int64_t a = kernel_ns(c);
         assert_int_equal(hark_instrument(t, NULL, work, NULL, NULL), 0);
         int64_t z = kernel_ns(c);
         int64_t s = ns_of(got_start), f = ns_of(got_finish);
-        assert_true(s >= a - BOUND_NS - WALL_ULP_NS);
-        assert_true(f <= z + BOUND_NS + WALL_ULP_NS);
+        assert_true(s >= a - bound - WALL_ULP_NS);
+        assert_true(f <= z + bound + WALL_ULP_NS);
         assert_true(f >= s);
     }
     hark_notifier_free(n);
@@ -345,22 +369,26 @@ static void test_duration_rate(void **state)
     (void)state;
     if (!use_tsc_or_skip())
         return;
-    /* Past the calibration window first. */
-    int64_t until = kernel_ns(CLOCK_MONOTONIC) + 20000000;
-    while (kernel_ns(CLOCK_MONOTONIC) < until)
-        hark_clock_monotonic();
-    int64_t k0 = kernel_ns(CLOCK_MONOTONIC);
+    calibrated();
+    /* Each end bracketed by kernel reads: hark's duration must lie between the
+     * shortest and the longest the kernel's brackets allow (reads can be slow
+     * under valgrind). */
+    int64_t a0 = kernel_ns(CLOCK_MONOTONIC);
     double h0 = hark_clock_monotonic();
-    until = k0 + 200000000;
+    int64_t z0 = kernel_ns(CLOCK_MONOTONIC);
+    int64_t until = a0 + 200000000;
     while (kernel_ns(CLOCK_MONOTONIC) < until)
         hark_clock_monotonic();
+    int64_t a1 = kernel_ns(CLOCK_MONOTONIC);
     double h1 = hark_clock_monotonic();
-    int64_t k1 = kernel_ns(CLOCK_MONOTONIC);
-    /* Over 200 ms, 0.01 % is 20 us; the bound of either end is 10 us more. */
-    double kd = (double)(k1 - k0) * 1e-9, hd = h1 - h0;
-    print_message("200 ms: hark %.9f s, kernel %.9f s\n", hd, kd);
-    assert_true(hd <= kd + 1e-4 * kd + 2 * HARK_CLOCK_BOUND_S);
-    assert_true(hd >= kd - 1e-4 * kd - 2 * HARK_CLOCK_BOUND_S);
+    int64_t z1 = kernel_ns(CLOCK_MONOTONIC);
+    /* Over 200 ms, 0.01 % is 20 us; the bound of either end comes on top. */
+    double shortest = (double)(a1 - z0) * 1e-9, longest = (double)(z1 - a0) * 1e-9;
+    double hd = h1 - h0;
+    print_message("200 ms: hark %.9f s, kernel between %.9f and %.9f s\n", hd, shortest, longest);
+    double tol = 1e-4 * longest + 2 * (double)BOUND_NS * 1e-9;
+    assert_true(hd <= longest + tol);
+    assert_true(hd >= shortest - tol);
 }
 
 /* ---- after fork --------------------------------------------------------------------- */
@@ -377,11 +405,13 @@ static void test_after_fork(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         int64_t prev = 0;
+        hark_clock_monotonic(); /* the first reading checks */
+        int64_t bound = BOUND_NS;
         for (int i = 0; i < 100000; i++) {
             int64_t a = kernel_ns(CLOCK_MONOTONIC);
             int64_t h = ns_of(hark_clock_monotonic());
             int64_t z = kernel_ns(CLOCK_MONOTONIC);
-            if (h < a - BOUND_NS || h > z + BOUND_NS || h < prev)
+            if (h < a - bound || h > z + bound || h < prev)
                 _exit(2);
             prev = h;
         }
@@ -417,7 +447,7 @@ static void test_wall_step(void **state)
     (void)state;
     if (!use_tsc_or_skip())
         return;
-    read_for(0.02); /* calibrated */
+    calibrated();
     double m0 = hark_clock_monotonic();
     hark_clock ref = {stepped_wall, NULL, NULL, NULL};
     hark_clock_set_reference(&ref);
@@ -465,7 +495,7 @@ static void in_child(int (*fn)(void))
 
 static int fallback_child(void)
 {
-    read_for(0.02);
+    calibrated();
     double before = hark_clock_monotonic();
     hark_clock ref = {NULL, skewed_monotonic, NULL, NULL};
     hark_clock_set_reference(&ref);
@@ -511,7 +541,7 @@ static double nudged_monotonic(void *data)
 
 static int nudge_child(void)
 {
-    read_for(0.02);
+    calibrated();
     hark_clock ref = {NULL, nudged_monotonic, NULL, NULL};
     hark_clock_set_reference(&ref);
     read_for(0.1);
@@ -520,8 +550,11 @@ static int nudge_child(void)
     if (info.source != HARK_CLOCK_TSC || info.fallbacks != 0)
         return 20;
     /* steered onto the nudged clock */
-    double h = hark_clock_monotonic(), want = nudged_monotonic(NULL);
-    if (h < want - HARK_CLOCK_BOUND_S || h > want + HARK_CLOCK_BOUND_S)
+    double tol = (double)BOUND_NS * 1e-9;
+    double before = nudged_monotonic(NULL);
+    double h = hark_clock_monotonic();
+    double after = nudged_monotonic(NULL);
+    if (h < before - tol || h > after + tol)
         return 21;
     return 0;
 }
@@ -642,8 +675,11 @@ static void test_env_parsing(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argv;
-    self_path = "/proc/self/exe";
+    /* This program's own path (under valgrind, /proc/self/exe itself is the tool). */
+    static char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[len > 0 ? len : 0] = '\0';
+    self_path = len > 0 ? self : argv[0];
     if (argc > 1 && strcmp(argv[1], "--print-clock") == 0) {
         hark_clock_monotonic();
         hark_clock_info info;

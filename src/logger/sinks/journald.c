@@ -8,6 +8,7 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "hark/log_sinks.h"
+#include "hark/sys/payload_json.h"
 #include "alloc.h"
 
 #include <inttypes.h>
@@ -108,11 +109,12 @@ static void put_fields(walk *w, char *name, size_t len, const hark_field *f, siz
             put_z(w, name, v);
             break;
         case HARK_TYPE_PAYLOAD:
-            if (f[i].as.payload && depth < 4)
+            /* null and "..." as every JSON rendering (hark/sys/payload_json.h). */
+            if (f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH)
                 put_fields(w, name, n, f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
                            budget);
             else
-                put_z(w, name, "null");
+                put_z(w, name, f[i].as.payload ? "..." : "null");
             break;
         case HARK_TYPE_ERROR:
             /* KEY=type and KEY_MESSAGE=message, as logfmt's key= and key.message=. */
@@ -261,8 +263,14 @@ static void add_field(void *ctx, const char *name, const char *value, size_t len
     e->used += need;
 }
 
-int hark__journald_send(const hark_logger *l, const hark_log_record *rec)
+/* The journald sink's data: the identifier, or NULL. */
+typedef struct journald_sink {
+    char *ident;
+} journald_sink;
+
+static int journald_write_record(const hark_log_record *rec, void *data)
 {
+    const journald_sink *j = data;
     entry e;
     e.n = 0;
     e.arena = e.stack;
@@ -271,8 +279,8 @@ int hark__journald_send(const hark_logger *l, const hark_log_record *rec)
     e.heap = NULL;
     e.err = 0;
     hark__journald_fields(rec, add_field, &e);
-    if (l->ident)
-        add_field(&e, "SYSLOG_IDENTIFIER", l->ident, strlen(l->ident));
+    if (j->ident)
+        add_field(&e, "SYSLOG_IDENTIFIER", j->ident, strlen(j->ident));
     int rc = e.err ? e.err : sd_journal_sendv(e.iov, e.n) == 0 ? 0 : HARK_EIO;
     while (e.heap) {
         chunk *next = e.heap->next;
@@ -282,53 +290,57 @@ int hark__journald_send(const hark_logger *l, const hark_log_record *rec)
     return rc;
 }
 
-int hark__journald_send_line(const hark_logger *l, hark_log_level level, const char *line,
-                             size_t len)
+/* A plain line (no record at hand): its text is the message. */
+static int journald_write(hark_log_level level, const char *line, size_t len, void *data)
 {
     hark_log_record rec = {.level = level, .message = line, .length = len};
-    return hark__journald_send(l, &rec);
+    return journald_write_record(&rec, data);
 }
 
-int hark_logger_new_journald(hark_logger **out, const char *identifier)
+static void journald_close(void *data)
 {
-    if (!out)
-        return HARK_EINVAL;
-    hark_logger *l = hark__logger_alloc(HARK__SINK_JOURNALD);
-    if (!l)
+    journald_sink *j = data;
+    hark__free(j->ident);
+    hark__free(j);
+}
+
+int hark__sink_journald(hark_log_sink *out, const char *identifier)
+{
+    journald_sink *j = hark__calloc(1, sizeof *j);
+    if (!j)
         return HARK_ENOMEM;
-    if (identifier) {
-        l->ident = hark__strdup(identifier);
-        if (!l->ident) {
-            hark__logger_dealloc(l);
-            return HARK_ENOMEM;
-        }
+    if (identifier && !(j->ident = hark__strdup(identifier))) {
+        hark__free(j);
+        return HARK_ENOMEM;
     }
-    *out = l;
+    *out = (hark_log_sink){.write = journald_write,
+                           .write_record = journald_write_record,
+                           .close = journald_close,
+                           .data = j,
+                           .version = HARK_LOG_SINK_VERSION};
     return 0;
 }
 
 #else /* !HARK_HAVE_JOURNALD */
 
-int hark__journald_send(const hark_logger *l, const hark_log_record *rec)
+int hark__sink_journald(hark_log_sink *out, const char *identifier)
 {
-    (void)l, (void)rec;
+    (void)out, (void)identifier;
     return HARK_ENOTSUP;
-}
-
-int hark__journald_send_line(const hark_logger *l, hark_log_level level, const char *line,
-                             size_t len)
-{
-    (void)l, (void)level, (void)line, (void)len;
-    return HARK_ENOTSUP;
-}
-
-int hark_logger_new_journald(hark_logger **out, const char *identifier)
-{
-    (void)identifier;
-    return out ? HARK_ENOTSUP : HARK_EINVAL;
 }
 
 #endif
+
+int hark_logger_new_journald(hark_logger **out, const char *identifier)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_log_sink s;
+    int rc = hark__sink_journald(&s, identifier);
+    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, -1, false)) != 0)
+        s.close(s.data);
+    return rc;
+}
 
 bool hark_log_journald_available(void)
 {
