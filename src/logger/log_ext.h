@@ -73,7 +73,7 @@ static inline size_t hark__log_tags_get(const char *const **tags)
     return t->count;
 }
 
-/* log_env.c: the target level for the namespace of event `name` (after its first
+/* targets.c: the target level for the namespace of event `name` (after its first
  * '.'), or -1; cheap when the logger has no targets. */
 int hark__logger_event_target(const hark_logger *l, const char *name);
 

@@ -19,6 +19,9 @@ int64_t hark__otlp_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Log records wait in a queue of their own, OTEL_BLRP_MAX_QUEUE_SIZE's default. */
+#define LOG_QUEUE_SLOTS 2048
+
 static size_t pow2_at_least(size_t n)
 {
     size_t p = 1;
@@ -90,8 +93,11 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     x->wall_offset_ns = x->start_unix_ns - ((int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec);
     x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
 
-    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes) &&
-              hark__otlp_queue_init(&x->logs, slots, x->cfg.span_bytes) &&
+    /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256
+     * bytes) always fits whole. */
+    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes + sizeof(hark__span_rec)) &&
+              hark__otlp_queue_init(&x->logs, LOG_QUEUE_SLOTS,
+                                    x->cfg.span_bytes + sizeof(hark__log_rec)) &&
               (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
     if (!ok) {
         destroy(x);
@@ -105,8 +111,13 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
             snprintf(err, err_len, "libcurl could not be initialised");
         return HARK_EIO;
     }
-    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
-                           x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
+    double ratio = x->cfg.sampler == SAMPLER_ON    ? 1.0
+                   : x->cfg.sampler == SAMPLER_OFF ? 0.0
+                                                   : x->cfg.ratio;
+    x->sample_threshold = ratio >= 1.0     ? UINT64_MAX
+                          : !(ratio > 0.0) ? 0
+                                           : (uint64_t)(ratio * 18446744073709551616.0);
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON, ratio);
 
     if (hark__otlp_worker_start(x) != 0) {
         destroy(x);
