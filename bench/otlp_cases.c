@@ -119,7 +119,7 @@ typedef struct otlp_bench {
 
 static otlp_bench sampled, unsampled;
 
-static int open_otlp(otlp_bench *ob, const char *name, const char *sampler)
+static int open_otlp(otlp_bench *ob, const char *name, const char *sampler, unsigned queue)
 {
     if (ob->x || ob->err)
         return ob->err;
@@ -131,9 +131,10 @@ static int open_otlp(otlp_bench *ob, const char *name, const char *sampler)
     o.ignore_env = true;
     o.sampler = sampler;
     o.span_bytes = 256;
-    /* Room for most of a measured run while the worker (and the sink) wait for a
-     * core: 2^18 slots of 320 bytes; dropped_fraction says how much did not fit. */
-    o.max_queue_size = 1u << 18;
+    /* The sampled case: room for most of a measured run while the worker (and the
+     * sink) wait for a core, 2^18 slots of 384 bytes; dropped_fraction says how
+     * much did not fit. */
+    o.max_queue_size = queue;
     o.max_export_batch_size = 512;
     o.schedule_delay_ms = 1;
     if (rc == 0)
@@ -166,7 +167,7 @@ static void report_drops(bench_ctx *b, otlp_bench *ob)
 
 static void case_otlp_span(bench_ctx *b)
 {
-    int rc = open_otlp(&sampled, "otlp_span", "always_on");
+    int rc = open_otlp(&sampled, "otlp_span", "always_on", 1u << 18);
     if (rc < 0) {
         bench_skip(b, hark_strerror(rc));
         return;
@@ -178,7 +179,7 @@ static void case_otlp_span(bench_ctx *b)
 
 static void case_otlp_unsampled(bench_ctx *b)
 {
-    int rc = open_otlp(&unsampled, "otlp_unsampled", "always_off");
+    int rc = open_otlp(&unsampled, "otlp_unsampled", "always_off", 2048);
     if (rc < 0) {
         bench_skip(b, hark_strerror(rc));
         return;

@@ -284,8 +284,9 @@ HARK_API int32_t hark_otlp_exp_index(size_t bucket);
  * the message as body, the time of the call, and the trace and span ids of the
  * calling thread's current event (so logs and traces join). The line is the
  * message only (no time or level prefix). Free it with hark_logger_free() before
- * hark_otlp_shutdown(x). A full queue drops the line and counts it; a line longer
- * than options.span_bytes - 40 bytes is cut.
+ * hark_otlp_shutdown(x). Lines wait in a queue of 2048 of their own, exported in
+ * batches as spans are. A full queue drops the line and counts it; a line longer
+ * than options.span_bytes is cut.
  * Errors: HARK_EINVAL (NULL), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);

@@ -289,16 +289,6 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
         return rc;
     struct pending *p = NULL;
     size_t built = 0;
-    /* A name interned later gets every matching pattern subscription at once, with
-     * no way to refuse: the limit on silenceable members of one name is kept here,
-     * by counting every silenceable pattern subscription as if it matched. */
-    if (rc == 0 && sub->silence != HARK_SILENCE_NEVER) {
-        size_t silenceable = 0;
-        for (size_t i = 0; i < n->pattern_count; i++)
-            silenceable += n->patterns[i]->silence != HARK_SILENCE_NEVER;
-        if (silenceable >= HARK_SILENCEABLE_MAX)
-            rc = HARK_ELIMIT;
-    }
     if (rc == 0)
         rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
     if (rc == 0 && !(p = hark__calloc(count + 1, sizeof *p)))

@@ -19,6 +19,9 @@ int64_t hark__otlp_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Log records wait in a queue of their own, OTEL_BLRP_MAX_QUEUE_SIZE's default. */
+#define LOG_QUEUE_SLOTS 2048
+
 static size_t pow2_at_least(size_t n)
 {
     size_t p = 1;
@@ -90,8 +93,11 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     x->wall_offset_ns = x->start_unix_ns - ((int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec);
     x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
 
-    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes) &&
-              hark__otlp_queue_init(&x->logs, slots, x->cfg.span_bytes) &&
+    /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256
+     * bytes) always fits whole. */
+    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes + sizeof(hark__span_rec)) &&
+              hark__otlp_queue_init(&x->logs, LOG_QUEUE_SLOTS,
+                                    x->cfg.span_bytes + sizeof(hark__log_rec)) &&
               (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
     if (!ok) {
         destroy(x);

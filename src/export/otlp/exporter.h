@@ -54,7 +54,6 @@ typedef struct hark__log_rec {
     uint32_t body_len;
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
-_Static_assert(sizeof(hark__log_rec) == 40, "hark/otlp.h promises lines of span_bytes - 40");
 
 struct hark_otlp {
     hark__otlp_cfg cfg;

@@ -61,12 +61,12 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     size_t name_len = strlen(name);
     if (name_len > HARK_NAME_MAX)
         name_len = HARK_NAME_MAX;
-    memcpy(p, name, name_len); /* span_bytes >= 256 > HARK_NAME_MAX */
+    memcpy(p, name, name_len); /* room >= span_bytes >= 256 > HARK_NAME_MAX */
     r->name_len = (uint16_t)name_len;
     /* The tracestate and the failure are kept before attributes: they fit first. */
     size_t used = name_len;
     r->tracestate_len = 0;
-    if (HARK_UNLIKELY(t->tracestate_len) && t->tracestate_len <= room - used - 64) {
+    if (HARK_UNLIKELY(t->tracestate_len) && used + t->tracestate_len + 64 <= room) {
         memcpy(p + used, t->tracestate, t->tracestate_len);
         r->tracestate_len = t->tracestate_len;
         used += t->tracestate_len;

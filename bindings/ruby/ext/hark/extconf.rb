@@ -46,3 +46,13 @@ $srcs = Dir.glob(File.join(__dir__, "*.c")).map { |f| File.basename(f) }.sort
 abort "hark: no C sources in #{__dir__}" if $srcs.empty?
 
 create_makefile("hark/hark_ext")
+
+# mkmf knows only this directory's headers: hark's public headers (the layout of
+# hark_handle, embedded in the extension's structs) and libhark.a itself must rebuild
+# and relink the extension when they change, or it would run with stale copies.
+hark_headers = Dir.glob(File.join(include_dir, "**", "*.h")).sort
+File.open("Makefile", "a") do |mk|
+  mk.puts
+  mk.puts "$(OBJS): #{hark_headers.join(' ')}"
+  mk.puts "$(TARGET_SO): #{lib}"
+end
