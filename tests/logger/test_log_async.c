@@ -302,6 +302,8 @@ static void test_tags_and_json_taken_at_log_time(void **state)
     hark_payload_set_str(&p, "sql", "SELECT 1");
     hark_payload_set_int(&p, "rows", 3);
     hark_payload_set_bool(&p, "cached", false);
+    /* A C failure: its NULL exception_object is left out on the writer thread too. */
+    assert_int_equal(hark_payload_set_exception(&p, "IOError", "gone", NULL), 0);
     hark_log_event ev = {"sql.db", "abc", 7, 6, 1.5, p.fields, p.count, NULL, -1, 0};
     const hark_log_event *saved = hark_log_event_swap(&ev);
     assert_int_equal(hark_log(a, HARK_LOG_INFO, "n=%d", 1), 0);
@@ -315,7 +317,9 @@ static void test_tags_and_json_taken_at_log_time(void **state)
     assert_non_null(strstr(g->buf, "\"tags\":[\"req-42\"],\"event\":\"sql.db\",\"transaction_id\":"
                                    "\"abc\",\"event_id\":7,\"parent_id\":6,\"duration_ms\":1.5,"
                                    "\"message\":\"n=1\",\"fields\":{\"sql\":\"SELECT 1\",\"rows\":"
-                                   "3,\"cached\":false}}\n"));
+                                   "3,\"cached\":false,\"exception\":{\"type\":\"IOError\","
+                                   "\"message\":\"gone\"}}}\n"));
+    assert_null(strstr(g->buf, "exception_object"));
     assert_int_equal(hark_logger_free(a), 0);
     gate_done(g);
 }

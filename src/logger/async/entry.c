@@ -12,8 +12,7 @@
 #include <string.h>
 
 struct cursor;
-static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, int depth,
-                             size_t *budget, size_t *kept);
+static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, size_t *kept);
 
 /*
  * Bytes of a string a structured line may show: one more than the formatters
@@ -50,8 +49,8 @@ size_t hark__entry_meta_record(struct meta *m)
     m->rec.duration_ms = ev->duration_ms;
     m->field_total = ev->fields ? ev->field_count : 0;
     m->fields = ev->fields;
-    size_t budget = HARK_LOG_FIELDS_MAX, kept = 0;
-    m->field_bytes = put_field_list(NULL, m->fields, m->field_total, 0, &budget, &kept);
+    size_t kept = 0;
+    m->field_bytes = put_field_list(NULL, m->fields, m->field_total, &kept);
     m->rec.field_count = (uint8_t)kept;
     return bytes + m->field_bytes + m->rec.event_len + m->rec.txid_len;
 }
@@ -71,79 +70,95 @@ static inline void put_str_or_count(struct cursor *c, size_t *bytes, const char 
     *bytes += n + 1;
 }
 
+/* The walk's state: the entry so far, and for each payload entered where its
+ * number of fields goes and how many it has so far. */
+typedef struct field_walk {
+    struct cursor *c; /* NULL: measuring */
+    size_t bytes;
+    size_t count[HARK_PAYLOAD_JSON_DEPTH + 2];
+    struct cursor at[HARK_PAYLOAD_JSON_DEPTH + 2];
+} field_walk;
+
+/* One field as the walk yields it (hark/sys/payload_json.h): type, key, value; a
+ * payload entered is followed by the number of its fields (written when it is
+ * left), then the fields. */
+static bool put_field(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    field_walk *w = ctx;
+    struct cursor *c = w->c;
+    const hark_field *f = v->field;
+    if (step == HARK_PAYLOAD_LEAVE) {
+        uint8_t k = (uint8_t)w->count[v->depth + 1];
+        if (c)
+            put(&w->at[v->depth + 1], &k, 1);
+        return true;
+    }
+    w->count[v->depth]++;
+    uint8_t type = (uint8_t)f->type;
+    if (f->type == HARK_TYPE_STRING && !f->as.s)
+        type = FIELD_NULL_STRING;
+    else if (f->type == HARK_TYPE_PAYLOAD && step == HARK_PAYLOAD_FIELD)
+        type = f->as.payload ? FIELD_DEEP_PAYLOAD : FIELD_NULL_PAYLOAD;
+    put_or_count(c, &w->bytes, &type, 1);
+    put_str_or_count(c, &w->bytes, f->key);
+    switch (type) {
+    case HARK_TYPE_INT:
+    case HARK_TYPE_UINT:
+    case HARK_TYPE_DOUBLE:
+    case HARK_TYPE_POINTER:
+        put_or_count(c, &w->bytes, &f->as, 8);
+        break;
+    case HARK_TYPE_BOOL: {
+        uint8_t b = f->as.b;
+        put_or_count(c, &w->bytes, &b, 1);
+        break;
+    }
+    case HARK_TYPE_STRING:
+        put_str_or_count(c, &w->bytes, f->as.s);
+        break;
+    case HARK_TYPE_ERROR: {
+        uint8_t has = (uint8_t)((f->as.error.type ? ERROR_TYPE : 0) |
+                                (f->as.error.message ? ERROR_MESSAGE : 0));
+        put_or_count(c, &w->bytes, &has, 1);
+        put_str_or_count(c, &w->bytes, f->as.error.type);
+        put_str_or_count(c, &w->bytes, f->as.error.message);
+        break;
+    }
+    case HARK_TYPE_PAYLOAD: {
+        /* Its number of fields, known when the walk leaves it. */
+        uint8_t k = 0;
+        if (c)
+            w->at[v->depth + 1] = *c;
+        put_or_count(c, &w->bytes, &k, 1);
+        w->count[v->depth + 1] = 0;
+        break;
+    }
+    default: /* a null payload, or a type of no known value: nothing more */
+        break;
+    }
+    return true;
+}
+
 /*
  * Serialises (or, with a NULL cursor, measures) the fields the structured
- * formatters would show of `f`: walked as they walk it (a field without a key or
- * type is skipped, every other one spends one of `budget`, a payload nested less
- * than four deep is shown field by field, any other as null), in the same order,
- * each payload's shown fields right after it, preceded by their number. *kept
- * receives the number of fields of this level that were serialised. Returns the
- * bytes.
+ * formatters show of `f`, as the one walk yields them, in the same order, each
+ * payload's shown fields right after it, preceded by their number. *kept
+ * receives the number of top-level fields serialised. Returns the bytes.
  */
-static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, int depth,
-                             size_t *budget, size_t *kept)
+static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count, size_t *kept)
 {
-    size_t bytes = 0, n = 0;
-    for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (hark_payload_field_hidden(&f[i]))
-            continue;
-        (*budget)--;
-        n++;
-        uint8_t type = (uint8_t)f[i].type;
-        bool nested =
-            f[i].type == HARK_TYPE_PAYLOAD && f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH;
-        if (f[i].type == HARK_TYPE_STRING && !f[i].as.s)
-            type = FIELD_NULL_STRING;
-        else if (f[i].type == HARK_TYPE_PAYLOAD && !nested)
-            type = f[i].as.payload ? FIELD_DEEP_PAYLOAD : FIELD_NULL_PAYLOAD;
-        put_or_count(c, &bytes, &type, 1);
-        put_str_or_count(c, &bytes, f[i].key);
-        switch (type) {
-        case HARK_TYPE_INT:
-        case HARK_TYPE_UINT:
-        case HARK_TYPE_DOUBLE:
-        case HARK_TYPE_POINTER:
-            put_or_count(c, &bytes, &f[i].as, 8);
-            break;
-        case HARK_TYPE_BOOL: {
-            uint8_t b = f[i].as.b;
-            put_or_count(c, &bytes, &b, 1);
-            break;
-        }
-        case HARK_TYPE_STRING:
-            put_str_or_count(c, &bytes, f[i].as.s);
-            break;
-        case HARK_TYPE_ERROR: {
-            uint8_t has = (uint8_t)((f[i].as.error.type ? ERROR_TYPE : 0) |
-                                    (f[i].as.error.message ? ERROR_MESSAGE : 0));
-            put_or_count(c, &bytes, &has, 1);
-            put_str_or_count(c, &bytes, f[i].as.error.type);
-            put_str_or_count(c, &bytes, f[i].as.error.message);
-            break;
-        }
-        case HARK_TYPE_PAYLOAD: {
-            /* The number of fields shown comes first, so that the reader can
-             * give them consecutive places: measured on a copy of the budget. */
-            const hark_payload *pl = f[i].as.payload;
-            size_t probe = *budget, inner = 0;
-            (void)put_field_list(NULL, pl->fields, pl->count, depth + 1, &probe, &inner);
-            uint8_t k = (uint8_t)inner;
-            put_or_count(c, &bytes, &k, 1);
-            bytes += put_field_list(c, pl->fields, pl->count, depth + 1, budget, &inner);
-            break;
-        }
-        default: /* a null payload, or a type of no known value: nothing more */
-            break;
-        }
-    }
-    *kept = n;
-    return bytes;
+    field_walk w = {.c = c};
+    uint32_t n = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+    hark_payload p = {(hark_field *)(uintptr_t)f, n, n};
+    (void)hark_payload_walk(&p, HARK_LOG_FIELDS_MAX, put_field, &w);
+    *kept = w.count[0];
+    return w.bytes;
 }
 
 static void put_fields(struct cursor *c, const struct meta *m)
 {
-    size_t budget = HARK_LOG_FIELDS_MAX, kept = 0;
-    (void)put_field_list(c, m->fields, m->field_total, 0, &budget, &kept);
+    size_t kept = 0;
+    (void)put_field_list(c, m->fields, m->field_total, &kept);
 }
 
 /* The optional parts of an entry's metadata (time, record, tags). */

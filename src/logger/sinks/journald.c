@@ -70,63 +70,68 @@ static void put_text(walk *w, const char *name, const char *s, size_t max)
     w->fn(w->ctx, name, s, keep);
 }
 
+/* The walk's state: the name being built and its length at each level. */
+typedef struct name_walk {
+    walk *w;
+    char *name;
+    size_t len[HARK_PAYLOAD_JSON_DEPTH + 2];
+} name_walk;
+
 /*
- * The payload fields, named after `name` (`len` characters so far), walked as the
- * JSON and logfmt formatters walk them: the same fields skipped (no key, or
- * HARK_TYPE_NONE), the same budget of HARK_LOG_FIELDS_MAX (a nested payload
- * counts as one, and so does each of its fields), the same depth.
+ * One payload field as the walk yields it (the fields the JSON and logfmt
+ * formatters show, under the same budget), named after the payload it is in.
  */
-static void put_fields(walk *w, char *name, size_t len, const hark_field *f, size_t count,
-                       int depth, size_t *budget)
+static bool put_field(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
-    char v[HARK__LOG_DOUBLE_TEXT];
-    for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (hark_payload_field_hidden(&f[i]))
-            continue;
-        (*budget)--;
-        size_t n = hark__journald_name(name, len, f[i].key);
-        switch (f[i].type) {
-        case HARK_TYPE_INT:
-            snprintf(v, sizeof v, "%" PRId64, f[i].as.i);
-            put_z(w, name, v);
-            break;
-        case HARK_TYPE_UINT:
-            snprintf(v, sizeof v, "%" PRIu64, f[i].as.u);
-            put_z(w, name, v);
-            break;
-        case HARK_TYPE_DOUBLE:
-            w->fn(w->ctx, name, v, hark__log_double(v, f[i].as.d, false));
-            break;
-        case HARK_TYPE_BOOL:
-            put_z(w, name, f[i].as.b ? "true" : "false");
-            break;
-        case HARK_TYPE_STRING:
-            put_text(w, name, f[i].as.s, HARK_LOG_VALUE_MAX);
-            break;
-        case HARK_TYPE_POINTER:
-            /* "0x0" for NULL too: glibc's %p writes "(nil)". */
-            snprintf(v, sizeof v, "0x%" PRIxPTR, (uintptr_t)f[i].as.p);
-            put_z(w, name, v);
-            break;
-        case HARK_TYPE_PAYLOAD:
-            /* null and "..." as every JSON rendering (hark/sys/payload_json.h). */
-            if (f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH)
-                put_fields(w, name, n, f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
-                           budget);
-            else
-                put_z(w, name, f[i].as.payload ? "..." : "null");
-            break;
-        case HARK_TYPE_ERROR:
-            /* KEY=type and KEY_MESSAGE=message, as logfmt's key= and key.message=. */
-            put_text(w, name, f[i].as.error.type, HARK_LOG_VALUE_MAX);
-            hark__journald_name(name, n, "message");
-            put_text(w, name, f[i].as.error.message, HARK_LOG_VALUE_MAX);
-            break;
-        default:
-            put_z(w, name, "null");
-            break;
-        }
+    name_walk *j = ctx;
+    if (step == HARK_PAYLOAD_LEAVE)
+        return true;
+    const hark_field *f = v->field;
+    size_t n = hark__journald_name(j->name, j->len[v->depth], f->key);
+    if (step == HARK_PAYLOAD_ENTER) {
+        j->len[v->depth + 1] = n;
+        return true;
     }
+    char text[HARK__LOG_DOUBLE_TEXT];
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        snprintf(text, sizeof text, "%" PRId64, f->as.i);
+        put_z(j->w, j->name, text);
+        break;
+    case HARK_TYPE_UINT:
+        snprintf(text, sizeof text, "%" PRIu64, f->as.u);
+        put_z(j->w, j->name, text);
+        break;
+    case HARK_TYPE_DOUBLE:
+        j->w->fn(j->w->ctx, j->name, text, hark__log_double(text, f->as.d, false));
+        break;
+    case HARK_TYPE_BOOL:
+        put_z(j->w, j->name, f->as.b ? "true" : "false");
+        break;
+    case HARK_TYPE_STRING:
+        put_text(j->w, j->name, f->as.s, HARK_LOG_VALUE_MAX);
+        break;
+    case HARK_TYPE_POINTER:
+        /* "0x0" for NULL too: glibc's %p writes "(nil)". */
+        snprintf(text, sizeof text, "0x%" PRIxPTR, (uintptr_t)f->as.p);
+        put_z(j->w, j->name, text);
+        break;
+    case HARK_TYPE_PAYLOAD:
+        /* null and "..." as every JSON rendering (hark/sys/payload_json.h);
+         * the walk enters the others. */
+        put_z(j->w, j->name, f->as.payload ? "..." : "null");
+        break;
+    case HARK_TYPE_ERROR:
+        /* KEY=type and KEY_MESSAGE=message, as logfmt's key= and key.message=. */
+        put_text(j->w, j->name, f->as.error.type, HARK_LOG_VALUE_MAX);
+        hark__journald_name(j->name, n, "message");
+        put_text(j->w, j->name, f->as.error.message, HARK_LOG_VALUE_MAX);
+        break;
+    default:
+        put_z(j->w, j->name, "null");
+        break;
+    }
+    return true;
 }
 
 static int priority(hark_log_level level)
@@ -186,8 +191,10 @@ void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn f
     }
     if (rec->field_count > 0 && rec->fields) {
         char name[HARK__JOURNALD_NAME_MAX + 1] = "HARK";
-        size_t budget = HARK_LOG_FIELDS_MAX;
-        put_fields(&w, name, 4, rec->fields, rec->field_count, 0, &budget);
+        name_walk j = {&w, name, {4}};
+        uint32_t n = rec->field_count > UINT32_MAX ? UINT32_MAX : (uint32_t)rec->field_count;
+        hark_payload p = {(hark_field *)(uintptr_t)rec->fields, n, n};
+        (void)hark_payload_walk(&p, HARK_LOG_FIELDS_MAX, put_field, &j);
     }
     if (w.cut)
         put_z(&w, "HARK_TRUNCATED", "true");
