@@ -17,13 +17,16 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev \
-             libsystemd-dev python3
+             libsystemd-dev python3 libcurl4-openssl-dev zlib1g-dev
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
              liblttng-ust-dev lttng-tools babeltrace2
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
+# make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
+# install their own packages in bench/run.sh).
+BENCH_PKGS = $(BUILD_PKGS) liblttng-ust-dev
 # The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
             ruby-connection-pool
@@ -36,7 +39,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan
+        ruby ruby-test ruby-asan node-deps
 
 all: build
 
@@ -69,17 +72,39 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
+# The OTLP receiver test decodes with OpenTelemetry's own codec: its npm packages,
+# pinned in tests/export/otlp/package-lock.json, are installed there by `npm ci`.
+OTLP_NODE_DIR = tests/export/otlp
+
 check:
 	$(call ensure_pkgs,$(CHECK_PKGS))
+	@# node and npm: Debian's, unless the machine has a Node.js of its own (whose
+	@# package conflicts with Debian's npm).
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory NODE_PKGS="nodejs npm" node-deps
+	@[ -d $(OTLP_NODE_DIR)/node_modules ] || (cd $(OTLP_NODE_DIR) && npm ci --no-audit --no-fund)
 	bash tests/check.sh
+
+node-deps:
+	$(call ensure_pkgs,$(NODE_PKGS))
 
 # Options for the demo: make demo DEMO_ARGS="--metrics 127.0.0.1:9464 --trace /tmp/demo.json"
 DEMO_ARGS ?=
 
-demo: build
-	bash examples/run_demo.sh $(BUILD) $(DEMO_ARGS)
+# Builds the library and the demo only (not the tests or benchmarks), with the
+# compiler's output kept in a log that is shown only when the build fails.
+demo: deps
+	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
+	  echo "make demo: configuring $(BUILD)/ (log: $(BUILD)/configure.log)"; mkdir -p $(BUILD); \
+	  cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >$(BUILD)/configure.log 2>&1 || \
+	    { cat $(BUILD)/configure.log; exit 1; }; \
+	fi
+	@echo "make demo: building libhark and the demo (log: $(BUILD)/demo-build.log)"
+	@cmake --build $(BUILD) --target hark_demo -j $(JOBS) >$(BUILD)/demo-build.log 2>&1 || \
+	  { tail -n 60 $(BUILD)/demo-build.log; echo "make demo: build failed; see $(BUILD)/demo-build.log"; exit 1; }
+	@bash examples/run_demo.sh $(BUILD) $(DEMO_ARGS)
 
-bench: deps
+bench:
+	$(call ensure_pkgs,$(BENCH_PKGS))
 	bash bench/run.sh
 
 bench-icount:
@@ -114,7 +139,9 @@ ruby-test: ruby
 
 # The extension built with AddressSanitizer (heap checks; Ruby unwinds with
 # __builtin_longjmp, which ASan cannot see, so stack redzones are off), running its own
-# tests. ASan's runtime is preloaded into Ruby.
+# tests. ASan's runtime is preloaded into Ruby. Ruby gives each thread an alternate
+# signal stack of its own (malloc'd); ASan must not install or unmap one
+# (use_sigaltstack=0), or a thread's exit aborts trying to munmap Ruby's.
 RUBY_ASAN = $(BUILD)/ruby-asan
 ruby-asan: ruby
 	rm -rf $(RUBY_ASAN)/lib && mkdir -p $(RUBY_ASAN)/lib/hark
@@ -122,7 +149,7 @@ ruby-asan: ruby
 	  HARK_EXT_CFLAGS="-fsanitize=address -fno-omit-frame-pointer --param=asan-stack=0" \
 	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
 	cp $(RUBY_ASAN)/hark_ext.so $(RUBY_ASAN)/lib/hark/hark_ext.so
-	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1:use_sigaltstack=0 \
 	  LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ruby -I $(RUBY_ASAN)/lib -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb

@@ -181,6 +181,85 @@ static void case_naive_timed10_2threads(bench_ctx *b)
     bench_measure_threads(b, loop_naive_timed10, &naive, 2);
 }
 
+/* ---- baseline/naive_timed10_tsc ------------------------------------------------ */
+
+/*
+ * naive_timed10 timestamping with the TSC, as fast loggers do: rdtsc without a
+ * fence, turned into CLOCK_MONOTONIC seconds by a fixed-point multiply from an
+ * anchor measured once. The floor for a library that keeps time with the TSC.
+ */
+#if defined(__x86_64__)
+static struct {
+    uint64_t tsc0;
+    uint64_t mult; /* ns per tick, 32.32 fixed point */
+    int64_t base_ns;
+} tsc_conv;
+
+static inline uint64_t plain_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void tsc_setup(void)
+{
+    uint64_t t0 = plain_rdtsc();
+    int64_t m0 = mono_ns();
+    int64_t until = m0 + 10000000;
+    int64_t m1;
+    while ((m1 = mono_ns()) < until)
+        ;
+    uint64_t t1 = plain_rdtsc();
+    tsc_conv.tsc0 = t1;
+    tsc_conv.base_ns = m1;
+    tsc_conv.mult = (uint64_t)((double)(m1 - m0) * 4294967296.0 / (double)(t1 - t0));
+}
+
+static inline double tsc_s(void)
+{
+    uint64_t ticks = plain_rdtsc() - tsc_conv.tsc0;
+    int64_t ns = tsc_conv.base_ns + (int64_t)(((unsigned __int128)ticks * tsc_conv.mult) >> 32);
+    return (double)ns * 1e-9;
+}
+
+static BENCH_NOINLINE void loop_naive_timed10_tsc(uint64_t n, void *arg)
+{
+    const naive_subs *s = arg;
+    for (uint64_t i = 0; i < n; i++) {
+        plain_field fields[4];
+        plain_payload p = {fields, 0, 4};
+        double t0 = tsc_s();
+        BENCH_BARRIER();
+        double t1 = tsc_s();
+        int failures = 0;
+        for (int k = 0; k < NAIVE_SUBS; k++)
+            failures += s->timed[k](s->name, t0, t1, s->id, &p, s->data[k]) != 0;
+        BENCH_USE(failures);
+    }
+}
+
+static void case_naive_timed10_tsc(bench_ctx *b)
+{
+    if (!tsc_conv.mult)
+        tsc_setup();
+    bench_expect_calls(b, loop_naive_timed10_tsc, &naive, NAIVE_SUBS);
+    bench_measure(b, loop_naive_timed10_tsc, &naive);
+}
+#else
+static void case_naive_timed10_tsc(bench_ctx *b)
+{
+    bench_skip(b, "no TSC on this architecture");
+}
+#endif
+
 /* ---- baseline/naive_evented10 -------------------------------------------------- */
 
 static BENCH_NOINLINE void loop_naive_evented10(uint64_t n, void *arg)
@@ -424,6 +503,8 @@ const bench_case bench_baseline_cases[] = {
      "inline relaxed-atomic flag check that is never set, payload struct on the stack"},
     {"baseline/naive_timed10", BENCH_KIND_BASELINE, case_naive_timed10,
      "10 function pointers called after the block, 2 CLOCK_MONOTONIC reads"},
+    {"baseline/naive_timed10_tsc", BENCH_KIND_BASELINE, case_naive_timed10_tsc,
+     "naive_timed10 timestamping with rdtsc and a multiply/shift to CLOCK_MONOTONIC seconds"},
     {"baseline/naive_evented10", BENCH_KIND_BASELINE, case_naive_evented10,
      "10 start + 10 finish function-pointer calls, 2 CLOCK_MONOTONIC reads"},
     {"baseline/naive_evented10_noclock", BENCH_KIND_BASELINE, case_naive_evented10_noclock,

@@ -40,6 +40,9 @@ static const table tables[] = {
 #ifdef BENCH_HAVE_TRACE
     {bench_trace_cases, &bench_trace_case_count, 1},
 #endif
+#ifdef BENCH_HAVE_OTLP
+    {bench_otlp_cases, &bench_otlp_case_count, 1},
+#endif
 };
 
 static int selected(const char *name, const char *only)

@@ -21,6 +21,7 @@
 #   AR_ROUNDS         rounds of the ActiveRecord 7.2 rows, ar72 / hark_ar / ar72_noop
 #                     (default 5); AR_TIME, AR_WARMUP: CPU seconds per case (2 and 0.5)
 #   SHARED_BENCH=0    skip the @shared rows
+#   CLOCK_BENCH=0     skip the @tsc and @vdso rows (the key rows with each clock source)
 #   BENCH_BUILD_DIR   build directory (default build-bench)
 #
 # The script never fails because a budget is missed; it fails only when it cannot
@@ -94,6 +95,29 @@ if [ -n "$SHARED_BIN" ] && [ "${SHARED_BENCH:-1}" != 0 ]; then
     note "again against libhark.so: $shared_only"
     ONLY="$shared_only" "$SHARED_BIN" --suffix @shared --tsv "$OUT_DIR/rows-shared.tsv" ||
       note "the shared-library bench program failed (exit $?)"
+  fi
+fi
+
+# ---- the clock sources: key rows with HARK_CLOCK=tsc and =vdso ------------------------------
+# Each source in a process of its own (the source is chosen at the first reading),
+# the key rows with the baselines they are compared with, so that every ratio of
+# a source comes from one process; rows suffixed @tsc and @vdso.
+CLOCK_ROWS="baseline/naive_timed10 baseline/naive_timed10_tsc baseline/fprintf_devnull \
+hark/timed hark/timed_monotonic hark/logsub_sql_active_async hark/logsub_sql_event_only"
+if [ "${CLOCK_BENCH:-1}" != 0 ]; then
+  clock_only=""
+  for c in $CLOCK_ROWS; do
+    if selected "$c" || selected "$c@tsc" || selected "$c@vdso"; then
+      clock_only="$clock_only${clock_only:+,}$c\$"
+    fi
+  done
+  if [ -n "$clock_only" ]; then
+    for src in tsc vdso; do
+      echo
+      note "again with HARK_CLOCK=$src: $clock_only"
+      HARK_CLOCK=$src ONLY="$clock_only" "$BIN" --suffix "@$src" --tsv "$OUT_DIR/rows-clock-$src.tsv" ||
+        note "the HARK_CLOCK=$src bench program failed (exit $?)"
+    done
   fi
 fi
 

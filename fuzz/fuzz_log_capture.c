@@ -90,8 +90,8 @@ static void setup(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     CHECK(p == (void *)ARENA);
     arena = p;
-    hark_log_sink s = {sink_write, NULL, NULL, NULL, &out_sync};
-    hark_log_sink a = {sink_write, NULL, NULL, NULL, &out_async};
+    hark_log_sink s = {.write = sink_write, .data = &out_sync, .version = HARK_LOG_SINK_VERSION};
+    hark_log_sink a = {.write = sink_write, .data = &out_async, .version = HARK_LOG_SINK_VERSION};
     CHECK(hark_logger_new_sink(&lg_sync, &s) == 0);
     CHECK(hark_logger_new_sink(&lg_async, &a) == 0);
     /* No time stamps: the two lines are logged at different moments. */

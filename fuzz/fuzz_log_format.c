@@ -240,7 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* Through a logger: one line, equal to what the formatter makes. */
     hark_logger *lg = NULL;
-    hark_log_sink sink = {sink_write, NULL, NULL, NULL, NULL};
+    hark_log_sink sink = {.write = sink_write, .version = HARK_LOG_SINK_VERSION};
     CHECK(hark_logger_new_sink(&lg, &sink) == 0);
     CHECK(hark_logger_set_format_flags(lg, fflags & HARK_LOG_FORMAT_LEVEL) == 0);
     line_count = 0;

@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
 TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald"}
-SLOW_TESTS='^test_(stress|churn)$'
+SLOW_TESTS='^test_(stress|churn|clock)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
 summary=()
@@ -128,12 +128,12 @@ tier_fuzz() {
 }
 
 tier_headers() {
-  bash tests/header_compile/run.sh
+  bash tests/tools/header_compile/run.sh
 }
 
 tier_journald() {
   [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
-  cmake --build "$PREFIX-werror" -j "$JOBS" && bash tests/journald_check.sh "$PREFIX-werror"
+  cmake --build "$PREFIX-werror" -j "$JOBS" && bash tests/logger/journald_check.sh "$PREFIX-werror"
 }
 
 tier_install() {
@@ -174,14 +174,14 @@ tier_install() {
   # The LTTng-UST bridge, when it was built: pkg-config hark-lttng and hark::lttng.
   # Without a session the bridge is silenced: the program reports "listening 0".
   if [ -f "$libdir/pkgconfig/hark-lttng.pc" ]; then
-    PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/lttng_scenario.c \
+    PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/export/lttng_scenario.c \
       $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-lttng) \
       -Wl,-rpath,"$libdir" -o "$dest/lttng-pc" &&
       echo | "$dest/lttng-pc" watch | grep -q '^listening 0' ||
       { echo "install: pkg-config hark-lttng build failed"; return 1; }
     mkdir -p "$PREFIX-consumer-lttng"
     printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
-      'find_package(hark REQUIRED)' "add_executable(lttng_scenario $root/tests/lttng_scenario.c)" \
+      'find_package(hark REQUIRED)' "add_executable(lttng_scenario $root/tests/export/lttng_scenario.c)" \
       'target_link_libraries(lttng_scenario PRIVATE hark::lttng)' >"$PREFIX-consumer-lttng/CMakeLists.txt"
     cmake -S "$PREFIX-consumer-lttng" -B "$PREFIX-consumer-lttng/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
       cmake --build "$PREFIX-consumer-lttng/build" >/dev/null &&

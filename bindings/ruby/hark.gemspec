@@ -8,7 +8,7 @@ Gem::Specification.new do |s|
                   "registry, listener snapshots, grouping and log-subscriber silence are " \
                   "the hark C library's. require \"hark/rails\" installs it."
   s.authors     = ["hark contributors"]
-  s.files       = Dir["lib/**/*.rb", "ext/hark/*.{c,rb}", "README.md"]
+  s.files       = Dir["lib/**/*.rb", "ext/hark/*.{c,h,rb}", "README.md"]
   s.extensions  = ["ext/hark/extconf.rb"]
   s.require_paths = ["lib"]
   s.required_ruby_version = ">= 3.1"

@@ -9,6 +9,19 @@
 
 #include <stdio.h>
 
+static FILE *narrative;
+
+void exporters_set_narrative(FILE *out)
+{
+    narrative = out;
+}
+
+/* The narrative stream: stdout until exporters_set_narrative() says otherwise. */
+static FILE *say(void)
+{
+    return narrative ? narrative : stdout;
+}
+
 #ifdef HARK_DEMO_EXPORT
 #include <hark/metrics.h>
 #include <hark/trace.h>
@@ -16,6 +29,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,9 +76,10 @@ int exporters_serve_metrics(const char *address)
     const char *colon = strrchr(address, ':');
     snprintf(url_host, sizeof url_host, "%.*s:%u", (int)(colon - address), address,
              hark_metrics_server_port(server));
-    printf("Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
-           "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
-           url_host);
+    fprintf(say(),
+            "Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
+            "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
+            url_host);
     return 0;
 }
 
@@ -78,10 +93,11 @@ void exporters_wait(void)
 {
     if (!server)
         return;
-    printf("\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
-           "    curl -s http://%s/metrics\n\n",
-           url_host);
-    fflush(stdout);
+    fprintf(say(),
+            "\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
+            "    curl -s http://%s/metrics\n\n",
+            url_host);
+    fflush(say());
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -132,11 +148,79 @@ int exporters_trace_close(void)
                 hark_strerror(rc), strerror(st.last_errno), (unsigned long long)st.unwritten);
         return rc;
     }
-    printf("\nTrace: %llu events written to %s (%llu dropped); open it at\n"
-           "https://ui.perfetto.dev or in chrome://tracing.\n",
-           (unsigned long long)st.written, trace_path, (unsigned long long)st.dropped);
+    fprintf(say(),
+            "\nTrace: %llu events written to %s (%llu dropped); open it at\n"
+            "https://ui.perfetto.dev or in chrome://tracing.\n",
+            (unsigned long long)st.written, trace_path, (unsigned long long)st.dropped);
     return 0;
 }
+
+#ifdef HARK_DEMO_OTLP
+#include <hark/otlp.h>
+
+static hark_otlp *otlp;
+static hark_metrics *otlp_metrics;
+static const char *otlp_url;
+
+int exporters_otlp_open(const char *url)
+{
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = url;
+    if (!getenv("OTEL_SERVICE_NAME"))
+        o.service_name = "hark-demo";
+    o.schedule_delay_ms = 200; /* a demo shows spans as they come */
+    char err[256];
+    int rc = hark_otlp_new(&otlp, &o, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, err);
+        return rc;
+    }
+    if ((rc = hark_otlp_attach(otlp, hark_default(), hark_all())) == 0 &&
+        (rc = hark_metrics_new(&otlp_metrics)) == 0 &&
+        (rc = hark_metrics_attach(NULL, otlp_metrics, hark_default(), hark_all())) == 0)
+        rc = hark_otlp_attach_metrics(otlp, otlp_metrics);
+    if (rc != 0) {
+        fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, hark_strerror(rc));
+        exporters_otlp_close();
+        return rc;
+    }
+    otlp_url = url;
+    fprintf(say(),
+            "\nOTLP: every event is also a span, and every event name a latency histogram,\n"
+            "sent to %s (traces, metrics).\n",
+            url);
+    return 0;
+}
+
+void exporters_otlp_close(void)
+{
+    if (!otlp)
+        return;
+    hark_otlp_stats st;
+    int rc = hark_otlp_shutdown(otlp, 5000, &st);
+    otlp = NULL;
+    hark_metrics_free(otlp_metrics);
+    otlp_metrics = NULL;
+    if (!otlp_url)
+        return;
+    fprintf(rc == 0 ? say() : stderr,
+            "\nOTLP: %llu spans and %llu metric points exported to %s, %llu spans dropped%s.\n",
+            (unsigned long long)st.spans.exported, (unsigned long long)st.metrics.exported,
+            otlp_url, (unsigned long long)st.spans.dropped,
+            rc == 0 ? "" : " (is a collector listening there?)");
+}
+#else
+int exporters_otlp_open(const char *url)
+{
+    fprintf(stderr,
+            "hark-demo: --otlp %s: this demo was built without the OTLP exporter "
+            "(install libcurl4-openssl-dev and rebuild)\n",
+            url);
+    return HARK_EINVAL;
+}
+
+void exporters_otlp_close(void) {}
+#endif
 
 void exporters_stop(void)
 {
@@ -177,6 +261,17 @@ int exporters_trace_close(void)
 {
     return 0;
 }
+
+int exporters_otlp_open(const char *url)
+{
+    fprintf(stderr,
+            "hark-demo: --otlp %s: this demo was built without the exporters library "
+            "(install libmicrohttpd-dev and libcurl4-openssl-dev and rebuild)\n",
+            url);
+    return HARK_EINVAL;
+}
+
+void exporters_otlp_close(void) {}
 
 void exporters_wait(void) {}
 

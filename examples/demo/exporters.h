@@ -7,6 +7,11 @@
 #define DEMO_EXPORTERS_H
 
 #include <stdbool.h>
+#include <stdio.h>
+
+/* Where the exporters' narrative (the curl line, the trace summary) goes: the demo's
+ * narrative stream, stdout unless the log lines are structured. Default stdout. */
+void exporters_set_narrative(FILE *out);
 
 /* Whether the demo was built with the exporters library. */
 bool exporters_available(void);
@@ -37,6 +42,18 @@ int exporters_trace_open(const char *path);
 /* Closes the trace file, if any, and prints what it holds; nonzero (and a message
  * on stderr) when it could not be written completely. */
 int exporters_trace_close(void);
+
+/*
+ * --otlp URL: exports every event of the default notifier as an OpenTelemetry span,
+ * and a hark_metrics object of every event as histograms, to the OTLP/HTTP
+ * endpoint URL (hark/otlp.h; the OTEL_* variables apply to what URL does not
+ * say). On a refused configuration prints why on stderr and returns nonzero.
+ */
+int exporters_otlp_open(const char *url);
+
+/* Exports what is left (5 s at most), prints what was exported and dropped, and
+ * frees the exporter. */
+void exporters_otlp_close(void);
 
 /* Stops serving and frees what exporters_serve_metrics() made. */
 void exporters_stop(void);

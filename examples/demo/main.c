@@ -12,6 +12,7 @@
 #include "workload.h"
 
 #include <getopt.h>
+#include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +30,59 @@ typedef struct options {
     int colour;           /* -1: when stdout is a terminal */
     const char *metrics;  /* --metrics ADDR, or NULL */
     const char *trace;    /* --trace FILE, or NULL */
+    const char *otlp;     /* --otlp URL, or NULL */
     const char *format;   /* --log-format: text, json or logfmt */
     bool async;           /* --async: lines written by a background thread */
 } options;
 
 static const char *prog = "hark-demo";
+
+/*
+ * Where the demo's own narrative goes: standard output, except when the log lines are
+ * structured (--log-format json or logfmt), where standard output carries the log
+ * lines alone so that it can be piped to jq or a log collector.
+ */
+static FILE *say;
+
+/* Checks --metrics HOST:PORT before anything runs; returns 0, or 2 after a message. */
+static int check_metrics_address(const char *address)
+{
+    const char *colon = strrchr(address, ':');
+    char host[256], *end;
+    if (!colon) {
+        fprintf(stderr, "%s: --metrics wants HOST:PORT, such as 127.0.0.1:9464, not '%s'\n", prog,
+                address);
+        return 2;
+    }
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || port > 65535) {
+        fprintf(stderr,
+                "%s: --metrics %s: the port must be a number from 0 to 65535 (0 picks one), "
+                "not '%s'\n",
+                prog, address, colon + 1);
+        return 2;
+    }
+    size_t len = (size_t)(colon - address);
+    if (len >= 2 && address[0] == '[' && address[len - 1] == ']') { /* [::1]:9464 */
+        address++;
+        len -= 2;
+    }
+    if (len == 0 || len >= sizeof host) {
+        fprintf(stderr, "%s: --metrics wants a host before the port, such as 127.0.0.1:%lu\n", prog,
+                port);
+        return 2;
+    }
+    memcpy(host, address, len);
+    host[len] = '\0';
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM}, *found;
+    int gai = getaddrinfo(host, NULL, &hints, &found);
+    if (gai != 0) {
+        fprintf(stderr, "%s: --metrics: unknown host '%s' (%s)\n", prog, host, gai_strerror(gai));
+        return 2;
+    }
+    freeaddrinfo(found);
+    return 0;
+}
 
 static void usage(FILE *out)
 {
@@ -61,6 +110,9 @@ static void usage(FILE *out)
             "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
             "                        trace (open it at https://ui.perfetto.dev or in\n"
             "                        chrome://tracing)\n"
+            "      --otlp URL        also export every event as an OpenTelemetry span, and\n"
+            "                        latency histograms, to the OTLP/HTTP endpoint URL (such\n"
+            "                        as http://127.0.0.1:4318; OTEL_* variables apply too)\n"
             "      --log-format FMT  log lines as text (Rails' lines, the default), json (one\n"
             "                        object per line) or logfmt\n"
             "      --async           log through hark's asynchronous writer: the statement\n"
@@ -75,13 +127,19 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
-        {"async", no_argument, NULL, 'A'},          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {"trace", required_argument, NULL, 'T'},
+                                          {"log-format", required_argument, NULL, 'F'},
+                                          {"async", no_argument, NULL, 'A'},
+                                          {"otlp", required_argument, NULL, 'O'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -117,11 +175,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->colour = 0;
             break;
         case 'M':
-            if (!strchr(optarg, ':')) {
-                fprintf(stderr, "%s: --metrics wants HOST:PORT, such as 127.0.0.1:9464, not '%s'\n",
-                        prog, optarg);
+            if (check_metrics_address(optarg) != 0)
                 return 2;
-            }
             o->metrics = optarg;
             break;
         case 'T':
@@ -142,6 +197,14 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'A':
             o->async = true;
+            break;
+        case 'O':
+            if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+                fprintf(stderr, "%s: --otlp wants an http:// or https:// URL, not '%s'\n", prog,
+                        optarg);
+                return 2;
+            }
+            o->otlp = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -169,10 +232,10 @@ static int parse_args(int argc, char **argv, options *o)
 
 static void heading(const char *title)
 {
-    printf("\n== %s ", title);
+    fprintf(say, "\n== %s ", title);
     for (size_t n = strlen(title); n < 74; n++)
-        putchar('=');
-    putchar('\n');
+        fputc('=', say);
+    fputc('\n', say);
 }
 
 static int run_phase(demo_db *db, long requests)
@@ -181,6 +244,7 @@ static int run_phase(demo_db *db, long requests)
     /* An asynchronous logger's queued lines come before the next heading. */
     hark_logger_flush(log_lines_logger());
     fflush(stdout);
+    fflush(say);
     if (rc != 0)
         fprintf(stderr, "%s: the workload failed: %s\n", prog, db->last_error);
     return rc;
@@ -219,41 +283,52 @@ static void print_costs(demo_db *db)
     if (devnull)
         fclose(devnull);
 
-    printf("Measured here: one call of db.c's statement path with SQLite's own work left\n"
-           "out, so what remains is what hark adds (the payload, handle and subscribers)\n"
-           "plus the function call itself. Best of %d runs of %ld million calls (%ld thousand\n"
-           "when logging).\n\n",
-           RUNS, fast_calls / 1000000, logging_calls / 1000);
-    printf("  %-46s %10.1f ns\n", "no subscribers at all", none);
+    fprintf(say,
+            "Measured here: one call of db.c's statement path with SQLite's own work left\n"
+            "out, so what remains is what hark adds (the payload, handle and subscribers)\n"
+            "plus the function call itself. Best of %d runs of %ld million calls (%ld thousand\n"
+            "when logging).\n\n",
+            RUNS, fast_calls / 1000000, logging_calls / 1000);
+    fprintf(say, "  %-46s %10.1f ns\n", "no subscribers at all", none);
     if (silenced >= 0)
-        printf("  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
+        fprintf(say, "  %-46s %10.1f ns\n", "log subscriber silenced (logger at INFO)", silenced);
     if (logging >= 0)
-        printf("  %-46s %10.1f ns\n", "log subscriber logging (DEBUG, to /dev/null)", logging);
+        fprintf(say, "  %-46s %10.1f ns\n", "log subscriber logging (DEBUG, to /dev/null)",
+                logging);
     median = metrics_percentile_ms("sql.sqlite", 50) * 1e6;
-    printf("\nThe first two rows take the same path: with its only subscriber silenced, the\n"
-           "topic's state word reads \"nobody listens\", exactly as with no subscriber. A\n"
-           "difference of a nanosecond or so between them is noise of a busy machine.\n");
+    fprintf(say, "\nThe first two rows take the same path: with its only subscriber silenced, the\n"
+                 "topic's state word reads \"nobody listens\", exactly as with no subscriber. A\n"
+                 "difference of a nanosecond or so between them is noise of a busy machine.\n");
     if (median > 0 && silenced >= 0)
-        printf("\nFor scale: the median sql.sqlite statement above took %.0f ns, SQLite\n"
-               "included; the silenced path is %.4f%% of that.\n",
-               median, 100.0 * silenced / median);
+        fprintf(say,
+                "\nFor scale: the median sql.sqlite statement above took %.0f ns, SQLite\n"
+                "included; the silenced path is %.4f%% of that.\n",
+                median, 100.0 * silenced / median);
 }
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false};
+    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, NULL, false};
     char err[512];
     demo_db db;
     int rc;
 
     if ((rc = parse_args(argc, argv, &o)) >= 0)
         return rc;
+    say = o.format && strcmp(o.format, "text") != 0 ? stderr : stdout;
+    exporters_set_narrative(say);
     /* A trace file that cannot be written is a bad option: said before anything runs. */
     if (o.trace && exporters_trace_open(o.trace) != 0)
         return 2;
+    /* So is an OTLP configuration that the exporter refuses. */
+    if (o.otlp && exporters_otlp_open(o.otlp) != 0) {
+        exporters_trace_close();
+        return 2;
+    }
     if (db_open(&db, o.database, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         exporters_trace_close();
+        exporters_otlp_close();
         return 2;
     }
     if ((rc = metrics_attach()) != 0 ||
@@ -265,25 +340,27 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    printf("hark %s demo: a small shop on SQLite %s (database %s, %ld requests per phase)\n\n"
-           "Every SQL statement runs inside a \"sql.sqlite\" event, every request inside a\n"
-           "\"request.demo\" event. Two subscribers listen: a log subscriber (SQL lines at\n"
-           "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
-           hark_version_string(), sqlite3_libversion(), o.database, o.requests);
+    fprintf(say,
+            "hark %s demo: a small shop on SQLite %s (database %s, %ld requests per phase)\n\n"
+            "Every SQL statement runs inside a \"sql.sqlite\" event, every request inside a\n"
+            "\"request.demo\" event. Two subscribers listen: a log subscriber (SQL lines at\n"
+            "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
+            hark_version_string(), sqlite3_libversion(), o.database, o.requests);
     if (o.metrics) {
-        putchar('\n');
+        fputc('\n', say);
         exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
     }
 
     heading("Phase 1: logger at DEBUG");
-    printf("Each statement is logged at DEBUG when it finishes, each request at INFO.\n");
+    fprintf(say, "Each statement is logged at DEBUG when it finishes, each request at INFO.\n");
     rc = run_phase(&db, o.requests);
 
     if (rc == 0) {
         hark_log_level level = o.level > HARK_LOG_INFO ? o.level : HARK_LOG_INFO;
         heading("Phase 2: the same workload, logger raised to INFO");
-        printf("\nSQL lines are DEBUG, so hark now skips the log subscriber for \"sql.sqlite\"\n"
-               "without calling it. Only the request lines are left.\n\n");
+        fprintf(say,
+                "\nSQL lines are DEBUG, so hark now skips the log subscriber for \"sql.sqlite\"\n"
+                "without calling it. Only the request lines are left.\n\n");
         log_lines_set_level(level);
         rc = run_phase(&db, o.requests);
     }
@@ -291,15 +368,16 @@ int main(int argc, char **argv)
     exporters_pause();
     if (exporters_trace_close() != 0 && rc == 0)
         rc = 1;
+    exporters_otlp_close(); /* what it could not export it says, and the demo goes on */
 
     if (rc == 0) {
         heading("What instrumenting one statement costs");
-        putchar('\n');
+        fputc('\n', say);
         print_costs(&db);
         heading("Metrics: durations of every event in both phases");
-        putchar('\n');
-        metrics_print(stdout);
-        printf("\nDone. '%s --help' lists the options.\n", prog);
+        fputc('\n', say);
+        metrics_print(say);
+        fprintf(say, "\nDone. '%s --help' lists the options.\n", prog);
         exporters_wait();
     }
     exporters_stop();

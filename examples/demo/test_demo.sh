@@ -39,6 +39,12 @@ if command -v python3 >/dev/null 2>&1; then
 for line in sys.stdin:
     json.loads(line)' || fail "json/async: a line is not valid JSON"
 fi
+# In a structured format standard output carries the log lines alone (the narrative
+# goes to stderr), so that it pipes to jq.
+"$demo" --memory --requests 2 --no-color --log-format json 2>/dev/null >"$out" ||
+    fail "json: exit status $? (want 0)"
+[ -s "$out" ] || fail "json: nothing on stdout"
+grep -vq '^{' "$out" && fail "json: stdout has lines that are not JSON objects"
 "$demo" --memory --requests 2 --no-color --log-format logfmt >"$out" 2>&1 ||
     fail "logfmt: exit status $? (want 0)"
 grep -q '^time=[^ ]* level=debug thread=[0-9]* event=sql.sqlite ' "$out" || fail "no logfmt SQL line"
@@ -53,6 +59,10 @@ expect2() { # description, arguments...
     rm -f "$out.err"
 }
 expect2 "unknown flag" --no-such-flag
+expect2 "--otlp without a URL scheme" --memory --otlp 127.0.0.1:4318
+# A malformed OTEL_* variable with --otlp: refused with the exporter's message.
+(OTEL_EXPORTER_OTLP_PROTOCOL=grpc && export OTEL_EXPORTER_OTLP_PROTOCOL &&
+    expect2 "--otlp with a malformed variable" --memory --otlp http://127.0.0.1:4318) || exit 1
 expect2 "bad request count" --requests 0
 expect2 "non-numeric request count" -n many
 expect2 "unknown level" --log-level loud
@@ -64,6 +74,10 @@ expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 rmdir "$dir"
 "$demo" --help | grep -q "^usage:" || fail "--help printed no usage"
 expect2 "metrics address without a port" --metrics nonsense
+expect2 "metrics port out of range" --metrics 127.0.0.1:65536
+expect2 "metrics port not a number" --metrics 127.0.0.1:http
+expect2 "metrics address without a host" --metrics :9464
+expect2 "metrics unknown host" --metrics no-such-host.invalid:9464
 expect2 "unknown log format" --log-format xml
 
 # --metrics: served while the demo runs and after it, until end of input.

@@ -53,16 +53,15 @@ HARK_API int hark_logger_configure_from_env(hark_logger *logger, const char *pre
 
 /*
  * Sets the level of lines about `target` (for log subscribers: events of the
- * namespace `target`), replacing the logger's level for them, up or down; -1
- * removes it (the target keeps its place: targets are looked up without a lock,
- * so a place is never given to another name). Log subscribers bound to the logger
- * recompute their silence at once. Thread-local overrides (silence, log_at) still
- * come first.
- * Errors: HARK_EINVAL (NULL, empty or too long target, bad level), HARK_ELIMIT
- * (HARK_LOG_TARGETS_MAX other targets have been set on this logger, removed ones
- * included), HARK_ENOMEM. Thread-safety: safe.
+ * namespace `target`), replacing the logger's level for them, up or down;
+ * HARK_LOG_LEVEL_NONE (-1) removes it (the target keeps its place: targets are looked up without a
+ * lock, so a place is never given to another name). Log subscribers bound to the logger recompute
+ * their silence at once. Thread-local overrides (silence, log_at) still come first. Errors:
+ * HARK_EINVAL (NULL, empty or too long target, bad level), HARK_ELIMIT (HARK_LOG_TARGETS_MAX other
+ * targets have been set on this logger, removed ones included), HARK_ENOMEM. Thread-safety: safe.
  */
-HARK_API int hark_logger_set_target_level(hark_logger *logger, const char *target, int level);
+HARK_API int hark_logger_set_target_level(hark_logger *logger, const char *target,
+                                          hark_log_level level);
 
 /* The level of `target`, or HARK_ENOENT when none is set; HARK_EINVAL for NULL.
  * Thread-safety: safe. */
@@ -73,7 +72,8 @@ HARK_API int hark_logger_target_level(const hark_logger *logger, const char *tar
  * thread's override if it has one, else the target's level if set, else the
  * logger's. Thread-safety: safe; takes no lock.
  */
-HARK_API bool hark_logger_target_enabled(const hark_logger *logger, const char *target, int level);
+HARK_API bool hark_logger_target_enabled(const hark_logger *logger, const char *target,
+                                         hark_log_level level);
 
 /*
  * Replaces where the logger writes: "stderr", "stdout", "journald" or a path to

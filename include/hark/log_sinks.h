@@ -1,16 +1,12 @@
 /*
  * hark/log_sinks.h -- production sinks for hark_logger: a rotating file (by size,
- * as Ruby's Logger's shift_age/shift_size, or daily/hourly), a non-blocking
- * asynchronous writer that wraps any logger, and systemd's journal.
+ * as Ruby's Logger's shift_age/shift_size, or daily/hourly) and systemd's journal.
+ * (The asynchronous writer, a back end rather than a sink, is hark/log_async.h.)
  *
  *     hark_log_rotate_options ro = HARK_LOG_ROTATE_OPTIONS_INIT;
  *     ro.shift_size = 10 << 20;  // 10 MiB per file
  *     ro.shift_age = 5;          // app.log, app.log.0 ... app.log.3
  *     hark_logger_new_rotating(&log, "/var/log/app.log", &ro);
- *
- *     hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
- *     ao.policy = HARK_LOG_ASYNC_DROP;
- *     hark_logger_set_async(log, &ao);   // lines now go through a ring to a writer thread
  */
 #ifndef HARK_LOG_SINKS_H
 #define HARK_LOG_SINKS_H
@@ -35,7 +31,12 @@ typedef enum hark_log_rotate_period {
     HARK_LOG_ROTATE_HOURLY = 2   /* path.YYYYMMDDHH at the end of each hour */
 } hark_log_rotate_period;
 
+#define HARK_LOG_ROTATE_OPTIONS_VERSION 1
+
 typedef struct hark_log_rotate_options {
+    /* HARK_LOG_ROTATE_OPTIONS_VERSION: set by HARK_LOG_ROTATE_OPTIONS_INIT and
+     * hark_log_rotate_options_init(). */
+    unsigned version;
     /* By size: the file is rotated before a line would take it past shift_size
      * bytes (a longer line goes alone into a fresh file); 0 never rotates by size. */
     uint64_t shift_size;
@@ -53,8 +54,12 @@ typedef struct hark_log_rotate_options {
 /* Ruby's Logger defaults: 1 MiB per file, 7 files. */
 #define HARK_LOG_ROTATE_OPTIONS_INIT                                                               \
     {                                                                                              \
-        1048576u, 7u, HARK_LOG_ROTATE_BY_SIZE, false, NULL, NULL                                   \
+        HARK_LOG_ROTATE_OPTIONS_VERSION, 1048576u, 7u, HARK_LOG_ROTATE_BY_SIZE, false, NULL, NULL  \
     }
+
+/* Sets `*opt` to HARK_LOG_ROTATE_OPTIONS_INIT. Does nothing for NULL.
+ * Thread-safety: safe. */
+HARK_API void hark_log_rotate_options_init(hark_log_rotate_options *opt);
 
 /*
  * A logger appending to `path` (created if needed, mode 0644 before umask) that
@@ -69,7 +74,7 @@ typedef struct hark_log_rotate_options {
  * this process only: two processes rotating one file is not supported.
  * hark_logger_reopen() opens `path` again (after an outside tool moved it).
  * Errors: HARK_EINVAL (NULL/empty path or one of PATH_MAX bytes or more, shift_age
- * < 2 by size, unknown period),
+ * < 2 by size, unknown period, a `version` other than HARK_LOG_ROTATE_OPTIONS_VERSION),
  * HARK_EIO (the open failed; errno says why), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,
@@ -113,63 +118,6 @@ HARK_API int hark_logger_new_journald(hark_logger **out, const char *identifier)
 
 /* Whether this build has the journald sink. Thread-safety: safe. */
 HARK_API bool hark_log_journald_available(void);
-
-/* ------------------------------------------------------------------------- */
-/* The asynchronous writer                                                   */
-/* ------------------------------------------------------------------------- */
-
-typedef enum hark_log_async_policy {
-    /* A full ring makes the logging thread wait for room: nothing is lost. */
-    HARK_LOG_ASYNC_BLOCK = 0,
-    /* A full ring drops the line and counts it; once there is room again the
-     * writer logs "N lines dropped" (WARN) with the exact count. */
-    HARK_LOG_ASYNC_DROP = 1
-} hark_log_async_policy;
-
-typedef struct hark_log_async_options {
-    /* Bytes of the ring, 4 KiB to 1 GiB, rounded up to a power of two; a line with
-     * a few numbers takes 32 to 64 bytes, strings add their length. Default 1 MiB. */
-    size_t capacity;
-    hark_log_async_policy policy;
-} hark_log_async_options;
-
-#define HARK_LOG_ASYNC_OPTIONS_INIT                                                                \
-    {                                                                                              \
-        (size_t)1 << 20, HARK_LOG_ASYNC_BLOCK                                                      \
-    }
-
-/*
- * Makes `logger` asynchronous (`opt` not NULL) or synchronous again (NULL: every queued
- * line is written first). Asynchronous, a logging call copies its line into a bounded
- * ring shared by all threads -- with hark_log()/hark_logv(), the arguments themselves
- * and a reference to the format, parsed and copied once per logger (up to 2048 formats,
- * found by address and confirmed by content); with HARK_LOGF (hark/logf.h), one word
- * per argument by its C type and the literal format's address -- formatted later (%s
- * strings are copied; %n, %m, %ls, %lc and positional arguments are formatted at once) --
- * and a background thread formats and writes it through the logger's formatter and
- * sink. The common path takes no lock and allocates nothing (the first line with a new
- * format allocates its copy). A thread's lines keep their order; every line is written
- * whole. A line larger than half the ring is written by the calling thread after the
- * lines queued before it (block policy) or dropped (drop policy). hark_logger_flush()
- * and hark_logger_free() first wait for every line queued before the call; normal
- * process exit (exit(), return from main) writes what is queued. A crash (signal,
- * abort, _exit) loses what the ring holds at that moment: at most `capacity` bytes of
- * lines. fork() in a multithreaded program leaves the child without the writer thread:
- * use it before forking only.
- * The time stamp, tags and event of a line are taken when it is logged.
- * The writer thread never waits for itself: a line that the logger's own sink or
- * formatter logs there while the ring is full is dropped and counted under either
- * policy.
- * Errors: HARK_EINVAL (NULL logger, bad policy or capacity), HARK_ESTATE (already
- * asynchronous), HARK_ENOMEM (ring or thread), HARK_EBUSY (NULL `opt` from the
- * logger's own writer thread: a sink callback or formatter). Thread-safety: call it
- * while no other thread logs through `logger`.
- */
-HARK_API int hark_logger_set_async(hark_logger *logger, const hark_log_async_options *opt);
-
-/* Lines dropped so far by the drop policy, or by the writer thread's own callbacks
- * (0 for NULL or a synchronous logger). Thread-safety: safe. */
-HARK_API uint64_t hark_logger_async_dropped(const hark_logger *logger);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,9 @@ typedef enum hark_log_level {
     HARK_LOG_WARN = 2,
     HARK_LOG_ERROR = 3,
     HARK_LOG_FATAL = 4,
-    HARK_LOG_UNKNOWN = 5
+    HARK_LOG_UNKNOWN = 5,
+    /* No level: hark_logger_set_target_level() with it removes a target's level. */
+    HARK_LOG_LEVEL_NONE = -1
 } hark_log_level;
 
 /* Number of levels; valid levels are 0 .. HARK_LOG_LEVELS - 1. */
@@ -59,7 +61,7 @@ typedef enum hark_log_level {
  * The upper-case name of a level ("DEBUG" ... "UNKNOWN"), or NULL for a value
  * outside the enumeration. Thread-safety: safe.
  */
-HARK_API const char *hark_log_level_name(int level);
+HARK_API const char *hark_log_level_name(hark_log_level level);
 
 /*
  * Parses a level name, case-insensitively ("debug", "INFO", "warn", ...; "warning"
@@ -124,21 +126,59 @@ HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int fa
  * when the ring is full), and hark_logger_flush(), hark_logger_set_destination()
  * or hark_logger_set_async(NULL) from there is refused with HARK_EBUSY.
  * Return 0, or nonzero for failure (reported as HARK_EIO by the caller).
+ *
+ * This is also the table every sink of hark's own implements (a stream, a file
+ * descriptor or path, syslog, the journal, a rotating file): a logger is a front
+ * end, a synchronous or asynchronous back end, and one sink behind this table.
+ *
+ * Versions. Initialise a table with HARK_LOG_SINK_INIT or hark_log_sink_init(),
+ * then set its callbacks: `version` is then HARK_LOG_SINK_VERSION, and the fields
+ * after it are read. A table whose `version` is 0 (initialised by position before
+ * the field existed: {write, flush, reopen, close, data}) is read up to `data`.
  */
+struct hark_log_record;
+
+#define HARK_LOG_SINK_VERSION 1
+
 typedef struct hark_log_sink {
     int (*write)(hark_log_level level, const char *line, size_t len, void *data);
     int (*flush)(void *data);  /* hark_logger_flush() */
     int (*reopen)(void *data); /* hark_logger_reopen() */
     void (*close)(void *data); /* once, from hark_logger_free() */
     void *data;
+    /* HARK_LOG_SINK_VERSION, or 0 (see above). */
+    unsigned version;
+    /* Version 1, optional: takes each line as its record (message, level, time,
+     * tags, event, fields; borrowed for the call) instead of a formatted line, as
+     * the journal does. The logger's formatter is then not used, and `write` may
+     * be NULL. Runs under the same rules as `write`. */
+    int (*write_record)(const struct hark_log_record *rec, void *data);
 } hark_log_sink;
 
+#define HARK_LOG_SINK_INIT                                                                         \
+    {                                                                                              \
+        NULL, NULL, NULL, NULL, NULL, HARK_LOG_SINK_VERSION, NULL                                  \
+    }
+
+/* Sets `*sink` to HARK_LOG_SINK_INIT (for languages without the macro). Does nothing
+ * for NULL. Thread-safety: safe. */
+HARK_API void hark_log_sink_init(hark_log_sink *sink);
+
 /*
- * A logger handing each formatted line to `sink` (copied; `sink->data` is passed
- * back unchanged). Errors: HARK_EINVAL (NULL argument or NULL write), HARK_ENOMEM.
+ * A logger handing each formatted line (or record) to `sink` (copied; `sink->data`
+ * is passed back unchanged). On failure nothing is closed: the sink is still the
+ * caller's. Errors: HARK_EINVAL (NULL argument, neither `write` nor (version 1)
+ * `write_record`, or a `version` above HARK_LOG_SINK_VERSION), HARK_ENOMEM.
  * Thread-safety: safe.
  */
 HARK_API int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink);
+
+/*
+ * Whether `logger` writes to a terminal: its sink is a stream, a file descriptor
+ * or a path, and isatty(3) says so of its descriptor. False for NULL and for every
+ * other sink. Thread-safety: safe.
+ */
+HARK_API bool hark_logger_writes_to_tty(hark_logger *logger);
 
 /*
  * Flushes and frees the logger; closes what it owns (a path's descriptor, an owned
@@ -180,7 +220,7 @@ HARK_API int hark_logger_effective_level(const hark_logger *logger);
  * Costs one relaxed load and a compare unless some thread is inside silence/log_at
  * for this logger. Thread-safety: safe.
  */
-HARK_API bool hark_logger_enabled(const hark_logger *logger, int level);
+HARK_API bool hark_logger_enabled(const hark_logger *logger, hark_log_level level);
 
 /* ------------------------------------------------------------------------- */
 /* Thread-local overrides: silence and log_at                                */

@@ -157,14 +157,27 @@ HARK_API double hark_metrics_bucket_upper(size_t i);
 /* Prometheus exposition (text format 0.0.4)                                 */
 /* ------------------------------------------------------------------------- */
 
-#define HARK_PROM_OPTIONS_VERSION 1
+/* Version 2 added event_bounds; a version 1 struct is still accepted as it is. */
+#define HARK_METRICS_PROM_OPTIONS_VERSION 2
+
+/* Most `le` bounds one series may be given (+Inf aside); more is HARK_ELIMIT. */
+#define HARK_METRICS_PROM_BOUNDS_MAX 512
+
+/* The `le` bounds of the series of one event name (hark_metrics_prom_options.event_bounds). */
+typedef struct hark_metrics_prom_event_bounds {
+    const char *event;    /* the event name, exactly */
+    const double *bounds; /* as hark_metrics_prom_options.bounds, but never NULL */
+    size_t bound_count;   /* 1 to HARK_METRICS_PROM_BOUNDS_MAX */
+} hark_metrics_prom_event_bounds;
 
 /*
  * How to expose: a histogram family `hark_event_duration_seconds` (or `metric`)
  * with one series per event name, labelled event="<name>" plus the user labels.
+ * Start from HARK_METRICS_PROM_OPTIONS_INIT or hark_metrics_prom_options_init(), then set what you
+ * need: fields added by later versions keep their defaults.
  */
-typedef struct hark_prom_options {
-    unsigned version;   /* HARK_PROM_OPTIONS_VERSION */
+typedef struct hark_metrics_prom_options {
+    unsigned version;   /* HARK_METRICS_PROM_OPTIONS_VERSION (1 is accepted too) */
     const char *metric; /* family name; NULL: "hark_event_duration_seconds" */
     const char *help;   /* HELP text; NULL: a default */
     /* Extra labels on every series, as name/value pairs: labels[2i] is a name
@@ -172,38 +185,55 @@ typedef struct hark_prom_options {
      * once), labels[2i+1] its value (any UTF-8, escaped on output). */
     const char *const *labels;
     size_t label_count; /* number of pairs */
-    /* Upper bounds (`le`) in seconds, strictly increasing and > 0; +Inf is always
-     * added. Each is rounded down to the nearest histogram bucket edge (within
-     * 6.25 %; a bound that is an edge, such as hark_metrics_bucket_lower(i), stays
-     * as it is) so that the counts are exact; the label shows the rounded bound. A
-     * bucket starts at its edge: a duration equal to a bound, to the nanosecond, is
-     * counted under the next one (Prometheus' `le` is "less or equal").
-     * NULL: one bound per power of two nanoseconds, from 2^10 ns (1.024 us) to
-     * 2^37 ns (137 s). */
+    /* Upper bounds (`le`) of the classic buckets in seconds: finite, > 0, strictly
+     * increasing, at most HARK_METRICS_PROM_BOUNDS_MAX; +Inf is always added. Each is
+     * rounded down to the nearest histogram bucket edge (within 6.25 %; a bound that
+     * is an edge, such as hark_metrics_bucket_lower(i), stays as it is) so that the
+     * counts are exact; the label shows the rounded bound. A bucket starts at its
+     * edge: a duration equal to a bound, to the nanosecond, is counted under the
+     * next one (Prometheus' `le` is "less or equal").
+     * NULL: HARK_METRICS_PROM_DEFAULT_BOUNDS bounds, 8 per power of two nanoseconds
+     * (every other histogram edge) from 2^10 ns (1.024 us) to 2^37 ns (137 s):
+     * Prometheus' histogram_quantile() then lands within 12.5 % of hark's own
+     * quantile between those two (see docs/exporters.md). */
     const double *bounds;
     size_t bound_count;
-} hark_prom_options;
+    /* Version 2. Bounds for the series of particular event names, instead of
+     * `bounds` (each name at most once; a name nothing recorded is ignored). */
+    const hark_metrics_prom_event_bounds *event_bounds;
+    size_t event_bounds_count;
+} hark_metrics_prom_options;
 
-#define HARK_PROM_OPTIONS_INIT                                                                     \
+/* The number of default `le` bounds (+Inf aside): 27 powers of two, 8 bounds each,
+ * and 2^37 ns. */
+#define HARK_METRICS_PROM_DEFAULT_BOUNDS (27 * 8 + 1)
+
+#define HARK_METRICS_PROM_OPTIONS_INIT                                                             \
     {                                                                                              \
-        HARK_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0                                    \
+        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0                   \
     }
 
+/* Sets *opts to HARK_METRICS_PROM_OPTIONS_INIT. NULL is ignored. Thread-safety: safe. */
+HARK_API void hark_metrics_prom_options_init(hark_metrics_prom_options *opts);
+
 /* Receives the exposition text in pieces; returns 0, or nonzero to stop (HARK_EIO). */
-typedef int (*hark_prom_sink)(const char *text, size_t length, void *data);
+typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *data);
 
 /*
  * Writes the exposition of a snapshot of `m` to `sink` in the Prometheus text
  * format 0.0.4 (`# HELP`, `# TYPE ... histogram`, `_bucket{...,le="..."}`,
  * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
- * (defaults). Errors: HARK_EINVAL (NULL m or sink, bad options: wrong version,
- * invalid metric or label name, a label name given twice, bounds not increasing or
- * not positive), HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output stops
- * there).
+ * (defaults). Errors: HARK_EINVAL (NULL m or sink; bad options: a version other
+ * than 1 or 2, an invalid metric or label name, a label name given twice, bounds
+ * not strictly increasing, not positive, not finite or NULL with a count, an
+ * event_bounds entry without a name or bounds or naming an event twice),
+ * HARK_ELIMIT (more than HARK_METRICS_PROM_BOUNDS_MAX bounds in `bounds` or in an
+ * event_bounds entry), HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output
+ * stops there). Nothing is written when the options are refused.
  * Thread-safety: safe, concurrently with recording threads.
  */
-HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
-                                           hark_prom_sink sink, void *data);
+HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                           hark_metrics_prom_sink sink, void *data);
 
 /*
  * The same into a stdio stream, flushed at the end. Errors: those of
@@ -211,8 +241,33 @@ HARK_API int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_opti
  * write or the flush fails (a full disk). Thread-safety: as
  * hark_metrics_write_prometheus(); the stream is the caller's.
  */
-HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts,
-                                                FILE *out);
+HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m,
+                                                const hark_metrics_prom_options *opts, FILE *out);
+
+/*
+ * Writes the same family in Prometheus' protobuf exposition format
+ * (`application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily;
+ * encoding=delimited`): one length-delimited io.prometheus.client.MetricFamily of
+ * type HISTOGRAM, one Metric per event name with its labels and a Histogram that
+ * carries both the classic buckets (the `le` bounds of the text format, +Inf
+ * implied) and a native histogram: schema HARK_METRICS_PROM_NATIVE_SCHEMA (16 buckets per
+ * power of two, as hark's own), zero_threshold HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD
+ * (durations of 0 ns go to the zero bucket), positive spans and deltas. Each of
+ * hark's buckets is counted in the native bucket that holds the value hark
+ * reports for it (its midpoint; the overflow bucket: the longest duration), so
+ * Prometheus' histogram_quantile() lands in the native bucket of hark's own
+ * quantile: within 2^(1/16) - 1 (4.4 %) of it. Prometheus asks for this format
+ * when native histograms are enabled (`--enable-feature=native-histograms`).
+ * Errors and thread-safety: as hark_metrics_write_prometheus().
+ */
+HARK_API int hark_metrics_write_prometheus_protobuf(hark_metrics *m,
+                                                    const hark_metrics_prom_options *opts,
+                                                    hark_metrics_prom_sink sink, void *data);
+
+/* The native histograms' schema: bucket bounds are powers of 2^(2^-4). */
+#define HARK_METRICS_PROM_NATIVE_SCHEMA 4
+/* The native histograms' zero threshold, in seconds (2^-128, as Prometheus' Go client). */
+#define HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD 2.938735877055719e-39
 
 /* ------------------------------------------------------------------------- */
 /* HTTP endpoint (libmicrohttpd)                                             */
@@ -224,15 +279,21 @@ typedef struct hark_metrics_server hark_metrics_server;
  * Serves the exposition of `m` over HTTP at `address` ("HOST:PORT", an IPv4
  * address or "[IPv6]:PORT"; port 0 picks a free one, see
  * hark_metrics_server_port()) from a thread of its own: GET /metrics (and GET /)
- * answers with Content-Type "text/plain; version=0.0.4"; other paths get 404.
- * `opts` (may be NULL) is copied. Errors: HARK_EINVAL (NULL argument, unparsable
- * address or options), HARK_EBIND (the address cannot be bound or listened on:
- * in use, not local, no permission; errno tells which), HARK_ENOMEM, HARK_EIO
- * (the HTTP server could not start). On error nothing is running and the program
- * can carry on. Thread-safety: safe.
+ * answers with the text format (Content-Type "text/plain; version=0.0.4"), or with
+ * the protobuf format of hark_metrics_write_prometheus_protobuf() when the request's
+ * Accept header prefers `application/vnd.google.protobuf` with
+ * `proto=io.prometheus.client.MetricFamily` and `encoding=delimited` (by its
+ * q-value; on a tie, protobuf), as Prometheus does with native histograms
+ * enabled; other paths get 404.
+ * `opts` (may be NULL) is copied, event_bounds and their arrays included. Errors:
+ * HARK_EINVAL (NULL argument, unparsable address, options refused as by
+ * hark_metrics_write_prometheus()), HARK_ELIMIT (too many bounds), HARK_EBIND (the
+ * address cannot be bound or listened on: in use, not local, no permission; errno
+ * tells which), HARK_ENOMEM, HARK_EIO (the HTTP server could not start). On error
+ * nothing is running and the program can carry on. Thread-safety: safe.
  */
 HARK_API int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                                const hark_prom_options *opts);
+                                const hark_metrics_prom_options *opts);
 
 /* The port the server listens on (useful after port 0). 0 for NULL. Thread-safety: safe. */
 HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
@@ -243,6 +304,22 @@ HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
  * from inside a request.
  */
 HARK_API void hark_metrics_server_stop(hark_metrics_server *s);
+
+/*
+ * Deprecated names (before 0.2): the Prometheus options, sink and limits took the
+ * module prefix hark_metrics_ / HARK_METRICS_. The old names are aliases of the new
+ * ones (same types, values and function) and will go.
+ */
+#define HARK_PROM_BOUNDS_MAX HARK_METRICS_PROM_BOUNDS_MAX
+#define HARK_PROM_DEFAULT_BOUNDS HARK_METRICS_PROM_DEFAULT_BOUNDS
+#define HARK_PROM_NATIVE_SCHEMA HARK_METRICS_PROM_NATIVE_SCHEMA
+#define HARK_PROM_NATIVE_ZERO_THRESHOLD HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD
+#define HARK_PROM_OPTIONS_INIT HARK_METRICS_PROM_OPTIONS_INIT
+#define HARK_PROM_OPTIONS_VERSION HARK_METRICS_PROM_OPTIONS_VERSION
+typedef hark_metrics_prom_event_bounds hark_prom_event_bounds;
+typedef hark_metrics_prom_options hark_prom_options;
+#define hark_prom_options_init hark_metrics_prom_options_init
+typedef hark_metrics_prom_sink hark_prom_sink;
 
 #ifdef __cplusplus
 }

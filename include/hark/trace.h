@@ -28,13 +28,14 @@
  *              digits), so that a parent always encloses its children exactly
  *   pid, tid   the process, and the kernel id of the thread that finished the event
  *   id         the event's id, parent_id its enclosing event's id or 0 (event.h)
- *   args       the payload: integers, doubles (non-finite ones as null), booleans,
- *              strings (JSON-escaped; NULL as null), pointers as "0x..." strings,
- *              nested payloads as objects (4 levels, deeper ones as "..."), and a
- *              failure (`exception`) as ["type","message"] -- Rails' form. At most
- *              `args_max` bytes of JSON: a field that does not fit is left out (a
- *              string is cut at a character boundary first), and "_truncated":true
- *              is added.
+ *   args       the payload, as hark/sys/payload_json.h renders every payload (JSON
+ *              log lines alike): integers, doubles (non-finite ones as null),
+ *              booleans, strings (JSON-escaped; NULL as null), pointers as "0x..."
+ *              strings, nested payloads as objects (4 levels below the top, deeper
+ *              ones as "..."), and a failure (`exception`) as
+ *              {"type":"...","message":"..."}. At most `args_max` bytes of JSON: a
+ *              field that does not fit is left out (a string is cut at a character
+ *              boundary first), and "_truncated":true is added.
  *
  * Recording: the subscription is an event-object subscription (without CPU time).
  * Each thread records into its own buffer -- a single-producer ring of
@@ -112,6 +113,10 @@ typedef struct hark_trace_options {
         HARK_TRACE_OPTIONS_VERSION, 0, 0, 100, NULL, NULL                                          \
     }
 
+/* Fills *opts with the defaults of HARK_TRACE_OPTIONS_INIT (NULL is ignored).
+ * Thread-safety: safe. */
+HARK_API void hark_trace_options_init(hark_trace_options *opts);
+
 /* What a trace has done so far. */
 typedef struct hark_trace_stats {
     uint64_t recorded;     /* events put into a buffer */
@@ -147,7 +152,10 @@ HARK_API int hark_trace_open(hark_trace **out, const char *path, const hark_trac
 HARK_API int hark_trace_attach(hark_trace *t, hark_notifier *n, hark_pattern pattern);
 
 /*
- * Writes every event recorded before the call (by any thread) to the file.
+ * Writes every event recorded before the call (by any thread) to the file, and no
+ * more: events recorded while it runs are left for the next flush, so it returns
+ * however fast other threads record. The background writer's rounds are bounded
+ * the same way, so a flush never waits behind an endless round.
  * Errors: HARK_EINVAL (NULL), HARK_EIO (a write failed: errno and
  * hark_trace_stats().last_errno say why; what was not written is kept and offered
  * again by the next flush).

@@ -23,17 +23,64 @@ static inline void note(hark_status *status, int rc)
     count_failure(&status->failures, &status->first_failure, rc);
 }
 
-/* Whether a silenceable entry sits this event out. Asks only dynamic and polled ones. */
-static inline bool entry_silenced(const struct hark__entry *e, const char *name)
+/* Whether a silenceable entry sits this event out, asking dynamic and polled ones.
+ * The caller is inside hark__callback_enter(). */
+static inline bool entry_silenced_in_callback(const struct hark__entry *e, const char *name)
 {
     const hark__sub *s = e->sub;
     if (s->silence == HARK_SILENCE_CACHED &&
         atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
         return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
+    return s->silenced(name, s->data);
+}
+
+static inline bool entry_silenced(const struct hark__entry *e, const char *name)
+{
     hark__callback_enter();
-    bool silenced = s->silenced(name, s->data);
+    bool silenced = entry_silenced_in_callback(e, name);
     hark__callback_leave();
     return silenced;
+}
+
+/*
+ * The silenceable members of `snap` that take part in an event of `name`: their
+ * bits in `active` (zeroed first), and the groups that have one in the result.
+ * One callback section around all the questions, and the bits of the usual case
+ * (at most 64 silenceable members) gathered in a register and stored once.
+ */
+static inline unsigned ask_silenceable(const struct hark__snapshot *snap, const char *name,
+                                       uint64_t *active)
+{
+    unsigned groups = 0;
+    hark__callback_enter();
+    if (HARK_LIKELY(snap->silenceable_count <= 64)) {
+        uint64_t bits = 0;
+        for (uint32_t g = 0; g < snap->group_count; g++) {
+            const struct hark__group *group = &snap->groups[g];
+            const struct hark__entry *e = &snap->entries[group->first_silenceable];
+            const struct hark__entry *const end = &snap->entries[group->end];
+            uint64_t before = bits;
+            for (; e < end; e++)
+                if (!entry_silenced_in_callback(e, name))
+                    bits |= (uint64_t)1 << e->silence_bit;
+            groups |= (unsigned)(bits != before) << g;
+        }
+        active[0] = bits;
+    } else {
+        memset(active, 0, ((snap->silenceable_count + 63) / 64) * sizeof active[0]);
+        for (uint32_t g = 0; g < snap->group_count; g++) {
+            const struct hark__group *group = &snap->groups[g];
+            for (uint32_t i = group->first_silenceable; i < group->end; i++) {
+                const struct hark__entry *e = &snap->entries[i];
+                if (!entry_silenced_in_callback(e, name)) {
+                    active[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
+                    groups |= 1u << g;
+                }
+            }
+        }
+    }
+    hark__callback_leave();
+    return groups;
 }
 
 static inline bool bit_set(const uint64_t *bits, unsigned i)
@@ -102,20 +149,9 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     unsigned groups = 0;
     if (snap) {
         groups = snap->fixed_groups;
-        if (snap->silenceable_count) {
-            /* Only the silenceable members need asking (or their cached answer read). */
-            memset(h->active_, 0, ((snap->silenceable_count + 63) / 64) * sizeof h->active_[0]);
-            for (uint32_t g = 0; g < snap->group_count; g++) {
-                const struct hark__group *group = &snap->groups[g];
-                for (uint32_t i = group->first_silenceable; i < group->end; i++) {
-                    const struct hark__entry *e = &snap->entries[i];
-                    if (!entry_silenced(e, t->name)) {
-                        h->active_[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
-                        groups |= 1u << g;
-                    }
-                }
-            }
-        }
+        /* Only the silenceable members need asking (or their cached answer read). */
+        if (snap->silenceable_count)
+            groups |= ask_silenceable(snap, t->name, h->active_);
     }
     h->groups_ = (uint16_t)groups;
     if (!groups) {

@@ -4,7 +4,9 @@
  * that cannot be bound is reported precisely (HARK_EBIND with errno), then hands
  * it to libmicrohttpd.
  */
-#include "metrics_internal.h"
+#include "prom_internal.h"
+#include "alloc.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -24,11 +26,12 @@ struct hark_metrics_server {
     hark_metrics *m;
     struct MHD_Daemon *daemon;
     unsigned port;
-    hark_prom_options opts;
+    hark_metrics_prom_options opts;
     /* Deep copies of the options' strings and arrays. */
     char *metric, *help;
     char **labels;
     double *bounds;
+    hark_metrics_prom_event_bounds *event_bounds; /* each entry's name and bounds too */
 };
 
 struct text {
@@ -39,16 +42,8 @@ struct text {
 static int append(const char *s, size_t n, void *data)
 {
     struct text *t = data;
-    if (t->used + n + 1 > t->capacity) {
-        size_t cap = t->capacity ? t->capacity : 8192;
-        while (cap < t->used + n + 1)
-            cap *= 2;
-        char *b = realloc(t->buf, cap);
-        if (!b)
-            return -1;
-        t->buf = b;
-        t->capacity = cap;
-    }
+    if (HARK__GROW(t->buf, t->capacity, t->used + n + 1, 8192) != 0)
+        return -1;
     memcpy(t->buf + t->used, s, n);
     t->used += n;
     return 0;
@@ -57,9 +52,10 @@ static int append(const char *s, size_t n, void *data)
 static hark__mhd_result respond(struct MHD_Connection *c, unsigned status, char *body, size_t len,
                                 const char *type)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(len, body, hark__free);
     if (!r) {
-        free(body);
+        hark__free(body);
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -70,7 +66,7 @@ static hark__mhd_result respond(struct MHD_Connection *c, unsigned status, char 
 
 static hark__mhd_result plain(struct MHD_Connection *c, unsigned status, const char *msg)
 {
-    char *body = strdup(msg);
+    char *body = hark__strdup(msg);
     return body ? respond(c, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
 }
 
@@ -88,13 +84,20 @@ static hark__mhd_result handle(void *cls, struct MHD_Connection *c, const char *
         return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
     if (strcmp(url, "/metrics") != 0 && strcmp(url, "/") != 0)
         return plain(c, MHD_HTTP_NOT_FOUND, "not found; try /metrics\n");
+    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    bool protobuf = accept && hark__prom_accepts_protobuf(accept);
     struct text t = {NULL, 0, 0};
-    int rc = hark_metrics_write_prometheus(s->m, &s->opts, append, &t);
+    int rc = protobuf ? hark_metrics_write_prometheus_protobuf(s->m, &s->opts, append, &t)
+                      : hark_metrics_write_prometheus(s->m, &s->opts, append, &t);
     if (rc != 0) {
-        free(t.buf);
+        hark__free(t.buf);
         return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, hark_strerror(rc));
     }
-    return respond(c, MHD_HTTP_OK, t.buf, t.used, "text/plain; version=0.0.4; charset=utf-8");
+    if (!t.buf && !(t.buf = hark__malloc(1))) /* an empty body still needs a buffer to free */
+        return MHD_NO;
+    return respond(c, MHD_HTTP_OK, t.buf, t.used,
+                   protobuf ? HARK__PROM_PROTOBUF_TYPE
+                            : "text/plain; version=0.0.4; charset=utf-8");
 }
 
 /* Splits "HOST:PORT" or "[HOST]:PORT" into host and port strings. */
@@ -184,75 +187,88 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
 
 static void server_free(hark_metrics_server *s)
 {
-    free(s->metric);
-    free(s->help);
+    hark__free(s->metric);
+    hark__free(s->help);
     if (s->labels)
         for (size_t i = 0; i < 2 * s->opts.label_count; i++)
-            free(s->labels[i]);
-    free(s->labels);
-    free(s->bounds);
-    free(s);
+            hark__free(s->labels[i]);
+    hark__free(s->labels);
+    hark__free(s->bounds);
+    if (s->event_bounds)
+        for (size_t i = 0; i < s->opts.event_bounds_count; i++) {
+            hark__free((char *)(uintptr_t)s->event_bounds[i].event);
+            hark__free((double *)(uintptr_t)s->event_bounds[i].bounds);
+        }
+    hark__free(s->event_bounds);
+    hark__free(s);
 }
 
-/* Copies `opts` into the server, so the caller's may go away. */
-static int copy_options(hark_metrics_server *s, const hark_prom_options *opts)
+static double *copy_doubles(const double *v, size_t n)
 {
-    hark_prom_options o = HARK_PROM_OPTIONS_INIT;
-    if (opts)
-        o = *opts;
-    s->opts = o;
+    double *copy = hark__malloc(n * sizeof *copy);
+    if (copy)
+        memcpy(copy, v, n * sizeof *copy);
+    return copy;
+}
+
+/* Copies checked options into the server, so the caller's may go away. */
+static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options *o)
+{
+    s->opts = *o;
     s->opts.label_count = 0;
-    if ((o.metric && !(s->metric = strdup(o.metric))) || (o.help && !(s->help = strdup(o.help))))
+    s->opts.event_bounds_count = 0;
+    if ((o->metric && !(s->metric = hark__strdup(o->metric))) ||
+        (o->help && !(s->help = hark__strdup(o->help))))
         return HARK_ENOMEM;
     s->opts.metric = s->metric;
     s->opts.help = s->help;
-    if (o.label_count && o.labels) {
-        s->labels = calloc(2 * o.label_count, sizeof *s->labels);
+    if (o->label_count && o->labels) {
+        s->labels = hark__calloc(2 * o->label_count, sizeof *s->labels);
         if (!s->labels)
             return HARK_ENOMEM;
-        s->opts.label_count = o.label_count;
-        for (size_t i = 0; i < 2 * o.label_count; i++)
-            if (o.labels[i] && !(s->labels[i] = strdup(o.labels[i])))
+        s->opts.label_count = o->label_count;
+        for (size_t i = 0; i < 2 * o->label_count; i++)
+            if (o->labels[i] && !(s->labels[i] = hark__strdup(o->labels[i])))
                 return HARK_ENOMEM;
         s->opts.labels = (const char *const *)s->labels;
     }
-    if (o.bound_count && o.bounds) {
-        s->bounds = malloc(o.bound_count * sizeof *s->bounds);
-        if (!s->bounds)
+    if (o->bound_count && o->bounds) {
+        if (!(s->bounds = copy_doubles(o->bounds, o->bound_count)))
             return HARK_ENOMEM;
-        memcpy(s->bounds, o.bounds, o.bound_count * sizeof *s->bounds);
         s->opts.bounds = s->bounds;
+    }
+    if (o->event_bounds_count) {
+        s->event_bounds = hark__calloc(o->event_bounds_count, sizeof *s->event_bounds);
+        if (!s->event_bounds)
+            return HARK_ENOMEM;
+        for (size_t i = 0; i < o->event_bounds_count; i++) {
+            const hark_metrics_prom_event_bounds *e = &o->event_bounds[i];
+            hark_metrics_prom_event_bounds *copy = &s->event_bounds[i];
+            s->opts.event_bounds_count = i + 1; /* what server_free() frees */
+            copy->bound_count = e->bound_count;
+            if (!(copy->event = hark__strdup(e->event)) ||
+                !(copy->bounds = copy_doubles(e->bounds, e->bound_count)))
+                return HARK_ENOMEM;
+        }
+        s->opts.event_bounds = s->event_bounds;
     }
     return 0;
 }
 
-/* Whether `opts` would be accepted by the writer (checked on an empty metrics object). */
-static int validate(const hark_prom_options *opts)
-{
-    hark_metrics *probe;
-    int rc = hark_metrics_new(&probe);
-    if (rc != 0)
-        return rc;
-    struct text t = {NULL, 0, 0};
-    rc = hark_metrics_write_prometheus(probe, opts, append, &t);
-    free(t.buf);
-    hark_metrics_free(probe);
-    return rc;
-}
-
 int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                       const hark_prom_options *opts)
+                       const hark_metrics_prom_options *opts)
 {
     if (!out || !m || !address)
         return HARK_EINVAL;
-    int rc = opts ? validate(opts) : 0;
+    hark_metrics_prom_options o;
+    int rc = hark__prom_options_load(&o, opts);
     if (rc != 0)
         return rc;
-    hark_metrics_server *s = calloc(1, sizeof *s);
+    hark_metrics_server *s = hark__calloc(1, sizeof *s);
     if (!s)
         return HARK_ENOMEM;
     s->m = m;
-    if ((rc = copy_options(s, opts)) != 0) {
+    if ((rc = copy_options(s, &o)) != 0) {
         server_free(s);
         return rc;
     }

@@ -4,17 +4,21 @@
  * Every recording thread owns a shard of each metrics object it records into.
  * Only the owner writes a shard's counters -- a relaxed load and a relaxed store,
  * no read-modify-write -- and readers merge all shards with relaxed loads. A
- * thread finds its shard through a thread-local list of bindings (usually the
- * first entry), and its series through a small table keyed by the name pointer,
- * checked with strcmp (a name pointer may be reused for another name).
+ * thread finds its shard through a thread-local pointer to the one it used last,
+ * else through its thread slots, and its series through a small table keyed by the
+ * name pointer, checked with strcmp (a name pointer may be reused for another name).
+ * Reading (snapshots, quantiles) is in metrics_read.c.
  *
- * Shard lifetime: a shard is OWNED by a live thread, FREE once that thread has
- * exited (its counts stay and a new thread may adopt it), or ORPHAN once the
- * metrics object is freed while its owner still runs (the owner frees it when it
- * exits). Both sides exchange the state word, so exactly one of them frees it.
+ * Shard lifetime is the thread-slot hand-off (src/util/slot.h): a shard is OWNED
+ * by a live thread, FREE once that thread has exited (its counts stay and a new
+ * thread may adopt it), or ORPHAN once the metrics object is freed while its owner
+ * still runs (the owner frees it).
  */
 #include "metrics_internal.h"
 #include "hark/sys/reclaim.h"
+#include "alloc.h"
+#include "grow.h"
+#include "slot.h"
 #include "tls.h"
 
 #include <errno.h>
@@ -22,132 +26,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OWNED = 0, FREE = 1, ORPHAN = 2 };
-
-struct series {
-    char *name;
-    atomic_uint_least64_t sum_ns, min_ns, max_ns;
-    atomic_uint_least64_t buckets[HARK_METRICS_BUCKETS];
-    struct series *next; /* immutable once published */
-};
-
-struct slot {
-    const char *key;
-    struct series *series;
-};
-
-struct shard {
-    atomic_int state;
-    struct shard *next;              /* metrics' list; guarded by its lock */
-    _Atomic(struct series *) series; /* newest first; the owner publishes */
-    /* The owner's lookup table, name pointer -> series; owner only. */
-    struct slot *slots;
-    size_t mask, used;
-    size_t series_count; /* owner only */
-};
-
-/* The data of one subscription: what its callbacks need. */
-struct token {
-    hark_metrics *m;
-    struct attachment *a; /* NULL once the subscription is not the attachment's own */
-    /* Set when the subscription is being ended: it records nothing more, even if
-     * ending it fails for memory and it stays in its notifier until that removes it. */
-    atomic_bool off;
-};
-
-/* One hark_metrics_attach(): re-subscribed when the metrics resume from silence. */
-struct attachment {
-    hark_notifier *n;
-    hark_pattern_kind kind;
-    char *text;              /* the pattern text, copied; NULL for all events */
-    hark_subscription_id id; /* the live subscription, 0 while silenced */
-    struct token *token;     /* its data, NULL while silenced */
-    struct attachment *next;
-};
-
-struct hark_metrics {
-    uint64_t serial;
-    pthread_mutex_t lock;        /* guards shards (the list) and attachments */
-    pthread_mutex_t attach_lock; /* serialises attach, silence and free; taken first */
-    struct shard *shards;
-    struct attachment *attachments;
-    atomic_int refs; /* 1 for the owner + 1 per live subscription */
-    bool silenced;   /* guarded by attach_lock */
-    atomic_int servers;
-};
-
 /* ------------------------------------------------------------------------- */
 /* Threads and their shards                                                  */
 /* ------------------------------------------------------------------------- */
 
-struct binding {
-    const hark_metrics *m;
-    uint64_t serial;
-    struct shard *shard;
-};
-
-struct thread_state {
-    size_t count, capacity;
-    struct binding *bindings;
-};
-
-static HARK__TLS struct thread_state *self;
-static pthread_key_t exit_key;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static HARK__TLS struct shard *tl_last; /* the calling thread's shard used last */
 static atomic_uint_least64_t next_serial = 1;
 
-static void shard_free(struct shard *s)
+static void shard_free(hark__slot *slot)
 {
+    struct shard *s = (struct shard *)slot;
     struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed);
     while (x) {
         struct series *next = x->next;
-        free(x->name);
-        free(x);
+        hark__free(x->name);
+        hark__free(x);
         x = next;
     }
-    free(s->slots);
-    free(s);
+    hark__free(s->slots);
+    hark__free(s);
 }
 
-/* Gives up a shard: FREE for adoption, or freed if its metrics are gone. */
-static void shard_release(struct shard *s)
+static void forget_last(void)
 {
-    /* Release: this thread's counter stores happen before an adopting thread's
-     * acquire exchange (shard_adopt) and its own stores on top of them. */
-    if (atomic_exchange_explicit(&s->state, FREE, memory_order_acq_rel) == ORPHAN)
-        shard_free(s);
+    tl_last = NULL;
 }
 
-static void thread_exit(void *arg)
-{
-    struct thread_state *t = arg;
-    for (size_t i = 0; i < t->count; i++)
-        shard_release(t->bindings[i].shard);
-    free(t->bindings);
-    free(t);
-    self = NULL;
-}
+static const hark__slot_kind shard_kind = {shard_free, forget_last};
 
-static void exit_key_create(void)
-{
-    pthread_key_create(&exit_key, thread_exit);
-}
-
+/* A FREE shard of `m` (its counts stay), or a new one, for the calling thread. */
 static struct shard *shard_adopt(hark_metrics *m)
 {
     pthread_mutex_lock(&m->lock);
     for (struct shard *s = m->shards; s; s = s->next) {
-        int expected = FREE;
-        /* Acquire: pairs with the release in shard_release(). */
-        if (atomic_compare_exchange_strong_explicit(&s->state, &expected, OWNED,
-                                                    memory_order_acquire, memory_order_relaxed)) {
+        if (hark__slot_adopt(&s->slot)) {
             pthread_mutex_unlock(&m->lock);
             return s;
         }
     }
-    struct shard *s = calloc(1, sizeof *s);
+    struct shard *s = hark__calloc(1, sizeof *s);
     if (s) {
-        atomic_init(&s->state, OWNED);
+        atomic_init(&s->slot.state, HARK__SLOT_OWNED);
         atomic_init(&s->series, NULL);
         s->next = m->shards;
         m->shards = s;
@@ -159,57 +78,25 @@ static struct shard *shard_adopt(hark_metrics *m)
 /* The calling thread's shard of `m`, created on first use; NULL without memory. */
 static struct shard *shard_slow(hark_metrics *m)
 {
-    struct thread_state *t = self;
-    if (!t) {
-        pthread_once(&exit_once, exit_key_create);
-        t = calloc(1, sizeof *t);
-        if (!t || pthread_setspecific(exit_key, t) != 0) {
-            free(t);
+    struct shard *s = (struct shard *)hark__slot_find(&shard_kind, m->serial);
+    if (!s) {
+        s = shard_adopt(m);
+        if (!s)
+            return NULL;
+        if (hark__slot_add(&s->slot, &shard_kind, m->serial) != 0) {
+            /* release: as a thread exit hands it back (the next thread adopts it). */
+            atomic_store_explicit(&s->slot.state, HARK__SLOT_FREE, memory_order_release);
             return NULL;
         }
-        self = t;
     }
-    for (size_t i = 0; i < t->count; i++) {
-        struct binding *b = &t->bindings[i];
-        if (b->m == m && b->serial == m->serial) {
-            /* Move it to the front: the next event takes the fast path. */
-            struct binding first = *b;
-            *b = t->bindings[0];
-            t->bindings[0] = first;
-            return first.shard;
-        }
-    }
-    /* Drop bindings of freed metrics objects (their shards are ORPHAN). */
-    for (size_t i = 0; i < t->count;) {
-        if (atomic_load_explicit(&t->bindings[i].shard->state, memory_order_relaxed) == ORPHAN) {
-            shard_release(t->bindings[i].shard);
-            t->bindings[i] = t->bindings[--t->count];
-        } else {
-            i++;
-        }
-    }
-    if (t->count == t->capacity) {
-        size_t cap = t->capacity ? t->capacity * 2 : 4;
-        struct binding *b = realloc(t->bindings, cap * sizeof *b);
-        if (!b)
-            return NULL;
-        t->bindings = b;
-        t->capacity = cap;
-    }
-    struct shard *s = shard_adopt(m);
-    if (!s)
-        return NULL;
-    memmove(&t->bindings[1], &t->bindings[0], t->count * sizeof t->bindings[0]);
-    t->bindings[0] = (struct binding){m, m->serial, s};
-    t->count++;
-    return s;
+    return tl_last = s;
 }
 
 static inline struct shard *my_shard(hark_metrics *m)
 {
-    struct thread_state *t = self;
-    if (HARK_LIKELY(t && t->count && t->bindings[0].m == m && t->bindings[0].serial == m->serial))
-        return t->bindings[0].shard;
+    struct shard *s = tl_last;
+    if (HARK_LIKELY(s && s->slot.serial == m->serial))
+        return s;
     return shard_slow(m);
 }
 
@@ -225,7 +112,7 @@ static inline size_t slot_hash(const char *key, size_t mask)
 static int slots_grow(struct shard *s)
 {
     size_t mask = s->mask ? s->mask * 2 + 1 : 15;
-    struct slot *slots = calloc(mask + 1, sizeof *slots);
+    struct slot *slots = hark__calloc(mask + 1, sizeof *slots);
     if (!slots)
         return HARK_ENOMEM;
     for (size_t i = 0; s->slots && i <= s->mask; i++) {
@@ -236,7 +123,7 @@ static int slots_grow(struct shard *s)
             j = (j + 1) & mask;
         slots[j] = s->slots[i];
     }
-    free(s->slots);
+    hark__free(s->slots);
     s->slots = slots;
     s->mask = mask;
     return 0;
@@ -248,12 +135,12 @@ static struct series *series_slow(struct shard *s, const char *name)
     while (x && strcmp(x->name, name) != 0)
         x = x->next;
     if (!x) {
-        x = malloc(sizeof *x);
+        x = hark__malloc(sizeof *x);
         if (!x)
             return NULL;
-        x->name = strdup(name);
+        x->name = hark__strdup(name);
         if (!x->name) {
-            free(x);
+            hark__free(x);
             return NULL;
         }
         atomic_init(&x->sum_ns, 0);
@@ -355,16 +242,16 @@ int hark_metrics_new(hark_metrics **out)
 {
     if (!out)
         return HARK_EINVAL;
-    hark_metrics *m = calloc(1, sizeof *m);
+    hark_metrics *m = hark__calloc(1, sizeof *m);
     if (!m)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&m->lock, NULL) != 0) {
-        free(m);
+        hark__free(m);
         return HARK_ENOMEM;
     }
     if (pthread_mutex_init(&m->attach_lock, NULL) != 0) {
         pthread_mutex_destroy(&m->lock);
-        free(m);
+        hark__free(m);
         return HARK_ENOMEM;
     }
     m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
@@ -379,27 +266,17 @@ static void metrics_unref(hark_metrics *m)
     /* Acq_rel: the last one to drop a reference sees every other's writes. */
     if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
         return;
-    struct thread_state *t = self;
-    struct shard *s = m->shards;
-    while (s) {
-        struct shard *next = s->next;
-        int state = atomic_exchange_explicit(&s->state, ORPHAN, memory_order_acq_rel);
-        bool mine = false;
-        for (size_t i = 0; t && i < t->count; i++) {
-            if (t->bindings[i].shard == s) {
-                t->bindings[i] = t->bindings[--t->count];
-                mine = true;
-                break;
-            }
-        }
-        /* A shard still owned by a live thread is freed by that thread at exit. */
-        if (state == FREE || mine)
-            shard_free(s);
-        s = next;
+    for (struct shard *s = m->shards, *next; s; s = next) {
+        next = s->next;
+        if (tl_last == s)
+            tl_last = NULL;
+        /* A shard still owned by a live thread is freed by that thread. */
+        if (hark__slot_orphan(&s->slot))
+            shard_free(&s->slot);
     }
     pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->attach_lock);
-    free(m);
+    hark__free(m);
 }
 
 /*
@@ -436,8 +313,8 @@ static void forget(hark_metrics *m, struct attachment *a)
         }
     }
     pthread_mutex_unlock(&m->lock);
-    free(a->text);
-    free(a);
+    hark__free(a->text);
+    hark__free(a);
 }
 
 int hark_metrics_free(hark_metrics *m)
@@ -460,8 +337,8 @@ int hark_metrics_free(hark_metrics *m)
         if (!a)
             break;
         (void)detach(m, a);
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
     }
     pthread_mutex_unlock(&m->attach_lock);
     hark_reclaim_resume(); /* before our own reference goes: releases still use m */
@@ -498,11 +375,11 @@ static void on_release(void *data)
                 break;
             }
         }
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
     }
     pthread_mutex_unlock(&m->lock);
-    free(t);
+    hark__free(t);
     metrics_unref(m);
 }
 
@@ -510,7 +387,7 @@ static void on_release(void *data)
  * not held. */
 static int subscribe(hark_metrics *m, struct attachment *a)
 {
-    struct token *t = malloc(sizeof *t);
+    struct token *t = hark__malloc(sizeof *t);
     if (!t)
         return HARK_ENOMEM;
     t->m = m;
@@ -527,7 +404,7 @@ static int subscribe(hark_metrics *m, struct attachment *a)
     hark_subscription_id id;
     int rc = hark_subscribe(&id, a->n, &opts);
     if (rc != 0) {
-        free(t);
+        hark__free(t);
         metrics_unref(m);
         return rc;
     }
@@ -543,13 +420,14 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
 {
     if (!m || !n)
         return HARK_EINVAL;
-    struct attachment *a = calloc(1, sizeof *a);
+    struct attachment *a = hark__calloc(1, sizeof *a);
     if (!a)
         return HARK_ENOMEM;
     a->n = n;
     a->kind = pattern.kind;
-    if (pattern.kind != HARK_PATTERN_ALL && pattern.text && !(a->text = strdup(pattern.text))) {
-        free(a);
+    if (pattern.kind != HARK_PATTERN_ALL && pattern.text &&
+        !(a->text = hark__strdup(pattern.text))) {
+        hark__free(a);
         return HARK_ENOMEM;
     }
     /* Subscribing reclaims: releases held back until attach_lock is dropped, as in
@@ -571,8 +449,8 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     pthread_mutex_unlock(&m->attach_lock);
     hark_reclaim_resume();
     if (rc != 0) {
-        free(a->text);
-        free(a);
+        hark__free(a->text);
+        hark__free(a);
         return rc;
     }
     if (out)
@@ -632,202 +510,4 @@ int hark_metrics_record(hark_metrics *m, const char *name, double seconds)
 void hark__metrics_server_ref(hark_metrics *m, int delta)
 {
     atomic_fetch_add_explicit(&m->servers, delta, memory_order_relaxed);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Reading                                                                   */
-/* ------------------------------------------------------------------------- */
-
-double hark_metrics_bucket_lower(size_t i)
-{
-    if (i >= HARK_METRICS_BUCKETS)
-        return INFINITY;
-    if (i == HARK_METRICS_BUCKETS - 1)
-        return (double)HARK_METRICS_MAX_NS / 1e9;
-    return (double)hark__metrics_lower_ns(i) / 1e9;
-}
-
-double hark_metrics_bucket_upper(size_t i)
-{
-    if (i + 1 >= HARK_METRICS_BUCKETS)
-        return INFINITY;
-    return hark_metrics_bucket_lower(i + 1);
-}
-
-size_t hark__metrics_edge_index(double seconds)
-{
-    if (!(seconds >= 0))
-        return 0;
-    if (seconds >= hark_metrics_bucket_lower(HARK_METRICS_BUCKETS - 1))
-        return HARK_METRICS_BUCKETS - 1;
-    /* Scaling to nanoseconds can land just below the edge a bound names exactly
-     * (9.6e-7 * 1e9 is 959.99999999999989, not 960): take that as a first guess,
-     * then settle it against the edges in seconds, the very values the labels show. */
-    size_t i = hark__metrics_bucket((uint64_t)(seconds * 1e9));
-    while (i + 1 < HARK_METRICS_BUCKETS && hark_metrics_bucket_lower(i + 1) <= seconds)
-        i++;
-    while (i > 0 && hark_metrics_bucket_lower(i) > seconds)
-        i--;
-    return i;
-}
-
-/* The value reported for bucket i: its midpoint (exact nanoseconds below 16 ns). */
-static double bucket_value(size_t i)
-{
-    if (i < 16)
-        return (double)i / 1e9;
-    return (hark_metrics_bucket_lower(i) + hark_metrics_bucket_upper(i)) / 2;
-}
-
-double hark_metrics_quantile(const hark_metrics_series *s, double q)
-{
-    if (!s || !s->count || !s->buckets)
-        return 0;
-    if (!(q >= 0))
-        q = 0;
-    if (q > 1)
-        q = 1;
-    uint64_t rank = (uint64_t)ceil(q * (double)s->count);
-    if (rank == 0)
-        rank = 1;
-    uint64_t seen = 0;
-    double v = s->max;
-    for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++) {
-        seen += s->buckets[i];
-        if (seen >= rank) {
-            v = i == HARK_METRICS_BUCKETS - 1 ? s->max : bucket_value(i);
-            break;
-        }
-    }
-    if (v < s->min)
-        v = s->min;
-    if (v > s->max)
-        v = s->max;
-    return v;
-}
-
-struct pick {
-    const char *name;
-    const struct series *series;
-};
-
-static int pick_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct pick *)a)->name, ((const struct pick *)b)->name);
-}
-
-void hark_metrics_snapshot_free(hark_metrics_snapshot *snap)
-{
-    if (!snap)
-        return;
-    for (size_t i = 0; i < snap->count; i++) {
-        free((void *)(uintptr_t)snap->series[i].name);
-        free((void *)(uintptr_t)snap->series[i].buckets);
-    }
-    free(snap->series);
-    free(snap);
-}
-
-int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
-{
-    if (!out || !m)
-        return HARK_EINVAL;
-    struct pick *picks = NULL;
-    size_t count = 0, capacity = 0;
-    int rc = 0;
-    hark_metrics_snapshot *snap = calloc(1, sizeof *snap);
-    if (!snap)
-        return HARK_ENOMEM;
-    pthread_mutex_lock(&m->lock);
-    for (const struct shard *s = m->shards; s && rc == 0; s = s->next) {
-        /* Acquire: pairs with the release publishing each series (series_slow). */
-        for (const struct series *x = atomic_load_explicit(&s->series, memory_order_acquire); x;
-             x = x->next) {
-            if (count == capacity) {
-                size_t cap = capacity ? capacity * 2 : 16;
-                struct pick *p = realloc(picks, cap * sizeof *p);
-                if (!p) {
-                    rc = HARK_ENOMEM;
-                    break;
-                }
-                picks = p;
-                capacity = cap;
-            }
-            picks[count++] = (struct pick){x->name, x};
-        }
-    }
-    if (rc == 0 && count) {
-        qsort(picks, count, sizeof *picks, pick_cmp);
-        snap->series = calloc(count, sizeof *snap->series);
-        if (!snap->series)
-            rc = HARK_ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < count;) {
-        hark_metrics_series *out_s = &snap->series[snap->count];
-        uint64_t *buckets = calloc(HARK_METRICS_BUCKETS, sizeof *buckets);
-        char *name = strdup(picks[i].name);
-        if (!buckets || !name) {
-            free(buckets);
-            free(name);
-            rc = HARK_ENOMEM;
-            break;
-        }
-        snap->count++;
-        out_s->name = name;
-        out_s->buckets = buckets;
-        uint64_t sum = 0, min = UINT64_MAX, max = 0;
-        size_t j = i;
-        for (; j < count && strcmp(picks[j].name, picks[i].name) == 0; j++) {
-            const struct series *x = picks[j].series;
-            for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
-                buckets[b] += atomic_load_explicit(&x->buckets[b], memory_order_relaxed);
-            if (__builtin_add_overflow(sum, atomic_load_explicit(&x->sum_ns, memory_order_relaxed),
-                                       &sum))
-                sum = UINT64_MAX; /* as each thread's total: saturated, not wrapped */
-            uint64_t lo = atomic_load_explicit(&x->min_ns, memory_order_relaxed);
-            uint64_t hi = atomic_load_explicit(&x->max_ns, memory_order_relaxed);
-            min = lo < min ? lo : min;
-            max = hi > max ? hi : max;
-        }
-        i = j;
-        for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
-            out_s->count += buckets[b];
-        out_s->sum = (double)sum / 1e9;
-        /* A series seen mid-update may have a count but not yet its min. */
-        out_s->min = out_s->count && min != UINT64_MAX ? (double)min / 1e9 : 0;
-        out_s->max = out_s->count ? (double)max / 1e9 : 0;
-        if (out_s->max < out_s->min)
-            out_s->max = out_s->min;
-        out_s->p50 = hark_metrics_quantile(out_s, 0.50);
-        out_s->p90 = hark_metrics_quantile(out_s, 0.90);
-        out_s->p99 = hark_metrics_quantile(out_s, 0.99);
-        out_s->p999 = hark_metrics_quantile(out_s, 0.999);
-    }
-    pthread_mutex_unlock(&m->lock);
-    free(picks);
-    if (rc != 0) {
-        hark_metrics_snapshot_free(snap);
-        return rc;
-    }
-    *out = snap;
-    return 0;
-}
-
-const hark_metrics_series *hark_metrics_snapshot_find(const hark_metrics_snapshot *snap,
-                                                      const char *name)
-{
-    if (!snap || !name)
-        return NULL;
-    size_t lo = 0, hi = snap->count;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(snap->series[mid].name, name);
-        if (c == 0)
-            return &snap->series[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
 }

@@ -4,6 +4,8 @@
 
 #include "hark/metrics.h"
 
+#include "slot.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -30,6 +32,60 @@ static inline uint64_t hark__metrics_lower_ns(size_t i)
 /* Rounds a bound in seconds down to the nearest bucket edge (an edge itself stays);
  * returns the index of the bucket that edge starts. */
 size_t hark__metrics_edge_index(double seconds);
+
+/* The series of one event name in one shard; immutable once published but for its
+ * counters, which only the shard's owner writes. */
+struct series {
+    char *name;
+    atomic_uint_least64_t sum_ns, min_ns, max_ns;
+    atomic_uint_least64_t buckets[HARK_METRICS_BUCKETS];
+    struct series *next; /* immutable once published */
+};
+
+struct slot {
+    const char *key;
+    struct series *series;
+};
+
+struct shard {
+    hark__slot slot;                 /* first: the thread hand-off (slot.h) */
+    struct shard *next;              /* metrics' list; guarded by its lock */
+    _Atomic(struct series *) series; /* newest first; the owner publishes */
+    /* The owner's lookup table, name pointer -> series; owner only. */
+    struct slot *slots;
+    size_t mask, used;
+    size_t series_count; /* owner only */
+};
+
+/* The data of one subscription: what its callbacks need. */
+struct token {
+    hark_metrics *m;
+    struct attachment *a; /* NULL once the subscription is not the attachment's own */
+    /* Set when the subscription is being ended: it records nothing more, even if
+     * ending it fails for memory and it stays in its notifier until that removes it. */
+    atomic_bool off;
+};
+
+/* One hark_metrics_attach(): re-subscribed when the metrics resume from silence. */
+struct attachment {
+    hark_notifier *n;
+    hark_pattern_kind kind;
+    char *text;              /* the pattern text, copied; NULL for all events */
+    hark_subscription_id id; /* the live subscription, 0 while silenced */
+    struct token *token;     /* its data, NULL while silenced */
+    struct attachment *next;
+};
+
+struct hark_metrics {
+    uint64_t serial;
+    pthread_mutex_t lock;        /* guards shards (the list) and attachments */
+    pthread_mutex_t attach_lock; /* serialises attach, silence and free; taken first */
+    struct shard *shards;
+    struct attachment *attachments;
+    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+    bool silenced;   /* guarded by attach_lock */
+    atomic_int servers;
+};
 
 /* Servers currently serving `m` (hark_metrics_free refuses while nonzero). */
 void hark__metrics_server_ref(hark_metrics *m, int delta);

@@ -2,7 +2,8 @@
  * Prometheus text exposition format 0.0.4: one histogram family, one series per
  * event name, written in pieces to any sink.
  */
-#include "metrics_internal.h"
+#include "prom_internal.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,7 +17,7 @@
 
 /* A buffered writer in front of the sink; the first failure sticks. */
 struct out {
-    hark_prom_sink sink;
+    hark_metrics_prom_sink sink;
     void *data;
     int rc;
     size_t used;
@@ -140,52 +141,8 @@ static void put_help(struct out *o, const char *s)
     put_escaped(o, s, false);
 }
 
-static bool name_char(char c, bool first, bool colon)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colon && c == ':') ||
-           (!first && c >= '0' && c <= '9');
-}
-
-static bool valid_name(const char *s, bool colon)
-{
-    if (!s || !*s)
-        return false;
-    for (size_t i = 0; s[i]; i++)
-        if (!name_char(s[i], i == 0, colon))
-            return false;
-    return true;
-}
-
-static int check_options(const hark_prom_options *o)
-{
-    if (o->version != HARK_PROM_OPTIONS_VERSION)
-        return HARK_EINVAL;
-    if (o->metric && !valid_name(o->metric, true))
-        return HARK_EINVAL;
-    if (o->label_count && !o->labels)
-        return HARK_EINVAL;
-    for (size_t i = 0; i < o->label_count; i++) {
-        const char *k = o->labels[2 * i], *v = o->labels[2 * i + 1];
-        if (!valid_name(k, false) || !v || !strcmp(k, "event") || !strcmp(k, "le") ||
-            !strncmp(k, "__", 2))
-            return HARK_EINVAL;
-        /* A label name twice in one series makes Prometheus refuse the whole scrape. */
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(k, o->labels[2 * j]))
-                return HARK_EINVAL;
-    }
-    if (o->bound_count && !o->bounds)
-        return HARK_EINVAL;
-    for (size_t i = 0; i < o->bound_count; i++) {
-        double b = o->bounds[i];
-        if (!(b > 0) || isinf(b) || (i && !(b > o->bounds[i - 1])))
-            return HARK_EINVAL;
-    }
-    return 0;
-}
-
 /* The labels of one series, without the closing brace: {event="x",k="v" */
-static void put_labels(struct out *o, const hark_prom_options *opts, const char *event)
+static void put_labels(struct out *o, const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, "{event=\"");
     put_label_value(o, event);
@@ -202,29 +159,11 @@ static void put_labels(struct out *o, const hark_prom_options *opts, const char 
 /* The start of one sample line, up to its labels' closing brace:
  * <metric><suffix>{event="x",k="v" */
 static void put_series(struct out *o, const char *metric, const char *suffix,
-                       const hark_prom_options *opts, const char *event)
+                       const hark_metrics_prom_options *opts, const char *event)
 {
     puts_(o, metric);
     puts_(o, suffix);
     put_labels(o, opts, event);
-}
-
-/* Bucket indices whose lower edges are the exposed bounds, increasing, deduplicated. */
-static size_t edges(const hark_prom_options *opts, size_t *out, size_t max)
-{
-    size_t n = 0;
-    if (!opts->bounds) {
-        for (unsigned e = 10; e <= 37 && n < max; e++)
-            out[n++] = hark__metrics_bucket(UINT64_C(1) << e);
-        return n;
-    }
-    for (size_t i = 0; i < opts->bound_count && n < max; i++) {
-        size_t idx = hark__metrics_edge_index(opts->bounds[i]);
-        if (idx == 0 || (n && out[n - 1] == idx))
-            continue;
-        out[n++] = idx;
-    }
-    return n;
 }
 
 static int sink_file(const char *text, size_t length, void *data)
@@ -232,26 +171,24 @@ static int sink_file(const char *text, size_t length, void *data)
     return fwrite(text, 1, length, data) == length ? 0 : -1;
 }
 
-int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts,
-                                  hark_prom_sink sink, void *data)
+int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                  hark_metrics_prom_sink sink, void *data)
 {
-    static const hark_prom_options defaults = HARK_PROM_OPTIONS_INIT;
     if (!m || !sink)
         return HARK_EINVAL;
-    if (!opts)
-        opts = &defaults;
-    int rc = check_options(opts);
+    hark_metrics_prom_options loaded;
+    int rc = hark__prom_options_load(&loaded, opts);
     if (rc != 0)
         return rc;
-    size_t *idx = malloc(HARK_METRICS_BUCKETS * sizeof *idx);
-    struct out *o = malloc(sizeof *o);
+    opts = &loaded;
+    size_t *idx = hark__malloc(HARK__PROM_LADDER_MAX * sizeof *idx);
+    struct out *o = hark__malloc(sizeof *o);
     hark_metrics_snapshot *snap = NULL;
     if (!idx || !o || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
-        free(idx);
-        free(o);
+        hark__free(idx);
+        hark__free(o);
         return rc ? rc : HARK_ENOMEM;
     }
-    size_t nedges = edges(opts, idx, HARK_METRICS_BUCKETS);
     o->sink = sink;
     o->data = data;
     o->rc = 0;
@@ -266,6 +203,7 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     puts_(o, " histogram\n");
     for (size_t i = 0; i < snap->count && o->rc == 0; i++) {
         const hark_metrics_series *s = &snap->series[i];
+        size_t nedges = hark__prom_ladder(opts, s->name, idx);
         uint64_t cumulative = 0;
         size_t b = 0;
         for (size_t k = 0; k < nedges; k++) {
@@ -294,13 +232,14 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_prom_options *opts
     }
     flush(o);
     rc = o->rc;
-    free(o);
-    free(idx);
+    hark__free(o);
+    hark__free(idx);
     hark_metrics_snapshot_free(snap);
     return rc;
 }
 
-int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_prom_options *opts, FILE *out)
+int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metrics_prom_options *opts,
+                                       FILE *out)
 {
     if (!out)
         return HARK_EINVAL;

@@ -1,14 +1,11 @@
 /*
  * Configuration from the environment (MYAPP_LOG_LEVEL, MYAPP_LOG, MYAPP_LOG_FORMAT,
- * MYAPP_LOG_DEST, MYAPP_LOG_COLOR), per-target levels, and switching a logger's
- * destination.
+ * MYAPP_LOG_DEST, MYAPP_LOG_COLOR). It only parses, and calls the public setters.
  */
-#include "logger_internal.h"
-#include "log_ext.h"
 #include "hark/color.h"
 #include "hark/log_env.h"
-#include "hark/log_sinks.h"
-#include "alloc.h"
+#include "hark/log_format.h"
+#include "hark/logger.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,178 +15,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------------------------- */
-/* Targets                                                                   */
-/* ------------------------------------------------------------------------- */
-
-/*
- * A logger's targets: appended under observer_lock, never removed (a removed
- * level is -1), read without a lock. A name is written before `count` covers it.
- */
-struct hark__targets {
-    atomic_size_t count;
-    struct {
-        char name[HARK_LOG_TARGET_LEN + 1];
-        atomic_int level;
-    } e[HARK_LOG_TARGETS_MAX];
-};
-
-/* The level of `target` (length `len`), or -1. Takes no lock. */
-static int target_find(const hark_logger *l, const char *target, size_t len)
-{
-    /* Acquire: pairs with the release store of `targets` in set_target_level. */
-    struct hark__targets *t = atomic_load_explicit(&l->targets, memory_order_acquire);
-    if (!t)
-        return -1;
-    /* Acquire: pairs with the release increment after a name is written. */
-    size_t n = atomic_load_explicit(&t->count, memory_order_acquire);
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(t->e[i].name, target, len) == 0 && t->e[i].name[len] == '\0')
-            return atomic_load_explicit(&t->e[i].level, memory_order_relaxed);
-    return -1;
-}
-
-int hark_logger_set_target_level(hark_logger *l, const char *target, int level)
-{
-    if (!l || !target || !target[0] || strlen(target) > HARK_LOG_TARGET_LEN || level < -1 ||
-        level >= HARK_LOG_LEVELS)
-        return HARK_EINVAL;
-    int rc = 0;
-    pthread_mutex_lock(&l->observer_lock);
-    struct hark__targets *t = atomic_load_explicit(&l->targets, memory_order_relaxed);
-    if (!t) {
-        t = hark__calloc(1, sizeof *t);
-        if (!t) {
-            rc = HARK_ENOMEM;
-            goto out;
-        }
-        /* Release: the zeroed table is seen before the pointer. */
-        atomic_store_explicit(&l->targets, t, memory_order_release);
-    }
-    size_t n = atomic_load_explicit(&t->count, memory_order_relaxed);
-    size_t i = 0;
-    while (i < n && strcmp(t->e[i].name, target) != 0)
-        i++;
-    if (i == n) {
-        if (level < 0)
-            goto out; /* nothing to remove */
-        if (n == HARK_LOG_TARGETS_MAX) {
-            rc = HARK_ELIMIT;
-            goto out;
-        }
-        strcpy(t->e[n].name, target);
-        atomic_store_explicit(&t->e[n].level, level, memory_order_relaxed);
-        /* Release: readers that see the new count see the name and level. */
-        atomic_store_explicit(&t->count, n + 1, memory_order_release);
-    } else {
-        atomic_store_explicit(&t->e[i].level, level, memory_order_relaxed);
-    }
-out:
-    pthread_mutex_unlock(&l->observer_lock);
-    if (rc == 0)
-        hark__logger_notify(l, HARK_LOGGER_LEVEL);
-    return rc;
-}
-
-int hark_logger_target_level(const hark_logger *l, const char *target)
-{
-    if (!l || !target)
-        return HARK_EINVAL;
-    int level = target_find(l, target, strlen(target));
-    return level >= 0 ? level : HARK_ENOENT;
-}
-
-bool hark_logger_target_enabled(const hark_logger *l, const char *target, int level)
-{
-    if (!l || level < 0 || level >= HARK_LOG_LEVELS)
-        return false;
-    if (target && atomic_load_explicit(&l->targets, memory_order_relaxed)) {
-        bool local = atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0 &&
-                     hark__logger_thread_level(l) >= 0;
-        int t = local ? -1 : target_find(l, target, strnlen(target, HARK_LOG_TARGET_LEN + 1));
-        if (t >= 0)
-            return level >= t;
-    }
-    return hark_logger_enabled(l, level);
-}
-
-int hark__logger_event_target(const hark_logger *l, const char *name)
-{
-    if (!name || !atomic_load_explicit(&l->targets, memory_order_relaxed))
-        return -1;
-    const char *dot = strchr(name, '.');
-    return dot ? target_find(l, dot + 1, strnlen(dot + 1, HARK_LOG_TARGET_LEN + 1)) : -1;
-}
-
-void hark__logger_targets_free(hark_logger *l)
-{
-    hark__free(atomic_load_explicit(&l->targets, memory_order_relaxed));
-}
-
-/* ------------------------------------------------------------------------- */
-/* Destination                                                               */
-/* ------------------------------------------------------------------------- */
-
-int hark_logger_set_destination(hark_logger *l, const char *dest)
-{
-    if (!l || !dest || !dest[0])
-        return HARK_EINVAL;
-    /* The new sink, built before the switch. */
-    hark_logger next;
-    memset(&next, 0, sizeof next);
-    next.fd = -1;
-    if (strcmp(dest, "stderr") == 0 || strcmp(dest, "stdout") == 0) {
-        next.kind = HARK__SINK_FILE;
-        next.fp = dest[3] == 'e' ? stderr : stdout;
-    } else if (strcmp(dest, "journald") == 0) {
-        if (!hark_log_journald_available())
-            return HARK_ENOTSUP;
-        next.kind = HARK__SINK_JOURNALD;
-    } else {
-        next.kind = HARK__SINK_PATH;
-        next.path = hark__strdup(dest);
-        if (!next.path)
-            return HARK_ENOMEM;
-        next.fd = hark__open_append(dest);
-        if (next.fd < 0) {
-            int saved = errno;
-            hark__free(next.path);
-            errno = saved;
-            return HARK_EIO;
-        }
-        next.own_fd = true;
-    }
-    /* Lines already queued for an asynchronous writer go to the old sink. */
-    int busy = hark__async_drain(l);
-    hark_logger old;
-    memset(&old, 0, sizeof old);
-    if (busy != 0 || hark__io_lock(l) != 0) {
-        /* From a sink callback or formatter of this logger (its writer thread, for an
-         * asynchronous one): the sink cannot be switched under it. */
-        if (next.own_fd)
-            close(next.fd);
-        hark__free(next.path);
-        return HARK_EBUSY;
-    }
-    (void)hark__sink_flush(l);
-    old.kind = l->kind;
-    old.fp = l->fp;
-    old.fd = l->fd;
-    old.own_fd = l->own_fd;
-    old.path = l->path;
-    old.user = l->user;
-    l->kind = next.kind;
-    l->fp = next.fp;
-    l->fd = next.fd;
-    l->own_fd = next.own_fd;
-    l->path = next.path;
-    memset(&l->user, 0, sizeof l->user);
-    hark__io_unlock(l);
-    hark__sink_close(&old);
-    hark__free(old.path);
-    return 0;
-}
 
 /* ------------------------------------------------------------------------- */
 /* The environment                                                           */
@@ -281,19 +106,6 @@ static void apply_filter(hark_logger *l, const char *var, const char *value, pro
     }
 }
 
-static bool dest_is_tty(const hark_logger *l)
-{
-    switch (l->kind) {
-    case HARK__SINK_FILE:
-        return isatty(fileno(l->fp)) == 1;
-    case HARK__SINK_FD:
-    case HARK__SINK_PATH:
-        return isatty(l->fd) == 1;
-    default:
-        return false;
-    }
-}
-
 int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
 {
     if (!l || !prefix || !prefix[0] || strlen(prefix) > 64)
@@ -353,7 +165,7 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
             hark_set_colorize_logging(false);
         } else if (strcasecmp(v, "auto") == 0) {
             const char *no = getenv("NO_COLOR");
-            hark_set_colorize_logging(dest_is_tty(l) && !(no && no[0]));
+            hark_set_colorize_logging(hark_logger_writes_to_tty(l) && !(no && no[0]));
         } else {
             problem(&p, name, v, "auto, always or never");
         }

@@ -6,6 +6,7 @@
 #define HARK_LOG_EXT_H
 
 #include "hark/log_format.h"
+#include "hark/log_tags.h"
 #include "hark/logger.h"
 #include "hark/sys/log_event.h"
 #include "tls.h"

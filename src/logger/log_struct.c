@@ -4,6 +4,7 @@
  * maximal invalid subsequence by U+FFFD) and bound every string they copy.
  */
 #include "log_ext.h"
+#include "hark/sys/payload_json.h"
 #include "utf8.h"
 
 #include <stdio.h>
@@ -333,7 +334,7 @@ static bool value_cut(const char *s)
 /*
  * Whether any key or string of the fields a line shows will be cut: walked as
  * json_fields() and logfmt_fields() walk them, before they are written, since
- * "truncated" comes right after the message.
+ * "_truncated" comes right after the message.
  */
 static bool fields_cut(const hark_field *f, size_t count, int depth, size_t *budget)
 {
@@ -554,10 +555,13 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
         put(o, '"');
         break;
     case HARK_TYPE_PAYLOAD:
-        if (f->as.payload && depth < 4)
+        /* As every JSON rendering of a payload (hark/sys/payload_json.h). */
+        if (!f->as.payload)
+            puts_n(o, "null", 4);
+        else if (depth < HARK_PAYLOAD_JSON_DEPTH)
             json_fields(o, f->as.payload->fields, f->as.payload->count, depth + 1, budget);
         else
-            puts_n(o, "null", 4);
+            PUTS_LIT(o, "\"...\"");
         break;
     case HARK_TYPE_ERROR:
         PUTS_LIT(o, "{\"type\":");
@@ -640,7 +644,7 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
     cut = json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
           cut;
     if (cut || record_fields_cut(rec))
-        PUTS_LIT(&o, ",\"truncated\":true");
+        PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
         PUTS_LIT(&o, ",\"fields\":");
@@ -819,7 +823,7 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
         cut;
     if (cut || record_fields_cut(rec))
-        PUTS_LIT(&o, " truncated=true");
+        PUTS_LIT(&o, " _truncated=true");
     if (rec->field_count > 0 && rec->fields) {
         size_t budget = HARK_LOG_FIELDS_MAX;
         logfmt_fields(&o, NULL, rec->fields, rec->field_count, 0, &budget);

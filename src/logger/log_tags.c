@@ -7,13 +7,10 @@
 
 #include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 /* One pointer per thread; the stack itself is on the heap, so the static TLS block
  * a dlopen()ed library may use stays small. */
 HARK__TLS struct hark__tag_stack *hark__tls_tags;
-static HARK__TLS uint64_t tls_tid;
 
 static pthread_key_t tags_key;
 static pthread_once_t tags_once = PTHREAD_ONCE_INIT;
@@ -98,29 +95,4 @@ int hark_log_tagged(const char *tag, int (*body)(void *data), void *data)
     rc = body(data);
     (void)hark_log_tags_pop(1);
     return rc;
-}
-
-uint64_t hark_log_thread_id(void)
-{
-    if (!tls_tid)
-        tls_tid = (uint64_t)syscall(SYS_gettid);
-    return tls_tid;
-}
-
-/* ------------------------------------------------------------------------- */
-/* The current log event                                                     */
-/* ------------------------------------------------------------------------- */
-
-HARK__TLS const hark_log_event *hark__tls_log_event;
-
-const hark_log_event *hark_log_event_swap(const hark_log_event *ev)
-{
-    const hark_log_event *old = hark__tls_log_event;
-    hark__tls_log_event = ev;
-    return old;
-}
-
-const hark_log_event *hark_log_event_current(void)
-{
-    return hark__tls_log_event;
 }

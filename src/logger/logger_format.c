@@ -14,7 +14,7 @@
 static const char *const level_names[HARK_LOG_LEVELS] = {"DEBUG", "INFO",  "WARN",
                                                          "ERROR", "FATAL", "UNKNOWN"};
 
-const char *hark_log_level_name(int level)
+const char *hark_log_level_name(hark_log_level level)
 {
     if (level < 0 || level >= HARK_LOG_LEVELS)
         return NULL;
@@ -97,7 +97,7 @@ static size_t format_prefix(char *out, hark_log_level level, double time, unsign
         out[n++] = ' ';
     }
     if (flags & HARK_LOG_FORMAT_LEVEL) {
-        const char *name = hark_log_level_name((int)level);
+        const char *name = hark_log_level_name(level);
         if (!name)
             name = "UNKNOWN";
         size_t len = strlen(name);

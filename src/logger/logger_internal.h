@@ -18,14 +18,37 @@
 /* Bytes of message text kept on the stack before a line spills to the heap. */
 #define HARK__LOG_STACK 1024
 
-enum hark__sink_kind {
-    HARK__SINK_FILE,
-    HARK__SINK_PATH,
-    HARK__SINK_FD,
-    HARK__SINK_SYSLOG,
-    HARK__SINK_USER,
-    HARK__SINK_JOURNALD /* log_journald.c: records become journal fields */
+/* A logger's sink: the table (hark_log_sink, the user's or one of sinks/), and
+ * what the logger knows of it. Built whole, then swapped in by one pointer. */
+struct hark__sink {
+    hark_log_sink ops;
+    int fd;    /* the descriptor a stream, fd or path sink writes to, else -1 */
+    bool user; /* the user's table: a failure it returns is reported as HARK_EIO */
 };
+
+/*
+ * A back end: how a line that passed the level check reaches the sink. The
+ * synchronous one (sync.c) formats and writes on the calling thread; the
+ * asynchronous one (async/) queues the line for its writer thread. The front end
+ * (logger.c) calls through this table and never asks which one it has.
+ */
+struct hark__backend {
+    /* A printf-style line. Returns 0, HARK_ENOMEM, HARK_EIO or HARK_EBUSY. */
+    int (*logv)(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
+        HARK_PRINTF(3, 0);
+    /* A line whose message `fill` appends; a nonzero return of `fill` logs nothing
+     * and is returned. */
+    int (*log_fill)(hark_logger *l, hark_log_level level, hark_log_message_fn fill, void *ctx);
+    /* Waits until every line logged before the call has reached the sink (not
+     * flushed). HARK_EBUSY from a callback that the wait would wait for. */
+    int (*drain)(hark_logger *l);
+    /* Drains and releases the back end's resources; the logger is then
+     * synchronous. No other thread may log. */
+    void (*stop)(hark_logger *l);
+};
+
+extern const struct hark__backend hark__backend_sync;  /* sync.c */
+extern const struct hark__backend hark__backend_async; /* async/async.c */
 
 struct hark_logger {
     /* The logger's own level; read relaxed on every log call, written by
@@ -63,18 +86,16 @@ struct hark_logger {
     /* Per-target levels (log_env.c), allocated on first use; NULL: none. */
     _Atomic(struct hark__targets *) targets;
 
-    /* The asynchronous writer (log_async.c), or NULL: lines are written by the
-     * calling thread. Set and cleared only while no other thread logs. */
+    /* The back end (set only while no other thread logs), and the asynchronous
+     * writer's state when it is async/'s, else NULL. */
+    const struct hark__backend *backend;
     struct hark__async *async;
 
-    enum hark__sink_kind kind;
-    FILE *fp;
-    int fd;
-    bool own_fd;
-    char *path;
-    char *ident;
-    int facility;
-    hark_log_sink user;
+    /* The sink. Swapped (hark_logger_set_destination) under io_lock; read under
+     * it, but for `records`, which the front end reads without it. */
+    struct hark__sink *sink;
+    /* Whether the sink takes records (write_record) rather than lines. */
+    bool sink_records;
 };
 
 /* A message under construction; `p` points at the caller's stack array or the heap. */
@@ -143,18 +164,23 @@ double hark__log_wall_of_monotonic(double mono);
 struct hark_log_event;
 double hark__log_line_time(const struct hark_log_event *ev);
 
-/* logger.c: a zeroed logger of `kind` at level DEBUG with its locks ready. */
-hark_logger *hark__logger_alloc(enum hark__sink_kind kind);
-/* logger.c: frees what hark__logger_alloc() made (not the sink's resources). */
-void hark__logger_dealloc(hark_logger *l);
+/*
+ * logger.c: a logger at level DEBUG, synchronous, writing to `sink` (copied);
+ * `fd` is the descriptor the sink writes to, or -1. Returns 0 or HARK_ENOMEM (the
+ * sink is then not closed: it is still the caller's).
+ */
+int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, int fd, bool user);
 
-/* logger_sinks.c. Must be called with io_lock held; return 0 or HARK_EIO. */
+/* sink.c. Must be called with io_lock held; return 0 or HARK_EIO. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len);
 int hark__sink_flush(hark_logger *l);
-/* Takes io_lock itself for the switch only. Returns 0 or HARK_EIO. */
-int hark__sink_reopen(hark_logger *l);
-/* Closes what the logger owns; no other thread may use it. */
-void hark__sink_close(hark_logger *l);
+/* sink.c: closes the sink and frees it; no other thread may use it. */
+void hark__sink_free(struct hark__sink *s);
+/* sink.c: replaces the logger's sink with one writing to `next` (copied), after
+ * the lines logged before the call; the old one is flushed and closed. Returns 0,
+ * HARK_ENOMEM (`next` not closed) or HARK_EBUSY (from the logger's own callback;
+ * `next` not closed). */
+int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd);
 
 /*
  * logger.c: renders `rec` (its message included) into a complete line in `line`
@@ -163,47 +189,44 @@ void hark__sink_close(hark_logger *l);
  */
 int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line);
 
-/* log_async.c: the asynchronous write path. hark__async_logv captures the
- * arguments (or formats them, for what it cannot capture); hark__async_log_text
- * queues a finished message. Both return 0, HARK_EIO or HARK_ENOMEM; a line dropped
- * by the drop policy counts as written (0). */
+/* async/: the asynchronous back end's calls, which its table holds. */
 int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
     HARK_PRINTF(3, 0);
 int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
-/* Waits until every line queued before the call is written. HARK_EBUSY, without
- * waiting, on the writer thread itself (from a sink callback or formatter). */
 int hark__async_drain(hark_logger *l);
-/* Drains, stops the writer thread and frees the ring. No other thread may log. */
 void hark__async_stop(hark_logger *l);
 
-/* log_env.c: frees the target table. */
+/* targets.c: frees the target table. */
 void hark__logger_targets_free(hark_logger *l);
 
 /* Whether lines need their full record (a formatter of the user's, a structured
  * one, or the journal, which takes fields rather than a line). */
 static inline bool hark__logger_structured(const hark_logger *l)
 {
-    return l->formatter || l->kind == HARK__SINK_JOURNALD;
+    return l->formatter || l->sink_records;
 }
 
-/* logger_sinks.c: opens `path` for appending (created 0644, close-on-exec),
- * retrying on EINTR; the descriptor, or -1 with errno set. */
+/* sinks/fd.c: opens `path` for appending (created 0644, close-on-exec), retrying
+ * on EINTR; the descriptor, or -1 with errno set. */
 int hark__open_append(const char *path);
-/* logger_sinks.c: writes all of `len` bytes with as few write(2) calls as the
- * kernel allows, retrying on EINTR. Returns 0 or HARK_EIO (errno set). */
+/* sinks/fd.c: writes all of `len` bytes with as few write(2) calls as the kernel
+ * allows, retrying on EINTR. Returns 0 or HARK_EIO (errno set). */
 int hark__write_all(int fd, const char *p, size_t len);
 
-/* log_journald.c: sends one record (or, without one, a plain line) to the
- * journal. Returns 0 or HARK_EIO; HARK_ENOTSUP when built without libsystemd. */
-int hark__journald_send(const hark_logger *l, const hark_log_record *rec);
-int hark__journald_send_line(const hark_logger *l, hark_log_level level, const char *line,
-                             size_t len);
+/*
+ * The sinks that hark_logger_set_destination() builds by name (sinks/): each
+ * fills `out` with its table. Return 0, HARK_ENOMEM, HARK_EIO (errno set) or
+ * HARK_ENOTSUP.
+ */
+int hark__sink_stream(hark_log_sink *out, FILE *fp);
+int hark__sink_path(hark_log_sink *out, const char *path, int *fd);
+int hark__sink_journald(hark_log_sink *out, const char *identifier);
 
 /* Characters of a journal field name at most (journald drops longer ones). */
 #define HARK__JOURNALD_NAME_MAX 64
 
 /*
- * log_journald.c: appends '_' and `key` to the field name `name` holds (`len`
+ * sinks/journald.c: appends '_' and `key` to the field name `name` holds (`len`
  * characters, HARK__JOURNALD_NAME_MAX + 1 bytes), ASCII letters upper-cased and
  * every other byte but a digit as '_', cut at HARK__JOURNALD_NAME_MAX characters;
  * returns the new length. Starting from "HARK", the result is always a valid
@@ -215,7 +238,7 @@ size_t hark__journald_name(char *name, size_t len, const char *key);
 typedef void (*hark__journald_field_fn)(void *ctx, const char *name, const char *value, size_t len);
 
 /*
- * log_journald.c: calls `fn` for each journal field of `rec` (all but
+ * sinks/journald.c: calls `fn` for each journal field of `rec` (all but
  * SYSLOG_IDENTIFIER), as hark_logger_new_journald() documents them. Reads the
  * record only; the values passed are valid during the call.
  */

@@ -18,7 +18,7 @@
  * set_logger() waits for a flush_all still using the logger it unbinds, so that
  * logger is never flushed once set_logger() has returned.
  */
-#include "subscriber_internal.h"
+#include "log_subscriber_internal.h"
 #include "hark/log_subscriber.h"
 #include "hark/sys/logger_observer.h"
 #include "hark/log_env.h"
@@ -27,35 +27,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-struct event_level {
-    char *suffix;
-    int level;
-};
-
-struct log_subscriber {
-    hark_subscriber base; /* must stay first */
-    /* The bound logger. Changed under the registry lock and base.lock, read
-     * anywhere with acquire (logger_of). */
-    _Atomic(hark_logger *) logger;
-    hark_logger_observer *observer; /* on `logger`; under the registry lock */
-    /* Per-suffix event levels: written under base.lock and base.table_lock, read
-     * under either. A suffix string is freed only once out of the array. */
-    struct event_level *levels;
-    size_t level_count;
-    size_t level_cap;
-    bool listed; /* on the global list of log subscribers; under the registry lock */
-    struct log_subscriber *list_prev;
-    struct log_subscriber *list_next;
-};
-
-struct log_slot {
-    struct hark__slot base; /* must stay first */
-    /* The event level of this slot's suffix (-1: none). Written under the owner's
-     * lock, read relaxed by silenced() on any thread. */
-    atomic_int level;
-    bool polling; /* poll_begin() is in force; under the owner's lock */
-};
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_subscriber *registry_head; /* attached log subscribers */
@@ -72,50 +43,33 @@ static struct flush_batch *flushing;
 /* Signalled (under the registry lock) when a batch leaves `flushing`. */
 static pthread_cond_t flush_done = PTHREAD_COND_INITIALIZER;
 
-static const struct hark__subscriber_ops log_ops;
-
-static bool is_log(const hark_subscriber *s)
-{
-    return s && s->ops == &log_ops;
-}
-
-static struct log_subscriber *log_sub(hark_subscriber *s)
-{
-    return (struct log_subscriber *)s;
-}
-
-static const struct log_subscriber *log_sub_c(const hark_subscriber *s)
-{
-    return (const struct log_subscriber *)s;
-}
-
-static hark_logger *logger_of(const hark_subscriber *s)
-{
-    /* Acquire: pairs with the release store in set_logger_locked(), so a logger
-     * bound on another thread is seen fully constructed. */
-    return atomic_load_explicit(&log_sub_c(s)->logger, memory_order_acquire);
-}
-
 static const char *slot_suffix(const struct hark__slot *slot)
 {
     return atomic_load_explicit(&slot->handler, memory_order_relaxed)->suffix;
 }
 
+/* Locking contract: s->lock or the table lock held. The index of `suffix`'s level,
+ * or level_count when it has none. */
+static size_t level_index_locked(const struct log_subscriber *ls, const char *suffix)
+{
+    size_t i = 0;
+    while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
+        i++;
+    return i;
+}
+
 /* Locking contract: s->lock or the table lock held. The level for `suffix`, or -1. */
 static int level_locked(const struct log_subscriber *ls, const char *suffix)
 {
-    for (size_t i = 0; i < ls->level_count; i++) {
-        if (strcmp(ls->levels[i].suffix, suffix) == 0)
-            return ls->levels[i].level;
-    }
-    return -1;
+    size_t i = level_index_locked(ls, suffix);
+    return i < ls->level_count ? ls->levels[i].level : -1;
 }
 
 int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
 {
     if (!out)
         return HARK_EINVAL;
-    hark_subscriber *s = hark__subscriber_alloc(&log_ops);
+    hark_subscriber *s = hark__subscriber_alloc(&hark__log_ops);
     if (!s)
         return HARK_ENOMEM;
     if (logger) {
@@ -131,12 +85,12 @@ int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
 
 bool hark_subscriber_is_log(const hark_subscriber *s)
 {
-    return is_log(s);
+    return hark__is_log(s);
 }
 
 hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
 {
-    return is_log(s) ? logger_of(s) : NULL;
+    return hark__is_log(s) ? logger_of(s) : NULL;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -230,7 +184,7 @@ static void logger_changed(hark_logger *l, unsigned what, void *data)
 
 bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
 {
-    if (!is_log(s) || !name)
+    if (!hark__is_log(s) || !name)
         return false;
     hark_logger *l = logger_of(s);
     if (!l)
@@ -326,7 +280,7 @@ static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
 
 int hark_log_subscriber_set_logger(hark_subscriber *s, hark_logger *logger)
 {
-    if (!is_log(s))
+    if (!hark__is_log(s))
         return HARK_EINVAL;
     hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
@@ -508,15 +462,13 @@ static void store_slot_levels_locked(hark_subscriber *s, const char *suffix, int
 int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
                                         hark_log_level level)
 {
-    if (!is_log(s) || !suffix || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
+    if (!hark__is_log(s) || !suffix || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
         return HARK_EINVAL;
     if (suffix[0] == '\0')
         return HARK_ENAME;
     struct log_subscriber *ls = log_sub(s);
     hark__subscriber_enter(s);
-    size_t i = 0;
-    while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
-        i++;
+    size_t i = level_index_locked(ls, suffix);
     char *dup = NULL;
     struct event_level *bigger = NULL, *smaller = NULL;
     size_t cap = ls->level_cap ? ls->level_cap * 2 : 8;
@@ -554,13 +506,11 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
 
 int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix)
 {
-    if (!is_log(s) || !suffix)
+    if (!hark__is_log(s) || !suffix)
         return HARK_EINVAL;
     struct log_subscriber *ls = log_sub(s);
     hark__subscriber_enter(s);
-    size_t i = 0;
-    while (i < ls->level_count && strcmp(ls->levels[i].suffix, suffix) != 0)
-        i++;
+    size_t i = level_index_locked(ls, suffix);
     if (i == ls->level_count) {
         hark__subscriber_leave(s);
         return HARK_ENOENT;
@@ -578,7 +528,7 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
 
 int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix)
 {
-    if (!is_log(s) || !suffix)
+    if (!hark__is_log(s) || !suffix)
         return HARK_EINVAL;
     /* The table lock only, as hark_log_subscriber_silenced(). */
     hark__table_lock(s);
@@ -590,7 +540,7 @@ int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix
 int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data,
                             hark_log_level level)
 {
-    if (!is_log(s) || !suffix || !fn)
+    if (!hark__is_log(s) || !suffix || !fn)
         return HARK_EINVAL;
     /* Both steps or neither: a failed add puts the previous level (or none) back. */
     int previous = hark_log_subscriber_event_level(s, suffix);
@@ -608,131 +558,6 @@ int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler
 }
 
 /* ------------------------------------------------------------------------- */
-/* Dispatch                                                                  */
-/* ------------------------------------------------------------------------- */
-
-/* Ruby's String#inspect, enough for event names: quotes, backslashes, controls. */
-static void inspect_name(char *out, size_t size, const char *name)
-{
-    size_t n = 0;
-    out[n++] = '"';
-    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
-        if (n + 6 >= size)
-            break;
-        if (*p == '"' || *p == '\\') {
-            out[n++] = '\\';
-            out[n++] = (char)*p;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            n += (size_t)snprintf(out + n, size - n, "\\x%02X", *p);
-        } else {
-            out[n++] = (char)*p;
-        }
-    }
-    out[n++] = '"';
-    out[n] = '\0';
-}
-
-/* The event callback of every log subscription: Rails' LogSubscriber#call. */
-static int slot_event(hark_event *ev, void *data)
-{
-    struct hark__slot *slot = data;
-    /* Acquire: pairs with the release store that published a replaced handler. */
-    struct hark__handler *h = atomic_load_explicit(&slot->handler, memory_order_acquire);
-    hark_subscriber *s = slot->owner;
-    hark_logger *l = logger_of(s);
-    if (!l)
-        return 0; /* Rails' call does nothing without a logger */
-    hark_failure failure = {NULL, NULL, NULL};
-    /* The lines the handler logs are about this event: their records carry it,
-     * and the level of its namespace (a target level) applies to them. */
-    hark_log_event le = {ev ? ev->name : NULL,
-                         ev ? ev->transaction_id : NULL,
-                         ev ? ev->id : 0,
-                         ev ? ev->parent_id : 0,
-                         ev ? hark_event_duration(ev) : 0.0,
-                         ev && ev->payload ? ev->payload->fields : NULL,
-                         ev && ev->payload ? ev->payload->count : 0,
-                         l,
-                         HARK_LOG_EVENT_TARGET,
-                         ev && (ev->flags & (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)) ==
-                                     (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)
-                             ? ev->end_ms / 1000.0
-                             : 0.0};
-    const hark_log_event *saved = hark_log_event_swap(&le);
-    int rc = h->fn(s, ev, &failure, h->data);
-    hark_log_event_swap(saved);
-    if (rc == 0)
-        return 0;
-    /* The failure is logged, not passed on: later events keep logging. */
-    char quoted[4 * HARK_NAME_MAX + 8];
-    inspect_name(quoted, sizeof quoted, ev && ev->name ? ev->name : "");
-    l = logger_of(s);
-    if (!l)
-        return 0;
-    if (failure.type)
-        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: %s", quoted, failure.type,
-                       failure.message ? failure.message : "");
-    else
-        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. error: handler returned %d",
-                       quoted, rc);
-    return 0;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Logging helpers                                                           */
-/* ------------------------------------------------------------------------- */
-
-static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
-    HARK_PRINTF(3, 0);
-
-static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
-{
-    if (!is_log(s) || !fmt)
-        return HARK_EINVAL;
-    hark_logger *l = logger_of(s);
-    if (!l)
-        return 0;
-    return hark_logv(l, level, fmt, ap);
-}
-
-int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = vlog(s, level, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-#define HARK__LEVEL_HELPER(fname, level)                                                           \
-    int fname(hark_subscriber *s, const char *fmt, ...)                                            \
-    {                                                                                              \
-        va_list ap;                                                                                \
-        va_start(ap, fmt);                                                                         \
-        int rc = vlog(s, level, fmt, ap);                                                          \
-        va_end(ap);                                                                                \
-        return rc;                                                                                 \
-    }
-
-HARK__LEVEL_HELPER(hark_log_subscriber_debug, HARK_LOG_DEBUG)
-HARK__LEVEL_HELPER(hark_log_subscriber_info, HARK_LOG_INFO)
-HARK__LEVEL_HELPER(hark_log_subscriber_warn, HARK_LOG_WARN)
-HARK__LEVEL_HELPER(hark_log_subscriber_error, HARK_LOG_ERROR)
-HARK__LEVEL_HELPER(hark_log_subscriber_fatal, HARK_LOG_FATAL)
-HARK__LEVEL_HELPER(hark_log_subscriber_unknown, HARK_LOG_UNKNOWN)
-
-int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_log_message_fn fn,
-                                 void *data)
-{
-    if (!is_log(s) || !fn)
-        return HARK_EINVAL;
-    hark_logger *l = logger_of(s);
-    if (!l)
-        return 0;
-    return hark_log_lazy(l, level, fn, data);
-}
-
-/* ------------------------------------------------------------------------- */
 /* The variant's operations                                                  */
 /* ------------------------------------------------------------------------- */
 
@@ -746,10 +571,10 @@ static void slot_init_locked(hark_subscriber *s, struct hark__slot *base,
     opts->silenced = slot_silenced;
 }
 
-static const struct hark__subscriber_ops log_ops = {
+const struct hark__subscriber_ops hark__log_ops = {
     .size = sizeof(struct log_subscriber),
     .slot_size = sizeof(struct log_slot),
-    .slot_event = slot_event,
+    .slot_event = hark__log_slot_event,
     .slot_init_locked = slot_init_locked,
     .slot_added_locked = slot_sync_locked,
     .attachments_changed = attachments_changed,

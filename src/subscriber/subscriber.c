@@ -479,6 +479,22 @@ int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
     return 0;
 }
 
+/*
+ * Takes the attachment at *link off the list (the queries stop seeing it), removes
+ * its subscriptions and frees it. Locking contract: s->lock held.
+ */
+static void attachment_remove_locked(hark_subscriber *s, struct hark__attachment **link)
+{
+    struct hark__attachment *att = *link;
+    hark__table_lock(s);
+    *link = att->next;
+    hark__table_unlock(s);
+    s->generation++;
+    slots_unsubscribe(s, att, NULL);
+    hark__free(att->ns);
+    hark__free(att);
+}
+
 int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
     if (!s || !n || !ns)
@@ -487,18 +503,11 @@ int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
     struct hark__attachment **link = &s->attachments;
     while (*link && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
         link = &(*link)->next;
-    struct hark__attachment *att = *link;
-    if (!att) {
+    if (!*link) {
         hark__subscriber_leave(s);
         return HARK_ENOENT;
     }
-    hark__table_lock(s);
-    *link = att->next;
-    hark__table_unlock(s);
-    s->generation++;
-    slots_unsubscribe(s, att, NULL);
-    hark__free(att->ns);
-    hark__free(att);
+    attachment_remove_locked(s, link);
     hark__subscriber_leave(s);
     if (s->ops->attachments_changed)
         s->ops->attachments_changed(s);
@@ -512,16 +521,8 @@ int hark_subscriber_free(hark_subscriber *s)
     if (s->ops->teardown)
         s->ops->teardown(s);
     hark__subscriber_enter(s);
-    while (s->attachments) {
-        struct hark__attachment *att = s->attachments;
-        hark__table_lock(s);
-        s->attachments = att->next;
-        hark__table_unlock(s);
-        s->generation++;
-        slots_unsubscribe(s, att, NULL);
-        hark__free(att->ns);
-        hark__free(att);
-    }
+    while (s->attachments)
+        attachment_remove_locked(s, &s->attachments);
     hark__subscriber_leave(s);
     hark__subscriber_unref(s);
     return 0;

@@ -85,7 +85,10 @@ int hark_capture_new(hark_capture **out)
         hark__free(c);
         return HARK_ENOMEM;
     }
-    hark_log_sink sink = {capture_write, capture_flush, NULL, NULL, c};
+    hark_log_sink sink = {.write = capture_write,
+                          .flush = capture_flush,
+                          .data = c,
+                          .version = HARK_LOG_SINK_VERSION};
     int rc = hark_logger_new_sink(&c->logger, &sink);
     if (rc != 0) {
         pthread_mutex_destroy(&c->lock);

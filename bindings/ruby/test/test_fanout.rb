@@ -161,6 +161,26 @@ class TestFanout < Minitest::Test
     assert_equal %w[inner outer], got
   end
 
+  # Finished out of order, the stack's top handle is finished with another event's
+  # values: as Rails' EventObjectGroup, the Event keeps the name and id it was started
+  # with and takes the finish's payload; timed and evented subscribers get the finish's.
+  def test_legacy_finish_out_of_order_keeps_the_events_start_name_and_id
+    events = []
+    timed = []
+    evented = Evented.new
+    @f.subscribe(nil) { |e| events << [e.name, e.transaction_id, e.payload] }
+    @f.subscribe(nil) { |name, _start, _finish, id, payload| timed << [name, id, payload] }
+    @f.subscribe(nil, evented)
+    @f.start("a", "id.a", { n: 1 })
+    @f.start("b", "id.b", { n: 2 })
+    @f.finish("a", "id.a", { n: 3 })
+    @f.finish("b", "id.b", { n: 4 })
+    assert_equal [["b", "id.b", { n: 3 }], ["a", "id.a", { n: 4 }]], events
+    assert_equal [["a", "id.a", { n: 3 }], ["b", "id.b", { n: 4 }]], timed
+    assert_equal [[:finish, "a", "id.a", { n: 3 }], [:finish, "b", "id.b", { n: 4 }]],
+                 evented.log.select { |entry| entry[0] == :finish }
+  end
+
   def test_silenced_subscribers_are_asked_per_event
     quiet = Class.new(Evented) { attr_accessor :quiet; def silenced?(_) = quiet }.new
     quiet.quiet = true
@@ -198,6 +218,52 @@ class TestFanout < Minitest::Test
     instrument("a!")
     instrument("never")
     assert_equal ["a!"], got
+  end
+
+  class Asking < Regexp
+    attr_accessor :log, :tag, :error
+    def ===(name)
+      log << tag
+      raise error, tag.to_s if error && name.include?("boom")
+      super
+    end
+  end
+
+  def asking(log, tag, error = nil)
+    Asking.new("order").tap { |re| re.log = log; re.tag = tag; re.error = error }
+  end
+
+  # Rails asks its pattern subscribers in the order they subscribed: visible through
+  # an === with side effects, and through which error is raised first.
+  def test_patterns_are_asked_about_a_new_name_in_subscription_order
+    log = []
+    @f.subscribe(asking(log, 0)) { }
+    @f.subscribe(asking(log, 1, IOError)) { }
+    @f.subscribe(asking(log, 2, ArgumentError)) { }
+    @f.subscribe(asking(log, 3)) { }
+    log.clear
+    instrument("order.new")
+    assert_equal [0, 1, 2, 3], log
+    log.clear
+    e = assert_raises(IOError) { instrument("order.boom") }
+    assert_equal "1", e.message
+    assert_equal [0, 1], log
+  end
+
+  # hark knows a name by its bytes (README, "Differences from Rails"): names equal in
+  # bytes but not eql? are one name.
+  def test_names_equal_in_bytes_are_one_name
+    got = []
+    @f.subscribe("évt") { |name, *| got << [:exact, name] }
+    @f.subscribe(/x/) { |name, *| got << [:re, name] }
+    @f.publish("évt".b)
+    @f.unsubscribe("x")
+    @f.publish(:x)
+    @f.publish("x".b)
+    @f.publish(:y)
+    @f.publish("y")
+    assert_equal [[:exact, "évt".b]], got
+    assert_equal "#<Hark::Fanout (4 patterns)>", @f.inspect # évt, x, y and /x/
   end
 
   def test_unsubscribe_by_name_excludes_it_from_matching_regexps_only

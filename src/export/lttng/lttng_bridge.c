@@ -8,27 +8,23 @@
  * release comes last frees the bridge.
  */
 #include "hark/lttng.h"
-#include "json_out.h"
-#include "deadline.h"
+#include "hark/sys/payload_json.h"
+#include "alloc.h"
+#include "ns.h"
+#include "worker.h"
 
 #include "hark_tp.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct hark_lttng {
     hark_notifier *n;
     hark_subscription_id id;
-    atomic_int refs; /* the owner + the subscription */
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool stop; /* guarded by lock */
-    pthread_t thread;
+    atomic_int refs;            /* the owner + the subscription */
+    bool polled, last;          /* the poller's own: whether it ran, what it saw */
+    struct hark__worker poller; /* worker.h: a pass every HARK_LTTNG_POLL_MS */
 };
 
 bool hark_lttng_tracing(void)
@@ -42,16 +38,6 @@ static bool silenced(const char *name, void *data)
     return !lttng_ust_tracepoint_enabled(hark, event);
 }
 
-static uint64_t ms_to_ns(double ms)
-{
-    double ns = ms * 1e6;
-    if (!(ns > 0))
-        return 0;
-    if (ns > 1.8e19)
-        return UINT64_MAX;
-    return (uint64_t)(ns + 0.5);
-}
-
 static int on_event(hark_event *ev, void *data)
 {
     (void)data;
@@ -59,14 +45,13 @@ static int on_event(hark_event *ev, void *data)
     if (!lttng_ust_tracepoint_enabled(hark, event))
         return 0;
     char payload[HARK_LTTNG_PAYLOAD_MAX + 1];
-    hark__jw w = {payload, 0, HARK_LTTNG_PAYLOAD_MAX, false};
-    hark__jw_char(&w, '{');
-    w.cap--; /* room for the closing brace */
-    hark__json_payload_members(&w, ev->payload);
-    w.cap++;
-    hark__jw_char(&w, '}');
-    payload[w.len] = '\0';
-    uint64_t start = ms_to_ns(ev->time_ms), end = ms_to_ns(ev->end_ms);
+    size_t n =
+        1 + hark_payload_json_members(payload + 1, HARK_LTTNG_PAYLOAD_MAX - 2, ev->payload, NULL);
+    payload[0] = '{';
+    payload[n++] = '}';
+    payload[n] = '\0';
+    uint64_t start = (uint64_t)hark__ms_to_ns(ev->time_ms);
+    uint64_t end = (uint64_t)hark__ms_to_ns(ev->end_ms);
     lttng_ust_do_tracepoint(hark, event, ev->name, ev->id, ev->parent_id, start,
                             end > start ? end - start : 0, payload);
     return 0;
@@ -75,11 +60,8 @@ static int on_event(hark_event *ev, void *data)
 static void unref(hark_lttng *b)
 {
     /* acq_rel: everything either side did happens before the free. */
-    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
-        pthread_mutex_destroy(&b->lock);
-        pthread_cond_destroy(&b->cond);
-        free(b);
-    }
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+        hark__free_lines(b);
 }
 
 static void on_release(void *data)
@@ -87,46 +69,37 @@ static void on_release(void *data)
     unref(data);
 }
 
-/* Polls the tracepoint's state; tells the notifier when it changed. */
-static void *poll_main(void *arg)
+/* One pass of the poller: tells the notifier when the tracepoint's state changed
+ * (on the first pass, a change before the poller started). */
+static bool poll_work(void *data)
 {
-    hark_lttng *b = arg;
-    bool last = lttng_ust_tracepoint_enabled(hark, event);
-    (void)hark_subscription_silence_changed(b->n, b->id); /* a change before we started */
-    pthread_mutex_lock(&b->lock);
-    while (!b->stop) {
-        struct timespec ts = hark__deadline_ms(CLOCK_MONOTONIC, HARK_LTTNG_POLL_MS);
-        while (!b->stop && pthread_cond_timedwait(&b->cond, &b->lock, &ts) != ETIMEDOUT)
-            ;
-        if (b->stop)
-            break;
-        bool now = lttng_ust_tracepoint_enabled(hark, event);
-        if (now != last) {
-            last = now;
-            pthread_mutex_unlock(&b->lock);
-            (void)hark_subscription_silence_changed(b->n, b->id);
-            pthread_mutex_lock(&b->lock);
-        }
+    hark_lttng *b = data;
+    bool now = lttng_ust_tracepoint_enabled(hark, event);
+    if (!b->polled || now != b->last) {
+        b->polled = true;
+        b->last = now;
+        (void)hark_subscription_silence_changed(b->n, b->id);
     }
-    pthread_mutex_unlock(&b->lock);
-    return NULL;
+    return false; /* nothing queued: the next pass after HARK_LTTNG_POLL_MS */
 }
+
+static uint64_t no_queue(void *data)
+{
+    (void)data;
+    return 0;
+}
+
+static const hark__worker_ops poll_ops = {poll_work, no_queue, no_queue, NULL, NULL, NULL, NULL};
 
 int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
 {
     if (!out || !n)
         return HARK_EINVAL;
-    hark_lttng *b = calloc(1, sizeof *b);
+    hark_lttng *b = hark__calloc_lines(sizeof *b); /* the worker's line of its own */
     if (!b)
         return HARK_ENOMEM;
     b->n = n;
     atomic_init(&b->refs, 2);
-    pthread_mutex_init(&b->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&b->cond, &ca);
-    pthread_condattr_destroy(&ca);
 
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENT;
@@ -139,18 +112,11 @@ int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
     o.data = b;
     int rc = hark_subscribe(&b->id, n, &o);
     if (rc < 0) {
-        pthread_mutex_destroy(&b->lock);
-        pthread_cond_destroy(&b->cond);
-        free(b);
+        hark__free_lines(b);
         return rc;
     }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&b->thread, NULL, poll_main, b);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (err) {
-        b->stop = true;
+    hark__worker_timing timing = {HARK_LTTNG_POLL_MS, 0, HARK_LTTNG_POLL_MS};
+    if (hark__worker_start(&b->poller, &poll_ops, b, timing) != 0) {
         /* No owner: the release of the subscription frees the bridge. */
         atomic_store_explicit(&b->refs, 1, memory_order_relaxed);
         (void)hark_unsubscribe(n, b->id);
@@ -164,11 +130,7 @@ int hark_lttng_detach(hark_lttng *b)
 {
     if (!b)
         return 0;
-    pthread_mutex_lock(&b->lock);
-    b->stop = true;
-    pthread_cond_signal(&b->cond);
-    pthread_mutex_unlock(&b->lock);
-    pthread_join(b->thread, NULL);
+    (void)hark__worker_stop(&b->poller); /* EBUSY only from its own pass: not ours */
 
     hark_notifier *n = b->n;
     int rc = HARK_ENOMEM;

@@ -40,4 +40,9 @@ C
   $defs << "-DHAVE_HARK_MATCH"
 end
 
+# Every C file of this directory is part of the extension (one file per concern; a new
+# file needs no list), and every object depends on the private header.
+$srcs = Dir.glob(File.join(__dir__, "*.c")).map { |f| File.basename(f) }.sort
+abort "hark: no C sources in #{__dir__}" if $srcs.empty?
+
 create_makefile("hark/hark_ext")

@@ -1,0 +1,87 @@
+/*
+ * measure.c -- the clocks and counters hark reads for a fanout's events: the wall
+ * clock of timed groups (Ruby's Time.now) and the allocation counter (with
+ * GC.total_time) of event-object groups.
+ */
+#include "hark_ext.h"
+
+#include <time.h>
+
+static VALUE do_time_now(VALUE arg)
+{
+    (void)arg;
+    return rb_funcall(rb_cTime, id_now, 0);
+}
+
+static void keep_wall(rctx *c, VALUE t)
+{
+    if (c && c->phase == PHASE_START)
+        c->wall_start = t;
+    else if (c && c->phase == PHASE_FINISH)
+        c->wall_finish = t;
+}
+
+/* The wall clock of timed groups: Ruby's Time.now, as Rails reads it (so that a
+ * stubbed Time.now is seen), kept for the subscribers as the Time object itself.
+ * A stub that raises or throws has its jump resumed once hark has returned (as
+ * Rails' timed group lets it out of start or finish); meanwhile, and whenever the
+ * event is already leaving, hark's own clock is read. */
+double wall_clock(void *data)
+{
+    (void)data;
+    rctx *c = tls_ctx;
+    if (c && c->jump)
+        return hark_clock_wall();
+    if (rb_method_basic_definition_p(rb_singleton_class(rb_cTime), id_now)) {
+        /* Ruby's own Time.now (not stubbed): the same clock, without the call. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        keep_wall(c, rb_time_nano_new(ts.tv_sec, ts.tv_nsec));
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    }
+    int state = 0;
+    VALUE now = rb_protect(do_time_now, Qnil, &state);
+    if (state)
+        ctx_note_jump(c, state);
+    if (state || !rb_obj_is_kind_of(now, rb_cTime))
+        return hark_clock_wall();
+    keep_wall(c, now);
+    struct timespec ts = rb_time_timespec(now);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static VALUE do_gc_total_time(VALUE arg)
+{
+    (void)arg;
+    return rb_funcall(rb_mGC, id_total_time, 0);
+}
+
+/* The allocation counter hark reads when an event-object group starts and finishes;
+ * it also samples GC.total_time for the event being started or finished. That call
+ * is a method call, where Ruby delivers Thread#raise, Thread#kill and Timeout: it is
+ * protected, and its jump resumed once hark has returned (unprotected, the jump
+ * would leave hark's handle half started, its reader section open for good). */
+uint64_t alloc_counter(void)
+{
+    /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
+     * must not touch Ruby's GC statistics. */
+    if (!ruby_native_thread_p())
+        return 0;
+    rctx *c = tls_ctx;
+    if (c && c->mode == CTX_HANDLE && has_total_time && !c->jump) {
+        int state = 0;
+        VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
+        if (state) {
+            ctx_note_jump(c, state);
+            now = INT2FIX(0);
+        }
+        if (!c->gc_started) {
+            c->gc_started = true;
+            c->gc_start = now;
+            c->gc_finish = now;
+        } else {
+            c->gc_finish = now;
+        }
+    }
+    return (uint64_t)rb_gc_stat(sym_total_allocated_objects);
+}

@@ -1,0 +1,65 @@
+/*
+ * rails.c -- the hooks hark/rails installs into ActiveSupport::Notifications: its
+ * module-level instrument (nobody listening: only the block runs) and
+ * Instrumenter#instrument, both reaching run_instrument when the notifier is hark's.
+ */
+#include "hark_ext.h"
+
+static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_instrument;
+
+void rails_init_ids(void)
+{
+    id_at_notifier = rb_intern("@notifier");
+    id_at_id = rb_intern("@id");
+    id_instrumenter = rb_intern("instrumenter");
+    id_instrument = rb_intern("instrument");
+    id_rails_instrument = rb_intern("hark_rails_instrument");
+}
+
+/* Prepended to ActiveSupport::Notifications::Instrumenter: instrument(name, payload = {}) */
+static VALUE instrumenter_instrument(int argc, VALUE *argv, VALUE self)
+{
+    rb_check_arity(argc, 1, 2);
+    VALUE notifier = rb_ivar_get(self, id_at_notifier);
+    if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
+        return rb_call_super(argc, argv);
+    VALUE payload = argc > 1 ? argv[1] : rb_hash_new();
+    return run_instrument(notifier, argv[0], rb_ivar_get(self, id_at_id), payload);
+}
+
+/* ActiveSupport::Notifications.instrument(name, payload = {}): when nobody listens,
+ * only the block runs -- one table lookup and one load decide it. */
+static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
+{
+    rb_check_arity(argc, 1, 2);
+    VALUE notifier = rb_ivar_get(mod, id_at_notifier);
+    if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
+        return rb_funcall_passing_block(mod, id_rails_instrument, argc, argv);
+    fanout *f = get_fanout(notifier);
+    hark_topic *t = topic_for(f, argv[0]);
+    bool on = hark_enabled(t);
+    if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
+        /* only polled subscribers: ask them, as Rails' listening? does */
+        on = ctx_listening(t, argv[0]);
+    }
+    if (!on) {
+        if (!rb_block_given_p())
+            return Qnil;
+        return rb_yield(argc > 1 ? argv[1] : rb_hash_new());
+    }
+    VALUE instrumenter = rb_funcall(mod, id_instrumenter, 0);
+    VALUE args[2] = {argv[0], argc > 1 ? argv[1] : rb_hash_new()};
+    return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
+}
+
+/* Hark._install_rails(ActiveSupport::Notifications, hooks_module): `instrument` of the
+ * module (the original kept as hark_rails_instrument) and of the instrumenter. */
+VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks)
+{
+    (void)mod;
+    VALUE singleton = rb_singleton_class(notifications);
+    rb_define_alias(singleton, "hark_rails_instrument", "instrument");
+    rb_define_method(singleton, "instrument", notifications_instrument, -1);
+    rb_define_method(instrumenter_hooks, "instrument", instrumenter_instrument, -1);
+    return Qtrue;
+}

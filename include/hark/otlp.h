@@ -1,0 +1,313 @@
+/*
+ * hark/otlp.h -- an OpenTelemetry (OTLP/HTTP) exporter of hark's events, metrics
+ * and log lines (part of hark::export, built when libcurl is found; include it
+ * explicitly). HARK_HAVE_OTLP is 1 in builds that have it.
+ *
+ *     hark_otlp *x;
+ *     char err[256];
+ *     if (hark_otlp_new(&x, NULL, err, sizeof err) != 0)   // OTEL_* variables
+ *         fprintf(stderr, "otlp: %s\n", err);
+ *     hark_otlp_attach(x, hark_default(), hark_all());     // spans
+ *     hark_otlp_attach_metrics(x, metrics);                // exponential histograms
+ *     ...
+ *     hark_otlp_shutdown(x, 5000, NULL);                   // final flush, 5 s at most
+ *
+ * Traces. Every delivered event of an attached notifier becomes one span: its
+ * name; start and end in Unix nanoseconds (the monotonic times of the event,
+ * moved onto the wall clock by one offset read when the exporter is created, so
+ * that parents enclose their children exactly); the payload as attributes with
+ * typed values (integers as int, unsigned ones above INT64_MAX as strings, doubles,
+ * booleans, strings with invalid UTF-8 replaced by U+FFFD, NULL strings as empty
+ * values, pointers as "0x..." strings, nested payloads as key/value lists 4 levels
+ * deep); a failure (the `exception` field hark records for a failed block) as
+ * status ERROR with the failure's message and an `exception` span event carrying
+ * `exception.type` and `exception.message`, as OpenTelemetry's semantic
+ * conventions say (`exception_object` is not exported). The span id is derived
+ * from the event's id, the parent span id from its parent's (hark_event_ids), and
+ * every root event (one with no parent) starts a new trace with a random trace id,
+ * which its descendants on the same thread share. Spans are of kind INTERNAL,
+ * except a root event continuing a remote trace (hark_otlp_context_begin()),
+ * which is a SERVER span. Resource attributes: service.name, those of
+ * OTEL_RESOURCE_ATTRIBUTES / options.resource_attributes, and telemetry.sdk.*.
+ *
+ * Recording. An event costs the instrumenting thread one sampling check and, when
+ * sampled, one record into a bounded queue shared by all threads (a slot claimed
+ * with one compare-and-swap, filled without lock or allocation). A full queue
+ * drops the new span and counts it; the instrumenting thread never waits. A
+ * background worker drains the queue in batches of `max_export_batch_size`, every
+ * `schedule_delay_ms` or as soon as a batch is waiting, encodes them and POSTs
+ * them to the traces endpoint.
+ *
+ * Sampling is parent-based and decided once per trace, on the thread where the
+ * trace's events run: a trace continued from a remote parent follows the parent's
+ * sampled flag; a new one is sampled with probability `sampler_ratio`, by its
+ * trace id (the W3C "random" bits, so any hop that samples by ratio agrees).
+ * Unsampled events cost their sampling check and nothing else.
+ *
+ * Transport: OTLP/HTTP, protobuf (default) or JSON bodies, optionally gzip, over
+ * libcurl. 429, 502, 503 and 504 answers, and failed connections, are retried with
+ * exponential backoff (1 s doubling, at most 32 s, with jitter) or after the
+ * answer's Retry-After, within `export_timeout_ms` per batch; other failures drop
+ * the batch. Every span not exported is counted: `dropped` in hark_otlp_stats is
+ * exact.
+ *
+ * Configuration: each option left 0/NULL takes its value from the standard
+ * variable (unless `ignore_env`), else from OpenTelemetry's default:
+ *   service_name             OTEL_SERVICE_NAME ("unknown_service")
+ *   resource_attributes      OTEL_RESOURCE_ATTRIBUTES ("k=v,k2=v2", values
+ *                            percent-decoded)
+ *   endpoint                 OTEL_EXPORTER_OTLP_ENDPOINT ("http://localhost:4318";
+ *                            /v1/traces, /v1/metrics and /v1/logs are appended)
+ *   traces/metrics/logs_endpoint
+ *                            OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT
+ *                            (used as they are)
+ *   headers                  OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", percent-decoded)
+ *   protocol                 OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, http/json)
+ *   compression              OTEL_EXPORTER_OTLP_COMPRESSION (none, gzip)
+ *   timeout_ms               OTEL_EXPORTER_OTLP_TIMEOUT (10000 ms per request)
+ *   schedule_delay_ms        OTEL_BSP_SCHEDULE_DELAY (5000)
+ *   export_timeout_ms        OTEL_BSP_EXPORT_TIMEOUT (30000, retries included)
+ *   max_queue_size           OTEL_BSP_MAX_QUEUE_SIZE (2048; rounded up to a power of two)
+ *   max_export_batch_size    OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512, at most the queue)
+ *   sampler, sampler_ratio   OTEL_TRACES_SAMPLER(_ARG) (parentbased_always_on;
+ *                            always_on, always_off, traceidratio and the
+ *                            parentbased_ forms; the ratio in [0, 1], default 1)
+ *   metrics_interval_ms      OTEL_METRIC_EXPORT_INTERVAL (60000)
+ * A malformed value (from an option or a variable) makes hark_otlp_new() fail with
+ * HARK_EINVAL and a message naming the variable and the value.
+ *
+ * W3C Trace Context: hark_traceparent_parse() and hark_traceparent_format() read
+ * and write the `traceparent` and `tracestate` headers; hark_otlp_context_begin()
+ * makes the next root event of the calling thread continue an incoming trace, and
+ * hark_otlp_context_current() gives the headers to pass to the next hop.
+ */
+#ifndef HARK_OTLP_H
+#define HARK_OTLP_H
+
+#include "hark/logger.h"
+#include "hark/metrics.h"
+#include "hark/notifications.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* W3C Trace Context                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* Length of a version-00 traceparent header value: 00-<32 hex>-<16 hex>-<2 hex>. */
+#define HARK_TRACEPARENT_LEN 55
+/* Longest tracestate value kept (the W3C limit); a longer one is dropped. */
+#define HARK_TRACESTATE_MAX 512
+#define HARK_TRACE_FLAG_SAMPLED 0x01u
+
+typedef struct hark_trace_context {
+    uint8_t trace_id[16];
+    uint8_t span_id[8];                       /* the parent span, seen from the receiving side */
+    uint8_t flags;                            /* HARK_TRACE_FLAG_SAMPLED */
+    char tracestate[HARK_TRACESTATE_MAX + 1]; /* "" when none */
+} hark_trace_context;
+
+/*
+ * Parses a `traceparent` header value (and `tracestate`, may be NULL) into *out,
+ * as W3C Trace Context level 1 says: version 00 exactly 55 characters; a higher
+ * version at least that, with "-" after the flags when longer; lowercase hex only;
+ * version ff, an all-zero trace id or an all-zero span id are invalid. An invalid
+ * tracestate (more than 32 members, longer than HARK_TRACESTATE_MAX, a member
+ * without '=' or with bad characters) is dropped and the traceparent kept.
+ * Errors: HARK_EINVAL (NULL out or traceparent, an invalid traceparent: ignore
+ * the headers and start a new trace, as the specification says); *out is then
+ * untouched. Thread-safety: safe.
+ */
+HARK_API int hark_traceparent_parse(hark_trace_context *out, const char *traceparent,
+                                    const char *tracestate);
+
+/*
+ * Writes the version-00 traceparent of `ctx` into `out` (HARK_TRACEPARENT_LEN
+ * characters and a NUL). Errors: HARK_EINVAL (NULL, or an all-zero id).
+ * Thread-safety: safe.
+ */
+HARK_API int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1],
+                                     const hark_trace_context *ctx);
+
+/*
+ * Continues `ctx` (copied) on the calling thread: the next root event that
+ * finishes on this thread (and every event it encloses) gets ctx's trace id and
+ * tracestate, the root's parent span is ctx->span_id, and the trace is sampled
+ * as ctx->flags says. Replaces a context begun but not yet used, and the trace of
+ * events still open on the thread.
+ * Errors: HARK_EINVAL (NULL, all-zero ids), HARK_ENOMEM (the thread's trace state
+ * could not be allocated). Thread-safety: safe; affects the calling thread only.
+ */
+HARK_API int hark_otlp_context_begin(const hark_trace_context *ctx);
+
+/*
+ * The context to propagate from inside the calling thread's current event
+ * (hark_current_event_ids()): the trace id of the thread's trace (starting one,
+ * with its sampling decision, if none is open), that event's span id, the sampled
+ * flag and the tracestate. Pass it on with hark_traceparent_format().
+ * Errors: HARK_EINVAL (NULL), HARK_ENOENT (no event is current on the thread),
+ * HARK_ENOMEM. Thread-safety: safe; reads the calling thread's state.
+ */
+HARK_API int hark_otlp_context_current(hark_trace_context *out);
+
+/* ------------------------------------------------------------------------- */
+/* The exporter                                                              */
+/* ------------------------------------------------------------------------- */
+
+typedef struct hark_otlp hark_otlp;
+
+#define HARK_OTLP_OPTIONS_VERSION 1
+
+typedef enum hark_otlp_protocol {
+    HARK_OTLP_PROTOCOL_DEFAULT = 0, /* from the environment, else protobuf */
+    HARK_OTLP_HTTP_PROTOBUF = 1,
+    HARK_OTLP_HTTP_JSON = 2
+} hark_otlp_protocol;
+
+typedef enum hark_otlp_compression {
+    HARK_OTLP_COMPRESSION_DEFAULT = 0, /* from the environment, else none */
+    HARK_OTLP_COMPRESSION_NONE = 1,
+    HARK_OTLP_COMPRESSION_GZIP = 2
+} hark_otlp_compression;
+
+/* Every string is copied by hark_otlp_new(); NULL or 0 means "from the environment,
+ * else the default" (see the list at the top of this header). */
+typedef struct hark_otlp_options {
+    unsigned version; /* HARK_OTLP_OPTIONS_VERSION */
+    const char *service_name;
+    const char *resource_attributes; /* "k=v,k2=v2" */
+    const char *endpoint;            /* base URL */
+    const char *traces_endpoint;     /* full URLs */
+    const char *metrics_endpoint;
+    const char *logs_endpoint;
+    const char *headers; /* "k=v,k2=v2" */
+    hark_otlp_protocol protocol;
+    hark_otlp_compression compression;
+    unsigned timeout_ms;
+    unsigned schedule_delay_ms;
+    unsigned export_timeout_ms;
+    unsigned max_queue_size;
+    unsigned max_export_batch_size;
+    const char *sampler;  /* "parentbased_traceidratio", ... */
+    double sampler_ratio; /* used when > 0 (a ratio of 0: sampler "always_off") */
+    unsigned metrics_interval_ms;
+    /* Bytes of one span record: name, attributes, failure and tracestate (0: 1024;
+     * at least 256). Attributes that do not fit are dropped and counted in the
+     * span's dropped_attributes_count. */
+    unsigned span_bytes;
+    bool ignore_env; /* read no OTEL_* variable */
+} hark_otlp_options;
+
+#define HARK_OTLP_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        HARK_OTLP_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,                       \
+            HARK_OTLP_PROTOCOL_DEFAULT, HARK_OTLP_COMPRESSION_DEFAULT, 0, 0, 0, 0, 0, NULL, 0.0,   \
+            0, 0, false                                                                            \
+    }
+
+/* What an exporter has done so far, per signal. */
+typedef struct hark_otlp_signal_stats {
+    uint64_t queued;   /* records put into the queue */
+    uint64_t exported; /* records the endpoint accepted (a 2xx answer) */
+    uint64_t dropped;  /* records lost: queue full, export failed, left at shutdown */
+} hark_otlp_signal_stats;
+
+typedef struct hark_otlp_stats {
+    hark_otlp_signal_stats spans, metrics, logs; /* metrics: data points */
+    uint64_t unsampled;                          /* events not exported by the sampler */
+    uint64_t requests;                           /* HTTP requests made, retries included */
+    uint64_t retries;
+    long last_status; /* HTTP status of the last answer, 0 for none or no connection */
+} hark_otlp_stats;
+
+/*
+ * Creates an exporter and starts its worker thread. `opts` may be NULL
+ * (HARK_OTLP_OPTIONS_INIT). Nothing is exported until something is attached.
+ * Sets the process-wide sampler (hark_otlp_context_current() and new traces use
+ * the last exporter's).
+ * Errors: HARK_EINVAL (NULL out, wrong version, a malformed option or variable:
+ * `err` (may be NULL; `err_len` bytes, NUL-terminated) says which and why),
+ * HARK_ENOMEM, HARK_EIO (libcurl could not be initialised). *out is untouched on
+ * error. Thread-safety: safe.
+ */
+HARK_API int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err,
+                           size_t err_len);
+
+/*
+ * Exports every event of `n` matching `pattern` (copied) as a span, from now on,
+ * through an event-object subscription (no CPU clock).
+ * Errors: HARK_EINVAL (NULL), HARK_ELIMIT (more than 16 attachments), HARK_ESTATE
+ * (shutting down), those of hark_subscribe(). Thread-safety: safe.
+ */
+HARK_API int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern);
+
+/*
+ * Exports a snapshot of `m` every metrics_interval_ms (and at flush and
+ * shutdown): per event name, an exponential histogram of durations in
+ * nanoseconds (`hark.event.duration`, unit "ns", cumulative) mapped from hark's
+ * buckets (hark_otlp_exp_index()), and a monotonic sum of events
+ * (`hark.events`). Attribute `event` holds the event name. `m` is borrowed: keep
+ * it alive until hark_otlp_shutdown(). One metrics object per exporter; a second
+ * call replaces the first.
+ * Errors: HARK_EINVAL (NULL), HARK_ESTATE (shutting down). Thread-safety: safe.
+ */
+HARK_API int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m);
+
+/*
+ * The OTLP scale of the exponential histograms (3: 8 buckets per power of two,
+ * bucket boundaries within 9 % of each other).
+ */
+#define HARK_OTLP_EXP_SCALE 3
+
+/*
+ * The exponential-histogram index (at HARK_OTLP_EXP_SCALE, bucket i covers
+ * (2^(i/8), 2^((i+1)/8)] nanoseconds) that hark's histogram bucket `bucket`
+ * (hark/metrics.h) is counted in: the one holding the bucket's midpoint, so that
+ * every hark bucket lands in one OTLP bucket and counts stay exact. Bucket 0
+ * (durations of 0 ns) is the zero bucket: returns INT32_MIN.
+ * Errors: none (`bucket` past the overflow bucket gives the overflow's index).
+ * Thread-safety: safe.
+ */
+HARK_API int32_t hark_otlp_exp_index(size_t bucket);
+
+/*
+ * A logger whose lines become OTLP log records of `x`: severity from the level,
+ * the message as body, the time of the call, and the trace and span ids of the
+ * calling thread's current event (so logs and traces join). The line is the
+ * message only (no time or level prefix). Free it with hark_logger_free() before
+ * hark_otlp_shutdown(x). A full queue drops the line and counts it.
+ * Errors: HARK_EINVAL (NULL), HARK_ENOMEM. Thread-safety: safe.
+ */
+HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
+
+/*
+ * Exports everything queued before the call (and a metrics snapshot, if
+ * attached), waiting at most `timeout_ms`.
+ * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
+ * export goes on in the background), HARK_EIO (records were dropped since the
+ * previous flush -- a full queue, a failed export: hark_otlp_stats says how many).
+ * Thread-safety: safe; never from the instrumenting fast path.
+ */
+HARK_API int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms);
+
+/* Copies the counters into *out. Errors: HARK_EINVAL. Thread-safety: safe. */
+HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
+
+/*
+ * Unsubscribes, waits for events in flight, exports what is queued (and a last
+ * metrics snapshot) within `timeout_ms`, counts what could not be exported as
+ * dropped, stops the worker and frees the exporter. NULL is accepted. `stats` (may
+ * be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was
+ * dropped over the exporter's life (the stats say how many).
+ * Thread-safety: once per exporter; not from a subscriber callback, nor
+ * concurrently with freeing a notifier it is attached to.
+ */
+HARK_API int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARK_OTLP_H */

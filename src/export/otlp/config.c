@@ -1,0 +1,375 @@
+/*
+ * The exporter's configuration: options first, then the OTEL_* variables, then
+ * OpenTelemetry's defaults. Every malformed value is refused with a message that
+ * names where it came from.
+ */
+#include "exporter.h"
+#include "alloc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *env(const hark_otlp_options *o, const char *name)
+{
+    if (o->ignore_env)
+        return NULL;
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static int fail(char *err, size_t n, const char *fmt, ...) HARK_PRINTF(3, 4);
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+    if (err && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+    }
+    return HARK_EINVAL;
+}
+
+/* A non-negative integer of milliseconds (or a count) up to `max`. */
+static bool parse_uint(const char *s, unsigned max, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    while (*end == ' ')
+        end++;
+    if (errno || *end || v > max)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+static int hexdig(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Trims and percent-decodes s[0..n) into a new string; NULL on a bad escape
+ * (*bad set) or no memory. */
+static char *decode(const char *s, size_t n, bool *bad)
+{
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    char *o = hark__malloc(n + 1), *p = o;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%') {
+            int hi = i + 2 < n ? hexdig(s[i + 1]) : -1;
+            int lo = i + 2 < n ? hexdig(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0) {
+                hark__free(o);
+                *bad = true;
+                return NULL;
+            }
+            *p++ = (char)(hi << 4 | lo);
+            i += 2;
+        } else {
+            *p++ = s[i];
+        }
+    }
+    *p = '\0';
+    return o;
+}
+
+/* "k=v,k2=v2" into pairs (out[2i], out[2i+1]); keys must be non-empty. */
+static int pairs_inner(const char *what, const char *s, char ***out, size_t *count, char *err,
+                       size_t n)
+{
+    *out = NULL;
+    *count = 0;
+    size_t cap = 0;
+    while (*s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        bool blank = true;
+        for (size_t i = 0; i < len; i++)
+            blank = blank && (s[i] == ' ' || s[i] == '\t');
+        if (!blank) {
+            if (!eq)
+                return fail(err, n, "%s: \"%.*s\" is not key=value", what, (int)len, s);
+            bool bad = false;
+            char *k = decode(s, (size_t)(eq - s), &bad);
+            char *v = k ? decode(eq + 1, len - (size_t)(eq - s) - 1, &bad) : NULL;
+            if (!k || !v || !*k) {
+                bool empty = k && !*k;
+                hark__free(k);
+                hark__free(v);
+                if (bad || empty)
+                    return fail(err, n, "%s: \"%.*s\" has %s", what, (int)len, s,
+                                bad ? "a bad %-escape" : "an empty key");
+                return HARK_ENOMEM;
+            }
+            if (*count * 2 + 2 > cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                char **g = hark__realloc(*out, nc * sizeof *g);
+                if (!g) {
+                    hark__free(k);
+                    hark__free(v);
+                    return HARK_ENOMEM;
+                }
+                *out = g;
+                cap = nc;
+            }
+            (*out)[2 * *count] = k;
+            (*out)[2 * *count + 1] = v;
+            ++*count;
+        }
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+static int parse_pairs(const char *what, const char *s, char ***out, size_t *count, char *err,
+                       size_t n)
+{
+    int rc = pairs_inner(what, s, out, count, err, n);
+    if (rc) {
+        for (size_t i = 0; i < 2 * *count; i++)
+            hark__free((*out)[i]);
+        hark__free(*out);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+static bool url_ok(const char *u)
+{
+    return (!strncmp(u, "http://", 7) && u[7]) || (!strncmp(u, "https://", 8) && u[8]);
+}
+
+static int set_unsigned(unsigned *out, unsigned opt, const hark_otlp_options *o, const char *var,
+                        unsigned def, unsigned max, char *err, size_t n)
+{
+    if (opt) {
+        if (opt > max)
+            return fail(err, n, "option for %s: %u is above %u", var, opt, max);
+        *out = opt;
+        return 0;
+    }
+    const char *v = env(o, var);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!parse_uint(v, max, out))
+        return fail(err, n, "%s: \"%s\" is not a whole number from 0 to %u", var, v, max);
+    return 0;
+}
+
+static const char *const signal_path[SIG_COUNT] = {"/v1/traces", "/v1/metrics", "/v1/logs"};
+static const char *const signal_var[SIG_COUNT] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                                  "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                                                  "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"};
+
+static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    int rc;
+    const char *v = o->service_name ? o->service_name : env(o, "OTEL_SERVICE_NAME");
+    c->service_name = hark__strdup(v ? v : "unknown_service");
+    if (!c->service_name)
+        return HARK_ENOMEM;
+
+    v = o->resource_attributes ? o->resource_attributes : env(o, "OTEL_RESOURCE_ATTRIBUTES");
+    if (v &&
+        (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", v, &c->resource, &c->resource_count, err, n)))
+        return rc;
+    /* service.name from the resource attributes when no service name was given. */
+    if (!o->service_name && !env(o, "OTEL_SERVICE_NAME"))
+        for (size_t i = 0; i < c->resource_count; i++)
+            if (!strcmp(c->resource[2 * i], "service.name")) {
+                char *s = hark__strdup(c->resource[2 * i + 1]);
+                if (!s)
+                    return HARK_ENOMEM;
+                hark__free(c->service_name);
+                c->service_name = s;
+            }
+
+    const char *base = o->endpoint ? o->endpoint : env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    if (!base)
+        base = "http://localhost:4318";
+    if (!url_ok(base))
+        return fail(err, n, "OTEL_EXPORTER_OTLP_ENDPOINT: \"%s\" is not an http:// or https:// URL",
+                    base);
+    const char *sig_opt[SIG_COUNT] = {o->traces_endpoint, o->metrics_endpoint, o->logs_endpoint};
+    for (int s = 0; s < SIG_COUNT; s++) {
+        v = sig_opt[s] ? sig_opt[s] : env(o, signal_var[s]);
+        if (v) {
+            if (!url_ok(v))
+                return fail(err, n, "%s: \"%s\" is not an http:// or https:// URL", signal_var[s],
+                            v);
+            c->url[s] = hark__strdup(v);
+        } else {
+            size_t bl = strlen(base);
+            while (bl && base[bl - 1] == '/')
+                bl--;
+            c->url[s] = hark__malloc(bl + 12);
+            if (c->url[s])
+                snprintf(c->url[s], bl + 12, "%.*s%s", (int)bl, base, signal_path[s]);
+        }
+        if (!c->url[s])
+            return HARK_ENOMEM;
+    }
+
+    v = o->headers ? o->headers : env(o, "OTEL_EXPORTER_OTLP_HEADERS");
+    if (v) {
+        char **pairs;
+        size_t count;
+        if ((rc = parse_pairs("OTEL_EXPORTER_OTLP_HEADERS", v, &pairs, &count, err, n)))
+            return rc;
+        c->headers = hark__calloc(count ? count : 1, sizeof *c->headers);
+        for (size_t i = 0; c->headers && i < count; i++) {
+            size_t len = strlen(pairs[2 * i]) + strlen(pairs[2 * i + 1]) + 3;
+            if ((c->headers[i] = hark__malloc(len)))
+                snprintf(c->headers[i], len, "%s: %s", pairs[2 * i], pairs[2 * i + 1]);
+            c->header_count = i + 1;
+        }
+        for (size_t i = 0; i < 2 * count; i++)
+            hark__free(pairs[i]);
+        hark__free(pairs);
+        if (!c->headers)
+            return HARK_ENOMEM;
+        for (size_t i = 0; i < c->header_count; i++) {
+            if (!c->headers[i])
+                return HARK_ENOMEM;
+            if (strpbrk(c->headers[i], "\r\n"))
+                return fail(err, n, "OTEL_EXPORTER_OTLP_HEADERS: a header holds a line break");
+        }
+    }
+
+    if (o->protocol == HARK_OTLP_HTTP_PROTOBUF || o->protocol == HARK_OTLP_HTTP_JSON) {
+        c->json = o->protocol == HARK_OTLP_HTTP_JSON;
+    } else if (o->protocol != HARK_OTLP_PROTOCOL_DEFAULT) {
+        return fail(err, n, "options.protocol: %d is not a hark_otlp_protocol", (int)o->protocol);
+    } else if ((v = env(o, "OTEL_EXPORTER_OTLP_PROTOCOL"))) {
+        if (!strcmp(v, "http/json"))
+            c->json = true;
+        else if (strcmp(v, "http/protobuf") != 0)
+            return fail(err, n,
+                        "OTEL_EXPORTER_OTLP_PROTOCOL: \"%s\" is not supported (http/protobuf or "
+                        "http/json)",
+                        v);
+    }
+
+    if (o->compression == HARK_OTLP_COMPRESSION_GZIP ||
+        o->compression == HARK_OTLP_COMPRESSION_NONE) {
+        c->gzip = o->compression == HARK_OTLP_COMPRESSION_GZIP;
+    } else if (o->compression != HARK_OTLP_COMPRESSION_DEFAULT) {
+        return fail(err, n, "options.compression: %d is not a hark_otlp_compression",
+                    (int)o->compression);
+    } else if ((v = env(o, "OTEL_EXPORTER_OTLP_COMPRESSION"))) {
+        if (!strcmp(v, "gzip"))
+            c->gzip = true;
+        else if (strcmp(v, "none") != 0)
+            return fail(err, n, "OTEL_EXPORTER_OTLP_COMPRESSION: \"%s\" is not gzip or none", v);
+    }
+
+    enum { HOUR_MS = 3600000 };
+    if ((rc = set_unsigned(&c->timeout_ms, o->timeout_ms, o, "OTEL_EXPORTER_OTLP_TIMEOUT", 10000,
+                           HOUR_MS, err, n)) ||
+        (rc = set_unsigned(&c->schedule_delay_ms, o->schedule_delay_ms, o,
+                           "OTEL_BSP_SCHEDULE_DELAY", 5000, HOUR_MS, err, n)) ||
+        (rc = set_unsigned(&c->export_timeout_ms, o->export_timeout_ms, o,
+                           "OTEL_BSP_EXPORT_TIMEOUT", 30000, HOUR_MS, err, n)) ||
+        (rc = set_unsigned(&c->max_queue_size, o->max_queue_size, o, "OTEL_BSP_MAX_QUEUE_SIZE",
+                           2048, 1u << 24, err, n)) ||
+        (rc = set_unsigned(&c->max_export_batch_size, o->max_export_batch_size, o,
+                           "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, 1u << 24, err, n)) ||
+        (rc = set_unsigned(&c->metrics_interval_ms, o->metrics_interval_ms, o,
+                           "OTEL_METRIC_EXPORT_INTERVAL", 60000, 24 * HOUR_MS, err, n)))
+        return rc;
+    if (c->timeout_ms == 0)
+        c->timeout_ms = 10000;
+    if (c->schedule_delay_ms == 0)
+        c->schedule_delay_ms = 1;
+    if (c->metrics_interval_ms == 0)
+        c->metrics_interval_ms = 60000;
+    if (c->max_queue_size == 0)
+        return fail(err, n, "OTEL_BSP_MAX_QUEUE_SIZE: must be at least 1");
+    if (c->max_export_batch_size == 0 || c->max_export_batch_size > c->max_queue_size)
+        return fail(err, n,
+                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %u must be from 1 to the queue size (%u)",
+                    c->max_export_batch_size, c->max_queue_size);
+    c->span_bytes = o->span_bytes ? o->span_bytes : 1024;
+    if (c->span_bytes < 256 || c->span_bytes > 65536)
+        return fail(err, n, "options.span_bytes: %u is outside [256, 65536]", c->span_bytes);
+
+    /* Sampling. */
+    const char *sampler = o->sampler ? o->sampler : env(o, "OTEL_TRACES_SAMPLER");
+    if (!sampler)
+        sampler = "parentbased_always_on";
+    c->parent_based = !strncmp(sampler, "parentbased_", 12);
+    const char *base_s = c->parent_based ? sampler + 12 : sampler;
+    if (!strcmp(base_s, "always_on"))
+        c->sampler = SAMPLER_ON;
+    else if (!strcmp(base_s, "always_off"))
+        c->sampler = SAMPLER_OFF;
+    else if (!strcmp(base_s, "traceidratio"))
+        c->sampler = SAMPLER_RATIO;
+    else
+        return fail(err, n,
+                    "OTEL_TRACES_SAMPLER: \"%s\" is not always_on, always_off, traceidratio or "
+                    "their parentbased_ forms",
+                    sampler);
+    c->ratio = 1.0;
+    if (c->sampler == SAMPLER_RATIO) {
+        if (o->sampler_ratio < 0 || o->sampler_ratio > 1 || o->sampler_ratio != o->sampler_ratio)
+            return fail(err, n, "options.sampler_ratio: %g is outside [0, 1]", o->sampler_ratio);
+        if (o->sampler_ratio > 0) {
+            c->ratio = o->sampler_ratio;
+        } else if ((v = env(o, "OTEL_TRACES_SAMPLER_ARG"))) {
+            char *end;
+            errno = 0;
+            double r = strtod(v, &end);
+            if (errno || end == v || *end || !(r >= 0 && r <= 1))
+                return fail(err, n, "OTEL_TRACES_SAMPLER_ARG: \"%s\" is not a ratio in [0, 1]", v);
+            c->ratio = r;
+        }
+    }
+    return 0;
+}
+
+int hark__otlp_config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    if (err && n)
+        err[0] = '\0';
+    int rc = config(c, o, err, n);
+    if (rc) {
+        if (rc == HARK_ENOMEM)
+            fail(err, n, "out of memory");
+        hark__otlp_config_free(c);
+    }
+    return rc;
+}
+
+void hark__otlp_config_free(hark__otlp_cfg *c)
+{
+    hark__free(c->service_name);
+    for (int s = 0; s < SIG_COUNT; s++)
+        hark__free(c->url[s]);
+    for (size_t i = 0; i < c->header_count; i++)
+        hark__free(c->headers[i]);
+    hark__free(c->headers);
+    for (size_t i = 0; i < 2 * c->resource_count; i++)
+        hark__free(c->resource[i]);
+    hark__free(c->resource);
+    memset(c, 0, sizeof *c);
+}

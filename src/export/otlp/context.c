@@ -1,0 +1,323 @@
+/*
+ * W3C Trace Context (hark/otlp.h): the traceparent and tracestate headers, and the
+ * calling thread's trace (context.h).
+ */
+#include "context.h"
+#include "alloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+HARK__TLS hark__otlp_thread *hark__otlp_tl;
+atomic_uint_least64_t hark__otlp_sample_threshold = UINT64_MAX;
+static atomic_bool parent_based = true;
+uint64_t hark__otlp_salt;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t key;
+static bool key_ok;
+
+static void thread_exit(void *p)
+{
+    hark__otlp_tl = NULL;
+    hark__free(p);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static HARK__TLS uint64_t tl_seed;
+
+static void seed(void)
+{
+    /* A per-thread generator seeded from getrandom(): one system call per thread,
+     * not per trace. */
+    {
+        if (getrandom(&tl_seed, sizeof tl_seed, GRND_NONBLOCK) != (ssize_t)sizeof tl_seed) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            tl_seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+                      ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&tl_seed;
+        }
+        tl_seed |= 1;
+    }
+}
+
+uint64_t hark__otlp_rand64(void)
+{
+    if (HARK_UNLIKELY(!tl_seed))
+        seed();
+    return splitmix(&tl_seed);
+}
+
+void hark__otlp_random(void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    if (!tl_seed)
+        seed();
+    while (n) {
+        uint64_t r = splitmix(&tl_seed);
+        size_t k = n < 8 ? n : 8;
+        memcpy(p, &r, k);
+        p += k;
+        n -= k;
+    }
+}
+
+static void init_once(void)
+{
+    key_ok = pthread_key_create(&key, thread_exit) == 0;
+    uint64_t salt;
+    hark__otlp_random(&salt, sizeof salt);
+    /* Event ids count up from 1 and stay far below 2^63: with the top bit set, no
+     * salted id is 0. */
+    hark__otlp_salt = salt | (UINT64_C(1) << 63);
+}
+
+/* Called from hark_otlp_new() so that the salt is set before any span is made. */
+void hark__otlp_context_init(void);
+void hark__otlp_context_init(void)
+{
+    pthread_once(&once, init_once);
+}
+
+hark__otlp_thread *hark__otlp_thread_get_slow(void)
+{
+    pthread_once(&once, init_once);
+    hark__otlp_thread *t = hark__calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    if (key_ok)
+        pthread_setspecific(key, t);
+    hark__otlp_tl = t;
+    return t;
+}
+
+void hark__otlp_set_sampler(bool parent, bool always, double ratio)
+{
+    atomic_store_explicit(&parent_based, parent, memory_order_relaxed);
+    uint64_t th;
+    if (always || ratio >= 1.0)
+        th = UINT64_MAX;
+    else if (!(ratio > 0.0))
+        th = 0;
+    else
+        th = (uint64_t)(ratio * 18446744073709551616.0);
+    atomic_store_explicit(&hark__otlp_sample_threshold, th, memory_order_relaxed);
+}
+
+/* The ratio sampler's decision for a trace id whose last 8 bytes, W3C's random
+ * part, are `r`: below the threshold. */
+static bool by_ratio(uint64_t r)
+{
+    uint64_t th = atomic_load_explicit(&hark__otlp_sample_threshold, memory_order_relaxed);
+    return th == UINT64_MAX || r < th;
+}
+
+void hark__otlp_trace_new(hark__otlp_thread *t)
+{
+    uint64_t r = hark__otlp_rand64();
+    hark__otlp_put_be64(t->trace_id + 8, r);
+    t->id_full = false;
+    t->sampled = by_ratio(r);
+    t->remote = false;
+    t->remote_parent = 0;
+    t->tracestate_len = 0;
+    t->tracestate[0] = '\0';
+    t->ended_root = 0;
+    t->open = true;
+}
+
+void hark__otlp_trace_id_full(hark__otlp_thread *t)
+{
+    uint64_t hi;
+    do /* an all-zero id is invalid */
+        hi = hark__otlp_rand64();
+    while (!hi && !hark__otlp_get_be64(t->trace_id + 8));
+    hark__otlp_put_be64(t->trace_id, hi);
+    t->id_full = true;
+}
+
+/* ---- headers ---------------------------------------------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1; /* uppercase is invalid in traceparent */
+}
+
+static bool hex_bytes(uint8_t *out, const char *s, size_t n)
+{
+    bool nonzero = false;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (uint8_t)(hi << 4 | lo);
+        nonzero = nonzero || out[i];
+    }
+    return nonzero || n == 1;
+}
+
+static bool key_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' ||
+           c == '/' || c == '@';
+}
+
+/* A tracestate list as W3C describes it: up to 32 members key=value separated by
+ * commas (optional whitespace around them); empty members are allowed. */
+static bool tracestate_ok(const char *s, size_t len)
+{
+    size_t members = 0, i = 0;
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < len && s[i] != ',')
+            i++;
+        size_t end = i;
+        while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+            end--;
+        if (end > start) {
+            const char *eq = memchr(s + start, '=', end - start);
+            if (!eq || eq == s + start || eq + 1 == s + end)
+                return false;
+            for (const char *k = s + start; k < eq; k++)
+                if (!key_char(*k))
+                    return false;
+            for (const char *v = eq + 1; v < s + end; v++)
+                if (*v < 0x20 || *v > 0x7e || *v == ',' || *v == '=')
+                    return false;
+            if (++members > 32)
+                return false;
+        }
+        if (i < len)
+            i++; /* the comma */
+    }
+    return true;
+}
+
+int hark_traceparent_parse(hark_trace_context *out, const char *tp, const char *tracestate)
+{
+    if (!out || !tp)
+        return HARK_EINVAL;
+    size_t len = strlen(tp);
+    if (len < HARK_TRACEPARENT_LEN)
+        return HARK_EINVAL;
+    uint8_t version;
+    hark_trace_context c;
+    memset(&c, 0, sizeof c);
+    if (!hex_bytes(&version, tp, 1) || version == 0xff || tp[2] != '-' || tp[35] != '-' ||
+        tp[52] != '-')
+        return HARK_EINVAL;
+    if (version == 0 ? len != HARK_TRACEPARENT_LEN : (len > 55 && tp[55] != '-'))
+        return HARK_EINVAL;
+    if (!hex_bytes(c.trace_id, tp + 3, 16) || !hex_bytes(c.span_id, tp + 36, 8) ||
+        !hex_bytes(&c.flags, tp + 53, 1))
+        return HARK_EINVAL;
+    /* Only the sampled flag is defined for version 00; keep nothing else. */
+    c.flags &= HARK_TRACE_FLAG_SAMPLED;
+    if (tracestate) {
+        size_t n = strlen(tracestate);
+        if (n <= HARK_TRACESTATE_MAX && tracestate_ok(tracestate, n))
+            memcpy(c.tracestate, tracestate, n + 1);
+    }
+    *out = c;
+    return 0;
+}
+
+int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace_context *ctx)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!out || !ctx)
+        return HARK_EINVAL;
+    bool tz = true, sz = true;
+    for (int i = 0; i < 16; i++)
+        tz = tz && !ctx->trace_id[i];
+    for (int i = 0; i < 8; i++)
+        sz = sz && !ctx->span_id[i];
+    if (tz || sz)
+        return HARK_EINVAL;
+    char *p = out;
+    *p++ = '0';
+    *p++ = '0';
+    *p++ = '-';
+    for (int i = 0; i < 16; i++) {
+        *p++ = hex[ctx->trace_id[i] >> 4];
+        *p++ = hex[ctx->trace_id[i] & 15];
+    }
+    *p++ = '-';
+    for (int i = 0; i < 8; i++) {
+        *p++ = hex[ctx->span_id[i] >> 4];
+        *p++ = hex[ctx->span_id[i] & 15];
+    }
+    *p++ = '-';
+    *p++ = '0';
+    *p++ = hex[ctx->flags & HARK_TRACE_FLAG_SAMPLED];
+    *p = '\0';
+    return 0;
+}
+
+int hark_otlp_context_begin(const hark_trace_context *ctx)
+{
+    if (!ctx)
+        return HARK_EINVAL;
+    bool tz = true, sz = true;
+    for (int i = 0; i < 16; i++)
+        tz = tz && !ctx->trace_id[i];
+    for (int i = 0; i < 8; i++)
+        sz = sz && !ctx->span_id[i];
+    if (tz || sz)
+        return HARK_EINVAL;
+    hark__otlp_thread *t = hark__otlp_thread_get();
+    if (!t)
+        return HARK_ENOMEM;
+    memcpy(t->trace_id, ctx->trace_id, 16);
+    t->remote_parent = hark__otlp_get_be64(ctx->span_id);
+    /* Parent-based samplers follow the remote parent; the others decide alone. */
+    t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed)
+                     ? ctx->flags & HARK_TRACE_FLAG_SAMPLED
+                     : by_ratio(hark__otlp_get_be64(ctx->trace_id + 8));
+    t->remote = true;
+    t->id_full = true;
+    size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);
+    memcpy(t->tracestate, ctx->tracestate, n);
+    t->tracestate[n] = '\0';
+    t->tracestate_len = (uint16_t)n;
+    t->ended_root = 0;
+    t->open = true;
+    return 0;
+}
+
+int hark_otlp_context_current(hark_trace_context *out)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_event_ids ids = hark_current_event_ids();
+    if (!ids.id)
+        return HARK_ENOENT;
+    hark__otlp_thread *t = hark__otlp_thread_get();
+    if (!t)
+        return HARK_ENOMEM;
+    hark__otlp_trace_for(t, ids.id);
+    memset(out, 0, sizeof *out);
+    memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
+    hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
+    out->flags = t->sampled ? HARK_TRACE_FLAG_SAMPLED : 0;
+    memcpy(out->tracestate, t->tracestate, t->tracestate_len);
+    out->tracestate[t->tracestate_len] = '\0';
+    return 0;
+}

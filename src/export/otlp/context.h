@@ -1,0 +1,102 @@
+/*
+ * Internal: the calling thread's trace (context.c) -- the trace id its events
+ * share, the remote parent a root continues, the sampling decision -- and the
+ * span ids derived from hark's event ids.
+ */
+#ifndef HARK_OTLP_CONTEXT_H
+#define HARK_OTLP_CONTEXT_H
+
+#include "hark/otlp.h"
+#include "tls.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the span id helpers assume a little-endian target"
+#endif
+
+/*
+ * One per thread, allocated on its first use. A trace is open from the first event
+ * of it that finishes (or from hark_otlp_context_begin()/_current()) until its
+ * root event (one with no parent) finishes.
+ */
+typedef struct hark__otlp_thread {
+    bool open;           /* a trace is open on the thread */
+    bool sampled;        /* its sampling decision */
+    bool remote;         /* it continues a remote parent */
+    bool id_full;        /* trace_id[0..8) is drawn too (when first needed) */
+    uint64_t ended_root; /* the root event that ended the trace, while its callbacks run */
+    uint8_t trace_id[16];
+    uint64_t remote_parent; /* the remote parent span id (big-endian value), if remote */
+    uint16_t tracestate_len;
+    char tracestate[HARK_TRACESTATE_MAX + 1];
+} hark__otlp_thread;
+
+extern HARK__TLS hark__otlp_thread *hark__otlp_tl;
+
+/* The calling thread's state, allocated when missing; NULL on allocation failure. */
+hark__otlp_thread *hark__otlp_thread_get_slow(void);
+static inline hark__otlp_thread *hark__otlp_thread_get(void)
+{
+    hark__otlp_thread *t = hark__otlp_tl;
+    return HARK_LIKELY(t != NULL) ? t : hark__otlp_thread_get_slow();
+}
+
+/* Opens a new trace on `t`: the random half of its trace id and the process
+ * sampler's decision; the other half is drawn when the id is first needed, so
+ * that an unsampled trace nobody propagates costs one random number. */
+void hark__otlp_trace_new(hark__otlp_thread *t);
+/* The open trace's full id (draws its first half if not done yet). */
+void hark__otlp_trace_id_full(hark__otlp_thread *t);
+static inline const uint8_t *hark__otlp_trace_id(hark__otlp_thread *t)
+{
+    if (HARK_UNLIKELY(!t->id_full))
+        hark__otlp_trace_id_full(t);
+    return t->trace_id;
+}
+/* Makes sure a trace is open for the event `id` now current on the thread. */
+static inline void hark__otlp_trace_for(hark__otlp_thread *t, uint64_t id)
+{
+    /* The trace whose root finished last ends with that root's last callback (one
+     * per exporter); any other event starts the next trace. */
+    if (t->ended_root && id != t->ended_root) {
+        t->open = false;
+        t->ended_root = 0;
+    }
+    if (HARK_UNLIKELY(!t->open))
+        hark__otlp_trace_new(t);
+}
+
+/* The sampler: a new trace is sampled when the top 8 bytes of its random trace-id
+ * part are below this threshold (0: never; UINT64_MAX: always). */
+extern atomic_uint_least64_t hark__otlp_sample_threshold;
+void hark__otlp_set_sampler(bool parent_based, bool always, double ratio);
+
+/* Span id of an event id: a bijection salted per process so that two processes
+ * continuing one trace do not give the same ids. 0 stays 0. */
+extern uint64_t hark__otlp_salt;
+static inline uint64_t hark__otlp_span_id(uint64_t event_id)
+{
+    return event_id ? event_id ^ hark__otlp_salt : 0;
+}
+
+/* Big-endian bytes of a span id, as the wire carries them. */
+static inline void hark__otlp_put_be64(uint8_t out[8], uint64_t v)
+{
+    v = __builtin_bswap64(v); /* x86-64 and the other little-endian targets */
+    memcpy(out, &v, 8);
+}
+static inline uint64_t hark__otlp_get_be64(const uint8_t in[8])
+{
+    uint64_t v;
+    memcpy(&v, in, 8);
+    return __builtin_bswap64(v);
+}
+
+/* Random bytes (getrandom, else a seeded generator). */
+void hark__otlp_random(void *buf, size_t n);
+/* A random 64-bit number from the calling thread's generator. */
+uint64_t hark__otlp_rand64(void);
+
+#endif

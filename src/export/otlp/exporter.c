@@ -1,0 +1,302 @@
+/*
+ * The OTLP exporter's life (hark/otlp.h): creation, attachments, the worker that
+ * drains the queues into requests, flush, statistics and shutdown.
+ */
+#include "exporter.h"
+
+#include "alloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+void hark__otlp_context_init(void);
+
+int64_t hark__otlp_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------- */
+
+static void destroy(hark_otlp *x)
+{
+    hark__otlp_transport_free(x);
+    hark__otlp_queue_free(&x->spans);
+    hark__otlp_queue_free(&x->logs);
+    hark__otlp_config_free(&x->cfg);
+    hark__free(x->body.buf);
+    hark__free(x->gz.buf);
+    hark__free(x->batch);
+    hark__free(x->resource_pb);
+    hark__free(x->resource_json);
+    pthread_mutex_destroy(&x->lock);
+    pthread_mutex_destroy(&x->dlock);
+    pthread_cond_destroy(&x->dwake);
+    hark__free(x);
+}
+
+int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, size_t err_len)
+{
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    if (!out || o.version != HARK_OTLP_OPTIONS_VERSION) {
+        if (err && err_len)
+            snprintf(err, err_len, "%s",
+                     out ? "options.version is not HARK_OTLP_OPTIONS_VERSION"
+                         : "no place for the exporter (out is NULL)");
+        return HARK_EINVAL;
+    }
+    hark__otlp_context_init();
+    hark_otlp *x = hark__calloc(1, sizeof *x);
+    if (!x)
+        return HARK_ENOMEM;
+    int rc = hark__otlp_config(&x->cfg, &o, err, err_len);
+    if (rc) {
+        hark__free(x);
+        return rc;
+    }
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_mutex_init(&x->dlock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&x->dwake, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&x->refs, 1);
+    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
+        x->atts[i].x = x;
+
+    size_t slots = pow2_at_least(x->cfg.max_queue_size);
+    size_t batch = x->cfg.max_export_batch_size;
+    size_t kick = 1;
+    while (kick * 2 <= batch && kick * 2 <= slots / 2)
+        kick *= 2;
+    x->kick_mask = kick - 1;
+    struct timespec rt, mt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mt);
+    x->start_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    x->wall_offset_ns = x->start_unix_ns - ((int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec);
+    x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
+
+    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes) &&
+              hark__otlp_queue_init(&x->logs, slots, x->cfg.span_bytes) &&
+              (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
+    if (!ok) {
+        destroy(x);
+        if (err && err_len)
+            snprintf(err, err_len, "out of memory");
+        return HARK_ENOMEM;
+    }
+    if (!hark__otlp_transport_init(x)) {
+        destroy(x);
+        if (err && err_len)
+            snprintf(err, err_len, "libcurl could not be initialised");
+        return HARK_EIO;
+    }
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
+                           x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
+
+    if (hark__otlp_worker_start(x) != 0) {
+        destroy(x);
+        if (err && err_len)
+            snprintf(err, err_len, "the worker thread could not be started");
+        return HARK_ENOMEM;
+    }
+    *out = x;
+    return 0;
+}
+
+static void unref(hark_otlp *x)
+{
+    /* acq_rel: every release happens before the last one frees the exporter. */
+    if (atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) == 1)
+        destroy(x);
+}
+
+static void on_release(void *data)
+{
+    struct hark__otlp_att *a = data;
+    hark_otlp *x = a->x;
+    pthread_mutex_lock(&x->lock);
+    a->released = true;
+    pthread_mutex_unlock(&x->lock);
+    unref(x);
+}
+
+int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
+{
+    if (!x || !n)
+        return HARK_EINVAL;
+    struct hark__otlp_att *a = NULL;
+    pthread_mutex_lock(&x->lock);
+    if (x->closing) {
+        pthread_mutex_unlock(&x->lock);
+        return HARK_ESTATE;
+    }
+    for (int i = 0; i < HARK__OTLP_ATTACH_MAX && !a; i++)
+        if (!x->atts[i].used)
+            a = &x->atts[i];
+    if (a)
+        a->used = true;
+    pthread_mutex_unlock(&x->lock);
+    if (!a)
+        return HARK_ELIMIT;
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    /* A monotonic subscription: the times and payload a span needs, without the
+     * event object (the ids come from hark_current_event_ids()). */
+    o.kind = HARK_KIND_MONOTONIC;
+    o.pattern = pattern;
+    o.timed = hark__otlp_on_event;
+    o.release = on_release;
+    o.data = a;
+    atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);
+    hark_subscription_id id = 0;
+    int rc = hark_subscribe(&id, n, &o);
+    pthread_mutex_lock(&x->lock);
+    if (rc < 0) {
+        a->used = false;
+    } else {
+        a->n = n;
+        a->id = id;
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (rc < 0)
+        atomic_fetch_sub_explicit(&x->refs, 1, memory_order_relaxed);
+    return rc < 0 ? rc : 0;
+}
+
+int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
+{
+    if (!x || !m)
+        return HARK_EINVAL;
+    pthread_mutex_lock(&x->lock);
+    int rc = x->closing ? HARK_ESTATE : 0;
+    if (!rc)
+        x->metrics = m;
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+static uint64_t dropped_total(hark_otlp *x)
+{
+    uint64_t n = atomic_load_explicit(&x->spans.dropped, memory_order_relaxed) +
+                 atomic_load_explicit(&x->logs.dropped, memory_order_relaxed);
+    for (int i = 0; i < SIG_COUNT; i++)
+        n += atomic_load_explicit(&x->failed[i], memory_order_relaxed);
+    return n;
+}
+
+int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
+{
+    if (!x)
+        return HARK_EINVAL;
+    int rc = hark__otlp_worker_flush(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
+    /* Whatever dropped records since the last flush -- this round's exports, an
+     * earlier round's, a full queue -- is reported once. */
+    uint64_t now = dropped_total(x);
+    uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
+    if (rc == 0 && now > before)
+        rc = HARK_EIO;
+    return rc;
+}
+
+static void stats_read(hark_otlp *x, hark_otlp_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    hark_otlp_signal_stats *sig[SIG_COUNT] = {&s->spans, &s->metrics, &s->logs};
+    hark__otlp_queue *q[SIG_COUNT] = {&x->spans, NULL, &x->logs};
+    for (int i = 0; i < SIG_COUNT; i++) {
+        sig[i]->exported = atomic_load_explicit(&x->exported[i], memory_order_relaxed);
+        sig[i]->dropped = atomic_load_explicit(&x->failed[i], memory_order_relaxed);
+        if (q[i]) {
+            sig[i]->queued = atomic_load_explicit(&q[i]->head, memory_order_relaxed);
+            sig[i]->dropped += atomic_load_explicit(&q[i]->dropped, memory_order_relaxed);
+        }
+    }
+    s->metrics.queued = atomic_load_explicit(&x->metric_points_queued, memory_order_relaxed);
+    s->requests = atomic_load_explicit(&x->requests, memory_order_relaxed);
+    s->retries = atomic_load_explicit(&x->retries, memory_order_relaxed);
+    s->last_status = atomic_load_explicit(&x->last_status, memory_order_relaxed);
+}
+
+int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
+{
+    if (!x || !out)
+        return HARK_EINVAL;
+    stats_read(x, out);
+    return 0;
+}
+
+int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!x)
+        return 0;
+    int64_t deadline = hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000;
+    struct hark__otlp_att live[HARK__OTLP_ATTACH_MAX];
+    int count = 0;
+    pthread_mutex_lock(&x->lock);
+    x->closing = true;
+    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
+        if (x->atts[i].used && !x->atts[i].released && x->atts[i].id)
+            live[count++] = x->atts[i];
+    pthread_mutex_unlock(&x->lock);
+    for (int i = 0; i < count; i++) {
+        int rc = HARK_ENOMEM;
+        for (int tries = 0; tries < 5 && rc == HARK_ENOMEM; tries++)
+            rc = hark_unsubscribe(live[i].n, live[i].id);
+    }
+    for (int i = 0; i < count; i++) {
+        bool seen = false;
+        for (int j = 0; j < i; j++)
+            seen = seen || live[j].n == live[i].n;
+        if (!seen)
+            (void)hark_notifier_quiesce(live[i].n);
+    }
+    /* The final rounds: everything queued and a last metrics snapshot, exported
+     * until the deadline; past it, every export fails at once and is counted. */
+    pthread_mutex_lock(&x->dlock);
+    x->deadline_ns = deadline;
+    pthread_cond_broadcast(&x->dwake);
+    pthread_mutex_unlock(&x->dlock);
+    pthread_mutex_lock(&x->lock);
+    bool metrics = x->metrics != NULL;
+    pthread_mutex_unlock(&x->lock);
+    if (metrics)
+        atomic_fetch_add_explicit(&x->metrics_asked, 1, memory_order_seq_cst);
+    hark__otlp_worker_stop(x);
+    /* What the deadline left in the queues is dropped, and counted. */
+    uint64_t left = 0;
+    while (hark__q_peek(&x->spans)) {
+        hark__q_pop(&x->spans);
+        left++;
+    }
+    atomic_fetch_add_explicit(&x->failed[SIG_TRACES], left, memory_order_relaxed);
+    uint64_t left_logs = 0;
+    while (hark__q_peek(&x->logs)) {
+        hark__q_pop(&x->logs);
+        left_logs++;
+    }
+    atomic_fetch_add_explicit(&x->failed[SIG_LOGS], left_logs, memory_order_relaxed);
+    hark_otlp_stats s;
+    stats_read(x, &s);
+    if (stats)
+        *stats = s;
+    int rc = s.spans.dropped || s.logs.dropped || s.metrics.dropped ? HARK_EIO : 0;
+    unref(x);
+    return rc;
+}

@@ -1,0 +1,164 @@
+/*
+ * OTLP/JSON output into a growable buffer: the exporter's bodies, written with the
+ * JSON writer of util (json.h) in windows of the buffer.
+ */
+#include "exporter.h"
+#include "json.h"
+
+#include <math.h>
+
+void hark__oj_lit(hark__pb *b, const char *s, size_t n)
+{
+    if (hark__pb_room(b, n)) {
+        memcpy(b->buf + b->len, s, n);
+        b->len += n;
+    }
+}
+
+/* Runs a bounded writer over the next `need` bytes of b. */
+#define OJ_WINDOW(b, need, w, body)                                                                \
+    do {                                                                                           \
+        if (!hark__pb_room((b), (need)))                                                           \
+            break;                                                                                 \
+        hark__jw w = {(char *)(b)->buf + (b)->len, 0, (need), false};                              \
+        body;                                                                                      \
+        (b)->len += w.len;                                                                         \
+    } while (0)
+
+void hark__oj_str(hark__pb *b, const char *s, size_t n)
+{
+    OJ_WINDOW(b, 6 * n + 2, w, hark__jw_str(&w, s, n));
+}
+
+void hark__oj_hex(hark__pb *b, const uint8_t *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!hark__pb_room(b, 2 * n + 2))
+        return;
+    char *o = (char *)b->buf + b->len;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        *o++ = hex[p[i] >> 4];
+        *o++ = hex[p[i] & 15];
+    }
+    *o++ = '"';
+    b->len += 2 * n + 2;
+}
+
+void hark__oj_u64(hark__pb *b, uint64_t v)
+{
+    OJ_WINDOW(b, 24, w, hark__jw_u64(&w, v));
+}
+
+void hark__oj_u64q(hark__pb *b, uint64_t v)
+{
+    OJ_WINDOW(b, 24, w, {
+        hark__jw_char(&w, '"');
+        hark__jw_u64(&w, v);
+        hark__jw_char(&w, '"');
+    });
+}
+
+void hark__oj_i64q(hark__pb *b, int64_t v)
+{
+    OJ_WINDOW(b, 24, w, {
+        hark__jw_char(&w, '"');
+        hark__jw_i64(&w, v);
+        hark__jw_char(&w, '"');
+    });
+}
+
+void hark__oj_double(hark__pb *b, double d)
+{
+    if (isnan(d))
+        HARK__OJ_LIT(b, "\"NaN\"");
+    else if (isinf(d))
+        d > 0 ? HARK__OJ_LIT(b, "\"Infinity\"") : HARK__OJ_LIT(b, "\"-Infinity\"");
+    else
+        OJ_WINDOW(b, 32, w, hark__jw_double(&w, d));
+}
+
+static void oj_any(hark__pb *b, const uint8_t *p, size_t n);
+
+/* A KeyValue message as {"key":..,"value":{..}}. */
+static void oj_kv(hark__pb *b, const uint8_t *p, size_t n)
+{
+    hark__pb_reader r = {p, p + n, false};
+    hark__pb_field f;
+    HARK__OJ_LIT(b, "{\"key\":");
+    const uint8_t *val = NULL;
+    size_t val_len = 0;
+    bool key = false;
+    while (hark__pb_next(&r, &f)) {
+        if (f.number == 1 && f.wire == HARK__PB_LEN) {
+            hark__oj_str(b, (const char *)f.data, f.len);
+            key = true;
+        } else if (f.number == 2 && f.wire == HARK__PB_LEN) {
+            val = f.data;
+            val_len = f.len;
+        }
+    }
+    if (!key)
+        HARK__OJ_LIT(b, "\"\"");
+    HARK__OJ_LIT(b, ",\"value\":");
+    oj_any(b, val, val_len);
+    HARK__OJ_LIT(b, "}");
+}
+
+void hark__oj_attrs(hark__pb *b, const uint8_t *p, size_t n)
+{
+    hark__pb_reader r = {p, p + n, false};
+    hark__pb_field f;
+    HARK__OJ_LIT(b, "[");
+    bool first = true;
+    while (hark__pb_next(&r, &f)) {
+        if (f.wire != HARK__PB_LEN)
+            continue;
+        if (!first)
+            HARK__OJ_LIT(b, ",");
+        first = false;
+        oj_kv(b, f.data, f.len);
+    }
+    HARK__OJ_LIT(b, "]");
+}
+
+/* An AnyValue message (p may be NULL: an empty value). */
+static void oj_any(hark__pb *b, const uint8_t *p, size_t n)
+{
+    hark__pb_reader r = {p, p ? p + n : p, false};
+    hark__pb_field f;
+    if (!p || !hark__pb_next(&r, &f)) {
+        HARK__OJ_LIT(b, "{}");
+        return;
+    }
+    switch (f.number) {
+    case 1:
+        HARK__OJ_LIT(b, "{\"stringValue\":");
+        hark__oj_str(b, (const char *)f.data, f.len);
+        break;
+    case 2:
+        HARK__OJ_LIT(b, "{\"boolValue\":");
+        f.v ? HARK__OJ_LIT(b, "true") : HARK__OJ_LIT(b, "false");
+        break;
+    case 3:
+        HARK__OJ_LIT(b, "{\"intValue\":");
+        hark__oj_i64q(b, (int64_t)f.v);
+        break;
+    case 4: {
+        double d;
+        memcpy(&d, &f.v, sizeof d);
+        HARK__OJ_LIT(b, "{\"doubleValue\":");
+        hark__oj_double(b, d);
+        break;
+    }
+    case 6:
+        HARK__OJ_LIT(b, "{\"kvlistValue\":{\"values\":");
+        hark__oj_attrs(b, f.data, f.len);
+        HARK__OJ_LIT(b, "}");
+        break;
+    default:
+        HARK__OJ_LIT(b, "{}");
+        return;
+    }
+    HARK__OJ_LIT(b, "}");
+}

@@ -1,0 +1,105 @@
+/* The protocol-buffers writer and reader (pb.h). */
+#include "pb.h"
+#include "alloc.h"
+
+#include <stdlib.h>
+
+bool hark__pb_room_slow(hark__pb *b, size_t n)
+{
+    if (b->over)
+        return false;
+    if (b->fixed || n > SIZE_MAX / 2 - b->len) {
+        b->over = true;
+        return false;
+    }
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < n)
+        cap *= 2;
+    uint8_t *p = hark__realloc(b->buf, cap);
+    if (!p) {
+        b->over = true;
+        return false;
+    }
+    b->buf = p;
+    b->cap = cap;
+    return true;
+}
+
+size_t hark__pb_begin(hark__pb *b, unsigned field)
+{
+    hark__pb_tag(b, field, HARK__PB_LEN);
+    if (!hark__pb_room(b, HARK__PB_LEN_ROOM))
+        return b->len;
+    b->len += HARK__PB_LEN_ROOM;
+    return b->len;
+}
+
+void hark__pb_end(hark__pb *b, size_t start)
+{
+    if (b->over || start < HARK__PB_LEN_ROOM)
+        return;
+    size_t n = b->len - start;
+    size_t k = hark__pb_varint_size(n);
+    size_t at = start - HARK__PB_LEN_ROOM;
+    hark__pb w = {b->buf, at, b->cap, false, true};
+    hark__pb_put_varint(&w, n);
+    if (k < HARK__PB_LEN_ROOM)
+        memmove(b->buf + at + k, b->buf + start, n);
+    b->len = at + k + n;
+}
+
+static bool get_varint(hark__pb_reader *r, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && r->p < r->end; shift += 7) {
+        uint8_t c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    r->bad = true;
+    return false;
+}
+
+bool hark__pb_next(hark__pb_reader *r, hark__pb_field *f)
+{
+    if (r->bad || r->p >= r->end)
+        return false;
+    uint64_t key;
+    if (!get_varint(r, &key))
+        return false;
+    f->number = (unsigned)(key >> 3);
+    f->wire = (unsigned)(key & 7);
+    f->v = 0;
+    f->data = NULL;
+    f->len = 0;
+    switch (f->wire) {
+    case HARK__PB_VARINT:
+        return get_varint(r, &f->v);
+    case HARK__PB_I64:
+    case HARK__PB_I32: {
+        size_t n = f->wire == HARK__PB_I64 ? 8 : 4;
+        if ((size_t)(r->end - r->p) < n)
+            break;
+        for (size_t i = 0; i < n; i++)
+            f->v |= (uint64_t)r->p[i] << (8 * i);
+        r->p += n;
+        return true;
+    }
+    case HARK__PB_LEN: {
+        uint64_t n;
+        if (!get_varint(r, &n) || n > (uint64_t)(r->end - r->p))
+            break;
+        f->data = r->p;
+        f->len = (size_t)n;
+        r->p += n;
+        return true;
+    }
+    default:
+        break;
+    }
+    r->bad = true;
+    return false;
+}

@@ -1,0 +1,233 @@
+/*
+ * Spans: the event callback that records one span into the queue on the
+ * instrumenting thread, and the worker's encoding of a batch of them as an
+ * ExportTraceServiceRequest (protobuf or JSON).
+ */
+#include "attrs.h"
+#include "exporter.h"
+
+#include <math.h>
+
+/* OTLP's Span.SpanKind and Status.StatusCode. */
+enum { KIND_INTERNAL = 1, KIND_SERVER = 2, STATUS_ERROR = 2 };
+/* Span.flags: the W3C flags, and whether the parent is known to be remote. */
+#define FLAG_HAS_IS_REMOTE 0x100u
+#define FLAG_IS_REMOTE 0x200u
+
+static int64_t s_to_ns(double s)
+{
+    double ns = s * 1e9;
+    if (!(ns > 0))
+        return 0;
+    if (ns > 9.2e18)
+        return INT64_MAX;
+    return (int64_t)(ns + 0.5);
+}
+
+int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
+                        hark_payload *payload, void *data)
+{
+    (void)txid;
+    hark_otlp *x = ((struct hark__otlp_att *)data)->x;
+    hark__otlp_thread *t = hark__otlp_thread_get();
+    if (HARK_UNLIKELY(!t)) {
+        atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    /* The event being delivered: its id and its parent's. */
+    hark_event_ids ev = hark_current_event_ids();
+    hark__otlp_trace_for(t, ev.id);
+    bool root = ev.parent == 0;
+    if (root)
+        t->ended_root = ev.id ? ev.id : UINT64_MAX;
+    if (!t->sampled)
+        return 0; /* the whole cost of an unsampled event */
+
+    size_t pos;
+    hark__span_rec *r = hark__q_claim(&x->spans, &pos);
+    if (HARK_UNLIKELY(!r))
+        return 0; /* counted by the queue */
+    memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
+    r->span = hark__otlp_span_id(ev.id);
+    if (HARK_UNLIKELY(!r->span))
+        hark__otlp_random(&r->span, sizeof r->span); /* an event built by hand */
+    r->remote = root && t->remote;
+    r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
+    r->start_ns = s_to_ns(start);
+    r->end_ns = s_to_ns(finish);
+
+    size_t room = x->spans.slot_size - HARK__Q_DATA - sizeof *r;
+    char *p = (char *)(r + 1);
+    size_t name_len = strlen(name);
+    if (name_len > HARK_NAME_MAX)
+        name_len = HARK_NAME_MAX;
+    memcpy(p, name, name_len); /* span_bytes >= 256 > HARK_NAME_MAX */
+    r->name_len = (uint16_t)name_len;
+    /* The tracestate and the failure are kept before attributes: they fit first. */
+    size_t used = name_len;
+    r->tracestate_len = 0;
+    if (HARK_UNLIKELY(t->tracestate_len) && t->tracestate_len <= room - used - 64) {
+        memcpy(p + used, t->tracestate, t->tracestate_len);
+        r->tracestate_len = t->tracestate_len;
+        used += t->tracestate_len;
+    }
+    unsigned dropped = 0;
+    const hark_field *err = NULL;
+    hark__pb b = {(uint8_t *)p + used, 0, room - used, false, true};
+    hark__otlp_attrs(&b, 9, payload, &dropped, &err);
+    r->attr_len = (uint32_t)b.len;
+    used += b.len;
+    r->error = err != NULL;
+    r->err_type_len = r->err_msg_len = 0;
+    if (err) {
+        const char *ty = err->as.error.type ? err->as.error.type : "error";
+        const char *msg = err->as.error.message ? err->as.error.message : "";
+        size_t tl = strlen(ty), ml = strlen(msg);
+        /* Cut to what is left; the attributes were written first. */
+        if (tl > room - used)
+            tl = room - used;
+        memcpy(p + used, ty, tl);
+        used += tl;
+        if (ml > room - used)
+            ml = room - used;
+        memcpy(p + used, msg, ml);
+        used += ml;
+        r->err_type_len = (uint16_t)tl;
+        r->err_msg_len = (uint16_t)ml;
+    }
+    r->dropped_attrs = (uint16_t)(dropped > UINT16_MAX ? UINT16_MAX : dropped);
+    hark__q_publish(&x->spans, pos);
+    if (HARK_UNLIKELY((pos & x->kick_mask) == x->kick_mask))
+        hark__otlp_wake(x);
+    return 0;
+}
+
+/* ---- protobuf --------------------------------------------------------------------- */
+
+static void span_pb(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
+{
+    const char *p = (const char *)(r + 1);
+    const char *name = p, *ts = p + r->name_len;
+    const uint8_t *attrs = (const uint8_t *)ts + r->tracestate_len;
+    const char *ety = (const char *)attrs + r->attr_len, *emsg = ety + r->err_type_len;
+    uint8_t id[8];
+    size_t s = hark__pb_begin(b, 2); /* ScopeSpans.spans */
+    hark__pb_bytes(b, 1, r->trace_id, 16);
+    hark__otlp_put_be64(id, r->span);
+    hark__pb_bytes(b, 2, id, 8);
+    if (r->tracestate_len)
+        hark__pb_bytes(b, 3, ts, r->tracestate_len);
+    if (r->parent) {
+        hark__otlp_put_be64(id, r->parent);
+        hark__pb_bytes(b, 4, id, 8);
+    }
+    hark__otlp_pb_utf8(b, 5, name, r->name_len);
+    hark__pb_uint(b, 6, r->remote ? KIND_SERVER : KIND_INTERNAL);
+    hark__pb_fixed64(b, 7, (uint64_t)(r->start_ns + x->wall_offset_ns));
+    hark__pb_fixed64(b, 8, (uint64_t)(r->end_ns + x->wall_offset_ns));
+    if (r->attr_len && hark__pb_room(b, r->attr_len)) {
+        memcpy(b->buf + b->len, attrs, r->attr_len);
+        b->len += r->attr_len;
+    }
+    if (r->dropped_attrs)
+        hark__pb_uint(b, 10, r->dropped_attrs);
+    if (r->error) {
+        size_t e = hark__pb_begin(b, 11); /* Span.events */
+        hark__pb_fixed64(b, 1, (uint64_t)(r->end_ns + x->wall_offset_ns));
+        hark__pb_bytes(b, 2, "exception", 9);
+        hark__otlp_kv_str(b, 3, "exception.type", ety, r->err_type_len);
+        hark__otlp_kv_str(b, 3, "exception.message", emsg, r->err_msg_len);
+        hark__pb_end(b, e);
+        size_t st = hark__pb_begin(b, 15); /* Span.status */
+        hark__otlp_pb_utf8(b, 2, emsg, r->err_msg_len);
+        hark__pb_uint(b, 3, STATUS_ERROR);
+        hark__pb_end(b, st);
+    }
+    hark__pb_fixed32(
+        b, 16, HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
+    hark__pb_end(b, s);
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void span_json(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
+{
+    const char *p = (const char *)(r + 1);
+    const char *name = p, *ts = p + r->name_len;
+    const uint8_t *attrs = (const uint8_t *)ts + r->tracestate_len;
+    const char *ety = (const char *)attrs + r->attr_len, *emsg = ety + r->err_type_len;
+    uint8_t id[8];
+    HARK__OJ_LIT(b, "{\"traceId\":");
+    hark__oj_hex(b, r->trace_id, 16);
+    HARK__OJ_LIT(b, ",\"spanId\":");
+    hark__otlp_put_be64(id, r->span);
+    hark__oj_hex(b, id, 8);
+    if (r->tracestate_len) {
+        HARK__OJ_LIT(b, ",\"traceState\":");
+        hark__oj_str(b, ts, r->tracestate_len);
+    }
+    if (r->parent) {
+        HARK__OJ_LIT(b, ",\"parentSpanId\":");
+        hark__otlp_put_be64(id, r->parent);
+        hark__oj_hex(b, id, 8);
+    }
+    HARK__OJ_LIT(b, ",\"name\":");
+    hark__oj_str(b, name, r->name_len);
+    r->remote ? HARK__OJ_LIT(b, ",\"kind\":2") : HARK__OJ_LIT(b, ",\"kind\":1");
+    HARK__OJ_LIT(b, ",\"startTimeUnixNano\":");
+    hark__oj_i64q(b, r->start_ns + x->wall_offset_ns);
+    HARK__OJ_LIT(b, ",\"endTimeUnixNano\":");
+    hark__oj_i64q(b, r->end_ns + x->wall_offset_ns);
+    HARK__OJ_LIT(b, ",\"attributes\":");
+    hark__oj_attrs(b, attrs, r->attr_len);
+    if (r->dropped_attrs) {
+        HARK__OJ_LIT(b, ",\"droppedAttributesCount\":");
+        hark__oj_u64(b, r->dropped_attrs);
+    }
+    if (r->error) {
+        HARK__OJ_LIT(b, ",\"events\":[{\"timeUnixNano\":");
+        hark__oj_i64q(b, r->end_ns + x->wall_offset_ns);
+        HARK__OJ_LIT(b, ",\"name\":\"exception\",\"attributes\":[{\"key\":\"exception.type\","
+                        "\"value\":{\"stringValue\":");
+        hark__oj_str(b, ety, r->err_type_len);
+        HARK__OJ_LIT(b, "}},{\"key\":\"exception.message\",\"value\":{\"stringValue\":");
+        hark__oj_str(b, emsg, r->err_msg_len);
+        HARK__OJ_LIT(b, "}}]}],\"status\":{\"message\":");
+        hark__oj_str(b, emsg, r->err_msg_len);
+        HARK__OJ_LIT(b, ",\"code\":2}");
+    }
+    HARK__OJ_LIT(b, ",\"flags\":");
+    hark__oj_u64(b,
+                 HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
+    HARK__OJ_LIT(b, "}");
+}
+
+bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count)
+{
+    hark__pb *b = &x->body;
+    b->len = 0;
+    b->over = false;
+    if (x->cfg.json) {
+        HARK__OJ_LIT(b, "{\"resourceSpans\":[{");
+        hark__oj_lit(b, x->resource_json, x->resource_json_len);
+        HARK__OJ_LIT(
+            b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
+               "\"},\"spans\":[");
+        for (size_t i = 0; i < count; i++) {
+            if (i)
+                HARK__OJ_LIT(b, ",");
+            span_json(x, b, recs[i]);
+        }
+        HARK__OJ_LIT(b, "]}]}]}");
+    } else {
+        size_t rs = hark__pb_begin(b, 1); /* ExportTraceServiceRequest.resource_spans */
+        hark__otlp_pb_resource(x, b);
+        size_t ss = hark__pb_begin(b, 2); /* ResourceSpans.scope_spans */
+        hark__otlp_pb_scope(b, 1);
+        for (size_t i = 0; i < count; i++)
+            span_pb(x, b, recs[i]);
+        hark__pb_end(b, ss);
+        hark__pb_end(b, rs);
+    }
+    return !b->over;
+}

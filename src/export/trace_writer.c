@@ -1,0 +1,232 @@
+/*
+ * The Chrome trace-event file (hark/trace.h): the writer side. Whoever holds the
+ * trace's writer lock (the background writer or a flush) is the one consumer of
+ * every ring: it formats records into the staging buffer, frees their ring space
+ * by advancing `tail`, and writes the staging buffer to the file or write hook. A
+ * flush first marks each ring's head and stops there (see mark()).
+ */
+#include "trace_internal.h"
+#include "json.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *hark_trace_category(const char *name)
+{
+    const char *dot = name ? strchr(name, '.') : NULL;
+    return dot && dot[1] ? dot + 1 : "hark";
+}
+
+static void format_record(hark_trace *t, const struct tbuf *b, const struct rec *r,
+                          const char *name, const char *args)
+{
+    hark__jw w = {t->out, t->out_len, t->out_cap, false};
+    if (t->any_event)
+        HARK__JW_LIT(&w, ",\n{\"name\":");
+    else
+        HARK__JW_LIT(&w, "{\"name\":");
+    size_t name_at = w.len + 1;
+    hark__jw_str(&w, name, r->name_len);
+    /* The category: what follows the first dot of the name. Escaping never makes or
+     * moves a dot, so it is the text after the first dot of the escaped name. */
+    size_t name_end = w.len - 1;
+    const char *dot = memchr(w.buf + name_at, '.', name_end - name_at);
+    HARK__JW_LIT(&w, ",\"cat\":");
+    if (dot && (size_t)(dot + 1 - w.buf) < name_end) {
+        size_t from = (size_t)(dot + 1 - w.buf);
+        hark__jw_char(&w, '"');
+        hark__jw_bytes(&w, w.buf + from, name_end - from);
+        hark__jw_char(&w, '"');
+    } else {
+        HARK__JW_LIT(&w, "\"hark\"");
+    }
+    HARK__JW_LIT(&w, ",\"ph\":\"X\",\"ts\":");
+    hark__jw_us(&w, r->start_ns);
+    HARK__JW_LIT(&w, ",\"dur\":");
+    hark__jw_us(&w, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
+    hark__jw_bytes(&w, b->pid_tid, b->pid_tid_len); /* ,"pid":P,"tid":T,"id": */
+    hark__jw_u64(&w, r->id);
+    HARK__JW_LIT(&w, ",\"parent_id\":");
+    hark__jw_u64(&w, r->parent);
+    HARK__JW_LIT(&w, ",\"args\":{");
+    hark__jw_bytes(&w, args, r->args_len);
+    HARK__JW_LIT(&w, "}}");
+    /* max_formatted bounds every record, and the caller checked the room. */
+    t->out_len = w.len;
+    t->any_event = true;
+    t->out_events++;
+}
+
+/*
+ * Moves records of `b` up to b->drain_to into the staging buffer while it has room
+ * for the largest. Returns true when it stopped for lack of room.
+ * Locking: t->wlock held (the only consumer), and t->lock.
+ */
+static bool drain_one(hark_trace *t, struct tbuf *b)
+{
+    uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+    uint64_t head = b->drain_to; /* acquired by mark() */
+    bool full = false;
+    while (tail < head) {
+        if (t->out_cap - t->out_len < t->max_formatted) {
+            full = true;
+            break;
+        }
+        const char *p = b->data + tail % b->cap;
+        struct rec r;
+        memcpy(&r, p, 8);
+        if (!(r.flags & REC_PAD)) {
+            memcpy(&r, p, sizeof r);
+            format_record(t, b, &r, p + sizeof r, p + sizeof r + r.name_len);
+        }
+        tail += r.size;
+    }
+    /* release: our reads of the records happen before the owner reuses the space. */
+    atomic_store_explicit(&b->tail, tail, memory_order_release);
+    return full;
+}
+
+/*
+ * Marks where a flush ends: each buffer's head now. Records published later are
+ * left for the next flush, so a flush ends however fast producers record.
+ * Locking: t->wlock held; takes t->lock.
+ */
+static void mark(hark_trace *t)
+{
+    pthread_mutex_lock(&t->lock);
+    for (struct tbuf *b = t->bufs; b; b = b->next)
+        /* acquire: pairs with the owner's release of head; the records are complete. */
+        b->drain_to = atomic_load_explicit(&b->head, memory_order_acquire);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * Drains every buffer into the staging buffer, and frees the drained buffers of
+ * threads that have exited. Returns true when the staging buffer filled up first.
+ * Locking: t->wlock held; takes t->lock.
+ */
+static bool drain(hark_trace *t)
+{
+    bool more = false;
+    pthread_mutex_lock(&t->lock);
+    for (struct tbuf **pp = &t->bufs, *b; (b = *pp);) {
+        if (drain_one(t, b)) {
+            more = true;
+            break;
+        }
+        /* acquire (in is_free): pairs with the exiting owner's exchange; its last
+         * head is seen. */
+        if (hark__slot_is_free(&b->slot) &&
+            atomic_load_explicit(&b->head, memory_order_acquire) ==
+                atomic_load_explicit(&b->tail, memory_order_relaxed)) {
+            *pp = b->next;
+            t->recorded_gone += atomic_load_explicit(&b->recorded, memory_order_relaxed);
+            t->dropped_gone += atomic_load_explicit(&b->dropped, memory_order_relaxed);
+            hark__trace_tbuf_free(&b->slot);
+            continue;
+        }
+        pp = &b->next;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return more;
+}
+
+int hark__trace_write_out(hark_trace *t)
+{
+    size_t off = 0;
+    int err = 0;
+    while (off < t->out_len) {
+        size_t done = 0;
+        if (t->write) {
+            err = t->write(t->out + off, t->out_len - off, &done, t->write_data);
+            if (done > t->out_len - off)
+                done = t->out_len - off;
+        } else {
+            ssize_t k = write(t->fd, t->out + off, t->out_len - off);
+            if (k < 0) {
+                if (errno == EINTR)
+                    continue;
+                err = errno;
+            } else {
+                done = (size_t)k;
+            }
+        }
+        off += done;
+        if (!err && done == 0)
+            err = EIO;
+        if (err)
+            break;
+    }
+    if (err) {
+        memmove(t->out, t->out + off, t->out_len - off);
+        t->out_len -= off;
+        atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->last_errno, err, memory_order_relaxed);
+        errno = err;
+        return HARK_EIO;
+    }
+    t->out_len = 0;
+    atomic_fetch_add_explicit(&t->written, t->out_events, memory_order_relaxed);
+    t->out_events = 0;
+    return 0;
+}
+
+int hark__trace_flush_locked(hark_trace *t)
+{
+    mark(t);
+    int rc = hark__trace_write_out(t);
+    while (rc == 0) {
+        bool more = drain(t);
+        rc = hark__trace_write_out(t);
+        if (!more)
+            break;
+    }
+    return rc;
+}
+
+int hark_trace_flush(hark_trace *t)
+{
+    if (!t)
+        return HARK_EINVAL;
+    pthread_mutex_lock(&t->wlock);
+    int rc = hark__trace_flush_locked(t);
+    int err = errno;
+    pthread_mutex_unlock(&t->wlock);
+    errno = err;
+    return rc;
+}
+
+/* One round of the background writer: what was recorded before it, as a flush. */
+static bool writer_work(void *data)
+{
+    hark_trace *t = data;
+    pthread_mutex_lock(&t->wlock);
+    (void)hark__trace_flush_locked(t); /* errors are in the stats; the next round retries */
+    pthread_mutex_unlock(&t->wlock);
+    return false; /* a round every interval_ms, however busy the rings are */
+}
+
+/* The writer keeps no queue of its own: the rings are drained by time, and a flush
+ * or close waits on the writer lock, not on the worker. */
+static uint64_t no_queue(void *data)
+{
+    (void)data;
+    return 0;
+}
+
+/* A forked child must not inherit the writer lock held by a thread it lacks. */
+static void fork_prepare(void *data)
+{
+    pthread_mutex_lock(&((hark_trace *)data)->wlock);
+}
+
+static void fork_after(void *data)
+{
+    pthread_mutex_unlock(&((hark_trace *)data)->wlock);
+}
+
+const hark__worker_ops hark__trace_writer_ops = {
+    writer_work, no_queue, no_queue, NULL, fork_prepare, fork_after, fork_after,
+};

@@ -1,0 +1,164 @@
+/*
+ * The asynchronous writer's lifetime: hark_logger_set_async(), the drain a flush
+ * waits for, and the stop. See ring.h for how the ring works.
+ */
+#include "ring.h"
+#include "alloc.h"
+
+/* The writer polls every 2 ms while lines come, and sleeps up to 200 ms after 50
+ * empty polls; producers wake a sleeping writer at once, a polling one only when
+ * a quarter of the ring is in use. */
+const hark__worker_timing hark__writer_timing = {2, 50, 200};
+
+struct drops_wait {
+    struct hark__async *a;
+    uint64_t ticket;
+};
+
+static bool drops_reported(void *ctx)
+{
+    struct drops_wait *d = ctx;
+    /* Acquire: pairs with report_dropped()'s release add. */
+    return atomic_load_explicit(&d->a->reported, memory_order_acquire) >= d->ticket;
+}
+
+int hark__async_drain(hark_logger *l)
+{
+    struct hark__async *a = l->async;
+    if (!a)
+        return 0;
+    if (on_writer(a))
+        return HARK_EBUSY; /* a callback of the writer would wait for itself */
+    /* Two tickets, both taken now: the lines queued and the lines dropped so far.
+     * Lines queued or dropped later are not waited for. */
+    struct drops_wait d = {a, atomic_load_explicit(&a->dropped_total, memory_order_relaxed)};
+    int rc = hark__worker_flush(&a->worker);
+    if (rc == 0)
+        rc = hark__worker_await(&a->worker, drops_reported, &d);
+    return rc;
+}
+
+static void async_free(struct hark__async *a)
+{
+    hark__lbuf_release(&a->msg);
+    hark__lbuf_release(&a->line);
+    hark__free(a->scratch);
+    hark__fmt_table_free(&a->fmts);
+    hark__free(a->seq_mem);
+    hark__free(a->data);
+    hark__free_lines(a);
+}
+
+void hark__async_stop(hark_logger *l)
+{
+    struct hark__async *a = l->async;
+    if (!a)
+        return;
+    l->backend = &hark__backend_sync;
+    hark__async_live_remove(a);
+    /* The writer drains what is left first (inline in a forked child). */
+    (void)hark__worker_stop(&a->worker); /* callers refused the writer itself */
+    l->async = NULL;
+    async_free(a);
+}
+
+/* A ring of `nslots` slots for `l`, with the writer's buffers; NULL: out of memory. */
+static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_async_policy policy)
+{
+    struct hark__async *a = hark__calloc_lines(sizeof *a);
+    if (!a)
+        return NULL;
+    a->logger = l;
+    a->nslots = nslots;
+    a->mask = nslots - 1;
+    a->policy = policy;
+    a->data = hark__malloc(nslots * SLOT);
+    a->seq_mem = hark__malloc(nslots * sizeof *a->seq);
+    a->seq = a->seq_mem;
+    /* The writer's buffers start with room for a typical line, so that steady
+     * logging allocates nothing; they grow (and stay) for longer lines. */
+    a->msg.p = hark__malloc(HARK__LOG_STACK);
+    a->line.p = hark__malloc(HARK__LOG_STACK);
+    a->msg.cap = a->line.cap = HARK__LOG_STACK;
+    a->msg.heap = a->line.heap = true;
+    bool fmts = hark__fmt_table_init(&a->fmts) == 0;
+    if (!a->data || !a->seq || !a->msg.p || !a->line.p || !fmts) {
+        if (fmts)
+            hark__fmt_table_free(&a->fmts);
+        hark__free(a->msg.p);
+        hark__free(a->line.p);
+        hark__free(a->seq_mem);
+        hark__free(a->data);
+        hark__free_lines(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < nslots; i++)
+        atomic_init(&a->seq[i], i);
+    atomic_init(&a->tail, 0);
+    atomic_init(&a->done_seen, 0);
+    atomic_init(&a->done, 0);
+    return a;
+}
+
+void hark_log_async_options_init(hark_log_async_options *opt)
+{
+    if (opt)
+        *opt = (hark_log_async_options)HARK_LOG_ASYNC_OPTIONS_INIT;
+}
+
+int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
+{
+    if (!l)
+        return HARK_EINVAL;
+    if (!opt) {
+        if (l->async && on_writer(l->async))
+            return HARK_EBUSY; /* the writer cannot stop and join itself */
+        hark__async_stop(l);
+        return 0;
+    }
+    if (opt->version != HARK_LOG_ASYNC_OPTIONS_VERSION ||
+        (unsigned)opt->policy > HARK_LOG_ASYNC_DROP || opt->capacity < 4096 ||
+        opt->capacity > ((size_t)1 << 30))
+        return HARK_EINVAL;
+    if (l->async)
+        return HARK_ESTATE;
+    size_t nslots = 64;
+    while (nslots * SLOT < opt->capacity)
+        nslots *= 2;
+    struct hark__async *a = async_alloc(l, nslots, opt->policy);
+    if (!a)
+        return HARK_ENOMEM;
+    l->async = a;
+    if (hark__worker_start(&a->worker, &hark__writer_ops, a, hark__writer_timing) != 0) {
+        l->async = NULL;
+        async_free(a);
+        return HARK_ENOMEM;
+    }
+    hark__async_live_add(a);
+    l->backend = &hark__backend_async;
+    return 0;
+}
+
+uint64_t hark_logger_async_dropped(const hark_logger *l)
+{
+    if (!l || !l->async)
+        return 0;
+    return atomic_load_explicit(&l->async->dropped_total, memory_order_relaxed);
+}
+
+/* A line whose message a callback appends: built on the calling thread, queued
+ * as finished text. */
+static int async_log_fill(hark_logger *l, hark_log_level level, hark_log_message_fn fill, void *ctx)
+{
+    char stack[HARK__LOG_STACK];
+    struct hark_log_buf b;
+    hark__lbuf_init(&b, stack, sizeof stack);
+    int rc = fill(&b, ctx);
+    if (rc == 0)
+        rc = b.err ? b.err : hark__async_log_text(l, level, b.p, b.len);
+    hark__lbuf_release(&b);
+    return rc;
+}
+
+const struct hark__backend hark__backend_async = {hark__async_logv, async_log_fill,
+                                                  hark__async_drain, hark__async_stop};

@@ -1,0 +1,299 @@
+/*
+ * The writer thread's work (src/util/worker.h runs it): it takes the published
+ * entries in reservation order, reads each back into a record, renders it with
+ * the logger's formatter and writes it to the sink, and reports drops.
+ */
+#include "ring.h"
+#include "alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What a payload too deep to copy reads back as: no fields, but not NULL. */
+static hark_payload too_deep = {NULL, 0, 0};
+
+static const char *get_str(const char *p, const char **out)
+{
+    *out = p;
+    return p + strlen(p) + 1;
+}
+
+/* Reads `count` fields serialised by put_field_list() into consecutive places
+ * `out`, their nested fields into places taken from `pool`. */
+static const char *get_fields(const char *p, hark_field *out, size_t count, struct field_pool *pool)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint8_t type = (uint8_t)*p++;
+        memset(&out[i], 0, sizeof out[i]);
+        p = get_str(p, &out[i].key);
+        switch (type) {
+        case FIELD_NULL_STRING:
+            out[i].type = HARK_TYPE_STRING;
+            break;
+        case FIELD_NULL_PAYLOAD:
+            out[i].type = HARK_TYPE_PAYLOAD;
+            break;
+        case FIELD_DEEP_PAYLOAD:
+            out[i].type = HARK_TYPE_PAYLOAD;
+            out[i].as.payload = &too_deep;
+            break;
+        case HARK_TYPE_INT:
+        case HARK_TYPE_UINT:
+        case HARK_TYPE_DOUBLE:
+        case HARK_TYPE_POINTER:
+            out[i].type = (hark_type)type;
+            memcpy(&out[i].as, p, 8);
+            p += 8;
+            break;
+        case HARK_TYPE_BOOL:
+            out[i].type = HARK_TYPE_BOOL;
+            out[i].as.b = *p++ != 0;
+            break;
+        case HARK_TYPE_STRING:
+            out[i].type = HARK_TYPE_STRING;
+            p = get_str(p, &out[i].as.s);
+            break;
+        case HARK_TYPE_ERROR: {
+            uint8_t has = (uint8_t)*p++;
+            out[i].type = HARK_TYPE_ERROR;
+            p = get_str(p, &out[i].as.error.type);
+            p = get_str(p, &out[i].as.error.message);
+            if (!(has & ERROR_TYPE))
+                out[i].as.error.type = NULL;
+            if (!(has & ERROR_MESSAGE))
+                out[i].as.error.message = NULL;
+            break;
+        }
+        case HARK_TYPE_PAYLOAD: {
+            /* The producer serialised at most HARK_LOG_FIELDS_MAX fields in all,
+             * so the pool has room for every one. */
+            size_t k = (uint8_t)*p++;
+            hark_payload *pl = &pool->payloads[pool->payloads_used++];
+            pl->fields = &pool->fields[pool->used];
+            pl->count = (uint32_t)k;
+            pl->capacity = (uint32_t)k;
+            pool->used += k;
+            out[i].type = HARK_TYPE_PAYLOAD;
+            out[i].as.payload = pl;
+            p = get_fields(p, pl->fields, k, pool);
+            break;
+        }
+        default:
+            out[i].type = (hark_type)type;
+            break;
+        }
+    }
+    return p;
+}
+
+/* Renders and writes one entry (linear in memory). Locking contract: io_lock held. */
+static void write_entry(struct hark__async *a, const char *e)
+{
+    struct entry head;
+    memcpy(&head, e, sizeof head);
+    const char *p = e + sizeof head;
+    double time = 0;
+    if (head.flags & HAS_TIME) {
+        memcpy(&time, p, sizeof time);
+        p += sizeof time;
+    }
+    struct entry_record rec;
+    memset(&rec, 0, sizeof rec);
+    if (head.flags & HAS_RECORD) {
+        memcpy(&rec, p, sizeof rec);
+        p += sizeof rec;
+    }
+    const char *tags[HARK_LOG_TAGS_MAX];
+    for (size_t i = 0; i < head.tag_count && i < HARK_LOG_TAGS_MAX; i++) {
+        tags[i] = p;
+        p += strlen(p) + 1;
+    }
+    const char *event = NULL, *txid = NULL;
+    struct field_pool *pool = &a->fields;
+    hark_field *fields = pool->fields;
+    if (head.flags & HAS_RECORD) {
+        event = p;
+        p += rec.event_len + 1;
+        txid = p;
+        p += rec.txid_len + 1;
+        pool->used = rec.field_count;
+        pool->payloads_used = 0;
+        p = get_fields(p, fields, rec.field_count, pool);
+    }
+    const char *msg = p;
+    size_t mlen = head.msg_len;
+    if (head.kind != KIND_TEXT) {
+        const char *fmt = p, *args = p + head.msg_len + 1;
+        if (head.kind == KIND_FMT) {
+            const struct hark__fmt *f;
+            memcpy(&f, p, sizeof f);
+            fmt = f->text;
+            args = p + sizeof f;
+        } else if (head.kind == KIND_SITE) {
+            memcpy(&fmt, p, sizeof fmt);
+            args = p + sizeof fmt;
+        }
+        a->msg.len = 0;
+        a->msg.err = 0;
+        if (hark__fmt_replay(&a->msg, fmt, args, args + head.words) != 0)
+            return;
+        msg = a->msg.p;
+        mlen = a->msg.len;
+    }
+    hark_log_record r = {.level = (hark_log_level)head.level,
+                         .time = time,
+                         .message = msg,
+                         .length = mlen,
+                         .thread_id = rec.thread_id,
+                         .event = rec.has_event ? event : NULL,
+                         .transaction_id = txid,
+                         .event_id = rec.event_id,
+                         .parent_id = rec.parent_id,
+                         .duration_ms = rec.duration_ms,
+                         .tags = head.tag_count ? tags : NULL,
+                         .tag_count = head.tag_count,
+                         .fields = rec.field_count ? fields : NULL,
+                         .field_count = rec.field_count};
+    a->line.len = 0;
+    a->line.err = 0;
+    (void)hark__log_render_write(a->logger, &r, &a->line);
+}
+
+/* "N lines dropped", at WARN, once space has returned. Locking contract: io_lock held. */
+static void report_dropped(struct hark__async *a)
+{
+    uint64_t n = atomic_exchange_explicit(&a->dropped, 0, memory_order_relaxed);
+    if (!n)
+        return;
+    char text[64];
+    int len = snprintf(text, sizeof text, "%llu line%s dropped", (unsigned long long)n,
+                       n == 1 ? "" : "s");
+    hark_log_record rec = {.level = HARK_LOG_WARN,
+                           .time = hark__log_now(),
+                           .message = text,
+                           .length = (size_t)len,
+                           .thread_id = hark_log_thread_id()};
+    a->line.len = 0;
+    a->line.err = 0;
+    (void)hark__log_render_write(a->logger, &rec, &a->line);
+    /* Release: a flush that sees the count sees the report written. */
+    atomic_fetch_add_explicit(&a->reported, n, memory_order_release);
+}
+
+/* Writes the published entries, one ring's worth at most (so that drops are
+ * reported even while producers keep it full). Returns how many were written. */
+static size_t drain_once(struct hark__async *a)
+{
+    size_t head = atomic_load_explicit(&a->done, memory_order_relaxed);
+    size_t end = head + a->nslots;
+    size_t count = 0;
+    bool locked = false;
+    while (head < end) {
+        /* Acquire: pairs with ring_commit's release store of the entry. */
+        size_t s = atomic_load_explicit(&a->seq[head & a->mask], memory_order_acquire);
+        if (s != head + 1)
+            break;
+        if (!locked) {
+            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
+            locked = true;
+        }
+        uint32_t len;
+        size_t at = (head & a->mask) * SLOT;
+        size_t total = a->nslots * SLOT;
+        memcpy(&len, a->data + at, sizeof len);
+        size_t need = slots_for(len);
+        const char *e = a->data + at;
+        if (at + len > total) {
+            /* The entry wraps: copy it out whole. */
+            if (a->scratch_cap < len) {
+                char *s2 = hark__realloc(a->scratch, len);
+                if (s2) {
+                    a->scratch = s2;
+                    a->scratch_cap = len;
+                }
+            }
+            if (a->scratch_cap >= len) {
+                memcpy(a->scratch, a->data + at, total - at);
+                memcpy(a->scratch + (total - at), a->data, len - (total - at));
+                e = a->scratch;
+            } else {
+                e = NULL; /* out of memory: the line is lost, the ring moves on */
+            }
+        }
+        if (e)
+            write_entry(a, e);
+        head += need;
+        /* Release: a producer that sees `done` past a slot reuses it after our reads
+         * of it; a drainer that sees `done` past its target sees the lines written. */
+        atomic_store_explicit(&a->done, head, memory_order_release);
+        count++;
+        if (count % 64 == 0 && atomic_load_explicit(&a->worker.waiters, memory_order_relaxed))
+            hark__worker_progress(&a->worker);
+    }
+    if (atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
+        if (!locked) {
+            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
+            locked = true;
+        }
+        report_dropped(a);
+    }
+    if (locked)
+        hark__io_unlock(a->logger);
+    return count;
+}
+
+static bool writer_work(void *data)
+{
+    return drain_once(data) != 0;
+}
+
+static uint64_t writer_queued(void *data)
+{
+    struct hark__async *a = data;
+    /* Seq_cst: the writer's half of the pair in maybe_wake(). */
+    return atomic_load_explicit(&a->tail, memory_order_seq_cst);
+}
+
+static uint64_t writer_handled(void *data)
+{
+    struct hark__async *a = data;
+    /* Acquire: pairs with drain_once's release store of `done`. */
+    return atomic_load_explicit(&a->done, memory_order_acquire);
+}
+
+/* Whether the next entry is published, not just reserved. */
+static bool writer_ready(void *data)
+{
+    struct hark__async *a = data;
+    size_t done = atomic_load_explicit(&a->done, memory_order_relaxed);
+    /* Acquire: pairs with ring_commit's release store. */
+    return atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire) == done + 1;
+}
+
+/*
+ * In a forked child: the writer thread is gone (worker.h). What the parent queued
+ * is the parent's to write, so the child drops it, with its pending drop report.
+ * The logger's io_lock may have been held by the writer at fork(): it is made
+ * afresh, unless the forking thread holds it itself (from a sink callback).
+ */
+static void writer_fork_child(void *data)
+{
+    struct hark__async *a = data;
+    if (!hark__io_held_here(a->logger))
+        pthread_mutex_init(&a->logger->io_lock, NULL);
+    size_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
+    atomic_store_explicit(&a->done, tail, memory_order_relaxed);
+    atomic_store_explicit(&a->done_seen, tail, memory_order_relaxed);
+    atomic_store_explicit(&a->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->reported,
+                          atomic_load_explicit(&a->dropped_total, memory_order_relaxed),
+                          memory_order_relaxed);
+}
+
+const hark__worker_ops hark__writer_ops = {
+    .work = writer_work,
+    .queued = writer_queued,
+    .handled = writer_handled,
+    .ready = writer_ready,
+    .fork_child = writer_fork_child,
+};

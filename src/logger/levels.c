@@ -1,0 +1,51 @@
+/*
+ * A logger's level: set, read, and checked on every log call. Thread-local
+ * overrides (silence, log_at) are logger_local.c's; per-target levels targets.c's.
+ */
+#include "logger_internal.h"
+
+int hark_logger_set_level(hark_logger *l, hark_log_level level)
+{
+    if (!l || !hark__level_ok((int)level))
+        return HARK_EINVAL;
+    /* Relaxed: observers publish what they derive from the level under their own
+     * locks, and threads that read the level race benignly with a change. */
+    atomic_store_explicit(&l->level, (int)level, memory_order_relaxed);
+    hark__logger_notify(l, HARK_LOGGER_LEVEL);
+    return 0;
+}
+
+int hark_logger_level(const hark_logger *l)
+{
+    if (!l)
+        return HARK_EINVAL;
+    return atomic_load_explicit(&l->level, memory_order_relaxed);
+}
+
+int hark_logger_effective_level(const hark_logger *l)
+{
+    if (!l)
+        return HARK_EINVAL;
+    if (atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0) {
+        int local = hark__logger_thread_level(l);
+        if (local >= 0)
+            return local;
+    }
+    return atomic_load_explicit(&l->level, memory_order_relaxed);
+}
+
+bool hark_logger_enabled(const hark_logger *l, hark_log_level level)
+{
+    if (HARK_UNLIKELY(!l || !hark__level_ok(level)))
+        return false;
+    /* The common case: no thread has an override, so no thread-local lookup. A
+     * thread that has one always sees its own increment of `overrides`. */
+    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
+        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
+    return level >= hark_logger_effective_level(l);
+}
+
+bool hark_logger_overrides_active(const hark_logger *l)
+{
+    return l && atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0;
+}

@@ -1,0 +1,156 @@
+/*
+ * The logger's sink: a line (or record) to the sink's table under io_lock, flush,
+ * and the switch to another sink (hark_logger_set_destination), which builds the
+ * new sink, swaps one pointer and closes the old one. The sinks themselves are in
+ * sinks/, one file each, all behind the hark_log_sink table.
+ */
+#include "logger_internal.h"
+#include "log_ext.h"
+#include "hark/log_env.h"
+#include "hark/log_sinks.h"
+#include "alloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Locking contract: l->io_lock held. */
+int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len)
+{
+    const struct hark__sink *s = l->sink;
+    int rc;
+    if (HARK_LIKELY(s->ops.write != NULL)) {
+        rc = s->ops.write(level, line, len, s->ops.data);
+    } else {
+        hark_log_record rec = {.level = level, .message = line, .length = len};
+        rc = s->ops.write_record(&rec, s->ops.data);
+    }
+    return rc == 0 || !s->user ? rc : HARK_EIO;
+}
+
+/* Locking contract: l->io_lock held. */
+int hark__sink_flush(hark_logger *l)
+{
+    const struct hark__sink *s = l->sink;
+    if (!s->ops.flush)
+        return 0;
+    int rc = s->ops.flush(s->ops.data);
+    return rc == 0 || !s->user ? rc : HARK_EIO;
+}
+
+/* Locking contract: io_lock held. */
+int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line)
+{
+    const struct hark__sink *s = l->sink;
+    if (s->ops.write_record) {
+        int rc = s->ops.write_record(rec, s->ops.data);
+        return rc == 0 || !s->user ? rc : HARK_EIO;
+    }
+    size_t n;
+    if (!l->formatter) {
+        n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+    } else {
+        n = l->formatter(line->p, line->cap, rec, l->formatter_data);
+    }
+    if (n >= line->cap) {
+        if (n >= SIZE_MAX - 1 || hark__lbuf_reserve(line, n) != 0)
+            return HARK_ENOMEM;
+        if (!l->formatter)
+            n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+        else
+            n = l->formatter(line->p, line->cap, rec, l->formatter_data);
+        if (n >= line->cap)
+            n = line->cap - 1;
+    }
+    line->len = n;
+    return hark__sink_write(l, rec->level, line->p, n);
+}
+
+void hark__sink_free(struct hark__sink *s)
+{
+    if (s->ops.close)
+        s->ops.close(s->ops.data);
+    hark__free(s);
+}
+
+int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd)
+{
+    struct hark__sink *s = hark__malloc(sizeof *s);
+    if (!s)
+        return HARK_ENOMEM;
+    *s = (struct hark__sink){*next, fd, false};
+    /* Lines already queued for an asynchronous writer go to the old sink. */
+    if (l->backend->drain(l) != 0 || hark__io_lock(l) != 0) {
+        /* From a sink callback or formatter of this logger (its writer thread, for
+         * an asynchronous one): the sink cannot be switched under it. */
+        hark__free(s);
+        return HARK_EBUSY;
+    }
+    (void)hark__sink_flush(l);
+    struct hark__sink *old = l->sink;
+    l->sink = s;
+    l->sink_records = next->write_record != NULL;
+    hark__io_unlock(l);
+    hark__sink_free(old);
+    return 0;
+}
+
+static int build_stderr(hark_log_sink *out, int *fd)
+{
+    *fd = fileno(stderr);
+    return hark__sink_stream(out, stderr);
+}
+
+static int build_stdout(hark_log_sink *out, int *fd)
+{
+    *fd = fileno(stdout);
+    return hark__sink_stream(out, stdout);
+}
+
+static int build_journald(hark_log_sink *out, int *fd)
+{
+    (void)fd;
+    return hark__sink_journald(out, NULL);
+}
+
+/* The destinations hark_logger_set_destination() knows by name; any other is a
+ * path. A sink of sinks/ that can be built from a word adds one line here. */
+static const struct named_sink {
+    const char *name;
+    int (*build)(hark_log_sink *out, int *fd);
+} named_sinks[] = {
+    {"stderr", build_stderr},
+    {"stdout", build_stdout},
+    {"journald", build_journald},
+};
+
+int hark_logger_set_destination(hark_logger *l, const char *dest)
+{
+    if (!l || !dest || !dest[0])
+        return HARK_EINVAL;
+    hark_log_sink next;
+    int fd = -1, rc;
+    size_t i = 0, n = sizeof named_sinks / sizeof named_sinks[0];
+    while (i < n && strcmp(dest, named_sinks[i].name) != 0)
+        i++;
+    rc = i < n ? named_sinks[i].build(&next, &fd) : hark__sink_path(&next, dest, &fd);
+    if (rc != 0)
+        return rc;
+    rc = hark__sink_swap(l, &next, fd);
+    if (rc != 0 && next.close) {
+        int saved = errno;
+        next.close(next.data);
+        errno = saved;
+    }
+    return rc;
+}
+
+bool hark_logger_writes_to_tty(hark_logger *l)
+{
+    if (!l || hark__io_lock(l) != 0)
+        return false;
+    bool tty = l->sink->fd >= 0 && isatty(l->sink->fd) == 1;
+    hark__io_unlock(l);
+    return tty;
+}

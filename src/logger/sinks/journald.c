@@ -1,0 +1,348 @@
+/*
+ * The journald sink: each record becomes one journal entry, its parts journal
+ * fields (MESSAGE, PRIORITY, TID, HARK_TAGS, HARK_EVENT and the event's other
+ * fields, one or two HARK_<KEY> per payload field), sent with sd_journal_sendv().
+ * Without libsystemd at build time the constructor reports HARK_ENOTSUP; the
+ * fields of a record are still computed the same way (and unit-tested) then.
+ */
+#include "logger_internal.h"
+#include "log_ext.h"
+#include "hark/log_sinks.h"
+#include "hark/sys/payload_json.h"
+#include "alloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#ifndef HARK_HAVE_JOURNALD
+#define HARK_HAVE_JOURNALD 0
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* The fields of a record                                                    */
+/* ------------------------------------------------------------------------- */
+
+size_t hark__journald_name(char *name, size_t len, const char *key)
+{
+    /* journald drops a field whose name is longer, or holds anything but
+     * upper-case letters, digits and '_': a key is mapped rather than lost. */
+    if (len >= HARK__JOURNALD_NAME_MAX) {
+        name[HARK__JOURNALD_NAME_MAX] = '\0';
+        return HARK__JOURNALD_NAME_MAX;
+    }
+    name[len++] = '_';
+    for (const char *k = key ? key : ""; *k && len < HARK__JOURNALD_NAME_MAX; k++) {
+        char c = *k;
+        if (c >= 'a' && c <= 'z')
+            c = (char)(c - 'a' + 'A');
+        else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            c = '_';
+        name[len++] = c;
+    }
+    name[len] = '\0';
+    return len;
+}
+
+typedef struct walk {
+    hark__journald_field_fn fn;
+    void *ctx;
+    bool cut; /* some value was cut: the entry says so, as a structured line does */
+} walk;
+
+static void put_z(walk *w, const char *name, const char *value)
+{
+    w->fn(w->ctx, name, value, strlen(value));
+}
+
+/* A string value of at most `max` bytes (cut at a character boundary), or null.
+ * Sent as it is otherwise: the journal takes newlines and binary values. */
+static void put_text(walk *w, const char *name, const char *s, size_t max)
+{
+    if (!s) {
+        put_z(w, name, "null");
+        return;
+    }
+    size_t n = strnlen(s, max + 1);
+    size_t keep = hark__log_cut(s, n, max);
+    w->cut = w->cut || keep < n;
+    w->fn(w->ctx, name, s, keep);
+}
+
+/*
+ * The payload fields, named after `name` (`len` characters so far), walked as the
+ * JSON and logfmt formatters walk them: the same fields skipped (no key, or
+ * HARK_TYPE_NONE), the same budget of HARK_LOG_FIELDS_MAX (a nested payload
+ * counts as one, and so does each of its fields), the same depth.
+ */
+static void put_fields(walk *w, char *name, size_t len, const hark_field *f, size_t count,
+                       int depth, size_t *budget)
+{
+    char v[HARK__LOG_DOUBLE_TEXT];
+    for (size_t i = 0; f && i < count && *budget != 0; i++) {
+        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+            continue;
+        (*budget)--;
+        size_t n = hark__journald_name(name, len, f[i].key);
+        switch (f[i].type) {
+        case HARK_TYPE_INT:
+            snprintf(v, sizeof v, "%" PRId64, f[i].as.i);
+            put_z(w, name, v);
+            break;
+        case HARK_TYPE_UINT:
+            snprintf(v, sizeof v, "%" PRIu64, f[i].as.u);
+            put_z(w, name, v);
+            break;
+        case HARK_TYPE_DOUBLE:
+            w->fn(w->ctx, name, v, hark__log_double(v, f[i].as.d, false));
+            break;
+        case HARK_TYPE_BOOL:
+            put_z(w, name, f[i].as.b ? "true" : "false");
+            break;
+        case HARK_TYPE_STRING:
+            put_text(w, name, f[i].as.s, HARK_LOG_VALUE_MAX);
+            break;
+        case HARK_TYPE_POINTER:
+            /* "0x0" for NULL too: glibc's %p writes "(nil)". */
+            snprintf(v, sizeof v, "0x%" PRIxPTR, (uintptr_t)f[i].as.p);
+            put_z(w, name, v);
+            break;
+        case HARK_TYPE_PAYLOAD:
+            /* null and "..." as every JSON rendering (hark/sys/payload_json.h). */
+            if (f[i].as.payload && depth < HARK_PAYLOAD_JSON_DEPTH)
+                put_fields(w, name, n, f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
+                           budget);
+            else
+                put_z(w, name, f[i].as.payload ? "..." : "null");
+            break;
+        case HARK_TYPE_ERROR:
+            /* KEY=type and KEY_MESSAGE=message, as logfmt's key= and key.message=. */
+            put_text(w, name, f[i].as.error.type, HARK_LOG_VALUE_MAX);
+            hark__journald_name(name, n, "message");
+            put_text(w, name, f[i].as.error.message, HARK_LOG_VALUE_MAX);
+            break;
+        default:
+            put_z(w, name, "null");
+            break;
+        }
+    }
+}
+
+static int priority(hark_log_level level)
+{
+    static const int map[HARK_LOG_LEVELS] = {LOG_DEBUG, LOG_INFO, LOG_WARNING,
+                                             LOG_ERR,   LOG_CRIT, LOG_ALERT};
+    return (int)level >= 0 && (int)level < HARK_LOG_LEVELS ? map[level] : LOG_ALERT;
+}
+
+void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn fn, void *ctx)
+{
+    walk w = {fn, ctx, false};
+    char v[64];
+    size_t mlen = rec->message ? rec->length : 0;
+    if (mlen > 0 && rec->message[mlen - 1] == '\n')
+        mlen--;
+    size_t keep = rec->message ? hark__log_cut(rec->message, mlen, HARK_LOG_MESSAGE_MAX) : 0;
+    w.cut = keep < mlen;
+    fn(ctx, "MESSAGE", rec->message ? rec->message : "", keep);
+    snprintf(v, sizeof v, "%d", priority(rec->level));
+    put_z(&w, "PRIORITY", v);
+    if (rec->tag_count > 0 && rec->tags) {
+        char tags[HARK__LOG_TAGS_TEXT];
+        size_t n = 0;
+        for (size_t i = 0; i < rec->tag_count && i < HARK_LOG_TAGS_MAX; i++) {
+            /* A record built by hand may hold NULL tags: empty, as the formatters
+             * write them. */
+            const char *t = rec->tags[i] ? rec->tags[i] : "";
+            size_t tn = strnlen(t, HARK_LOG_TAG_LEN + 1);
+            size_t tl = hark__log_cut(t, tn, HARK_LOG_TAG_LEN);
+            w.cut = w.cut || tl < tn;
+            if (i > 0)
+                tags[n++] = ',';
+            memcpy(tags + n, t, tl);
+            n += tl;
+        }
+        fn(ctx, "HARK_TAGS", tags, n);
+    }
+    if (rec->event) {
+        put_text(&w, "HARK_EVENT", rec->event, HARK_LOG_VALUE_MAX);
+        snprintf(v, sizeof v, "%.3f", rec->duration_ms);
+        put_z(&w, "HARK_DURATION_MS", v);
+        if (rec->transaction_id && rec->transaction_id[0])
+            put_text(&w, "HARK_TRANSACTION_ID", rec->transaction_id, HARK_LOG_VALUE_MAX);
+        if (rec->event_id) {
+            snprintf(v, sizeof v, "%" PRIu64, rec->event_id);
+            put_z(&w, "HARK_EVENT_ID", v);
+        }
+        if (rec->parent_id) {
+            snprintf(v, sizeof v, "%" PRIu64, rec->parent_id);
+            put_z(&w, "HARK_PARENT_ID", v);
+        }
+    }
+    if (rec->thread_id) {
+        snprintf(v, sizeof v, "%" PRIu64, rec->thread_id);
+        put_z(&w, "TID", v);
+    }
+    if (rec->field_count > 0 && rec->fields) {
+        char name[HARK__JOURNALD_NAME_MAX + 1] = "HARK";
+        size_t budget = HARK_LOG_FIELDS_MAX;
+        put_fields(&w, name, 4, rec->fields, rec->field_count, 0, &budget);
+    }
+    if (w.cut)
+        put_z(&w, "HARK_TRUNCATED", "true");
+}
+
+/* ------------------------------------------------------------------------- */
+/* Sending                                                                   */
+/* ------------------------------------------------------------------------- */
+
+#if HARK_HAVE_JOURNALD
+#include <sys/uio.h>
+/* Without this, sd_journal_sendv() is a macro adding CODE_FILE, CODE_LINE and
+ * CODE_FUNC: this file's own place (and build path), which says nothing about
+ * the line logged. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+/* Fields of one entry at most: the fixed ones (eleven) and two per payload field
+ * (an error's type and message). */
+#define MAX_IOV (16 + 2 * HARK_LOG_FIELDS_MAX)
+/* Bytes of field text kept on the stack; a larger entry adds heap chunks. */
+#define ARENA 8192
+
+/* A heap chunk of field text; earlier fields point into earlier chunks, so all
+ * are kept until the send. */
+typedef struct chunk {
+    struct chunk *next;
+    char data[];
+} chunk;
+
+typedef struct entry {
+    struct iovec iov[MAX_IOV];
+    int n;
+    char stack[ARENA];
+    char *arena;
+    size_t used, cap;
+    chunk *heap;
+    int err;
+} entry;
+
+/* Appends "NAME=value" (value `len` bytes, any bytes) as one field. */
+static void add_field(void *ctx, const char *name, const char *value, size_t len)
+{
+    entry *e = ctx;
+    if (e->err)
+        return;
+    if (e->n == MAX_IOV) {
+        e->err = HARK_ELIMIT; /* not reached: MAX_IOV bounds what a record yields */
+        return;
+    }
+    size_t nl = strlen(name);
+    size_t need = nl + 1 + len;
+    if (need > e->cap - e->used) {
+        size_t cap = need > 8 * ARENA ? need : 8 * ARENA;
+        chunk *c = hark__malloc(sizeof *c + cap);
+        if (!c) {
+            e->err = HARK_ENOMEM;
+            return;
+        }
+        c->next = e->heap;
+        e->heap = c;
+        e->arena = c->data;
+        e->used = 0;
+        e->cap = cap;
+    }
+    char *p = e->arena + e->used;
+    memcpy(p, name, nl);
+    p[nl] = '=';
+    memcpy(p + nl + 1, value, len);
+    e->iov[e->n].iov_base = p;
+    e->iov[e->n].iov_len = need;
+    e->n++;
+    e->used += need;
+}
+
+/* The journald sink's data: the identifier, or NULL. */
+typedef struct journald_sink {
+    char *ident;
+} journald_sink;
+
+static int journald_write_record(const hark_log_record *rec, void *data)
+{
+    const journald_sink *j = data;
+    entry e;
+    e.n = 0;
+    e.arena = e.stack;
+    e.used = 0;
+    e.cap = sizeof e.stack;
+    e.heap = NULL;
+    e.err = 0;
+    hark__journald_fields(rec, add_field, &e);
+    if (j->ident)
+        add_field(&e, "SYSLOG_IDENTIFIER", j->ident, strlen(j->ident));
+    int rc = e.err ? e.err : sd_journal_sendv(e.iov, e.n) == 0 ? 0 : HARK_EIO;
+    while (e.heap) {
+        chunk *next = e.heap->next;
+        hark__free(e.heap);
+        e.heap = next;
+    }
+    return rc;
+}
+
+/* A plain line (no record at hand): its text is the message. */
+static int journald_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    hark_log_record rec = {.level = level, .message = line, .length = len};
+    return journald_write_record(&rec, data);
+}
+
+static void journald_close(void *data)
+{
+    journald_sink *j = data;
+    hark__free(j->ident);
+    hark__free(j);
+}
+
+int hark__sink_journald(hark_log_sink *out, const char *identifier)
+{
+    journald_sink *j = hark__calloc(1, sizeof *j);
+    if (!j)
+        return HARK_ENOMEM;
+    if (identifier && !(j->ident = hark__strdup(identifier))) {
+        hark__free(j);
+        return HARK_ENOMEM;
+    }
+    hark_log_sink_init(out);
+    out->write = journald_write;
+    out->write_record = journald_write_record;
+    out->close = journald_close;
+    out->data = j;
+    return 0;
+}
+
+#else /* !HARK_HAVE_JOURNALD */
+
+int hark__sink_journald(hark_log_sink *out, const char *identifier)
+{
+    (void)out, (void)identifier;
+    return HARK_ENOTSUP;
+}
+
+#endif
+
+int hark_logger_new_journald(hark_logger **out, const char *identifier)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_log_sink s;
+    int rc = hark__sink_journald(&s, identifier);
+    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, -1, false)) != 0)
+        s.close(s.data);
+    return rc;
+}
+
+bool hark_log_journald_available(void)
+{
+    return HARK_HAVE_JOURNALD ? true : false;
+}

@@ -1,0 +1,65 @@
+/*
+ * The syslog sink: each line to syslog(3) without its trailing newline, at the
+ * priority its level maps to.
+ */
+#include "logger_internal.h"
+#include "alloc.h"
+
+#include <syslog.h>
+
+typedef struct syslog_sink {
+    char *ident; /* openlog() keeps the pointer: it lives as long as the logger */
+    int facility;
+} syslog_sink;
+
+static int syslog_priority(hark_log_level level)
+{
+    static const int map[HARK_LOG_LEVELS] = {LOG_DEBUG, LOG_INFO, LOG_WARNING,
+                                             LOG_ERR,   LOG_CRIT, LOG_ALERT};
+    return map[level];
+}
+
+static int syslog_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    const syslog_sink *s = data;
+    size_t n = len;
+    if (n > 0 && line[n - 1] == '\n')
+        n--;
+    if (n > (size_t)INT32_MAX)
+        n = (size_t)INT32_MAX;
+    syslog(s->facility | syslog_priority(level), "%.*s", (int)n, line);
+    return 0;
+}
+
+static void syslog_close(void *data)
+{
+    syslog_sink *s = data;
+    hark__free(s->ident);
+    hark__free(s);
+}
+
+int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
+{
+    if (!out || (facility & ~LOG_FACMASK) != 0)
+        return HARK_EINVAL;
+    syslog_sink *s = hark__calloc(1, sizeof *s);
+    if (!s)
+        return HARK_ENOMEM;
+    s->facility = facility;
+    if (ident && !(s->ident = hark__strdup(ident))) {
+        hark__free(s);
+        return HARK_ENOMEM;
+    }
+    hark_log_sink t = HARK_LOG_SINK_INIT;
+    t.write = syslog_write;
+    t.close = syslog_close;
+    t.data = s;
+    int rc = hark__logger_new_with_sink(out, &t, -1, false);
+    if (rc != 0) {
+        syslog_close(s);
+        return rc;
+    }
+    if (s->ident)
+        openlog(s->ident, LOG_PID, facility);
+    return 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * The user's sink: a hark_log_sink table of the caller's, copied. A failure it
+ * returns (any nonzero value) is reported as HARK_EIO.
+ */
+#include "logger_internal.h"
+
+#include <stddef.h>
+#include <string.h>
+
+void hark_log_sink_init(hark_log_sink *sink)
+{
+    if (sink)
+        *sink = (hark_log_sink)HARK_LOG_SINK_INIT;
+}
+
+int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
+{
+    if (!out || !sink || sink->version > HARK_LOG_SINK_VERSION)
+        return HARK_EINVAL;
+    hark_log_sink copy = HARK_LOG_SINK_INIT;
+    /* Version 0: a table written before `version` existed ends at `data`. */
+    memcpy(&copy, sink, sink->version == 0 ? offsetof(hark_log_sink, version) : sizeof copy);
+    copy.version = HARK_LOG_SINK_VERSION;
+    if (!copy.write && !copy.write_record)
+        return HARK_EINVAL;
+    return hark__logger_new_with_sink(out, &copy, -1, true);
+}

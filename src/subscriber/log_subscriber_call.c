@@ -1,0 +1,135 @@
+/*
+ * The log subscriber's calls: the event callback of its subscriptions (Rails'
+ * LogSubscriber#call: the handler runs with the event as the current log event, and
+ * a failing handler is logged, not passed on) and the logging helpers handlers use.
+ */
+#include "log_subscriber_internal.h"
+#include "hark/sys/log_event.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------- */
+/* Dispatch                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Ruby's String#inspect, enough for event names: quotes, backslashes, controls. */
+static void inspect_name(char *out, size_t size, const char *name)
+{
+    size_t n = 0;
+    out[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
+        if (n + 6 >= size)
+            break;
+        if (*p == '"' || *p == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            n += (size_t)snprintf(out + n, size - n, "\\x%02X", *p);
+        } else {
+            out[n++] = (char)*p;
+        }
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+}
+
+/* The event callback of every log subscription: Rails' LogSubscriber#call. */
+int hark__log_slot_event(hark_event *ev, void *data)
+{
+    struct hark__slot *slot = data;
+    /* Acquire: pairs with the release store that published a replaced handler. */
+    struct hark__handler *h = atomic_load_explicit(&slot->handler, memory_order_acquire);
+    hark_subscriber *s = slot->owner;
+    hark_logger *l = logger_of(s);
+    if (!l)
+        return 0; /* Rails' call does nothing without a logger */
+    hark_failure failure = {NULL, NULL, NULL};
+    /* The lines the handler logs are about this event: their records carry it,
+     * and the level of its namespace (a target level) applies to them. */
+    hark_log_event le = {ev ? ev->name : NULL,
+                         ev ? ev->transaction_id : NULL,
+                         ev ? ev->id : 0,
+                         ev ? ev->parent_id : 0,
+                         ev ? hark_event_duration(ev) : 0.0,
+                         ev && ev->payload ? ev->payload->fields : NULL,
+                         ev && ev->payload ? ev->payload->count : 0,
+                         l,
+                         HARK_LOG_EVENT_TARGET,
+                         ev && (ev->flags & (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)) ==
+                                     (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)
+                             ? ev->end_ms / 1000.0
+                             : 0.0};
+    const hark_log_event *saved = hark_log_event_swap(&le);
+    int rc = h->fn(s, ev, &failure, h->data);
+    hark_log_event_swap(saved);
+    if (rc == 0)
+        return 0;
+    /* The failure is logged, not passed on: later events keep logging. */
+    char quoted[4 * HARK_NAME_MAX + 8];
+    inspect_name(quoted, sizeof quoted, ev && ev->name ? ev->name : "");
+    l = logger_of(s);
+    if (!l)
+        return 0;
+    if (failure.type)
+        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: %s", quoted, failure.type,
+                       failure.message ? failure.message : "");
+    else
+        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. error: handler returned %d",
+                       quoted, rc);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Logging helpers                                                           */
+/* ------------------------------------------------------------------------- */
+
+static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
+    HARK_PRINTF(3, 0);
+
+static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
+{
+    if (!hark__is_log(s) || !fmt)
+        return HARK_EINVAL;
+    hark_logger *l = logger_of(s);
+    if (!l)
+        return 0;
+    return hark_logv(l, level, fmt, ap);
+}
+
+int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vlog(s, level, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+#define HARK__LEVEL_HELPER(fname, level)                                                           \
+    int fname(hark_subscriber *s, const char *fmt, ...)                                            \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        int rc = vlog(s, level, fmt, ap);                                                          \
+        va_end(ap);                                                                                \
+        return rc;                                                                                 \
+    }
+
+HARK__LEVEL_HELPER(hark_log_subscriber_debug, HARK_LOG_DEBUG)
+HARK__LEVEL_HELPER(hark_log_subscriber_info, HARK_LOG_INFO)
+HARK__LEVEL_HELPER(hark_log_subscriber_warn, HARK_LOG_WARN)
+HARK__LEVEL_HELPER(hark_log_subscriber_error, HARK_LOG_ERROR)
+HARK__LEVEL_HELPER(hark_log_subscriber_fatal, HARK_LOG_FATAL)
+HARK__LEVEL_HELPER(hark_log_subscriber_unknown, HARK_LOG_UNKNOWN)
+
+int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_log_message_fn fn,
+                                 void *data)
+{
+    if (!hark__is_log(s) || !fn)
+        return HARK_EINVAL;
+    hark_logger *l = logger_of(s);
+    if (!l)
+        return 0;
+    return hark_log_lazy(l, level, fn, data);
+}

@@ -1,0 +1,73 @@
+/*
+ * Internal: the log subscriber's records, shared by its files -- log_subscriber.c
+ * (binding to a logger, cached silence, event levels, flush_all) and
+ * log_subscriber_call.c (the event callback and the logging helpers). Never
+ * installed.
+ */
+#ifndef HARK_LOG_SUBSCRIBER_INTERNAL_H
+#define HARK_LOG_SUBSCRIBER_INTERNAL_H
+
+#include "subscriber_internal.h"
+#include "hark/log_subscriber.h"
+#include "hark/sys/logger_observer.h"
+
+#include <stdbool.h>
+
+struct event_level {
+    char *suffix;
+    int level;
+};
+
+struct log_subscriber {
+    hark_subscriber base; /* must stay first */
+    /* The bound logger. Changed under the registry lock and base.lock, read
+     * anywhere with acquire (logger_of). */
+    _Atomic(hark_logger *) logger;
+    hark_logger_observer *observer; /* on `logger`; under the registry lock */
+    /* Per-suffix event levels: written under base.lock and base.table_lock, read
+     * under either. A suffix string is freed only once out of the array. */
+    struct event_level *levels;
+    size_t level_count;
+    size_t level_cap;
+    bool listed; /* on the global list of log subscribers; under the registry lock */
+    struct log_subscriber *list_prev;
+    struct log_subscriber *list_next;
+};
+
+struct log_slot {
+    struct hark__slot base; /* must stay first */
+    /* The event level of this slot's suffix (-1: none). Written under the owner's
+     * lock, read relaxed by silenced() on any thread. */
+    atomic_int level;
+    bool polling; /* poll_begin() is in force; under the owner's lock */
+};
+
+/* The operations table of log subscribers (log_subscriber.c). */
+extern const struct hark__subscriber_ops hark__log_ops;
+
+/* The event callback of every log subscription (log_subscriber_call.c). */
+int hark__log_slot_event(hark_event *ev, void *data);
+
+static inline bool hark__is_log(const hark_subscriber *s)
+{
+    return s && s->ops == &hark__log_ops;
+}
+
+static inline struct log_subscriber *log_sub(hark_subscriber *s)
+{
+    return (struct log_subscriber *)s;
+}
+
+static inline const struct log_subscriber *log_sub_c(const hark_subscriber *s)
+{
+    return (const struct log_subscriber *)s;
+}
+
+static inline hark_logger *logger_of(const hark_subscriber *s)
+{
+    /* Acquire: pairs with the release store in set_logger_locked(), so a logger
+     * bound on another thread is seen fully constructed. */
+    return atomic_load_explicit(&log_sub_c(s)->logger, memory_order_acquire);
+}
+
+#endif /* HARK_LOG_SUBSCRIBER_INTERNAL_H */

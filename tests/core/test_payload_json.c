@@ -1,0 +1,109 @@
+/*
+ * hark/sys/payload_json.h: the one JSON rendering of a payload (log lines, trace
+ * args, the LTTng bridge): types, errors, the depth cut, and what a small window
+ * keeps -- whole fields, a string cut at a character boundary, and the marker.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+#include <hark/sys/payload_json.h>
+
+#include <string.h>
+
+static const char *render(char *buf, size_t size, const hark_payload *p, bool *cut)
+{
+    size_t n = hark_payload_json_members(buf, size, p, cut);
+    assert_true(n <= size);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_types(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 8);
+    hark_payload_set_int(&p, "i", -3);
+    hark_payload_set_uint(&p, "u", UINT64_MAX);
+    hark_payload_set_double(&p, "d", 0.1);
+    hark_payload_set_double(&p, "inf", 1.0 / 0.0);
+    hark_payload_set_bool(&p, "b", false);
+    hark_payload_set_str(&p, "s", "a\"\\\n\xff");
+    hark_payload_set_str(&p, "nil", NULL);
+    hark_payload_set_ptr(&p, "p", NULL);
+    char buf[512];
+    bool cut = true;
+    assert_string_equal(render(buf, sizeof buf - 1, &p, &cut),
+                        "\"i\":-3,\"u\":18446744073709551615,\"d\":0.1,\"inf\":null,\"b\":false,"
+                        "\"s\":\"a\\\"\\\\\\n\xef\xbf\xbd\",\"nil\":null,\"p\":\"0x0\"");
+    assert_false(cut);
+    assert_int_equal(hark_payload_json_members(buf, sizeof buf, NULL, &cut), 0);
+    assert_false(cut);
+    assert_int_equal(hark_payload_json_members(NULL, 64, &p, NULL), 0);
+}
+
+static void test_errors_and_depth(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(l4, 1);
+    hark_payload_set_int(&l4, "x", 1);
+    HARK_PAYLOAD(l3, 1);
+    hark_payload_set_payload(&l3, "l4", &l4);
+    HARK_PAYLOAD(l2, 1);
+    hark_payload_set_payload(&l2, "l3", &l3);
+    HARK_PAYLOAD(l1, 1);
+    hark_payload_set_payload(&l1, "l2", &l2);
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_payload(&p, "l1", &l1);
+    hark_payload_set_payload(&p, "none", NULL);
+    hark_payload_set_exception(&p, "ArgumentError", NULL, NULL);
+    char buf[512];
+    assert_string_equal(render(buf, sizeof buf - 1, &p, NULL),
+                        "\"l1\":{\"l2\":{\"l3\":{\"l4\":{\"x\":1}}}},\"none\":null,"
+                        "\"exception\":{\"type\":\"ArgumentError\",\"message\":\"\"},"
+                        "\"exception_object\":\"0x0\"");
+    /* One level more and the deepest becomes "...". */
+    HARK_PAYLOAD(top, 1);
+    hark_payload_set_payload(&top, "l0", &p);
+    bool cut = true;
+    assert_non_null(strstr(render(buf, sizeof buf - 1, &top, &cut), "\"l4\":\"...\""));
+    assert_false(cut);
+}
+
+static void test_small_window(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_int(&p, "n", 1);
+    hark_payload_set_str(&p, "s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
+    hark_payload_set_int(&p, "after", 2);
+    char buf[64];
+    bool cut = false;
+    /* "n":1, "s":"€ + the marker: the string cut at a character boundary. */
+    size_t size = strlen("\"n\":1,\"s\":\"\xe2\x82\xac\"") + HARK_PAYLOAD_JSON_MIN + 1;
+    assert_string_equal(render(buf, size, &p, &cut),
+                        "\"n\":1,\"s\":\"\xe2\x82\xac\"," HARK_PAYLOAD_JSON_TRUNCATED);
+    assert_true(cut);
+    /* Below the minimum: nothing, but said to be cut. */
+    cut = false;
+    assert_string_equal(render(buf, HARK_PAYLOAD_JSON_MIN - 1, &p, &cut), "");
+    assert_true(cut);
+    /* Just the marker when the first field does not fit at all. */
+    HARK_PAYLOAD(q, 1);
+    hark_payload_set_int(&q, "a_rather_long_key_name", 123456);
+    assert_string_equal(render(buf, HARK_PAYLOAD_JSON_MIN + 4, &q, &cut),
+                        HARK_PAYLOAD_JSON_TRUNCATED);
+    assert_true(cut);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_errors_and_depth),
+        cmocka_unit_test(test_small_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

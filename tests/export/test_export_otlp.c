@@ -1,0 +1,315 @@
+/*
+ * The OTLP exporter (hark/otlp.h) without a receiver: W3C traceparent/tracestate
+ * parsing and formatting as the specification says, the configuration's checks
+ * and messages, parent-based sampling decided once per trace, the exponential
+ * histogram mapping, and the exact drop count when nothing answers.
+ * tests/export/test_export_otlp_node.c checks what goes on the wire.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+#include <hark/otlp.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char good[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+static void traceparent_valid(void **state)
+{
+    (void)state;
+    hark_trace_context c;
+    assert_int_equal(hark_traceparent_parse(&c, good, "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"),
+                     0);
+    assert_int_equal(c.trace_id[0], 0x4b);
+    assert_int_equal(c.trace_id[15], 0x36);
+    assert_int_equal(c.span_id[7], 0xb7);
+    assert_int_equal(c.flags, HARK_TRACE_FLAG_SAMPLED);
+    assert_string_equal(c.tracestate, "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE");
+    char out[HARK_TRACEPARENT_LEN + 1];
+    assert_int_equal(hark_traceparent_format(out, &c), 0);
+    assert_string_equal(out, good);
+    /* Unknown flags are not passed on; a higher version may carry more fields. */
+    assert_int_equal(
+        hark_traceparent_parse(
+            &c, "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-what-ever", NULL),
+        0);
+    assert_int_equal(c.flags, HARK_TRACE_FLAG_SAMPLED);
+    assert_string_equal(c.tracestate, "");
+}
+
+static void traceparent_invalid(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",   /* short */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-", /* v00 too long */
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  /* uppercase */
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* version ff */
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  /* zero trace id */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  /* zero span id */
+        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* separator */
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",  /* not hex */
+        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", /* v>00, no '-' */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hark_trace_context c;
+        memset(&c, 0x5a, sizeof c);
+        assert_int_equal(hark_traceparent_parse(&c, bad[i], NULL), HARK_EINVAL);
+        assert_int_equal(c.flags, 0x5a); /* untouched */
+    }
+    hark_trace_context c;
+    assert_int_equal(hark_traceparent_parse(NULL, good, NULL), HARK_EINVAL);
+    assert_int_equal(hark_traceparent_parse(&c, NULL, NULL), HARK_EINVAL);
+    /* An invalid tracestate is dropped, the traceparent kept. */
+    static const char *const bad_state[] = {"noequals", "=v", "k=", "UPPER=1", "k=v\x01"};
+    for (size_t i = 0; i < sizeof bad_state / sizeof bad_state[0]; i++) {
+        assert_int_equal(hark_traceparent_parse(&c, good, bad_state[i]), 0);
+        assert_string_equal(c.tracestate, "");
+    }
+    char many[600] = "";
+    for (int i = 0; i < 33; i++)
+        sprintf(many + strlen(many), "%sk%d=v", i ? "," : "", i);
+    assert_int_equal(hark_traceparent_parse(&c, good, many), 0);
+    assert_string_equal(c.tracestate, ""); /* 33 members: too many */
+    memset(&c, 0, sizeof c);
+    char out[HARK_TRACEPARENT_LEN + 1];
+    assert_int_equal(hark_traceparent_format(out, &c), HARK_EINVAL);
+    assert_int_equal(hark_otlp_context_begin(&c), HARK_EINVAL);
+    assert_int_equal(hark_otlp_context_current(NULL), HARK_EINVAL);
+    assert_int_equal(hark_otlp_context_current(&c), HARK_ENOENT); /* no event */
+}
+
+/* A variable set for one call of hark_otlp_new(), whose error must name it. */
+static void refused(const char *var, const char *value, const char *needle)
+{
+    setenv(var, value, 1);
+    hark_otlp *x = (hark_otlp *)&x;
+    char err[256];
+    assert_int_equal(hark_otlp_new(&x, NULL, err, sizeof err), HARK_EINVAL);
+    assert_ptr_equal(x, (hark_otlp *)&x);
+    if (!strstr(err, needle) || !strstr(err, var))
+        fail_msg("%s=%s: message \"%s\" lacks \"%s\"", var, value, err, needle);
+    unsetenv(var);
+}
+
+static void config_errors(void **state)
+{
+    (void)state;
+    refused("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "\"grpc\" is not supported");
+    refused("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION");
+    refused("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT");
+    refused("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "OTEL_EXPORTER_OTLP_ENDPOINT");
+    refused("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://x", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    refused("OTEL_EXPORTER_OTLP_HEADERS", "api-key", "\"api-key\" is not key=value");
+    refused("OTEL_EXPORTER_OTLP_HEADERS", "k=%zz", "bad %-escape");
+    refused("OTEL_RESOURCE_ATTRIBUTES", "a=1,=2", "\"=2\" has an empty key");
+    refused("OTEL_BSP_MAX_QUEUE_SIZE", "-5", "OTEL_BSP_MAX_QUEUE_SIZE");
+    refused("OTEL_BSP_SCHEDULE_DELAY", "soon", "OTEL_BSP_SCHEDULE_DELAY");
+    refused("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4096", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE");
+    refused("OTEL_TRACES_SAMPLER", "sometimes", "OTEL_TRACES_SAMPLER");
+    setenv("OTEL_TRACES_SAMPLER", "traceidratio", 1);
+    refused("OTEL_TRACES_SAMPLER_ARG", "1.5", "\"1.5\" is not a ratio");
+    refused("OTEL_TRACES_SAMPLER_ARG", "half", "OTEL_TRACES_SAMPLER_ARG");
+    unsetenv("OTEL_TRACES_SAMPLER");
+
+    hark_otlp *x = NULL;
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.version = 99;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), HARK_EINVAL);
+    assert_int_equal(hark_otlp_new(NULL, NULL, NULL, 0), HARK_EINVAL);
+    o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
+    o.span_bytes = 10;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), HARK_EINVAL);
+    o.span_bytes = 0;
+    o.protocol = (hark_otlp_protocol)7;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), HARK_EINVAL);
+    assert_null(x);
+    /* An option wins over its variable: the malformed variable is not read. */
+    setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+    o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
+    o.protocol = HARK_OTLP_HTTP_JSON;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
+    assert_int_equal(hark_otlp_shutdown(x, 100, NULL), 0);
+    unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+    assert_int_equal(hark_otlp_attach(NULL, NULL, hark_all()), HARK_EINVAL);
+    assert_int_equal(hark_otlp_flush(NULL, 0), HARK_EINVAL);
+    assert_int_equal(hark_otlp_shutdown(NULL, 0, NULL), 0);
+}
+
+/* An exporter to a port nobody listens on, retrying for at most 100 ms. */
+static hark_otlp *unreachable(const char *sampler, double ratio, unsigned queue)
+{
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = "http://127.0.0.1:1";
+    o.ignore_env = true;
+    o.sampler = sampler;
+    o.sampler_ratio = ratio;
+    o.export_timeout_ms = 100;
+    o.schedule_delay_ms = 3600000;
+    o.max_queue_size = queue;
+    o.max_export_batch_size = queue;
+    hark_otlp *x;
+    char err[256];
+    int rc = hark_otlp_new(&x, &o, err, sizeof err);
+    if (rc)
+        fail_msg("hark_otlp_new: %s", err);
+    return x;
+}
+
+static int child_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    hark_instrument_name(data, "child", NULL, NULL, NULL, NULL);
+    return 0;
+}
+
+static void sampling(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+
+    /* always_off: nothing is queued. */
+    hark_otlp *x = unreachable("always_off", 0, 4096);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    for (int i = 0; i < 10; i++)
+        hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats s;
+    hark_otlp_stats_get(x, &s);
+    assert_int_equal(s.spans.queued, 0);
+
+    /* parentbased_always_off follows a sampled remote parent; always_off would not. */
+    hark_trace_context c;
+    assert_int_equal(hark_traceparent_parse(&c, good, NULL), 0);
+    assert_int_equal(hark_otlp_context_begin(&c), 0);
+    hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(x, &s);
+    assert_int_equal(s.spans.queued, 0);
+    hark_otlp_shutdown(x, 0, NULL);
+
+    x = unreachable("parentbased_always_off", 0, 4096);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_context_begin(&c), 0);
+    hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(x, &s);
+    assert_int_equal(s.spans.queued, 2);
+    /* An unsampled remote parent: neither span. */
+    c.flags = 0;
+    assert_int_equal(hark_otlp_context_begin(&c), 0);
+    hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(x, &s);
+    assert_int_equal(s.spans.queued, 2);
+    hark_otlp_shutdown(x, 0, NULL);
+
+    /* A ratio of one half, decided once per trace: root and child together. */
+    x = unreachable("parentbased_traceidratio", 0.5, 4096);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    enum { TRACES = 400 };
+    for (int i = 0; i < TRACES; i++)
+        hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(x, &s);
+    assert_true(s.spans.queued % 2 == 0);
+    assert_true(s.spans.queued > 0 && s.spans.queued < 2 * TRACES);
+    hark_otlp_shutdown(x, 0, NULL);
+    hark_notifier_free(n);
+}
+
+static void drops_counted(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_otlp *x = unreachable(NULL, 0, 4);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    enum { EVENTS = 500 };
+    for (int i = 0; i < EVENTS; i++)
+        hark_instrument_name(n, "lost", NULL, NULL, NULL, NULL);
+    hark_otlp_stats s;
+    assert_int_equal(hark_otlp_flush(x, 5000), HARK_EIO);
+    assert_int_equal(hark_otlp_shutdown(x, 1000, &s), HARK_EIO);
+    assert_int_equal(s.spans.exported, 0);
+    assert_int_equal(s.spans.dropped, EVENTS);
+    assert_true(s.spans.queued >= 4 && s.spans.queued <= EVENTS);
+    hark_notifier_free(n);
+}
+
+/* A forked child starts with an empty queue (the parent exports what it queued) and
+ * a worker that runs on its own threads' calls: a flush there neither hangs nor
+ * sends the parent's spans. */
+static void forked_child(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_THREAD__)
+    skip(); /* ThreadSanitizer refuses threads in a child forked from a threaded process */
+#else
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_otlp *x = unreachable(NULL, 0, 64);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    for (int i = 0; i < 3; i++)
+        hark_instrument_name(n, "before.fork", NULL, NULL, NULL, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        hark_instrument_name(n, "in.child", NULL, NULL, NULL, NULL);
+        int rc = hark_otlp_flush(x, 5000);
+        hark_otlp_stats s;
+        hark_otlp_stats_get(x, &s);
+        if (!(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0))
+            fprintf(stderr, "child: flush %d, dropped %llu, exported %llu\n", rc,
+                    (unsigned long long)s.spans.dropped, (unsigned long long)s.spans.exported);
+        /* Its own span failed to export; the parent's three were not its to send. */
+        _exit(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0 ? 0 : 1);
+    }
+    assert_true(pid > 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    hark_otlp_stats s;
+    hark_otlp_shutdown(x, 1000, &s);
+    assert_int_equal(s.spans.dropped, 3); /* the parent's own, to the unreachable port */
+    hark_notifier_free(n);
+#endif
+}
+
+static void exp_index(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_otlp_exp_index(0), INT32_MIN);
+    assert_int_equal(hark_otlp_exp_index(1), -1); /* 1 ns: (2^(-1/8), 1] */
+    assert_int_equal(hark_otlp_exp_index(2), 7);  /* 2 ns: (2^(7/8), 2] */
+    assert_int_equal(hark_otlp_exp_index(3), 12); /* log2(3) * 8 = 12.68 */
+    /* [16, 17) ns, midpoint 16.5: log2(16.5) * 8 = 32.36. */
+    assert_int_equal(hark_otlp_exp_index(16), 32);
+    int32_t prev = INT32_MIN;
+    for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++) {
+        int32_t k = hark_otlp_exp_index(i);
+        assert_true(k >= prev);
+        /* The midpoint lies in the exponential bucket k. */
+        double lo = hark_metrics_bucket_lower(i) * 1e9;
+        assert_true(lo <= 1.0 || exp2((k + 1) / 8.0) >= lo * (1 - 1e-12));
+        prev = k;
+    }
+    assert_int_equal(hark_otlp_exp_index(HARK_METRICS_BUCKETS + 5), 40 * 8 - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(traceparent_valid), cmocka_unit_test(traceparent_invalid),
+        cmocka_unit_test(config_errors),     cmocka_unit_test(sampling),
+        cmocka_unit_test(drops_counted),     cmocka_unit_test(forked_child),
+        cmocka_unit_test(exp_index),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,534 @@
+/*
+ * The OTLP exporter (hark/otlp.h) against OpenTelemetry's own codec: starts
+ * tests/export/otlp/receiver.js (node, @opentelemetry/otlp-transformer), sends it
+ * spans, metrics and logs in protobuf and JSON, gzip and not, and has it check every
+ * field against what this program instrumented (POST /check). Then the retry after
+ * a 503 with Retry-After, and the exact drop count once the receiver is gone.
+ *
+ * Skipped (77) when node or the receiver's node_modules (npm ci) are missing.
+ * Usage: test_export_otlp_node [RECEIVER_JS] (default: the source tree's)
+ */
+#include <hark.h>
+#include <hark/otlp.h>
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+static char base_url[64];
+static pid_t receiver_pid;
+
+/* ---- a growing string ------------------------------------------------------------- */
+
+typedef struct str {
+    char *p;
+    size_t len, cap;
+} str;
+
+static void add(str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(str *s, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? s->cap - s->len : 0, fmt, ap);
+        va_end(ap);
+        if (s->p && (size_t)n < s->cap - s->len) {
+            s->len += (size_t)n;
+            return;
+        }
+        s->cap = (s->cap + (size_t)n + 1) * 2;
+        s->p = realloc(s->p, s->cap);
+        if (!s->p)
+            abort();
+    }
+}
+
+static void hex(char *out, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+/* ---- the receiver ----------------------------------------------------------------- */
+
+static size_t keep_body(char *buf, size_t size, size_t n, void *data)
+{
+    add(data, "%.*s", (int)(size * n), buf);
+    return size * n;
+}
+
+/* POSTs `body` to the receiver's `path`; returns the status, the answer in *answer. */
+static long post(const char *path, const char *body, str *answer)
+{
+    char url[128];
+    snprintf(url, sizeof url, "%s%s", base_url, path);
+    CURL *c = curl_easy_init();
+    str ignored = {0};
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, answer ? answer : &ignored);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    long status = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    free(ignored.p);
+    return status;
+}
+
+static int start_receiver(const char *script)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    receiver_pid = fork();
+    if (receiver_pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execlp("node", "node", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = fdopen(fds[0], "r");
+    char line[128];
+    int port = 0;
+    if (f && fgets(line, sizeof line, f))
+        sscanf(line, "PORT %d", &port);
+    if (f)
+        fclose(f);
+    if (port <= 0)
+        return -1;
+    snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", port);
+    return 0;
+}
+
+/* ---- what this side instrumented ---------------------------------------------------- */
+
+#define MAX_SPANS 16
+typedef struct seen {
+    char name[64];
+    uint64_t id, parent;
+    char trace_id[33], span_id[17];
+    int64_t duration_ns, wall_end_ns;
+} seen;
+
+static seen spans[MAX_SPANS];
+static int span_count;
+
+static int64_t s_to_ns(double s)
+{
+    return (int64_t)(s * 1e9 + 0.5);
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A monotonic subscriber beside the exporter: the ids and times of every event (as
+ * every monotonic subscriber of it receives them), and its trace and span as the
+ * exporter sees them (hark_otlp_context_current()). */
+static int on_event(const char *name, double start, double finish, const char *txid,
+                    hark_payload *payload, void *data)
+{
+    (void)txid;
+    (void)payload;
+    (void)data;
+    if (span_count >= MAX_SPANS)
+        return 0;
+    seen *s = &spans[span_count++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    hark_event_ids ids = hark_current_event_ids();
+    s->id = ids.id;
+    s->parent = ids.parent;
+    hark_trace_context ctx;
+    CHECK(hark_otlp_context_current(&ctx) == 0, "no current context in %s", name);
+    hex(s->trace_id, ctx.trace_id, 16);
+    hex(s->span_id, ctx.span_id, 8);
+    s->duration_ns = s_to_ns(finish) - s_to_ns(start);
+    s->wall_end_ns = wall_ns();
+    return 0;
+}
+
+static const seen *find_id(uint64_t id)
+{
+    for (int i = 0; i < span_count; i++)
+        if (spans[i].id == id)
+            return &spans[i];
+    return NULL;
+}
+
+/* ---- the scenario ------------------------------------------------------------------- */
+
+typedef struct ctx {
+    hark_notifier *n;
+    hark_logger *log;
+    char traceparent_out[HARK_TRACEPARENT_LEN + 1];
+    char log_trace[33], log_span[17];
+} ctx;
+
+static int query_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    ctx *c = data;
+    hark_trace_context tc;
+    CHECK(hark_otlp_context_current(&tc) == 0, "no context inside sql.query");
+    hex(c->log_trace, tc.trace_id, 16);
+    hex(c->log_span, tc.span_id, 8);
+    hark_log_str(c->log, HARK_LOG_WARN, "inside the query");
+    return 0;
+}
+
+static int failing_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)data;
+    f->type = "IOError";
+    f->message = "disk \"gone\"";
+    return 1;
+}
+
+static int request_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    ctx *c = data;
+    HARK_PAYLOAD(q, 4);
+    hark_payload_set_str(&q, "sql", "SELECT 1 -- caf\xc3\xa9");
+    hark_payload_set_int(&q, "rows", -3);
+    hark_instrument_name(c->n, "sql.query", &q, query_block, c, NULL);
+    HARK_PAYLOAD(e, 1);
+    hark_payload_set_str(&e, "key", "k1");
+    hark_instrument_name(c->n, "cache.fetch", &e, failing_block, c, NULL);
+    return 0;
+}
+
+static int client_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    ctx *c = data;
+    hark_trace_context tc;
+    CHECK(hark_otlp_context_current(&tc) == 0, "no context inside client.call");
+    CHECK(hark_traceparent_format(c->traceparent_out, &tc) == 0, "format failed");
+    return 0;
+}
+
+static int server_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    ctx *c = data;
+    hark_instrument_name(c->n, "client.call", NULL, client_block, c, NULL);
+    return 0;
+}
+
+static void expect_span(str *e, const seen *s, int kind, const char *attrs, const char *error,
+                        const char *parent_override, const char *trace_state)
+{
+    const seen *p = s->parent ? find_id(s->parent) : NULL;
+    add(e,
+        "{\"name\":\"%s\",\"trace_id\":\"%s\",\"span_id\":\"%s\",\"parent_span_id\":\"%s\","
+        "\"kind\":%d,\"duration_ns\":%" PRId64 ",\"wall_end_ns\":\"%" PRId64
+        "\",\"trace_state\":\"%s\",\"attributes\":{%s}%s%s},",
+        s->name, s->trace_id, s->span_id,
+        parent_override ? parent_override
+        : p             ? p->span_id
+                        : "",
+        kind, s->duration_ns, s->wall_end_ns, trace_state ? trace_state : "", attrs,
+        error ? ",\"error\":" : "", error ? error : "");
+}
+
+static const seen *by_name(const char *name)
+{
+    for (int i = 0; i < span_count; i++)
+        if (!strcmp(spans[i].name, name))
+            return &spans[i];
+    return NULL;
+}
+
+static void run_mode(bool json, bool gzip)
+{
+    printf("# mode: %s%s\n", json ? "http/json" : "http/protobuf", gzip ? " + gzip" : "");
+    span_count = 0;
+    ctx c = {0};
+    CHECK(hark_notifier_new(&c.n) == 0, "notifier");
+    hark_metrics *m;
+    CHECK(hark_metrics_new(&m) == 0, "metrics");
+
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = base_url;
+    o.protocol = json ? HARK_OTLP_HTTP_JSON : HARK_OTLP_HTTP_PROTOBUF;
+    o.compression = gzip ? HARK_OTLP_COMPRESSION_GZIP : HARK_OTLP_COMPRESSION_NONE;
+    o.service_name = "otlp-test";
+    o.resource_attributes = "deployment.environment=test,team=core%2Cplatform";
+    o.headers = "x-hark-test=mode%20check";
+    o.schedule_delay_ms = 50;
+    o.metrics_interval_ms = 3600000;
+    o.ignore_env = true;
+    hark_otlp *x;
+    char err[256];
+    int rc = hark_otlp_new(&x, &o, err, sizeof err);
+    CHECK(rc == 0, "hark_otlp_new: %d %s", rc, err);
+    if (rc)
+        return;
+    CHECK(hark_otlp_attach(x, c.n, hark_all()) == 0, "attach");
+    hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
+    so.kind = HARK_KIND_MONOTONIC;
+    so.timed = on_event;
+    so.pattern = hark_all();
+    CHECK(hark_subscribe(NULL, c.n, &so) == 0, "subscribe");
+    CHECK(hark_otlp_logger_new(&c.log, x) == 0, "logger");
+    CHECK(hark_otlp_attach_metrics(x, m) == 0, "attach metrics");
+
+    /* A trace of three spans: request.http > sql.query, cache.fetch (failing). */
+    HARK_PAYLOAD(rq, 8);
+    hark_payload_set_str(&rq, "path", "/orders/7");
+    hark_payload_set_int(&rq, "status", 200);
+    hark_payload_set_bool(&rq, "cached", false);
+    hark_payload_set_double(&rq, "ratio", 0.25);
+    hark_payload_set_uint(&rq, "big", UINT64_MAX);
+    hark_payload_set_str(&rq, "bad_utf8",
+                         "a\xff"
+                         "b");
+    HARK_PAYLOAD(inner, 2);
+    hark_payload_set_int(&inner, "depth", 2);
+    hark_payload_set_payload(&rq, "nested", &inner);
+    hark_instrument_name(c.n, "request.http", &rq, request_block, &c, NULL);
+
+    /* A second trace, continuing an incoming traceparent (with tracestate). */
+    static const char incoming[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    hark_trace_context in;
+    CHECK(hark_traceparent_parse(&in, incoming, "congo=t61rcWkgMzE, rojo=00f067aa0ba902b7") == 0,
+          "parse");
+    CHECK(hark_otlp_context_begin(&in) == 0, "begin");
+    hark_instrument_name(c.n, "server.request", NULL, server_block, &c, NULL);
+
+    hark_log_str(c.log, HARK_LOG_INFO, "outside any event");
+
+    /* Metrics by hand: known durations, the zero bucket and the small exact ones too. */
+    const double durations[] = {0, 3e-9, 15e-9, 1e-6, 1.5e-6, 2.5e-3, 2.5e-3, 1.2, 0.07};
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++)
+        hark_metrics_record(m, "db.call", durations[i]);
+    hark_metrics_record(m, "render", 4e-4);
+
+    rc = hark_otlp_flush(x, 20000);
+    CHECK(rc == 0, "flush: %d", rc);
+
+    /* The expectations. */
+    str e = {0};
+    add(&e, "{\"json\":%s,\"gzip\":%s,\"header\":\"mode check\",\"scale\":%d,",
+        json ? "true" : "false", gzip ? "true" : "false", HARK_OTLP_EXP_SCALE);
+    add(&e, "\"resource\":{\"service.name\":\"otlp-test\",\"deployment.environment\":\"test\","
+            "\"team\":\"core,platform\",\"telemetry.sdk.name\":\"hark\"},\"spans\":[");
+    const seen *req = by_name("request.http"), *q = by_name("sql.query"),
+               *cf = by_name("cache.fetch"), *srv = by_name("server.request"),
+               *cl = by_name("client.call");
+    CHECK(req && q && cf && srv && cl, "events missing: %d seen", span_count);
+    if (req && q && cf && srv && cl) {
+        CHECK(!strcmp(req->trace_id, q->trace_id) && !strcmp(req->trace_id, cf->trace_id),
+              "one trace per root: %s %s %s", req->trace_id, q->trace_id, cf->trace_id);
+        CHECK(strcmp(req->trace_id, srv->trace_id) != 0, "a new root, a new trace");
+        CHECK(!strcmp(srv->trace_id, "4bf92f3577b34da6a3ce929d0e0e4736"), "continued: %s",
+              srv->trace_id);
+        expect_span(&e, req, 1,
+                    "\"path\":{\"type\":\"string\",\"value\":\"/orders/7\"},"
+                    "\"status\":{\"type\":\"int\",\"value\":\"200\"},"
+                    "\"cached\":{\"type\":\"bool\",\"value\":false},"
+                    "\"ratio\":{\"type\":\"double\",\"value\":0.25},"
+                    "\"big\":{\"type\":\"string\",\"value\":\"18446744073709551615\"},"
+                    "\"bad_utf8\":{\"type\":\"string\",\"value\":\"a\\ufffdb\"},"
+                    "\"nested\":{\"type\":\"kvlist\",\"value\":{\"depth\":{\"type\":\"int\","
+                    "\"value\":\"2\"}}}",
+                    NULL, NULL, NULL);
+        expect_span(&e, q, 1,
+                    "\"sql\":{\"type\":\"string\",\"value\":\"SELECT 1 -- caf\\u00e9\"},"
+                    "\"rows\":{\"type\":\"int\",\"value\":\"-3\"}",
+                    NULL, NULL, NULL);
+        expect_span(&e, cf, 1, "\"key\":{\"type\":\"string\",\"value\":\"k1\"}",
+                    "{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}", NULL, NULL);
+        expect_span(&e, srv, 2, "", NULL, "00f067aa0ba902b7",
+                    "congo=t61rcWkgMzE, rojo=00f067aa0ba902b7");
+        expect_span(&e, cl, 1, "", NULL, NULL, "congo=t61rcWkgMzE, rojo=00f067aa0ba902b7");
+        e.len--; /* the last comma */
+    }
+    add(&e,
+        "],\"traceparent_out\":{\"header\":\"%s\",\"span_name\":\"client.call\","
+        "\"incoming_trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},",
+        c.traceparent_out);
+    add(&e,
+        "\"logs\":[{\"body\":\"inside the query\",\"severity\":13,\"trace_id\":\"%s\","
+        "\"span_id\":\"%s\"},{\"body\":\"outside any event\",\"severity\":9}],",
+        c.log_trace, c.log_span);
+    /* hark's snapshot, bucket by bucket, for the receiver to map on its own. */
+    hark_metrics_snapshot *snap;
+    CHECK(hark_metrics_snapshot_take(&snap, m) == 0, "snapshot");
+    add(&e, "\"metrics\":[");
+    for (size_t i = 0; i < snap->count; i++) {
+        const hark_metrics_series *s = &snap->series[i];
+        add(&e,
+            "%s{\"name\":\"%s\",\"count\":%" PRIu64 ",\"sum_ns\":%.17g,\"min_ns\":%.17g,"
+            "\"max_ns\":%.17g,\"buckets\":[",
+            i ? "," : "", s->name, s->count, s->sum * 1e9, s->min * 1e9, s->max * 1e9);
+        bool first = true;
+        for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++) {
+            if (!s->buckets[b])
+                continue;
+            add(&e, "%s{\"lower_ns\":%.17g,\"upper_ns\":%.17g,\"count\":%" PRIu64 "}",
+                first ? "" : ",", hark_metrics_bucket_lower(b) * 1e9,
+                b + 1 < HARK_METRICS_BUCKETS ? hark_metrics_bucket_upper(b) * 1e9 : 0.0,
+                s->buckets[b]);
+            first = false;
+        }
+        add(&e, "]}");
+    }
+    add(&e, "]}");
+    hark_metrics_snapshot_free(snap);
+
+    /* Shut down first: the last metrics snapshot goes out with it. */
+    CHECK(hark_logger_free(c.log) == 0, "logger free");
+    hark_otlp_stats stats;
+    rc = hark_otlp_shutdown(x, 10000, &stats);
+    CHECK(rc == 0, "shutdown: %d", rc);
+
+    str answer = {0};
+    long st = post("/check", e.p, &answer);
+    CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
+    printf("# receiver: %s", answer.p ? answer.p : "(nothing)\n");
+    free(answer.p);
+    free(e.p);
+    CHECK(stats.spans.queued == 5 && stats.spans.exported == 5 && stats.spans.dropped == 0,
+          "spans queued %" PRIu64 " exported %" PRIu64 " dropped %" PRIu64, stats.spans.queued,
+          stats.spans.exported, stats.spans.dropped);
+    CHECK(stats.logs.exported == 2 && stats.logs.dropped == 0, "logs %" PRIu64 "/%" PRIu64,
+          stats.logs.exported, stats.logs.dropped);
+    hark_metrics_free(m);
+    hark_notifier_free(c.n);
+}
+
+/* 503 with Retry-After: 1, once: the batch is sent again, no sooner than a second later. */
+static void run_retry(void)
+{
+    printf("# retry after 503\n");
+    CHECK(post("/control", "{\"status\":503,\"times\":1,\"retry_after\":\"1\"}", NULL) == 200,
+          "control");
+    hark_notifier *n;
+    hark_notifier_new(&n);
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = base_url;
+    o.schedule_delay_ms = 20;
+    o.ignore_env = true;
+    hark_otlp *x;
+    char err[256];
+    CHECK(hark_otlp_new(&x, &o, err, sizeof err) == 0, "new: %s", err);
+    hark_otlp_attach(x, n, hark_all());
+    hark_instrument_name(n, "job.run", NULL, NULL, NULL, NULL);
+    int rc = hark_otlp_flush(x, 20000);
+    CHECK(rc == 0, "flush after a retry: %d", rc);
+    hark_otlp_stats s;
+    hark_otlp_stats_get(x, &s);
+    CHECK(s.retries == 1 && s.spans.exported == 1, "retries %" PRIu64 " exported %" PRIu64,
+          s.retries, s.spans.exported);
+    str answer = {0};
+    long st = post("/check",
+                   "{\"json\":false,\"gzip\":false,\"retry\":{\"status\":503,\"failures\":1,"
+                   "\"min_gap_ms\":1000}}",
+                   &answer);
+    CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
+    free(answer.p);
+    hark_otlp_shutdown(x, 5000, NULL);
+    hark_notifier_free(n);
+}
+
+/* The receiver gone: every span is dropped, and counted exactly. */
+static void run_drop(void)
+{
+    printf("# receiver stopped\n");
+    hark_notifier *n;
+    hark_notifier_new(&n);
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = base_url;
+    o.schedule_delay_ms = 20;
+    o.export_timeout_ms = 1500;
+    o.max_queue_size = 8;
+    o.max_export_batch_size = 4;
+    o.ignore_env = true;
+    hark_otlp *x;
+    char err[256];
+    CHECK(hark_otlp_new(&x, &o, err, sizeof err) == 0, "new: %s", err);
+    hark_otlp_attach(x, n, hark_all());
+    CHECK(post("/quit", "", NULL) == 200, "quit");
+    int status = 0;
+    waitpid(receiver_pid, &status, 0);
+    receiver_pid = 0;
+    enum { EVENTS = 40 };
+    for (int i = 0; i < EVENTS; i++)
+        hark_instrument_name(n, "lost.event", NULL, NULL, NULL, NULL);
+    hark_otlp_stats s;
+    int rc = hark_otlp_shutdown(x, 3000, &s);
+    CHECK(rc == HARK_EIO, "shutdown with drops: %d", rc);
+    CHECK(s.spans.exported == 0 && s.spans.dropped == EVENTS,
+          "exported %" PRIu64 " dropped %" PRIu64 " of %d", s.spans.exported, s.spans.dropped,
+          EVENTS);
+    CHECK(s.last_status == 0, "no answer expected, got %ld", s.last_status);
+    printf("# dropped %" PRIu64 " of %d, %" PRIu64 " queued\n", s.spans.dropped, EVENTS,
+           s.spans.queued);
+    hark_notifier_free(n);
+}
+
+int main(int argc, char **argv)
+{
+    const char *script = argc > 1 ? argv[1] : HARK_OTLP_RECEIVER_JS;
+    char mods[4096];
+    snprintf(mods, sizeof mods, "%.*s/node_modules/@opentelemetry/otlp-transformer",
+             (int)(strrchr(script, '/') ? strrchr(script, '/') - script : 1),
+             strrchr(script, '/') ? script : ".");
+    if (system("node --version >/dev/null 2>&1") != 0 || access(mods, R_OK) != 0) {
+        printf("SKIP: node or %s missing (npm ci in tests/export/otlp)\n", mods);
+        return 77;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (start_receiver(script) != 0) {
+        fprintf(stderr, "the receiver did not start\n");
+        return 1;
+    }
+    run_mode(false, false);
+    run_mode(false, true);
+    run_mode(true, false);
+    run_mode(true, true);
+    run_retry();
+    run_drop();
+    if (receiver_pid) {
+        kill(receiver_pid, SIGTERM);
+        waitpid(receiver_pid, NULL, 0);
+    }
+    curl_global_cleanup();
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,642 @@
+/*
+ * Structured formatters (JSON lines, logfmt): golden lines, escaping, invalid
+ * UTF-8, bounds, snprintf semantics; and thread-local tags. The JSON output is
+ * also parsed back by Python's json module in tests/json_roundtrip.py.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+#include <hark/sys/payload_json.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* 2001-09-09T01:46:40.250000Z */
+#define T0 1000000000.25
+
+static char *fmt_line(hark_log_format_fn fn, const hark_log_record *rec)
+{
+    size_t n = fn(NULL, 0, rec, NULL);
+    char *buf = malloc(n + 1);
+    assert_non_null(buf);
+    size_t again = fn(buf, n + 1, rec, NULL);
+    assert_int_equal(again, n);
+    assert_int_equal(strlen(buf), n);
+    return buf;
+}
+
+static void test_json_golden(void **state)
+{
+    (void)state;
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = T0, .message = "hello\n", .length = 6};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_string_equal(line, "{\"time\":\"2001-09-09T01:46:40.250000Z\",\"level\":\"INFO\","
+                              "\"message\":\"hello\"}\n");
+    free(line);
+
+    const char *tags[] = {"req-42", "api"};
+    HARK_PAYLOAD(p, 6);
+    hark_payload_set_int(&p, "rows", -3);
+    hark_payload_set_uint(&p, "big", UINT64_MAX);
+    hark_payload_set_double(&p, "ratio", 0.1);
+    hark_payload_set_bool(&p, "ok", true);
+    hark_payload_set_str(&p, "sql", "SELECT \"x\"");
+    hark_payload_set_str(&p, "nil", NULL);
+    hark_log_record full = {.level = HARK_LOG_WARN,
+                            .time = T0,
+                            .message = "done",
+                            .length = 4,
+                            .thread_id = 4711,
+                            .event = "sql.db",
+                            .transaction_id = "abc",
+                            .duration_ms = 1.25,
+                            .tags = tags,
+                            .tag_count = 2,
+                            .fields = p.fields,
+                            .field_count = p.count};
+    line = fmt_line(hark_log_format_json, &full);
+    assert_string_equal(line,
+                        "{\"time\":\"2001-09-09T01:46:40.250000Z\",\"level\":\"WARN\","
+                        "\"thread\":4711,\"tags\":[\"req-42\",\"api\"],\"event\":\"sql.db\","
+                        "\"transaction_id\":\"abc\",\"duration_ms\":1.25,\"message\":\"done\","
+                        "\"fields\":{\"rows\":-3,\"big\":18446744073709551615,\"ratio\":0.1,"
+                        "\"ok\":true,\"sql\":\"SELECT \\\"x\\\"\",\"nil\":null}}\n");
+    free(line);
+
+    line = fmt_line(hark_log_format_logfmt, &full);
+    assert_string_equal(line, "time=2001-09-09T01:46:40.250000Z level=warn thread=4711 "
+                              "tags=req-42,api event=sql.db transaction_id=abc duration_ms=1.25 "
+                              "msg=done rows=-3 big=18446744073709551615 ratio=0.1 ok=true "
+                              "sql=\"SELECT \\\"x\\\"\" nil=null\n");
+    free(line);
+}
+
+static void test_durations(void **state)
+{
+    (void)state;
+    static const struct {
+        double ms;
+        const char *want;
+    } cases[] = {{0, "0"},       {0.003, "0.003"}, {12, "12"},         {1234.5678, "1234.568"},
+                 {-1.5, "-1.5"}, {0.0004, "0"},    {10.1, "10.1"},     {1e13, "10000000000000"},
+                 {0.25, "0.25"}, {7.06, "7.06"},   {0.0 / 0.0, "null"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hark_log_record rec = {.level = HARK_LOG_INFO,
+                               .time = 0,
+                               .message = "m",
+                               .length = 1,
+                               .event = "e",
+                               .duration_ms = cases[i].ms};
+        char want[64];
+        snprintf(want, sizeof want, "\"duration_ms\":%s,", cases[i].want);
+        char *line = fmt_line(hark_log_format_json, &rec);
+        if (!strstr(line, want))
+            fail_msg("%g: want %s in %s", cases[i].ms, want, line);
+        free(line);
+    }
+}
+
+static void test_escaping_and_utf8(void **state)
+{
+    (void)state;
+    /* quote, backslash, newline, tab, a control byte, DEL, valid 2/3/4-byte
+     * characters, then invalid: lone continuation, overlong C0 80, truncated
+     * E2 82, surrogate ED A0 80, F5. */
+    static const char msg[] = "q\"b\\n\nt\t\x01\x7f \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                              "|\x80|\xc0\x80|\xe2\x82|\xed\xa0\x80|\xf5";
+    hark_log_record rec = {
+        .level = HARK_LOG_ERROR, .time = 0, .message = msg, .length = sizeof msg - 1};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    const char *want = "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"ERROR\","
+                       "\"message\":\"q\\\"b\\\\n\\nt\\t\\u0001\x7f \xc3\xa9\xe2\x82\xac"
+                       "\xf0\x9f\x98\x80|\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd|"
+                       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\"}\n";
+    assert_string_equal(line, want);
+    free(line);
+
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=\"q\\\"b\\\\n\\nt\\t\\u0001"));
+    free(line);
+
+    /* A plain word is not quoted in logfmt, an empty one is; keys are sanitised. */
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_str(&p, "a key=", "");
+    hark_log_record r2 = {.level = HARK_LOG_DEBUG,
+                          .time = 0,
+                          .message = "plain",
+                          .length = 5,
+                          .fields = p.fields,
+                          .field_count = p.count};
+    line = fmt_line(hark_log_format_logfmt, &r2);
+    assert_string_equal(line,
+                        "time=1970-01-01T00:00:00.000000Z level=debug msg=plain a_key_=\"\"\n");
+    free(line);
+}
+
+/* Pointers are "0x..." strings, NULL too (printf's %p would write "(nil)"). */
+static void test_pointer_fields(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_ptr(&p, "none", NULL);
+    hark_payload_set_ptr(&p, "some", (void *)0xab10);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"fields\":{\"none\":\"0x0\",\"some\":\"0xab10\"}}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m none=0x0 some=0xab10\n"));
+    free(line);
+}
+
+/* A quoted logfmt value has the escapes the header lists: \" \\ \n \r \t and
+ * \u00XX for every other control character, backspace and form feed included
+ * (JSON keeps its own \b and \f). */
+static void test_logfmt_escapes(void **state)
+{
+    (void)state;
+    static const char msg[] = "a\bb\fc\x1b";
+    hark_log_record rec = {
+        .level = HARK_LOG_INFO, .time = 0, .message = msg, .length = sizeof msg - 1};
+    char *line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=\"a\\u0008b\\u000cc\\u001b\"\n"));
+    free(line);
+    line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"message\":\"a\\bb\\fc\\u001b\"}\n"));
+    free(line);
+}
+
+/* Any string cut to its bound, not only the message, makes the line say so, at
+ * the documented place right after the message. */
+static void test_cut_value_says_truncated(void **state)
+{
+    (void)state;
+    char *value = malloc(HARK_LOG_VALUE_MAX + 10);
+    assert_non_null(value);
+    memset(value, 'v', HARK_LOG_VALUE_MAX + 9);
+    value[HARK_LOG_VALUE_MAX + 9] = '\0';
+    HARK_PAYLOAD(inner, 1);
+    hark_payload_set_str(&inner, "deep", value);
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_int(&p, "n", 1);
+    hark_payload_set_payload(&p, "in", &inner);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, "\"message\":\"m\",\"_truncated\":true,\"fields\":{\"n\":1,"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m _truncated=true n=1 in.deep=vvv"));
+    free(line);
+
+    /* An event's transaction id too. */
+    hark_log_record ev = {.level = HARK_LOG_INFO,
+                          .time = 0,
+                          .message = "m",
+                          .length = 1,
+                          .event = "sql.db",
+                          .transaction_id = value};
+    line = fmt_line(hark_log_format_json, &ev);
+    assert_non_null(strstr(line, "\"message\":\"m\",\"_truncated\":true}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &ev);
+    assert_non_null(strstr(line, " msg=m _truncated=true\n"));
+    free(line);
+
+    /* A value of exactly the bound is whole: nothing said. */
+    value[HARK_LOG_VALUE_MAX] = '\0';
+    line = fmt_line(hark_log_format_json, &rec);
+    assert_null(strstr(line, "truncated"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_null(strstr(line, "truncated"));
+    free(line);
+    free(value);
+}
+
+static void test_bounds_and_snprintf(void **state)
+{
+    (void)state;
+    size_t big = 1 << 20;
+    char *msg = malloc(big + 1);
+    assert_non_null(msg);
+    memset(msg, 'x', big);
+    msg[big] = '\0';
+    /* A three-byte character straddling the cut is left out whole. */
+    memcpy(msg + HARK_LOG_MESSAGE_MAX - 1, "\xe2\x82\xac", 3);
+    hark_log_record rec = {.level = HARK_LOG_INFO, .time = 0, .message = msg, .length = big};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    size_t prefix = strlen("{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"INFO\","
+                           "\"message\":\"");
+    assert_int_equal(strlen(line), prefix + HARK_LOG_MESSAGE_MAX - 1 +
+                                       strlen("\",\"_truncated"
+                                              "\":true}\n"));
+    assert_non_null(strstr(line, "xx\",\"_truncated\":true}\n"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, "xx _truncated=true\n"));
+    free(line);
+
+    /* Too small a buffer: the full length is returned, the buffer is a NUL-terminated prefix. */
+    hark_log_record small = {.level = HARK_LOG_INFO, .time = 0, .message = "abc", .length = 3};
+    char full[256], tiny[10];
+    size_t n = hark_log_format_json(full, sizeof full, &small, NULL);
+    assert_int_equal(hark_log_format_json(tiny, sizeof tiny, &small, NULL), n);
+    assert_int_equal(strlen(tiny), sizeof tiny - 1);
+    assert_memory_equal(tiny, full, sizeof tiny - 1);
+    assert_int_equal(hark_log_format_json(NULL, 0, NULL, NULL), 0);
+    assert_int_equal(hark_log_format_logfmt(tiny, sizeof tiny, NULL, NULL), 0);
+    assert_string_equal(tiny, "");
+    free(msg);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tags                                                                      */
+/* ------------------------------------------------------------------------- */
+
+static int nested_body(void *data)
+{
+    const char *const *tags;
+    size_t n = hark_log_tags(&tags);
+    assert_int_equal(n, 2);
+    assert_string_equal(tags[0], "outer");
+    assert_string_equal(tags[1], "inner");
+    *(int *)data += 1;
+    return 7;
+}
+
+static int outer_body(void *data)
+{
+    return hark_log_tagged("inner", nested_body, data);
+}
+
+static void test_tags_stack(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_count(), 0);
+    int ran = 0;
+    assert_int_equal(hark_log_tagged("outer", outer_body, &ran), 7);
+    assert_int_equal(ran, 1);
+    assert_int_equal(hark_log_tags_count(), 0);
+
+    assert_int_equal(hark_log_tags_push(NULL), HARK_EINVAL);
+    assert_int_equal(hark_log_tags_push(""), HARK_EINVAL);
+    assert_int_equal(hark_log_tags_pop(1), HARK_ESTATE);
+    for (int i = 0; i < HARK_LOG_TAGS_MAX; i++)
+        assert_int_equal(hark_log_tags_push("t"), 0);
+    assert_int_equal(hark_log_tags_push("t"), HARK_ELIMIT);
+    assert_int_equal(hark_log_tags_pop(HARK_LOG_TAGS_MAX + 1), HARK_ESTATE);
+    assert_int_equal(hark_log_tags_count(), HARK_LOG_TAGS_MAX);
+    assert_int_equal(hark_log_tags_pop(HARK_LOG_TAGS_MAX), 0);
+
+    /* A long tag is cut at HARK_LOG_TAG_LEN bytes. */
+    char long_tag[300];
+    memset(long_tag, 'a', sizeof long_tag - 1);
+    long_tag[sizeof long_tag - 1] = '\0';
+    assert_int_equal(hark_log_tags_push(long_tag), 0);
+    const char *const *tags;
+    assert_int_equal(hark_log_tags(&tags), 1);
+    assert_int_equal(strlen(tags[0]), HARK_LOG_TAG_LEN);
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_int_equal(hark_log_tagged("x", NULL, NULL), HARK_EINVAL);
+}
+
+typedef struct tag_thread {
+    int index;
+    int ok;
+} tag_thread;
+
+static void *tag_worker(void *arg)
+{
+    tag_thread *t = arg;
+    char name[32];
+    /* A new thread starts with no tags, whatever other threads have pushed. */
+    t->ok = hark_log_tags_count() == 0;
+    for (int round = 0; round < 200; round++) {
+        snprintf(name, sizeof name, "thread-%d", t->index);
+        hark_log_tags_push(name);
+        snprintf(name, sizeof name, "round-%d", round);
+        hark_log_tags_push(name);
+        const char *const *tags;
+        char want0[32], want1[32];
+        snprintf(want0, sizeof want0, "thread-%d", t->index);
+        snprintf(want1, sizeof want1, "round-%d", round);
+        if (hark_log_tags(&tags) != 2 || strcmp(tags[0], want0) != 0 || strcmp(tags[1], want1) != 0)
+            t->ok = 0;
+        hark_log_tags_pop(2);
+    }
+    /* Left pushed on purpose: freed at thread exit (ASan/valgrind tiers check). */
+    hark_log_tags_push("left-over");
+    return NULL;
+}
+
+static void test_tags_across_threads(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_push("main"), 0);
+    pthread_t th[4];
+    tag_thread t[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (tag_thread){i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, tag_worker, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(t[i].ok);
+    }
+    const char *const *tags;
+    assert_int_equal(hark_log_tags(&tags), 1);
+    assert_string_equal(tags[0], "main");
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_true(hark_log_thread_id() != 0);
+}
+
+/* A thread-exit destructor that runs after the tag stack's: its line has no tags
+ * (the stack is gone, not dangling). Keys' destructors run in creation order, and
+ * the tag key exists before `late_key` (the test pushes a tag first). */
+static pthread_key_t late_key;
+static hark_logger *late_logger;
+static char *late_text;
+static size_t late_len;
+
+static void late_destructor(void *arg)
+{
+    (void)arg;
+    (void)hark_log_str(late_logger, HARK_LOG_INFO, "exiting");
+}
+
+static void *late_worker(void *arg)
+{
+    (void)arg;
+    hark_log_tags_push("worker-tag");
+    pthread_setspecific(late_key, &late_key);
+    return NULL;
+}
+
+static void test_tags_gone_for_later_exit_destructors(void **state)
+{
+    (void)state;
+    assert_int_equal(hark_log_tags_push("first"), 0); /* creates the tag key */
+    assert_int_equal(hark_log_tags_pop(1), 0);
+    assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+    FILE *f = open_memstream(&late_text, &late_len);
+    assert_int_equal(hark_logger_new_file(&late_logger, f), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, late_worker, NULL), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(hark_logger_free(late_logger), 0);
+    fclose(f);
+    assert_string_equal(late_text, "exiting\n");
+    free(late_text);
+    pthread_key_delete(late_key);
+}
+
+static void test_tags_in_lines(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "untagged"), 0);
+    assert_int_equal(hark_log_tags_push("req-42"), 0);
+    assert_int_equal(hark_log_tags_push("api"), 0);
+    assert_int_equal(hark_log(l, HARK_LOG_INFO, "served %d", 200), 0);
+    assert_int_equal(hark_logger_set_format_flags(l, HARK_LOG_FORMAT_LEVEL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_WARN, "slow"), 0);
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_json, NULL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "json"), 0);
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_logfmt, NULL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "logfmt"), 0);
+    assert_int_equal(hark_log_tags_pop(2), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    fclose(f);
+    char want_json[128], want_logfmt[128];
+    unsigned long long tid = (unsigned long long)hark_log_thread_id();
+    snprintf(want_json, sizeof want_json,
+             "\"level\":\"INFO\",\"thread\":%llu,\"tags\":[\"req-42\",\"api\"],"
+             "\"message\":\"json\"}\n",
+             tid);
+    snprintf(want_logfmt, sizeof want_logfmt,
+             " level=info thread=%llu tags=req-42,api msg=logfmt\n", tid);
+    assert_memory_equal(text, "untagged\n[req-42] [api] served 200\nWARN [req-42] [api] slow\n",
+                        strlen("untagged\n[req-42] [api] served 200\nWARN [req-42] [api] slow\n"));
+    assert_non_null(strstr(text, want_json));
+    assert_non_null(strstr(text, want_logfmt));
+    free(text);
+
+    /* The default formatter as a function prints the record's tags the same way. */
+    const char *tags[] = {"a", "b"};
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .tags = tags,
+                           .tag_count = 2};
+    char buf[64];
+    assert_int_equal(hark_log_format_default(buf, sizeof buf, &rec, HARK_LOG_FORMAT_LEVEL), 15);
+    assert_string_equal(buf, "INFO [a] [b] m\n");
+}
+
+/* ------------------------------------------------------------------------- */
+/* The time of a line logged under an event                                  */
+/* ------------------------------------------------------------------------- */
+
+static double handler_end;  /* the event's end, monotonic seconds */
+static double handler_wall; /* the wall clock when the handler logged */
+static double handler_offset;
+
+static int sleepy_handler(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)f, (void)data;
+    handler_end = hark_event_end(ev);
+    /* The line is logged 50 ms after the event ended. */
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    /* Wall minus monotonic, from the closest of a few readings. */
+    double best = -1.0;
+    for (int i = 0; i < 5; i++) {
+        double a = hark_clock_monotonic(), w = hark_clock_wall(), b = hark_clock_monotonic();
+        if (best < 0 || b - a < best) {
+            best = b - a;
+            handler_offset = w - (a + b) / 2;
+        }
+    }
+    handler_wall = hark_clock_wall();
+    return hark_log_subscriber_info(self, "logged");
+}
+
+/* The "time" of the first JSON line in `text`, in seconds since the epoch. */
+static double json_time(const char *text)
+{
+    const char *t = strstr(text, "{\"time\":\"");
+    assert_non_null(t);
+    struct tm tm = {0};
+    int usec = -1;
+    assert_int_equal(sscanf(t + 9, "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year, &tm.tm_mon,
+                            &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec),
+                     7);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (double)timegm(&tm) + usec / 1e6;
+}
+
+static double fake_monotonic(void *data)
+{
+    (void)data;
+    return 5.0;
+}
+
+/* Logs one line about one event on a fresh notifier (with `clock` when not NULL)
+ * through `fn` and returns the line's time. */
+static double event_line_time(hark_log_format_fn fn, const hark_clock *clock, bool async)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hark_logger *l;
+    hark_notifier *n;
+    hark_subscriber *s;
+    hark_topic *t;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    if (async) {
+        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
+        assert_int_equal(hark_logger_set_async(l, &ao), 0);
+    }
+    assert_int_equal(hark_logger_set_formatter(l, fn, NULL), 0);
+    assert_int_equal(hark_notifier_new(&n), 0);
+    if (clock)
+        assert_int_equal(hark_notifier_set_clock(n, clock), 0);
+    assert_int_equal(hark_log_subscriber_new(&s, l), 0);
+    assert_int_equal(hark_log_subscriber_add(s, "sql", sleepy_handler, NULL, HARK_LOG_INFO), 0);
+    assert_int_equal(hark_subscriber_attach(s, n, "db"), 0);
+    assert_int_equal(hark_topic_get(&t, n, "sql.db"), 0);
+    assert_int_equal(hark_instrument(t, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(hark_logger_flush(l), 0);
+    hark_subscriber_free(s);
+    assert_int_equal(hark_notifier_free(n), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    fclose(f);
+    const char *line = fn == hark_log_format_json ? text : strstr(text, "time=");
+    assert_non_null(line);
+    double when;
+    if (fn == hark_log_format_json) {
+        when = json_time(line);
+    } else {
+        /* logfmt: rewrite as the JSON prefix to reuse the parser. */
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "{\"time\":\"%.27s", line + 5);
+        when = json_time(tmp);
+    }
+    free(text);
+    return when;
+}
+
+static void test_time_of_event_line(void **state)
+{
+    (void)state;
+    /* A line about an event is stamped with the event's end (converted to wall
+     * time), not with the moment it was logged, 50 ms later: JSON and logfmt,
+     * synchronous and asynchronous. */
+    hark_log_format_fn fns[] = {hark_log_format_json, hark_log_format_logfmt};
+    for (int async = 0; async < 2; async++) {
+        for (size_t i = 0; i < 2; i++) {
+            double when = event_line_time(fns[i], NULL, async);
+            double want = handler_end + handler_offset;
+            /* To the microsecond, give or take the clock readings' spread. */
+            assert_true(when > want - 0.005 && when < want + 0.005);
+            assert_true(when < handler_wall - 0.040);
+        }
+    }
+    /* A notifier on a test's monotonic clock: that end is no wall instant, so the
+     * line reads the wall clock when it is logged. */
+    hark_clock fake = {NULL, fake_monotonic, NULL, NULL};
+    double before = hark_clock_wall();
+    double when = event_line_time(hark_log_format_json, &fake, false);
+    assert_true(handler_end == 5.0);
+    assert_true(when >= before - 0.001 && when <= hark_clock_wall() + 0.001);
+    assert_true(when >= handler_wall - 0.001);
+}
+
+/* A log line's fields are the payload as hark/sys/payload_json.h renders it for the
+ * trace file and the LTTng bridge: the same bytes, errors, depth cut and all. */
+static void test_fields_render_as_every_payload(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(l4, 1);
+    hark_payload_set_str(&l4, "deepest", "x");
+    HARK_PAYLOAD(l3, 1);
+    hark_payload_set_payload(&l3, "l4", &l4);
+    HARK_PAYLOAD(l2, 1);
+    hark_payload_set_payload(&l2, "l3", &l3);
+    HARK_PAYLOAD(l1, 1);
+    hark_payload_set_payload(&l1, "l2", &l2);
+    HARK_PAYLOAD(l0, 2);
+    hark_payload_set_payload(&l0, "l1", &l1);
+    hark_payload_set_int(&l0, "n", 1);
+    HARK_PAYLOAD(p, 6);
+    hark_payload_set_payload(&p, "l0", &l0);
+    hark_payload_set_payload(&p, "none", NULL);
+    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01\xff");
+    hark_payload_set_double(&p, "nan", 0.0 / 0.0);
+    hark_payload_set_ptr(&p, "ptr", NULL);
+    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
+    char members[1024];
+    bool cut = true;
+    size_t n = hark_payload_json_members(members, sizeof members, &p, &cut);
+    assert_false(cut);
+    members[n] = '\0';
+    /* Four levels below the top are objects; the fifth is "...". */
+    assert_non_null(strstr(members, "\"l0\":{\"l1\":{\"l2\":{\"l3\":{\"l4\":\"...\"}}}"));
+    assert_non_null(strstr(members, "\"none\":null"));
+    assert_non_null(
+        strstr(members, "\"exception\":{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}"));
+
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = T0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    char want[1100];
+    snprintf(want, sizeof want, "\"fields\":{%s}}\n", members);
+    assert_non_null(strstr(line, want));
+    free(line);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_golden),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_pointer_fields),
+        cmocka_unit_test(test_logfmt_escapes),
+        cmocka_unit_test(test_bounds_and_snprintf),
+        cmocka_unit_test(test_cut_value_says_truncated),
+        cmocka_unit_test(test_fields_render_as_every_payload),
+        cmocka_unit_test(test_tags_stack),
+        cmocka_unit_test(test_tags_across_threads),
+        cmocka_unit_test(test_tags_in_lines),
+        cmocka_unit_test(test_tags_gone_for_later_exit_destructors),
+        cmocka_unit_test(test_time_of_event_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
