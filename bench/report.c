@@ -263,15 +263,16 @@ static void check_budget(const budget *bg, const char *lhs_name, const char *rhs
                  bg->limit * 100, rhs_name, bg->base);
         if (l == NULL || r == NULL || b == NULL) {
             snprintf(detail, sizeof detail, "(no figures for %s)",
-                     l == NULL ? lhs_name : r == NULL ? rhs_name : bg->base);
+                     l == NULL   ? lhs_name
+                     : r == NULL ? rhs_name
+                                 : bg->base);
             record(what, "SKIP", NAN, NAN, detail);
             return;
         }
         double mine = l->ns_median - b->ns_median, theirs = r->ns_median - b->ns_median;
         double ratio = theirs > 0 ? mine / theirs : NAN;
-        double ratio_min = r->ns_min - b->ns_min > 0
-                               ? (l->ns_min - b->ns_min) / (r->ns_min - b->ns_min)
-                               : NAN;
+        double ratio_min =
+            r->ns_min - b->ns_min > 0 ? (l->ns_min - b->ns_min) / (r->ns_min - b->ns_min) : NAN;
         snprintf(detail, sizeof detail, "%.0f%% (%.0f vs %.0f ns over %.0f ns)", ratio * 100, mine,
                  theirs, b->ns_median);
         record(what, isfinite(ratio) && ratio <= bg->limit ? "PASS" : "MISS", ratio, ratio_min,

@@ -42,7 +42,22 @@ module Hark
 
     class << self
       def register(fanout) # :nodoc:
-        @fanouts[fanout] = true
+        # The fanout is the value too: WeakMap's iteration skips entries whose value is
+        # no longer alive, not entries whose key is not (Ruby 3.1), and a fanout found
+        # dead but not yet swept must not be brought back (its ivars may be gone).
+        @fanouts[fanout] = fanout
+      end
+
+      def each_fanout(&block) # :nodoc:
+        fanouts = []
+        @fanouts.each_value { |f| fanouts << f }
+        fanouts.each(&block)
+      end
+
+      # A method was defined, removed or undefined somewhere: re-ask what depends on it.
+      def method_changed(name) # :nodoc:
+        changed! if watched?(name)
+        Noop.changed! if defined?(Noop) && Noop::NAMES.include?(name)
       end
 
       # Whether a thread-local level is in force anywhere (cached answers are then
@@ -96,9 +111,7 @@ module Hark
       # Something the cached answers depend on may have changed: ask again.
       def changed!
         @monitor.synchronize do
-          fanouts = []
-          @fanouts.each_key { |f| fanouts << f }
-          fanouts.each do |fanout|
+          each_fanout do |fanout|
             fanout._cached_subscriptions.each do |subscription|
               next unless subscription.attached?
               answer, certain = evaluate(subscription)
@@ -230,17 +243,17 @@ module Hark
 
       def method_added(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def method_removed(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def method_undefined(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def append_features(base)
@@ -261,17 +274,17 @@ module Hark
 
       def singleton_method_added(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def singleton_method_removed(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def singleton_method_undefined(name)
         super
-        Hark::Silence.changed! if Hark::Silence.watched?(name)
+        Hark::Silence.method_changed(name)
       end
     end
 
@@ -285,7 +298,9 @@ module Hark
 
     def self.module_changed(mod) # :nodoc:
       return if @hooks.key?(mod)
-      changed! if watched_names.any? { |m| mod.method_defined?(m) || mod.private_method_defined?(m) }
+      defines = ->(m) { mod.method_defined?(m) || mod.private_method_defined?(m) }
+      changed! if watched_names.any?(&defines)
+      Noop.changed! if defined?(Noop) && Noop::NAMES.any?(&defines)
     end
 
     def self.watched_names # :nodoc:
