@@ -330,6 +330,20 @@ static void check_budgets(void)
                 copy(rhs, sizeof rhs, budgets[i].rhs);
             check_budget(&budgets[i], lhs, rhs);
         }
+    /* Dynamic silence: what asking one dynamic subscriber costs an event, from the
+     * ten of hark/silenced_dynamic over the guard of hark/unsubscribed. */
+    {
+        const row *d = find("hark/silenced_dynamic"), *u = find("hark/unsubscribed");
+        const char *what = "(hark/silenced_dynamic - hark/unsubscribed) / 10 <= 2 ns";
+        if (d == NULL || u == NULL) {
+            record(what, "SKIP", NAN, NAN, "(no figures)");
+        } else {
+            double per = (d->ns_median - u->ns_median) / 10, per_min = (d->ns_min - u->ns_min) / 10;
+            char detail[96];
+            snprintf(detail, sizeof detail, "%.2f ns per subscriber (min %.2f ns)", per, per_min);
+            record(what, per <= 2.0 ? "PASS" : "MISS", per / 2.0, per_min / 2.0, detail);
+        }
+    }
     /* No heap allocation on any instrument path. */
     for (int i = 0; i < nrows; i++) {
         row *r = &rows[i];

@@ -76,7 +76,9 @@ HARK_API const char *hark_err_name(int err);
 /*
  * Replaces the allocator hark uses for its own memory (notifiers, topics,
  * subscriptions, snapshots, loggers). Any argument may be NULL to restore the libc
- * function. Instrumenting never allocates, whatever allocator is installed.
+ * function. Instrumenting never allocates, whatever allocator is installed, unless
+ * the name has more than HARK_SILENCEABLE_INLINE silenceable subscriptions (see
+ * there).
  * Call before creating any hark object, or free all of them first: memory is
  * always released with the allocator that was current when it was obtained only if
  * you keep the same functions. Meant for fault-injection tests and custom heaps.

@@ -15,7 +15,10 @@
  *                                        over MYAPP_LOG_LEVEL
  *     MYAPP_LOG_FORMAT=text|json|logfmt  the formatter
  *     MYAPP_LOG_DEST=stderr|stdout|journald|<path>
- *                                        where lines go (a path is appended to)
+ *                                        where lines go (a path is appended to;
+ *                                        blanks around a keyword are ignored; a
+ *                                        value of spaces only, or with a control
+ *                                        character, is malformed)
  *     MYAPP_LOG_COLOR=auto|always|never  colour (hark_set_colorize_logging); auto
  *                                        colours when the destination is a terminal
  *                                        and NO_COLOR is unset or empty
@@ -44,7 +47,8 @@ extern "C" {
  * Applies the variables above, for `prefix` (letters, digits and '_'; at most 64
  * bytes). Errors: HARK_EINVAL (NULL logger, bad prefix: nothing is read; or some
  * value was malformed: the rest was applied and the problem logged),
- * HARK_ENOTSUP (DEST=journald without journal support; the destination is kept),
+ * HARK_ENOTSUP (DEST=journald without journal support; the destination is kept;
+ * a malformed DEST is HARK_EINVAL and keeps it too),
  * HARK_EIO (DEST names a file that cannot be opened; the destination is kept).
  * Thread-safety: call it before other threads log through `logger` (it may replace
  * the logger's sink and formatter).
@@ -79,10 +83,11 @@ HARK_API bool hark_logger_target_enabled(const hark_logger *logger, const char *
  * Replaces where the logger writes: "stderr", "stdout", "journald" or a path to
  * append to. The previous sink is closed as hark_logger_free() would close it.
  * Lines an asynchronous logger had queued go to the old sink first.
- * Errors: HARK_EINVAL (NULL or empty), HARK_ENOTSUP (journald without journal
- * support), HARK_EIO (the open failed), HARK_ENOMEM, HARK_EBUSY (from a sink
- * callback or formatter of the same logger); the old sink stays then.
- * Thread-safety: call it while no other thread logs through `logger`.
+ * Errors: HARK_EINVAL (NULL, empty, only spaces, or holding a control character
+ * such as a newline or a tab: malformed, no file is created), HARK_ENOTSUP (journald without
+ * journal support), HARK_EIO (the open failed), HARK_ENOMEM, HARK_EBUSY (from a sink callback or
+ * formatter of the same logger); the old sink stays then. Thread-safety: call it while no other
+ * thread logs through `logger`.
  */
 HARK_API int hark_logger_set_destination(hark_logger *logger, const char *dest);
 

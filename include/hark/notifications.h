@@ -289,8 +289,8 @@ HARK_API size_t hark_notifier_topic_count(const hark_notifier *n);
  * the same pointer, valid until the notifier is freed. The name is copied.
  * Errors: HARK_EINVAL (NULL argument), HARK_ENAME (empty name), HARK_ENAMETOOLONG
  * (longer than HARK_NAME_MAX), HARK_ENOMEM, HARK_EBUSY (a new name, from inside a
- * cached silenced() callback of `n`: it runs under the registry lock). Never
- * HARK_ELIMIT (see HARK_SILENCEABLE_MAX). *out is untouched on error.
+ * cached silenced() callback of `n`: it runs under the registry lock). *out is
+ * untouched on error.
  * A new name is matched against the regex and match-function subscriptions once,
  * with no hark lock held (see "Regex dialect" for the match limit).
  * Thread-safety: safe; lock-free when the name is already interned.
@@ -394,7 +394,7 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
  * pattern without a function), HARK_ENAME,
  * HARK_ENAMETOOLONG, HARK_EPATTERN (the regex does not compile), HARK_EMATCHLIMIT
  * (matching the regex against an existing name hit the match limit),
- * HARK_EPREPEND, HARK_ELIMIT (the limit of HARK_SILENCEABLE_MAX below), HARK_ENOMEM. On error
+ * HARK_EPREPEND, HARK_ENOMEM. On error
  * nothing changed, and `release` has not been called. Thread-safety: safe, also from inside
  * callbacks and instrumented blocks.
  */
@@ -431,15 +431,19 @@ HARK_API int hark_subscribe_evented(hark_subscription_id *out, hark_notifier *n,
                                     hark_evented_fn finish, void *data);
 
 /*
- * Most silenceable subscriptions that can match one name. It is enforced when a
- * subscription is made, never later: an exact one is refused (HARK_ELIMIT) when its
- * name already has this many; a regex, match-function or all-events one is refused
- * when the notifier already has this many silenceable subscriptions of those kinds
- * (any name interned later could match them all), or when a name it matches
- * already has this many. So interning a name, starting or instrumenting never
- * fails for this limit.
+ * How many silenceable subscriptions of one name a handle notes (which of them take
+ * part in its event) in its own memory. There is no limit on how many there may be:
+ * an event whose name has more allocates a larger record when its handle is built,
+ * and frees it when the handle is finished or discarded (see hark_handle_build() for
+ * what happens when that allocation fails); hark_publish() and hark_publish_event()
+ * allocate the same way for the time of the call. Up to this many, nothing on the
+ * event path allocates.
  */
-#define HARK_SILENCEABLE_MAX 256
+#define HARK_SILENCEABLE_INLINE 256
+
+/* Former name of HARK_SILENCEABLE_INLINE, from when it was a limit; kept for sources
+ * that use it. No subscription is refused for it any more. */
+#define HARK_SILENCEABLE_MAX HARK_SILENCEABLE_INLINE
 
 /*
  * Removes one subscription. Events already in flight still finish with it; its
@@ -543,7 +547,8 @@ typedef struct hark_handle {
     hark_event_ids ids_;
     uint64_t outer_parent_; /* the parent of the event that was current at start */
     uint32_t level_;        /* how many events of its thread were unfinished at start */
-    uint64_t active_[HARK_SILENCEABLE_MAX / 64];
+    uint64_t active_[HARK_SILENCEABLE_INLINE / 64];
+    uint64_t *more_; /* instead of active_ when the name has more silenceable members */
     char id_[HARK_ID_LEN + 1];
     hark_field own_fields_[HARK_PAYLOAD_RESERVED];
     hark_payload own_payload_;
@@ -558,7 +563,12 @@ typedef struct hark_handle {
  * hark_notifier_free() wait for it. Every built handle must be finished or
  * discarded, on any thread: unlike the events of the instrument macros, it is not
  * ended when its thread exits.
- * Errors: HARK_EINVAL (NULL h or t); `h` is then unusable.
+ * Errors: HARK_EINVAL (NULL h or t); `h` is then unusable. HARK_ENOMEM (only when
+ * the name has more than HARK_SILENCEABLE_INLINE silenceable subscriptions, and the
+ * record of which take part could not be allocated): `h` is then a null handle --
+ * nobody takes part, nobody is asked or called -- to be finished or discarded as
+ * any other. The instrument macros and hark_instrument() build the same way: that
+ * failure leaves their event unheard.
  * Thread-safety: safe.
  */
 HARK_API int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload);
@@ -811,7 +821,9 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
  * subscribers get fn(name, start, finish, id, payload) with exactly these values;
  * event and evented subscribers get their `publish` callback if they have one and
  * are skipped otherwise. Dynamic subscribers are asked first. `id` may be NULL ("").
- * Errors: HARK_EINVAL (NULL topic), HARK_ESUBSCRIBER (details in *status).
+ * Errors: HARK_EINVAL (NULL topic), HARK_ESUBSCRIBER (details in *status),
+ * HARK_ENOMEM (only with more than HARK_SILENCEABLE_INLINE silenceable subscribers:
+ * nobody was asked or called).
  * Thread-safety: safe.
  */
 HARK_API int hark_publish(hark_topic *t, double start, double finish, const char *id,
@@ -823,7 +835,8 @@ HARK_API int hark_publish(hark_topic *t, double start, double finish, const char
  * Rails' call(event); evented ones get `publish_event`, or else `publish` with
  * (name, time, end, id, payload) in seconds, or nothing; timed and monotonic ones
  * get (name, time, end, id, payload) in seconds, unless they have `publish_event`. Errors:
- * HARK_EINVAL, the errors of hark_topic_get(), HARK_ESUBSCRIBER. Thread-safety: safe.
+ * HARK_EINVAL, the errors of hark_topic_get(), HARK_ESUBSCRIBER, HARK_ENOMEM (as
+ * hark_publish()). Thread-safety: safe.
  */
 HARK_API int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status);
 

@@ -1,7 +1,8 @@
 /*
  * hark/otlp.h -- an OpenTelemetry (OTLP/HTTP) exporter of hark's events, metrics
  * and log lines (part of hark::export, built when libcurl is found; include it
- * explicitly). HARK_HAVE_OTLP is 1 in builds that have it.
+ * explicitly). Without libcurl the header is installed but hark::export has none
+ * of these functions.
  *
  *     hark_otlp *x;
  *     char err[256];
@@ -38,11 +39,17 @@
  * `schedule_delay_ms` or as soon as a batch is waiting, encodes them and POSTs
  * them to the traces endpoint.
  *
- * Sampling is parent-based and decided once per trace, on the thread where the
- * trace's events run: a trace continued from a remote parent follows the parent's
- * sampled flag; a new one is sampled with probability `sampler_ratio`, by its
- * trace id (the W3C "random" bits, so any hop that samples by ratio agrees).
- * Unsampled events cost their sampling check and nothing else.
+ * Sampling is parent-based and decided once per trace, by each exporter's own
+ * sampler, as a function of the trace alone: a trace continued from a remote
+ * parent follows the parent's sampled flag (parentbased_ samplers); a new one is
+ * sampled with probability `sampler_ratio`, by its trace id (the W3C "random"
+ * bits, so any hop that samples by ratio agrees). Unsampled events cost their
+ * sampling check and nothing else. The sampled flag a trace propagates
+ * (hark_otlp_context_current(), log records) is the last created exporter's.
+ *
+ * fork(): a forked child's exporter starts with empty queues (the parent exports
+ * what it queued) and has no worker thread: its records are exported by
+ * hark_otlp_flush() and hark_otlp_shutdown() on the calling thread.
  *
  * Transport: OTLP/HTTP, protobuf (default) or JSON bodies, optionally gzip, over
  * libcurl. 429, 502, 503 and 504 answers, and failed connections, are retried with
@@ -216,7 +223,6 @@ typedef struct hark_otlp_signal_stats {
 
 typedef struct hark_otlp_stats {
     hark_otlp_signal_stats spans, metrics, logs; /* metrics: data points */
-    uint64_t unsampled;                          /* events not exported by the sampler */
     uint64_t requests;                           /* HTTP requests made, retries included */
     uint64_t retries;
     long last_status; /* HTTP status of the last answer, 0 for none or no connection */
@@ -225,8 +231,8 @@ typedef struct hark_otlp_stats {
 /*
  * Creates an exporter and starts its worker thread. `opts` may be NULL
  * (HARK_OTLP_OPTIONS_INIT). Nothing is exported until something is attached.
- * Sets the process-wide sampler (hark_otlp_context_current() and new traces use
- * the last exporter's).
+ * Its sampler also becomes the one whose decision a trace propagates
+ * (hark_otlp_context_current(), log records).
  * Errors: HARK_EINVAL (NULL out, wrong version, a malformed option or variable:
  * `err` (may be NULL; `err_len` bytes, NUL-terminated) says which and why),
  * HARK_ENOMEM, HARK_EIO (libcurl could not be initialised). *out is untouched on
@@ -237,7 +243,8 @@ HARK_API int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char 
 
 /*
  * Exports every event of `n` matching `pattern` (copied) as a span, from now on,
- * through an event-object subscription (no CPU clock).
+ * through a monotonic subscription (no event object is built; the ids come from
+ * hark_current_event_ids()).
  * Errors: HARK_EINVAL (NULL), HARK_ELIMIT (more than 16 attachments), HARK_ESTATE
  * (shutting down), those of hark_subscribe(). Thread-safety: safe.
  */
@@ -277,7 +284,9 @@ HARK_API int32_t hark_otlp_exp_index(size_t bucket);
  * the message as body, the time of the call, and the trace and span ids of the
  * calling thread's current event (so logs and traces join). The line is the
  * message only (no time or level prefix). Free it with hark_logger_free() before
- * hark_otlp_shutdown(x). A full queue drops the line and counts it.
+ * hark_otlp_shutdown(x). Lines wait in a queue of 2048 of their own, exported in
+ * batches as spans are. A full queue drops the line and counts it; a line longer
+ * than options.span_bytes is cut.
  * Errors: HARK_EINVAL (NULL), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);

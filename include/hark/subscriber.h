@@ -101,8 +101,7 @@ HARK_API int hark_subscriber_free(hark_subscriber *s);
  * Errors: HARK_EINVAL (NULL s, suffix or fn; a suffix with a dot at either end or
  * two dots in a row, ".sql", "sql.", "a..b"), HARK_ENAME (empty suffix),
  * HARK_ENAMETOOLONG ("suffix.namespace" longer than HARK_NAME_MAX for an attached
- * namespace), HARK_ENOMEM, and the errors of hark_subscribe() (HARK_ELIMIT: a log
- * subscriber's subscriptions are silenceable, see HARK_SILENCEABLE_MAX). On error
+ * namespace), HARK_ENOMEM, and the errors of hark_subscribe(). On error
  * nothing changed (after HARK_ENOMEM a name may stay interned, as by
  * hark_topic_get()). New names are interned before any subscriber lock is taken,
  * so the notifier's match functions run with no hark lock held and may call this

@@ -51,9 +51,18 @@ extern struct hark__tsc_record hark__tsc __attribute__((visibility("hidden")));
 /* The calling thread's latest monotonic reading, ns: no reading goes below it. */
 extern HARK__TLS int64_t hark__clock_last_ns __attribute__((visibility("hidden")));
 
-/* The slow path: the reading (ns) of CLOCK_MONOTONIC (wall false) or CLOCK_REALTIME
- * (wall true) from whichever source is in use, after any check that is due. */
-int64_t hark__clock_slow(bool wall);
+/* The slow path: the reading (seconds) of CLOCK_MONOTONIC (wall false) or
+ * CLOCK_REALTIME (wall true) from whichever source is in use, after any check that
+ * is due. With clock_gettime() as the source, it is the whole reading. */
+double hark__clock_slow(bool wall);
+
+/* Nanoseconds as seconds, as exact as a double of them can be: whole seconds and
+ * the rest apart, as a timespec's conversion does (a double of 1.8e18 ns would
+ * already be 256 ns coarse). */
+static inline double hark__ns_to_s(int64_t ns)
+{
+    return (double)(ns / 1000000000) + (double)(ns % 1000000000) * 1e-9;
+}
 
 #if defined(__x86_64__)
 /* The TSC without a fence: the reading may move a few instructions either way. */
@@ -74,12 +83,12 @@ hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec, int64_t *wall_fra
     /* Acquire: pairs with the writer's release store of the even count, so the
      * fields read below are those it published (or the count changes). */
     uint32_t seq = atomic_load_explicit(&hark__tsc.seq, memory_order_acquire);
-    uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
     uint64_t limit = atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed);
-    uint64_t mult = atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed);
-    int64_t base = atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed);
     if (HARK_UNLIKELY(limit == 0))
         return false; /* not the TSC: no need to read it */
+    uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
+    uint64_t mult = atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed);
+    int64_t base = atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed);
     if (wall) {
         *wall_sec = atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed);
         *wall_frac = atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed);
@@ -110,32 +119,29 @@ static inline bool hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec
 #endif
 
 /* CLOCK_MONOTONIC seconds from the process's clock source. */
-static inline double hark__clock_mono_now(void)
+static inline __attribute__((always_inline)) double hark__clock_mono_now(void)
 {
     int64_t ns;
     if (HARK_UNLIKELY(!hark__tsc_read(false, &ns, NULL, NULL)))
-        ns = hark__clock_slow(false);
+        return hark__clock_slow(false);
     return (double)ns * 1e-9;
 }
 
 /* CLOCK_REALTIME seconds from the process's clock source. */
-static inline double hark__clock_wall_now(void)
+static inline __attribute__((always_inline)) double hark__clock_wall_now(void)
 {
     int64_t ns, sec, frac;
     if (HARK_LIKELY(hark__tsc_read(true, &ns, &sec, &frac)))
         return (double)sec + (double)(ns + frac) * 1e-9;
-    ns = hark__clock_slow(true);
-    /* Seconds and nanoseconds apart, as from a timespec: a double of 1.8e18 ns
-     * would already be 256 ns coarse. */
-    return (double)(ns / 1000000000) + (double)(ns % 1000000000) * 1e-9;
+    return hark__clock_slow(true);
 }
 
 /* Each reads a notifier's hook when one is installed, else the built-in clock. */
-static inline double hark__wall(const hark_clock *c)
+static inline __attribute__((always_inline)) double hark__wall(const hark_clock *c)
 {
     return c->wall ? c->wall(c->data) : hark__clock_wall_now();
 }
-static inline double hark__monotonic(const hark_clock *c)
+static inline __attribute__((always_inline)) double hark__monotonic(const hark_clock *c)
 {
     return c->monotonic ? c->monotonic(c->data) : hark__clock_mono_now();
 }

@@ -60,6 +60,9 @@ typedef struct pair {
  */
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 static _Atomic int mode;
+/* CLOCK_MONOTONIC second up to which clock_gettime() readings keep to each thread's
+ * latest reading (see use_vdso()); 0 when the TSC was never used. */
+static _Atomic int64_t vdso_clamp_until_s;
 static hark_clock_source requested;
 static char reason[192];
 static hark_clock reference;
@@ -71,6 +74,7 @@ static double mult_cal;              /* the measured rate, ns per tick * 2^32 */
 static uint64_t check_ticks;         /* HARK_CLOCK_CHECK_S in ticks */
 static uint64_t checks, fallbacks;
 static double last_error_s, max_error_s;
+static unsigned bad_pairs; /* checks in a row put off for an interrupted read */
 static uint64_t last_span; /* ticks the latest comparison's kernel read took */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -225,9 +229,16 @@ static void kernel_clocksource(char *out, size_t size)
     out[strcspn(out, "\n")] = '\0';
 }
 
-/* Switches to clock_gettime(). Locking: lock. */
-static void use_vdso(void)
+/* Switches to clock_gettime(). The TSC's readings may be ahead of the kernel's
+ * clock by up to `lead_s`: until the kernel's clock has passed that, readings keep
+ * to each thread's latest. Locking: lock. */
+static void use_vdso(double lead_s)
 {
+    int m = atomic_load_explicit(&mode, memory_order_relaxed);
+    if (m == MODE_TSC || m == MODE_CALIBRATING) {
+        int64_t until = kernel_ns(CLOCK_MONOTONIC) / 1000000000 + 2 + (int64_t)lead_s;
+        atomic_store_explicit(&vdso_clamp_until_s, until, memory_order_relaxed);
+    }
     atomic_store_explicit(&mode, MODE_VDSO, memory_order_relaxed);
     close_record();
 }
@@ -255,7 +266,7 @@ static void fall_back(double error_s)
              "the TSC left its bound (%.1f us off the kernel's clock at a check): "
              "clock_gettime() from then on",
              error_s * 1e6);
-    use_vdso();
+    use_vdso(error_s < 0 ? -error_s : error_s);
 }
 
 #if defined(__x86_64__)
@@ -303,6 +314,24 @@ static void first_record(void)
 static void check(void)
 {
     pair p = read_pair();
+    /* Every read of the kernel's clock was interrupted (a preempted thread): the
+     * pair says little. Keep the record a little longer and ask again, a few
+     * times, rather than anchor on it. */
+    if (p.span > check_ticks / 1600 && bad_pairs < 8) { /* 10 us */
+        bad_pairs++;
+        uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
+        uint64_t limit = atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed);
+        uint64_t later = hark__rdtsc() - tsc0 + check_ticks / 8;
+        if (later > limit)
+            limit = later;
+        valid_end = tsc0 + limit;
+        publish(tsc0, limit, atomic_load_explicit(&hark__tsc.mult, memory_order_relaxed),
+                atomic_load_explicit(&hark__tsc.base_ns, memory_order_relaxed),
+                atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed) * 1000000000 +
+                    atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed));
+        return;
+    }
+    bad_pairs = 0;
     int64_t ours = record_at(p.tsc);
     int64_t error = ours - p.mono_ns;
     uint64_t tsc0 = atomic_load_explicit(&hark__tsc.tsc0, memory_order_relaxed);
@@ -374,7 +403,7 @@ static int choose(hark_clock_source want, const char *why)
     requested = want;
     if (want == HARK_CLOCK_VDSO) {
         snprintf(reason, sizeof reason, "%s asks for clock_gettime()", why);
-        use_vdso();
+        use_vdso(HARK_CLOCK_FAIL_S);
     } else if (want == HARK_CLOCK_TSC) {
         snprintf(reason, sizeof reason, "%s asks for the TSC%s", why,
                  invariant ? "" : " (the CPU does not say it is invariant)");
@@ -384,20 +413,20 @@ static int choose(hark_clock_source want, const char *why)
         kernel_clocksource(source, sizeof source);
         if (!has_tsc) {
             snprintf(reason, sizeof reason, "%s: no TSC on this CPU: clock_gettime()", why);
-            use_vdso();
+            use_vdso(HARK_CLOCK_FAIL_S);
         } else if (!invariant) {
             snprintf(reason, sizeof reason, "%s: the CPU's TSC is not invariant: clock_gettime()",
                      why);
-            use_vdso();
+            use_vdso(HARK_CLOCK_FAIL_S);
         } else if (strcmp(source, "tsc") != 0) {
             snprintf(reason, sizeof reason,
                      "%s: the kernel keeps time with %s, not the TSC: clock_gettime()", why,
                      source[0] ? source : "an unknown clocksource");
-            use_vdso();
+            use_vdso(HARK_CLOCK_FAIL_S);
         } else if (fallbacks) {
             snprintf(reason, sizeof reason,
                      "%s: the TSC fell back before: clock_gettime() from then on", why);
-            use_vdso();
+            use_vdso(HARK_CLOCK_FAIL_S);
         } else {
             snprintf(reason, sizeof reason,
                      "%s: the kernel keeps time with the invariant TSC: the TSC", why);
@@ -458,20 +487,25 @@ static void ensure_chosen(void)
 
 static __attribute__((noinline)) int64_t slow_other(bool wall);
 
-int64_t hark__clock_slow(bool wall)
+double hark__clock_slow(bool wall)
 {
     /* clock_gettime() first and with the least around it: it is the whole reading. */
     if (HARK_LIKELY(atomic_load_explicit(&mode, memory_order_relaxed) == MODE_VDSO)) {
-        int64_t now = kernel_ns(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC);
-        if (wall)
-            return now;
-        /* A switch of source does not take readings backwards on this thread. */
-        if (HARK_UNLIKELY(now < hark__clock_last_ns))
-            now = hark__clock_last_ns;
-        hark__clock_last_ns = now;
-        return now;
+        struct timespec ts;
+        if (clock_gettime(wall ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts) != 0)
+            return 0.0;
+        /* Just after a switch from the TSC, whose readings may have run ahead of
+         * the kernel's, a thread's readings do not go below its latest. */
+        if (!wall && HARK_UNLIKELY(ts.tv_sec <= atomic_load_explicit(&vdso_clamp_until_s,
+                                                                     memory_order_relaxed))) {
+            int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+            if (now < hark__clock_last_ns)
+                return hark__ns_to_s(hark__clock_last_ns);
+            hark__clock_last_ns = now;
+        }
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     }
-    return slow_other(wall);
+    return hark__ns_to_s(slow_other(wall));
 }
 
 static int64_t slow_other(bool wall)

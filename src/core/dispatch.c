@@ -1,9 +1,12 @@
 /*
  * Dispatch: building a handle for one event, starting and finishing it group by
- * group, and the synchronous publish paths. Nothing here locks or allocates; the
- * snapshot is read inside an epoch reader section that lasts from build to finish.
+ * group, and the synchronous publish paths. Nothing here locks, and nothing
+ * allocates unless a name has more than HARK_SILENCEABLE_INLINE silenceable members
+ * (then a handle's record of who takes part); the snapshot is read inside an epoch
+ * reader section that lasts from build to finish.
  */
 #include "internal.h"
+#include "alloc.h"
 #include "block.h"
 #include "clock.h"
 
@@ -83,15 +86,44 @@ static inline unsigned ask_silenceable(const struct hark__snapshot *snap, const 
     return groups;
 }
 
-static inline bool bit_set(const uint64_t *bits, unsigned i)
+static inline bool bit_set(const uint64_t *bits, uint32_t i)
 {
     return (bits[i / 64] >> (i % 64)) & 1u;
 }
 
 /*
+ * Where a handle notes which silenceable members take part: in itself, or (more than
+ * HARK_SILENCEABLE_INLINE of them) in the record its build allocated. A build sets
+ * `more_` only when the name has silenceable members (so the instrument path of every
+ * other name pays nothing for it): read it only for such a handle, or for a legacy
+ * stack slot, whose `more_` is always NULL or its own record (slots start zeroed and
+ * every record is freed through free_more_bits()).
+ */
+static inline const uint64_t *active_bits(const hark_handle *h)
+{
+    return HARK_UNLIKELY(h->more_ != NULL) ? h->more_ : h->active_;
+}
+
+/* The record of a handle whose name has more than HARK_SILENCEABLE_INLINE silenceable
+ * members: `words` zeroed words, or NULL when out of memory. */
+static __attribute__((noinline, cold)) uint64_t *more_bits(size_t words)
+{
+    return hark__calloc(words, sizeof(uint64_t));
+}
+
+/* Frees that record once the handle is over (finished, discarded, or null). */
+static __attribute__((noinline, cold)) void free_more_bits(hark_handle *h)
+{
+    hark__free(h->more_);
+    h->more_ = NULL;
+}
+
+/*
  * Runs `body` for every member `e` of `group` that takes part in the event of `h`:
  * all non-silenceable members, then the silenceable ones chosen at build time.
- * Bounds are held in locals so that callbacks (opaque calls) do not force reloads.
+ * Bounds are held in locals so that callbacks (opaque calls) do not force reloads;
+ * the record of who takes part is found again per silenceable member (a load, where a
+ * local would hold one more register across every callback of every path).
  */
 #define FOR_EACH_MEMBER(h, snap, group, e, body)                                                   \
     do {                                                                                           \
@@ -102,7 +134,7 @@ static inline bool bit_set(const uint64_t *bits, unsigned i)
             body;                                                                                  \
         }                                                                                          \
         for (; e < end_; e++) {                                                                    \
-            if (bit_set((h)->active_, e->silence_bit)) {                                           \
+            if (bit_set(active_bits(h), e->silence_bit)) {                                         \
                 body;                                                                              \
             }                                                                                      \
         }                                                                                          \
@@ -119,7 +151,35 @@ static inline bool bit_set(const uint64_t *bits, unsigned i)
  * the same call or scope, so that no other code ever asks for its owner. */
 enum { BUILD_PORTABLE = 0, BUILD_BOUND = HARK__BOUND, BUILD_SCOPED = HARK__BOUND | 4 };
 
-HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigned how)
+/* choose_silenceable()'s answer when the record of who takes part could not be had. */
+#define NO_RECORD (1u << 31)
+
+/*
+ * Asks the silenceable members of `snap` (or reads their cached answers) and notes in
+ * `h` which take part; returns the groups that have one, or NO_RECORD when there are
+ * more than the handle holds and their record could not be allocated (nobody asked).
+ * Only the silenceable members need asking; the others always take part.
+ */
+static inline __attribute__((always_inline)) unsigned
+choose_silenceable(hark_handle *h, const struct hark__snapshot *snap, const char *name)
+{
+    uint64_t *bits = h->active_;
+    if (HARK_UNLIKELY(snap->silenceable_count > HARK_SILENCEABLE_INLINE)) {
+        bits = h->more_ = more_bits((snap->silenceable_count + 63) / 64);
+        if (!bits)
+            return NO_RECORD;
+    } else {
+        h->more_ = NULL;
+    }
+    return ask_silenceable(snap, name, bits);
+}
+
+/*
+ * Builds `h` (see hark_handle_build). Returns 0, or HARK_ENOMEM when the name has more
+ * silenceable members than the handle holds and their record could not be allocated:
+ * `h` is then a null handle.
+ */
+HARK_HOT int build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigned how)
 {
     unsigned bound = how & HARK__BOUND;
     h->topic_ = t;
@@ -150,12 +210,23 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
     if (snap) {
         groups = snap->fixed_groups;
         /* Only the silenceable members need asking (or their cached answer read). */
-        if (snap->silenceable_count)
-            groups |= ask_silenceable(snap, t->name, h->active_);
+        if (snap->silenceable_count) {
+            unsigned chosen = choose_silenceable(h, snap, t->name);
+            groups = HARK_UNLIKELY(chosen == NO_RECORD) ? 0 : groups | chosen;
+        }
     }
     h->groups_ = (uint16_t)groups;
     if (!groups) {
-        /* A null handle: nobody takes part, so nothing must stay pinned. */
+        /* A null handle: nobody takes part, so nothing must stay pinned. Its name
+         * had more silenceable members than fit: their record is freed, or could not
+         * be allocated (then nobody was asked). */
+        int rc = 0;
+        if (HARK_UNLIKELY(snap && snap->silenceable_count > HARK_SILENCEABLE_INLINE)) {
+            if (h->more_) /* set by choose_silenceable() */
+                free_more_bits(h);
+            else
+                rc = HARK_ENOMEM;
+        }
         h->snap_ = NULL;
         h->ids_.id = 0;
         h->ids_.parent = 0;
@@ -163,22 +234,22 @@ HARK_HOT void build(hark_handle *h, hark_topic *t, hark_payload *payload, unsign
             hark__read_exit(section);
         else
             hark__read_exit_portable(section, true);
-        return;
+        return rc;
     }
     hark__fill_id(h->id_, t->notifier);
+    return 0;
 }
 
 int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     if (!h || !t)
         return HARK_EINVAL;
-    build(h, t, payload, BUILD_PORTABLE);
-    return 0;
+    return build(h, t, payload, BUILD_PORTABLE);
 }
 
-void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload)
+int hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
-    build(h, t, payload, BUILD_BOUND);
+    return build(h, t, payload, BUILD_BOUND);
 }
 
 /* Index of the lowest set bit: groups are visited in order, skipping inactive ones. */
@@ -270,8 +341,12 @@ enum {
 };
 
 /* A finish that finds its event over already (its thread's exit ended it). */
-static __attribute__((noinline)) int finish_over(hark_handle *h)
+static __attribute__((noinline)) int finish_over(hark_handle *h, int how)
 {
+    /* Its snapshot may be gone: only a legacy slot's `more_` can be trusted without it
+     * (a portable handle gets here only if finished twice, which the state forbids). */
+    if (how == FINISH_LEGACY && h->more_)
+        free_more_bits(h);
     h->status_.failures = 0;
     h->status_.first_failure = 0;
     return HARK_ESTATE;
@@ -288,9 +363,9 @@ HARK_HOT int finish(hark_handle *h, int how)
         /* Another thread's event: take it over (it may have exited meanwhile). */
         same_thread = h->owner_ == hark__self.serial;
         if (HARK_UNLIKELY(!same_thread) && !adopt(h))
-            return finish_over(h);
+            return finish_over(h, how);
     } else if (how == FINISH_LEGACY && HARK_UNLIKELY(h->owner_ != hark__self.serial)) {
-        return finish_over(h);
+        return finish_over(h, how);
     }
     const hark_clock *clock = &h->topic_->notifier->clock;
     const char *name = h->name_;
@@ -337,6 +412,8 @@ HARK_HOT int finish(hark_handle *h, int how)
         }
     }
     hark__callback_leave();
+    if (HARK_UNLIKELY(snap->silenceable_count > HARK_SILENCEABLE_INLINE))
+        free_more_bits(h);
     if (HARK_LIKELY(current))
         hark__nest_pop(h);
     else
@@ -369,6 +446,11 @@ void hark__handle_abandon(hark_handle *h)
     if (h->snap_ && h->state_ != STATE_FINISHED) {
         bool started = h->state_ == STATE_STARTED;
         h->state_ = STATE_FINISHED;
+        /* A legacy slot's record (see active_bits()); a portable handle's section, and
+         * so its snapshot, is still held here. */
+        if ((h->epoch_ & HARK__BOUND) ? h->more_ != NULL
+                                      : h->snap_->silenceable_count > HARK_SILENCEABLE_INLINE)
+            free_more_bits(h);
         bool same_thread = h->owner_ == hark__self.serial;
         /* A started event ends on its thread as if finished: it is nobody's parent now. */
         if (started && same_thread) {
@@ -491,11 +573,13 @@ bool hark_listening(hark_topic *t)
 /*
  * Walks every listener that is not silenced, in listener (registration) order,
  * with `ids` as the thread's current event. An id of 0 is replaced by a fresh one,
- * taken only once a listener is found (then `ev`, if any, gets it too).
+ * taken only once a listener is found (then `ev`, if any, gets it too). Returns 0, or
+ * HARK_ENOMEM (nobody asked or called) when the record of the silenced ones is larger
+ * than HARK_SILENCEABLE_INLINE bits and could not be allocated.
  */
-static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids, hark_event *ev,
-                         void (*visit)(const hark__sub *s, hark_status *status, void *ctx),
-                         void *ctx)
+static int publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids, hark_event *ev,
+                        void (*visit)(const hark__sub *s, hark_status *status, void *ctx),
+                        void *ctx)
 {
     bool assigned = false;
     hark_event_ids saved = {0, 0};
@@ -503,7 +587,15 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     /* As Rails does: every silenceable listener is asked before any is called, so
      * that what one callback does cannot change who receives this push. */
-    uint64_t silenced[HARK_SILENCEABLE_MAX / 64] = {0};
+    uint64_t inline_bits[HARK_SILENCEABLE_INLINE / 64] = {0};
+    uint64_t *silenced = inline_bits;
+    if (snap && HARK_UNLIKELY(snap->silenceable_count > HARK_SILENCEABLE_INLINE)) {
+        silenced = more_bits((snap->silenceable_count + 63) / 64);
+        if (!silenced) {
+            hark__read_exit(bank);
+            return HARK_ENOMEM;
+        }
+    }
     for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
         const struct hark__entry *e = &snap->entries[i];
         if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
@@ -534,7 +626,10 @@ static void publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids
     hark__callback_leave();
     if (assigned)
         hark__nest.cur = saved;
+    if (silenced != inline_bits)
+        hark__free(silenced);
     hark__read_exit(bank);
+    return 0;
 }
 
 struct publish_args {
@@ -554,10 +649,13 @@ static void visit_publish(const hark__sub *s, hark_status *status, void *ctx)
         note(status, fn(a->name, a->start, a->finish, a->id, a->payload, s->data));
 }
 
-static int finish_status(hark_status *out, hark_status local)
+/* A publish's result: the walk's own error (rc), else whether a subscriber failed. */
+static int finish_status(hark_status *out, hark_status local, int rc)
 {
     if (out)
         *out = local;
+    if (rc != 0)
+        return rc;
     return local.failures ? HARK_ESUBSCRIBER : 0;
 }
 
@@ -569,8 +667,8 @@ int hark_publish(hark_topic *t, double start, double finish, const char *id, har
         return HARK_EINVAL;
     struct publish_args a = {t->name, start, finish, id ? id : "", payload, NULL};
     hark_event_ids ids = {0, 0};
-    publish_walk(t, &local, &ids, NULL, visit_publish, &a);
-    return finish_status(status, local);
+    int rc = publish_walk(t, &local, &ids, NULL, visit_publish, &a);
+    return finish_status(status, local, rc);
 }
 
 static void visit_publish_event(const hark__sub *s, hark_status *status, void *ctx)
@@ -603,6 +701,6 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
                              hark_event_end(ev), ev->transaction_id ? ev->transaction_id : "",
                              ev->payload,        ev};
     hark_event_ids ids = {ev->id, ev->parent_id};
-    publish_walk(t, &local, &ids, ev, visit_publish_event, &a);
-    return finish_status(status, local);
+    rc = publish_walk(t, &local, &ids, ev, visit_publish_event, &a);
+    return finish_status(status, local, rc);
 }

@@ -136,8 +136,10 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
     rc = hark_topic_get(&t, n, name);
     if (rc != 0)
         return rc;
-    hark_handle *h = &s->handles[s->depth++];
-    hark__handle_build_bound(h, t, payload);
+    hark_handle *h = &s->handles[s->depth];
+    if (hark__handle_build_bound(h, t, payload) != 0)
+        return HARK_ENOMEM; /* a null handle, not pushed: nothing to finish */
+    s->depth++;
     if (id)
         h->txn_id_ = id;
     rc = hark_handle_start(h);

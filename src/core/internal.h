@@ -67,7 +67,9 @@ struct hark__entry {
     /* Cached-mode answer for this topic's name: 1 silenced, 0 not. Written under the
      * notifier lock by silence recomputes, read relaxed by instrumenting threads. */
     atomic_uchar cached_silenced;
-    uint16_t silence_bit; /* this entry's bit in hark_handle.active_ (silenceable only) */
+    /* This entry's bit in the handle's record of who takes part (silenceable only):
+     * hark_handle.active_, or .more_ past HARK_SILENCEABLE_INLINE. */
+    uint32_t silence_bit;
 };
 
 /* The members of one kind: [first, first + count); silenceable ones from `first_silenceable`. */
@@ -221,7 +223,7 @@ static inline void hark__callback_leave(void)
 }
 /* hark_handle_build for an event that cannot outlive the calling thread (the legacy
  * stack): a thread exit ends it (epoch.h). */
-void hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload);
+int hark__handle_build_bound(hark_handle *h, hark_topic *t, hark_payload *payload);
 /* hark_handle_finish for such a handle: HARK_ESTATE when its thread's exit ended it. */
 int hark__handle_finish_bound(hark_handle *h);
 /* Ends the reader section of a handle that will never be finished. */

@@ -271,6 +271,61 @@ void hark__name_match_free(struct hark__name_match *m)
     m->count = 0;
 }
 
+/*
+ * Carries the answers of an earlier round (known[i] for subs[i]: 1, 0, or -1 for
+ * unknown) over to the notifier's current pattern list -- both are in registration
+ * order, so ids increase along both -- replacing *subs, *known and *count. Returns
+ * how many answers are still unknown, or -1 without memory (nothing changed).
+ * Locking: n locked.
+ */
+static long carry_over(hark_notifier *n, hark__sub ***subs, signed char **known, size_t *count)
+{
+    size_t total = n->pattern_count;
+    long unknown = 0;
+    hark__sub **cur = hark__malloc(total * sizeof *cur);
+    signed char *res = hark__malloc(total);
+    if (!cur || !res) {
+        hark__free(cur);
+        hark__free(res);
+        return -1;
+    }
+    for (size_t i = 0, j = 0; i < total; i++) {
+        cur[i] = n->patterns[i];
+        while (j < *count && (*subs)[j]->id < cur[i]->id)
+            j++;
+        res[i] = j < *count && (*subs)[j] == cur[i] ? (*known)[j] : -1;
+        unknown += res[i] < 0;
+    }
+    hark__free(*subs);
+    hark__free(*known);
+    *subs = cur;
+    *known = res;
+    *count = total;
+    return unknown;
+}
+
+/* Answers the unknown ones of known[] (match limit hits count as no match).
+ * Returns 0 or a matcher error. Locking: n not locked, inside a reader section. */
+static int match_unknown(hark_notifier *n, hark__sub **subs, signed char *known, size_t count,
+                         const char *name, size_t length)
+{
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        if (known[i] >= 0)
+            continue;
+        int r = hark__pattern_match(subs[i], name, length);
+        if (r == HARK_EMATCHLIMIT) {
+            /* Never a stall: counted, and the name does not match. */
+            atomic_fetch_add_explicit(&n->match_limit_hits, 1, memory_order_relaxed);
+            r = 0;
+        }
+        if (r < 0)
+            rc = r;
+        known[i] = (signed char)r;
+    }
+    return rc;
+}
+
 int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark_topic **found,
                          struct hark__name_match *m)
 {
@@ -290,30 +345,12 @@ int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark
             *found = t;
             break;
         }
-        /* Carry the answers over to the current list (both are in registration
-         * order, so ids increase along both), and find what is still unknown. */
-        size_t total = n->pattern_count, unknown = 0;
-        hark__sub **cur = hark__malloc(total * sizeof *cur);
-        signed char *res = hark__malloc(total);
-        if (!cur || !res) {
-            hark__free(cur);
-            hark__free(res);
+        long unknown = carry_over(n, &subs, &known, &count);
+        if (unknown < 0) {
             hark__unlock(n);
             rc = HARK_ENOMEM;
             break;
         }
-        for (size_t i = 0, j = 0; i < total; i++) {
-            cur[i] = n->patterns[i];
-            while (j < count && subs[j]->id < cur[i]->id)
-                j++;
-            res[i] = j < count && subs[j] == cur[i] ? known[j] : -1;
-            unknown += res[i] < 0;
-        }
-        hark__free(subs);
-        hark__free(known);
-        subs = cur;
-        known = res;
-        count = total;
         if (unknown == 0) {
             hark__sub **out = hark__malloc(count * sizeof *out);
             if (!out) {
@@ -334,19 +371,7 @@ int hark__lock_and_match(hark_notifier *n, const char *name, size_t length, hark
             in_section = true;
         }
         hark__unlock(n);
-        for (size_t i = 0; i < count && rc == 0; i++) {
-            if (known[i] >= 0)
-                continue;
-            int r = hark__pattern_match(subs[i], name, length);
-            if (r == HARK_EMATCHLIMIT) {
-                /* Never a stall: counted, and the name does not match. */
-                atomic_fetch_add_explicit(&n->match_limit_hits, 1, memory_order_relaxed);
-                r = 0;
-            }
-            if (r < 0)
-                rc = r;
-            known[i] = (signed char)r;
-        }
+        rc = match_unknown(n, subs, known, count, name, length);
         if (rc == 0)
             rc = hark__lock(n);
     }

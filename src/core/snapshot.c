@@ -127,7 +127,7 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                     break;
                 }
                 if (pass == 1)
-                    entry->silence_bit = (uint16_t)snap->silenceable_count++;
+                    entry->silence_bit = snap->silenceable_count++;
                 if (s->silence == HARK_SILENCE_CACHED)
                     atomic_init(&entry->cached_silenced, cached_answer(t, s));
                 if (s->kind == HARK_KIND_EVENT && s->want_cpu)
@@ -140,10 +140,6 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
     }
     snap->entry_count = e;
     hark__free(list);
-    if (snap->silenceable_count > HARK_SILENCEABLE_MAX) {
-        hark__free(snap);
-        return HARK_ELIMIT;
-    }
     *out = snap;
     return 0;
 }

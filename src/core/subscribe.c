@@ -219,13 +219,18 @@ static int filter_matching(const hark__sub *sub, hark_topic **list, size_t *coun
 /* Adds a regex, match-function or all-events subscription. The pattern is matched
  * against the existing names with the lock released; names interned meanwhile are
  * matched in further rounds until none is left. Returns with the lock released. */
-static int add_pattern(hark_notifier *n, hark__sub *sub)
+/*
+ * The topics `sub` matches, gathered in rounds until no name was interned meanwhile:
+ * the lock is dropped around regex matching. *matched (hark__free) and *count.
+ * Locking: n locked on entry, and on return unless *unlocked (relocking failed:
+ * its error is returned and nothing is kept).
+ */
+static int collect_matching(hark_notifier *n, hark__sub *sub, hark_topic ***matched_out,
+                            size_t *count_out, bool *unlocked)
 {
     hark_topic **matched = NULL;
     size_t count = 0, seen = 0;
-    int rc = hark__lock(n);
-    if (rc != 0)
-        return rc;
+    int rc = 0;
     for (;;) {
         hark_topic **more;
         size_t more_count;
@@ -243,6 +248,7 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
             if (lrc != 0) {
                 hark__free(more);
                 hark__free(matched);
+                *unlocked = true;
                 return lrc;
             }
         }
@@ -265,18 +271,24 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
         if (rc != 0)
             break;
     }
+    *matched_out = matched;
+    *count_out = count;
+    return rc;
+}
+
+static int add_pattern(hark_notifier *n, hark__sub *sub)
+{
+    hark_topic **matched = NULL;
+    size_t count = 0;
+    int rc = hark__lock(n);
+    if (rc != 0)
+        return rc;
+    bool unlocked = false;
+    rc = collect_matching(n, sub, &matched, &count, &unlocked);
+    if (unlocked)
+        return rc;
     struct pending *p = NULL;
     size_t built = 0;
-    /* A name interned later gets every matching pattern subscription at once, with
-     * no way to refuse: the limit on silenceable members of one name is kept here,
-     * by counting every silenceable pattern subscription as if it matched. */
-    if (rc == 0 && sub->silence != HARK_SILENCE_NEVER) {
-        size_t silenceable = 0;
-        for (size_t i = 0; i < n->pattern_count; i++)
-            silenceable += n->patterns[i]->silence != HARK_SILENCE_NEVER;
-        if (silenceable >= HARK_SILENCEABLE_MAX)
-            rc = HARK_ELIMIT;
-    }
     if (rc == 0)
         rc = HARK__GROW(n->patterns, n->pattern_capacity, n->pattern_count + 1, 4);
     if (rc == 0 && !(p = hark__calloc(count + 1, sizeof *p)))

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
+_Static_assert(HARK_TRACE_ATTACH_MAX == HARK__ATTACH_MAX, "the public limit is the set's");
+
 static atomic_uint_least64_t serials = 1;
 
 static void stats_locked(hark_trace *t, hark_trace_stats *s)
@@ -122,11 +124,9 @@ static void unref(hark_trace *t)
 
 static void on_release(void *data)
 {
-    struct att *a = data;
-    hark_trace *t = a->t;
-    pthread_mutex_lock(&t->lock);
-    a->released = true;
-    pthread_mutex_unlock(&t->lock);
+    struct hark__attach *a = data;
+    hark_trace *t = a->owner;
+    hark__attach_released(&t->atts, a);
     unref(t);
 }
 
@@ -168,8 +168,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     static const char head[] = "{\"traceEvents\":[\n";
     memcpy(t->out, head, sizeof head - 1);
     t->out_len = sizeof head - 1;
-    for (int i = 0; i < HARK_TRACE_ATTACH_MAX; i++)
-        t->atts[i].t = t;
+    hark__attach_init(&t->atts, t, &t->lock, &t->refs);
 
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->wlock, NULL);
@@ -201,42 +200,13 @@ int hark_trace_attach(hark_trace *t, hark_notifier *n, hark_pattern pattern)
 {
     if (!t || !n)
         return HARK_EINVAL;
-    struct att *a = NULL;
-    pthread_mutex_lock(&t->lock);
-    if (t->closing) {
-        pthread_mutex_unlock(&t->lock);
-        return HARK_ESTATE;
-    }
-    for (int i = 0; i < HARK_TRACE_ATTACH_MAX && !a; i++)
-        if (!t->atts[i].used)
-            a = &t->atts[i];
-    if (a)
-        a->used = true;
-    pthread_mutex_unlock(&t->lock);
-    if (!a)
-        return HARK_ELIMIT;
-
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENT;
     o.pattern = pattern;
     o.event = hark__trace_on_event;
     o.skip_cpu_time = true;
     o.release = on_release;
-    o.data = a;
-    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-    hark_subscription_id id = 0;
-    int rc = hark_subscribe(&id, n, &o);
-    pthread_mutex_lock(&t->lock);
-    if (rc < 0) {
-        a->used = false;
-    } else {
-        a->n = n;
-        a->id = id;
-    }
-    pthread_mutex_unlock(&t->lock);
-    if (rc < 0)
-        atomic_fetch_sub_explicit(&t->refs, 1, memory_order_relaxed);
-    return rc < 0 ? rc : 0;
+    return hark__attach_add(&t->atts, n, &o);
 }
 
 int hark_trace_close(hark_trace *t, hark_trace_stats *stats)
@@ -245,27 +215,7 @@ int hark_trace_close(hark_trace *t, hark_trace_stats *stats)
         memset(stats, 0, sizeof *stats);
     if (!t)
         return 0;
-    struct att live[HARK_TRACE_ATTACH_MAX];
-    int count = 0;
-    pthread_mutex_lock(&t->lock);
-    t->closing = true;
-    for (int i = 0; i < HARK_TRACE_ATTACH_MAX; i++)
-        if (t->atts[i].used && !t->atts[i].released && t->atts[i].id)
-            live[count++] = t->atts[i];
-    pthread_mutex_unlock(&t->lock);
-
-    for (int i = 0; i < count; i++) {
-        int rc = HARK_ENOMEM;
-        for (int tries = 0; tries < 5 && rc == HARK_ENOMEM; tries++)
-            rc = hark_unsubscribe(live[i].n, live[i].id);
-    }
-    for (int i = 0; i < count; i++) {
-        bool seen = false;
-        for (int j = 0; j < i; j++)
-            seen = seen || live[j].n == live[i].n;
-        if (!seen)
-            (void)hark_notifier_quiesce(live[i].n); /* EBUSY: released later */
-    }
+    hark__attach_close(&t->atts);
 
     if (t->has_worker) {
         /* From the writer's own round (a write hook closing the trace) the worker

@@ -3,6 +3,7 @@
 #define HARK_TRACE_INTERNAL_H
 
 #include "hark/trace.h"
+#include "attach.h"
 #include "slot.h"
 #include "worker.h"
 
@@ -40,13 +41,6 @@ struct tbuf {
     char pid_tid[64]; /* ,"pid":P,"tid":T,"id": -- the same for every record */
 };
 
-struct att {
-    hark_trace *t;
-    hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released; /* guarded by t->lock */
-};
-
 struct hark_trace {
     uint64_t serial;
     size_t cap, args_max, max_formatted;
@@ -56,10 +50,9 @@ struct hark_trace {
     long pid;
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* guards bufs, atts, closing, the *_gone counters */
+    pthread_mutex_t lock; /* guards bufs, the attachments, the *_gone counters */
     struct tbuf *bufs;
-    struct att atts[HARK_TRACE_ATTACH_MAX];
-    bool closing;
+    hark__attach_set atts;                /* attach.h; its lock is `lock` */
     uint64_t recorded_gone, dropped_gone; /* of buffers already freed */
     atomic_uint_least64_t dropped_nobuf;
 
@@ -76,7 +69,7 @@ struct hark_trace {
     struct hark__worker worker; /* the background writer (worker.h); has_worker */
 };
 
-/* trace_record.c: the event callback (data: the struct att of the subscription). */
+/* trace_record.c: the event callback (data: the struct hark__attach of the subscription). */
 int hark__trace_on_event(hark_event *ev, void *data);
 /* Frees a buffer node and its memory. */
 void hark__trace_tbuf_free(hark__slot *s);

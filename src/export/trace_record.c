@@ -69,7 +69,7 @@ static void bump(atomic_uint_least64_t *c)
 /* The event callback: one record into the calling thread's ring, or a drop. */
 int hark__trace_on_event(hark_event *ev, void *data)
 {
-    hark_trace *t = ((struct att *)data)->t;
+    hark_trace *t = ((struct hark__attach *)data)->owner;
     struct tbuf *b = tl_last;
     if (HARK_UNLIKELY(!b || b->slot.serial != t->serial)) {
         b = find_slow(t);

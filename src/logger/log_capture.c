@@ -39,31 +39,16 @@ static bool is_flag(char c)
     return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0' || c == '\'';
 }
 
+/* The integer conversions. */
+static bool is_int_conv(char c)
+{
+    return c != '\0' && strchr("diouxX", c) != NULL;
+}
+
 /* The conversions the capture handles. */
 static bool is_conv(char c)
 {
-    switch (c) {
-    case 'd':
-    case 'i':
-    case 'o':
-    case 'u':
-    case 'x':
-    case 'X':
-    case 'c':
-    case 's':
-    case 'p':
-    case 'f':
-    case 'F':
-    case 'e':
-    case 'E':
-    case 'g':
-    case 'G':
-    case 'a':
-    case 'A':
-        return true;
-    default:
-        return false;
-    }
+    return c != '\0' && strchr("diouxXcspfFeEgGaA", c) != NULL;
 }
 
 /* Reads the digits at *q as a width or precision into *out; false when the value
@@ -79,6 +64,27 @@ static bool parse_count(const char **q, int *out)
     }
     *out = (int)v;
     return true;
+}
+
+/* Reads the length modifier at *q, if any, and moves past it. */
+static uint8_t parse_length(const char **q)
+{
+    const char *c = *q;
+    if (*c == 'h' || *c == 'l') {
+        bool twice = c[1] == *c;
+        *q += twice ? 2 : 1;
+        if (*c == 'h')
+            return twice ? HARK__LEN_HH : HARK__LEN_H;
+        return twice ? HARK__LEN_LL : HARK__LEN_L;
+    }
+    static const char letters[] = "qjztL";
+    static const uint8_t lengths[] = {HARK__LEN_LL, HARK__LEN_J, HARK__LEN_Z, HARK__LEN_T,
+                                      HARK__LEN_LD};
+    const char *at = *c ? strchr(letters, *c) : NULL;
+    if (!at)
+        return HARK__LEN_NONE;
+    (*q)++;
+    return lengths[at - letters];
 }
 
 /* Parses the specification at `p` (just after '%'). Returns false for what the
@@ -117,55 +123,18 @@ static bool parse_spec(const char *p, struct spec *sp)
      * makes a later "%qd" print 0). 'L' on an integer conversion is glibc's long
      * long, and kept. */
     bool odd = false;
-    switch (*q) {
-    case 'h':
-        sp->length = q[1] == 'h' ? HARK__LEN_HH : HARK__LEN_H;
-        q += q[1] == 'h' ? 2 : 1;
-        break;
-    case 'l':
-        sp->length = q[1] == 'l' ? HARK__LEN_LL : HARK__LEN_L;
-        q += q[1] == 'l' ? 2 : 1;
-        break;
-    case 'q':
-        sp->length = HARK__LEN_LL, q++;
-        break;
-    case 'j':
-        sp->length = HARK__LEN_J, q++;
-        break;
-    case 'z':
-        sp->length = HARK__LEN_Z, q++;
-        break;
-    case 't':
-        sp->length = HARK__LEN_T, q++;
-        break;
-    case 'L':
-        sp->length = HARK__LEN_LD, q++;
-        break;
-    default:
-        break;
-    }
+    sp->length = parse_length(&q);
     sp->conv = *q;
     if (!is_conv(*q))
         return false;
-    switch (sp->conv) {
-    case 'd':
-    case 'i':
-    case 'o':
-    case 'u':
-    case 'x':
-    case 'X':
+    if (is_int_conv(sp->conv)) {
         if (sp->length == HARK__LEN_LD)
             sp->length = HARK__LEN_LL;
-        break;
-    case 'c':
-    case 's':
-    case 'p':
+    } else if (strchr("csp", sp->conv)) {
         odd = sp->length != HARK__LEN_NONE;
-        break;
-    default: /* floating point */
+    } else { /* floating point */
         odd =
             sp->length != HARK__LEN_NONE && sp->length != HARK__LEN_L && sp->length != HARK__LEN_LD;
-        break;
     }
     if (odd)
         return false;
@@ -420,6 +389,102 @@ int hark__site_check(hark_log_site *site)
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
+/* Rebuilds the specification at `q` (just after its '%') into `spec`: flags,
+ * width and precision, the '*' values read from *args in place. Returns its
+ * length; the length modifier and conversion are replay_one()'s. */
+static size_t rebuild_spec(char *spec, size_t cap, const char *q, const struct spec *sp,
+                           const char **args)
+{
+    size_t sn = 0;
+    spec[sn++] = '%';
+    while (is_flag(*q))
+        spec[sn++] = *q++;
+    if (sp->star_width) {
+        long long w;
+        memcpy(&w, *args, 8);
+        *args += 8;
+        sn += (size_t)snprintf(spec + sn, cap - sn, "%lld", w);
+        q++;
+    } else {
+        while (*q >= '0' && *q <= '9')
+            spec[sn++] = *q++;
+    }
+    if (*q != '.')
+        return sn;
+    q++;
+    if (sp->star_prec) {
+        long long pr;
+        memcpy(&pr, *args, 8);
+        *args += 8;
+        if (pr >= 0)
+            sn += (size_t)snprintf(spec + sn, cap - sn, ".%lld", pr);
+    } else {
+        spec[sn++] = '.';
+        while (*q >= '0' && *q <= '9')
+            spec[sn++] = *q++;
+    }
+    return sn;
+}
+
+/* Formats one captured argument with `spec` (its first `sn` bytes written),
+ * completed by a length modifier matching how the value was stored. */
+static int replay_one(struct hark_log_buf *b, char *spec, size_t sn, const struct spec *sp,
+                      const char **args, const char **strings)
+{
+    char c = sp->conv;
+    unsigned long long u;
+    double d;
+    long double ld;
+    void *ptr;
+    if (is_int_conv(c)) {
+        /* Integers travel as 8 bytes; the signed ones are read back as such. */
+        memcpy(&u, *args, 8);
+        *args += 8;
+        memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
+        if (c == 'd' || c == 'i')
+            return hark_log_buf_printf(b, spec, (long long)u);
+        return hark_log_buf_printf(b, spec, u);
+    }
+    switch (c) {
+    case 'c':
+        memcpy(&u, *args, 8);
+        *args += 8;
+        memcpy(spec + sn, "c", 2);
+        return hark_log_buf_printf(b, spec, (int)(long long)u);
+    case 'p':
+        memcpy(&ptr, *args, sizeof ptr);
+        *args += 8;
+        memcpy(spec + sn, "p", 2);
+        return hark_log_buf_printf(b, spec, ptr);
+    case 's': {
+        uint64_t len;
+        memcpy(&len, *args, 8);
+        *args += 8;
+        memcpy(spec + sn, "s", 2);
+        if (len == UINT64_MAX)
+            return hark_log_buf_printf(b, spec, (const char *)NULL);
+        int rc = hark_log_buf_printf(b, spec, *strings);
+        *strings += len + 1;
+        return rc;
+    }
+    default:
+        break;
+    }
+    if (sp->length == HARK__LEN_LD) {
+        memcpy(&ld, *args, sizeof ld);
+        *args += sizeof ld;
+        spec[sn++] = 'L';
+        spec[sn++] = c;
+        spec[sn] = '\0';
+        return hark_log_buf_printf(b, spec, ld);
+    }
+    memcpy(&d, *args, 8);
+    *args += 8;
+    spec[sn++] = c;
+    spec[sn] = '\0';
+    return hark_log_buf_printf(b, spec, d);
+}
+
 int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args, const char *strings)
 {
     const char *lit = fmt;
@@ -435,105 +500,9 @@ int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args, 
         struct spec sp;
         if (!parse_spec(p + 1, &sp))
             return HARK_EINVAL; /* cannot happen: hark__fmt_parse() accepted it */
-        /* The specification rebuilt with '*' values in place and a length
-         * modifier matching how the value was stored. */
         char spec[96];
-        size_t sn = 0;
-        const char *q = p + 1;
-        spec[sn++] = '%';
-        while (is_flag(*q))
-            spec[sn++] = *q++;
-        if (sp.star_width) {
-            long long w;
-            memcpy(&w, args, 8);
-            args += 8;
-            sn += (size_t)snprintf(spec + sn, sizeof spec - sn, "%lld", w);
-            q++;
-        } else {
-            while (*q >= '0' && *q <= '9')
-                spec[sn++] = *q++;
-        }
-        if (*q == '.') {
-            q++;
-            if (sp.star_prec) {
-                long long pr;
-                memcpy(&pr, args, 8);
-                args += 8;
-                if (pr >= 0)
-                    sn += (size_t)snprintf(spec + sn, sizeof spec - sn, ".%lld", pr);
-                q++;
-            } else {
-                spec[sn++] = '.';
-                while (*q >= '0' && *q <= '9')
-                    spec[sn++] = *q++;
-            }
-        }
-        char c = sp.conv;
-        long long i;
-        unsigned long long u;
-        double d;
-        long double ld;
-        void *ptr;
-        int rc = 0;
-        switch (c) {
-        case 'd':
-        case 'i':
-            memcpy(&i, args, 8);
-            args += 8;
-            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
-            rc = hark_log_buf_printf(b, spec, i);
-            break;
-        case 'o':
-        case 'u':
-        case 'x':
-        case 'X':
-            memcpy(&u, args, 8);
-            args += 8;
-            memcpy(spec + sn, (char[]){'l', 'l', c, '\0'}, 4);
-            rc = hark_log_buf_printf(b, spec, u);
-            break;
-        case 'c':
-            memcpy(&u, args, 8);
-            args += 8;
-            memcpy(spec + sn, "c", 2);
-            rc = hark_log_buf_printf(b, spec, (int)(long long)u);
-            break;
-        case 'p':
-            memcpy(&ptr, args, sizeof ptr);
-            args += 8;
-            memcpy(spec + sn, "p", 2);
-            rc = hark_log_buf_printf(b, spec, ptr);
-            break;
-        case 's': {
-            uint64_t len;
-            memcpy(&len, args, 8);
-            args += 8;
-            memcpy(spec + sn, "s", 2);
-            if (len == UINT64_MAX) {
-                rc = hark_log_buf_printf(b, spec, (const char *)NULL);
-            } else {
-                rc = hark_log_buf_printf(b, spec, strings);
-                strings += len + 1;
-            }
-            break;
-        }
-        default:
-            if (sp.length == HARK__LEN_LD) {
-                memcpy(&ld, args, sizeof ld);
-                args += sizeof ld;
-                spec[sn++] = 'L';
-                spec[sn++] = c;
-                spec[sn] = '\0';
-                rc = hark_log_buf_printf(b, spec, ld);
-            } else {
-                memcpy(&d, args, 8);
-                args += 8;
-                spec[sn++] = c;
-                spec[sn] = '\0';
-                rc = hark_log_buf_printf(b, spec, d);
-            }
-            break;
-        }
+        size_t sn = rebuild_spec(spec, sizeof spec, p + 1, &sp, &args);
+        int rc = replay_one(b, spec, sn, &sp, &args, &strings);
         if (rc != 0)
             return rc;
         p = sp.start + sp.len - 1;

@@ -122,8 +122,10 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
         /* Values are case-insensitive: STDERR is the stream, not a file of that
          * name. A path is taken as it is written. */
         static const char *const keywords[] = {"stderr", "stdout", "journald"};
+        const char *word = v;
+        size_t len = trim(&word, strlen(v)); /* " stderr " is the stream too */
         for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-            if (strcasecmp(v, keywords[i]) == 0)
+            if (len == strlen(keywords[i]) && strncasecmp(word, keywords[i], len) == 0)
                 v = keywords[i];
         int d = hark_logger_set_destination(l, v);
         if (d == HARK_ENOTSUP) {
@@ -135,7 +137,7 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
             problem(&p, name, v, why);
             rc = HARK_EIO;
         } else if (d != 0) {
-            problem(&p, name, v, "stderr, stdout, journald or a path");
+            problem(&p, name, v, "stderr, stdout, journald or a path, without control characters");
             rc = d;
         }
     }

@@ -73,7 +73,7 @@ static inline size_t hark__log_tags_get(const char *const **tags)
     return t->count;
 }
 
-/* log_env.c: the target level for the namespace of event `name` (after its first
+/* targets.c: the target level for the namespace of event `name` (after its first
  * '.'), or -1; cheap when the logger has no targets. */
 int hark__logger_event_target(const hark_logger *l, const char *name);
 
@@ -84,6 +84,19 @@ extern HARK__TLS const hark_log_event *hark__tls_log_event;
 static inline const hark_log_event *hark__log_event_tls(void)
 {
     return hark__tls_log_event;
+}
+
+/* Fills what `rec` says of the event `ev` is about: its name, ids, duration and
+ * fields. */
+static inline void hark__record_event(hark_log_record *rec, const hark_log_event *ev)
+{
+    rec->event = ev->name;
+    rec->transaction_id = ev->transaction_id;
+    rec->event_id = ev->id;
+    rec->parent_id = ev->parent_id;
+    rec->duration_ms = ev->duration_ms;
+    rec->fields = ev->fields;
+    rec->field_count = ev->field_count;
 }
 
 #endif /* HARK_LOG_EXT_H */

@@ -54,7 +54,7 @@ int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, int
     }
     *s = (struct hark__sink){*sink, fd, user};
     l->sink = s;
-    l->sink_records = sink->write_record != NULL;
+    atomic_init(&l->sink_records, sink->write_record != NULL);
     *out = l;
     return 0;
 }
@@ -164,12 +164,11 @@ int hark_logger_reopen(hark_logger *l)
 {
     if (!l)
         return HARK_EINVAL;
-    if (!l->sink->ops.reopen)
-        return 0;
     if (hark__io_lock(l) != 0)
         return HARK_EBUSY;
+    /* Read under the lock: hark_logger_set_destination() swaps the sink under it. */
     const struct hark__sink *s = l->sink;
-    int rc = s->ops.reopen(s->ops.data);
+    int rc = s->ops.reopen ? s->ops.reopen(s->ops.data) : 0;
     hark__io_unlock(l);
     return rc == 0 ? 0 : HARK_EIO;
 }

@@ -94,8 +94,9 @@ struct hark_logger {
     /* The sink. Swapped (hark_logger_set_destination) under io_lock; read under
      * it, but for `records`, which the front end reads without it. */
     struct hark__sink *sink;
-    /* Whether the sink takes records (write_record) rather than lines. */
-    bool sink_records;
+    /* Whether the sink takes records (write_record) rather than lines. Relaxed:
+     * a line that races with a switch goes to either sink, which both take lines. */
+    atomic_bool sink_records;
 };
 
 /* A message under construction; `p` points at the caller's stack array or the heap. */
@@ -183,9 +184,10 @@ void hark__sink_free(struct hark__sink *s);
 int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd);
 
 /*
- * logger.c: renders `rec` (its message included) into a complete line in `line`
- * with the logger's formatter, then writes it to the sink. Locking contract:
- * io_lock held. Returns 0, HARK_ENOMEM or HARK_EIO.
+ * sink.c: hands `rec` to the sink: as it is to a sink that takes records, else
+ * rendered (its message included) into a complete line in `line` with the
+ * logger's formatter. Both back ends write through it. Locking contract: io_lock
+ * held. Returns 0, HARK_ENOMEM or HARK_EIO.
  */
 int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line);
 
@@ -203,7 +205,7 @@ void hark__logger_targets_free(hark_logger *l);
  * one, or the journal, which takes fields rather than a line). */
 static inline bool hark__logger_structured(const hark_logger *l)
 {
-    return l->formatter || l->sink_records;
+    return l->formatter || atomic_load_explicit(&l->sink_records, memory_order_relaxed);
 }
 
 /* sinks/fd.c: opens `path` for appending (created 0644, close-on-exec), retrying

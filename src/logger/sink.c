@@ -90,7 +90,7 @@ int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd)
     (void)hark__sink_flush(l);
     struct hark__sink *old = l->sink;
     l->sink = s;
-    l->sink_records = next->write_record != NULL;
+    atomic_store_explicit(&l->sink_records, next->write_record != NULL, memory_order_relaxed);
     hark__io_unlock(l);
     hark__sink_free(old);
     return 0;
@@ -125,9 +125,23 @@ static const struct named_sink {
     {"journald", build_journald},
 };
 
+/* A destination that is blank or holds a control character (a newline pasted into
+ * a configuration value, say) is malformed: no one means a file of that name. */
+static bool dest_malformed(const char *dest)
+{
+    bool blank = true;
+    for (const unsigned char *c = (const unsigned char *)dest; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f)
+            return true;
+        if (*c != ' ')
+            blank = false;
+    }
+    return blank;
+}
+
 int hark_logger_set_destination(hark_logger *l, const char *dest)
 {
-    if (!l || !dest || !dest[0])
+    if (!l || !dest || dest_malformed(dest))
         return HARK_EINVAL;
     hark_log_sink next;
     int fd = -1, rc;

@@ -38,15 +38,8 @@ static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level le
     const hark_log_event *ev = hark__log_event_tls();
     /* A line about an event is stamped with the event's end, already measured. */
     rec->time = hark__log_line_time(ev);
-    if (ev && ev->name) {
-        rec->event = ev->name;
-        rec->transaction_id = ev->transaction_id;
-        rec->event_id = ev->id;
-        rec->parent_id = ev->parent_id;
-        rec->duration_ms = ev->duration_ms;
-        rec->fields = ev->fields;
-        rec->field_count = ev->field_count;
-    }
+    if (ev && ev->name)
+        hark__record_event(rec, ev);
 }
 
 /*

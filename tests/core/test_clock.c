@@ -567,6 +567,31 @@ static void test_small_error_no_fallback(void **state)
     in_child(nudge_child);
 }
 
+/* ---- switching sources ------------------------------------------------------------------ */
+
+/* Switching back and forth never takes a thread's monotonic readings backwards. */
+static void test_switch_keeps_order(void **state)
+{
+    (void)state;
+    if (!use_tsc_or_skip())
+        return;
+    calibrated();
+    double prev = hark_clock_monotonic();
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(hark_clock_use(i % 2 ? HARK_CLOCK_TSC : HARK_CLOCK_VDSO), 0);
+        if (i % 2)
+            calibrated();
+        for (int k = 0; k < 100; k++) {
+            double h = hark_clock_monotonic();
+            assert_true(h >= prev);
+            prev = h;
+        }
+    }
+    hark_clock_info info;
+    hark_clock_info_get(&info);
+    assert_int_equal(info.fallbacks, 0);
+}
+
 /* ---- selection ------------------------------------------------------------------------ */
 
 static void test_use_bad_value(void **state)
@@ -703,6 +728,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_wall_step),
         cmocka_unit_test(test_forced_fallback),
         cmocka_unit_test(test_small_error_no_fallback),
+        cmocka_unit_test(test_switch_keeps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -221,6 +221,20 @@ static void sampling(void **state)
     assert_true(s.spans.queued % 2 == 0);
     assert_true(s.spans.queued > 0 && s.spans.queued < 2 * TRACES);
     hark_otlp_shutdown(x, 0, NULL);
+
+    /* Each exporter samples with its own sampler, whichever was created last. */
+    hark_otlp *on = unreachable("always_on", 0, 4096);
+    hark_otlp *off = unreachable("always_off", 0, 4096);
+    assert_int_equal(hark_otlp_attach(on, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(off, n, hark_all()), 0);
+    for (int i = 0; i < 10; i++)
+        hark_instrument_name(n, "root", NULL, child_block, n, NULL);
+    hark_otlp_stats_get(on, &s);
+    assert_int_equal(s.spans.queued, 20);
+    hark_otlp_stats_get(off, &s);
+    assert_int_equal(s.spans.queued, 0);
+    hark_otlp_shutdown(off, 0, NULL);
+    hark_otlp_shutdown(on, 0, NULL);
     hark_notifier_free(n);
 }
 
@@ -268,7 +282,11 @@ static void forked_child(void **state)
             fprintf(stderr, "child: flush %d, dropped %llu, exported %llu\n", rc,
                     (unsigned long long)s.spans.dropped, (unsigned long long)s.spans.exported);
         /* Its own span failed to export; the parent's three were not its to send. */
-        _exit(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0 ? 0 : 1);
+        int ok = rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0;
+        /* Everything freed before leaving, as valgrind checks the child too. */
+        hark_otlp_shutdown(x, 1000, NULL);
+        hark_notifier_free(n);
+        _exit(ok ? 0 : 1);
     }
     assert_true(pid > 0);
     int status = 0;
@@ -280,6 +298,49 @@ static void forked_child(void **state)
     assert_int_equal(s.spans.dropped, 3); /* the parent's own, to the unreachable port */
     hark_notifier_free(n);
 #endif
+}
+
+/* The largest record: a name of HARK_NAME_MAX bytes, a 512-character tracestate
+ * and more attributes than fit, in the smallest span_bytes: kept within its slot
+ * (the neighbours' records stay intact: every span is counted once). */
+static void largest_record(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = "http://127.0.0.1:1";
+    o.ignore_env = true;
+    o.export_timeout_ms = 100;
+    o.schedule_delay_ms = 3600000;
+    o.span_bytes = 256;
+    o.max_queue_size = 8;
+    o.max_export_batch_size = 8;
+    hark_otlp *x;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    char name[HARK_NAME_MAX + 1];
+    memset(name, 'n', HARK_NAME_MAX);
+    name[HARK_NAME_MAX] = '\0';
+    char ts[HARK_TRACESTATE_MAX + 1] = "";
+    for (int i = 0; strlen(ts) + 16 <= HARK_TRACESTATE_MAX; i++)
+        sprintf(ts + strlen(ts), "%sk%02d=vvvvvvvvv", i ? "," : "", i % 32);
+    hark_trace_context c;
+    assert_int_equal(hark_traceparent_parse(&c, good, NULL), 0);
+    memcpy(c.tracestate, ts, strlen(ts) + 1);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(hark_otlp_context_begin(&c), 0);
+        HARK_PAYLOAD(p, 6);
+        hark_payload_set_str(&p, "a", ts);
+        hark_payload_set_str(&p, "b", ts);
+        hark_payload_set_int(&p, "c", i);
+        hark_instrument_name(n, name, &p, NULL, NULL, NULL);
+    }
+    hark_otlp_stats s;
+    hark_otlp_shutdown(x, 1000, &s);
+    assert_int_equal(s.spans.queued, 6);
+    assert_int_equal(s.spans.dropped, 6);
+    hark_notifier_free(n);
 }
 
 static void exp_index(void **state)
@@ -309,7 +370,7 @@ int main(void)
         cmocka_unit_test(traceparent_valid), cmocka_unit_test(traceparent_invalid),
         cmocka_unit_test(config_errors),     cmocka_unit_test(sampling),
         cmocka_unit_test(drops_counted),     cmocka_unit_test(forked_child),
-        cmocka_unit_test(exp_index),
+        cmocka_unit_test(largest_record),    cmocka_unit_test(exp_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

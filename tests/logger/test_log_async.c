@@ -663,6 +663,50 @@ static void test_forked_child_exits_with_lines_queued(void **state)
     gate_done(g);
 }
 
+/* A forked child's own lines are written (at its exit) on its own thread; the
+ * parent's lines, queued before the fork(), are written once, by the parent. */
+static void test_forked_child_writes_its_own_lines(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hark-async-fork-%d.log", (int)getpid());
+    unlink(path);
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_path(&l, path), 0);
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    assert_int_equal(hark_logger_set_async(l, &o), 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(hark_log(l, HARK_LOG_INFO, "parent %d", i), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30); /* dies rather than hangs */
+        for (int i = 0; i < 10; i++)
+            hark_log(l, HARK_LOG_INFO, "child %d", i);
+        exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    int parent[10] = {0}, child[10] = {0}, n;
+    char who[16], line[64];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        assert_int_equal(sscanf(line, "%15s %d", who, &n), 2);
+        assert_true(n >= 0 && n < 10);
+        (strcmp(who, "parent") == 0 ? parent : child)[n]++;
+    }
+    fclose(f);
+    unlink(path);
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(parent[i], 1);
+        assert_int_equal(child[i], 1);
+    }
+}
+
 /* A sink much slower than the producers, so that they keep the ring full; it adds
  * up the drops that "N lines dropped" reports. */
 struct slow_sink {
@@ -790,6 +834,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_exit_writes_the_queue),
         cmocka_unit_test(test_writer_callbacks_do_not_wait_for_the_writer),
         cmocka_unit_test(test_forked_child_exits_with_lines_queued),
+        cmocka_unit_test(test_forked_child_writes_its_own_lines),
         cmocka_unit_test(test_flush_returns_while_others_overflow),
         cmocka_unit_test(test_exit_returns_while_others_overflow),
     };

@@ -175,6 +175,27 @@ static void test_malformed_reported_once_rest_applied(void **state)
                      1);
     free(text);
 
+    /* A malformed destination (spaces only, a control character): reported as
+     * malformed, HARK_EINVAL, the old destination kept and no file created. */
+    static const char *const malformed[] = {"   ", "/tmp/hark-env\nx.log", "\tstderr\x7f"};
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        unlink(path);
+        clear_env();
+        l = logger_to_file();
+        setenv("T_LOG_DEST", malformed[i], 1);
+        setenv("T_LOG_LEVEL", "info", 1);
+        assert_int_equal(hark_logger_configure_from_env(l, "T"), HARK_EINVAL);
+        assert_int_equal(hark_logger_level(l), HARK_LOG_INFO);
+        assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "still here"), 0);
+        assert_int_equal(hark_logger_free(l), 0);
+        text = slurp(path);
+        assert_int_equal(count(text, "T_LOG_DEST=\""), 1);
+        assert_int_equal(count(text, "without control characters"), 1);
+        assert_int_equal(count(text, "still here"), 1);
+        free(text);
+    }
+    assert_int_equal(access("/tmp/hark-env\nx.log", F_OK), -1);
+
     /* Bad prefixes read nothing. */
     l = logger_to_file();
     assert_int_equal(hark_logger_configure_from_env(l, ""), HARK_EINVAL);
@@ -195,8 +216,8 @@ static void test_dest_keywords_any_case(void **state)
     char cwd[4096];
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
-    static const char *const values[] = {"StdErr", "STDOUT"};
-    for (size_t i = 0; i < 2; i++) {
+    static const char *const values[] = {"StdErr", "STDOUT", " stderr "};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         hark_logger *l = logger_to_file();
         setenv("T_LOG_DEST", values[i], 1);
         assert_int_equal(hark_logger_configure_from_env(l, "T"), 0);
@@ -310,6 +331,9 @@ static void test_destinations(void **state)
     assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "to the file"), 0);
     assert_int_equal(hark_logger_set_destination(l, "stderr"), 0);
     assert_int_equal(hark_logger_set_destination(l, ""), HARK_EINVAL);
+    assert_int_equal(hark_logger_set_destination(l, "  "), HARK_EINVAL);
+    assert_int_equal(hark_logger_set_destination(l, "/tmp/a\nb.log"), HARK_EINVAL);
+    assert_int_equal(access("/tmp/a\nb.log", F_OK), -1);
     assert_int_equal(hark_logger_set_destination(NULL, "stderr"), HARK_EINVAL);
     assert_int_equal(hark_logger_set_destination(l, "/nonexistent-dir/x"), HARK_EIO);
     if (hark_log_journald_available())

@@ -194,6 +194,18 @@ class TestFanout < Minitest::Test
     assert_equal [:start, :finish], quiet.log.map(&:first)
   end
 
+  # Rails has no limit on silenceable subscriptions: neither has hark (past 256 on one
+  # name an event allocates its record of who takes part).
+  def test_hundreds_of_silenceable_subscriptions_on_one_name
+    quiet_class = Class.new(Evented) { attr_accessor :quiet; def silenced?(_) = quiet }
+    subs = Array.new(300) { |i| quiet_class.new.tap { |q| q.quiet = i % 3 == 0 } }
+    subs.each_with_index { |q, i| @f.subscribe(i.even? ? "many" : /\Amany\z/, q) }
+    instrument("many")
+    subs.each_with_index do |q, i|
+      assert_equal(q.quiet ? [] : [:start, :finish], q.log.map(&:first), "subscriber #{i}")
+    end
+  end
+
   def test_silenced_exception_propagates_from_listening_and_build_handle
     bad = Class.new(Evented) { def silenced?(_) = raise(IOError, "asked") }.new
     @f.subscribe("b", bad)

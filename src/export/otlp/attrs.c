@@ -10,7 +10,7 @@
 /* Nested payloads kept, as in every hark rendering (hark/sys/payload_json.h). */
 #define DEPTH_MAX HARK_PAYLOAD_JSON_DEPTH
 
-void hark__otlp_pb_utf8(hark__pb *b, unsigned field, const char *s, size_t n)
+void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0, bad;
@@ -25,11 +25,11 @@ void hark__otlp_pb_utf8(hark__pb *b, unsigned field, const char *s, size_t n)
         i += k;
     }
     if (i == n) { /* the usual case: valid, copied as it is */
-        hark__pb_bytes(b, field, s, n);
+        hark__wire_bytes(b, field, s, n);
         return;
     }
-    size_t at = hark__pb_begin(b, field);
-    if (!hark__pb_room(b, n - i + 3 * n)) {
+    size_t at = hark__wire_begin(b, field);
+    if (!hark__wire_room(b, n - i + 3 * n)) {
         b->over = true;
         return;
     }
@@ -47,43 +47,43 @@ void hark__otlp_pb_utf8(hark__pb *b, unsigned field, const char *s, size_t n)
             i += bad;
         }
     }
-    hark__pb_end(b, at);
+    hark__wire_end(b, at);
 }
 
-void hark__otlp_kv_str(hark__pb *b, unsigned field, const char *key, const char *s, size_t n)
+void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n)
 {
-    size_t kv = hark__pb_begin(b, field);
+    size_t kv = hark__wire_begin(b, field);
     hark__otlp_pb_utf8(b, 1, key, strlen(key));
-    size_t v = hark__pb_begin(b, 2);
+    size_t v = hark__wire_begin(b, 2);
     hark__otlp_pb_utf8(b, 1, s, n);
-    hark__pb_end(b, v);
-    hark__pb_end(b, kv);
+    hark__wire_end(b, v);
+    hark__wire_end(b, kv);
 }
 
-static void put_fields(hark__pb *b, unsigned field, const hark_payload *p, unsigned *dropped,
+static void put_fields(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                        const hark_field **error, int depth);
 
 /* The AnyValue members of one field's value. */
-static void put_value(hark__pb *b, const hark_field *f, int depth)
+static void put_value(hark__wire *b, const hark_field *f, int depth)
 {
     switch (f->type) {
     case HARK_TYPE_INT:
-        hark__pb_uint(b, 3, (uint64_t)f->as.i);
+        hark__wire_uint(b, 3, (uint64_t)f->as.i);
         break;
     case HARK_TYPE_UINT:
         if (f->as.u <= (uint64_t)INT64_MAX) {
-            hark__pb_uint(b, 3, f->as.u);
+            hark__wire_uint(b, 3, f->as.u);
         } else {
             char tmp[24];
             int k = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)f->as.u);
-            hark__pb_bytes(b, 1, tmp, (size_t)k);
+            hark__wire_bytes(b, 1, tmp, (size_t)k);
         }
         break;
     case HARK_TYPE_DOUBLE:
-        hark__pb_double(b, 4, f->as.d);
+        hark__wire_double(b, 4, f->as.d);
         break;
     case HARK_TYPE_BOOL:
-        hark__pb_uint(b, 2, f->as.b);
+        hark__wire_uint(b, 2, f->as.b);
         break;
     case HARK_TYPE_STRING:
         if (f->as.s)
@@ -93,17 +93,17 @@ static void put_value(hark__pb *b, const hark_field *f, int depth)
         /* "0x..." as every hark rendering writes pointers ("0x0" for NULL). */
         char tmp[24];
         int k = snprintf(tmp, sizeof tmp, "0x%" PRIxPTR, (uintptr_t)f->as.p);
-        hark__pb_bytes(b, 1, tmp, (size_t)(k > 0 ? k : 0));
+        hark__wire_bytes(b, 1, tmp, (size_t)(k > 0 ? k : 0));
         break;
     }
     case HARK_TYPE_PAYLOAD:
         if (depth >= DEPTH_MAX || !f->as.payload) {
-            hark__pb_bytes(b, 1, "...", 3);
+            hark__wire_bytes(b, 1, "...", 3);
         } else {
-            size_t l = hark__pb_begin(b, 6);
+            size_t l = hark__wire_begin(b, 6);
             unsigned ignored = 0;
             put_fields(b, 1, f->as.payload, &ignored, NULL, depth + 1);
-            hark__pb_end(b, l);
+            hark__wire_end(b, l);
         }
         break;
     default:
@@ -111,7 +111,7 @@ static void put_value(hark__pb *b, const hark_field *f, int depth)
     }
 }
 
-static void put_fields(hark__pb *b, unsigned field, const hark_payload *p, unsigned *dropped,
+static void put_fields(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                        const hark_field **error, int depth)
 {
     for (uint32_t i = 0; i < p->count; i++) {
@@ -126,12 +126,12 @@ static void put_fields(hark__pb *b, unsigned field, const hark_payload *p, unsig
         if (depth == 0 && f->type == HARK_TYPE_POINTER && !strcmp(f->key, "exception_object"))
             continue;
         size_t mark = b->len;
-        size_t kv = hark__pb_begin(b, field);
+        size_t kv = hark__wire_begin(b, field);
         hark__otlp_pb_utf8(b, 1, f->key, strlen(f->key));
-        size_t v = hark__pb_begin(b, 2);
+        size_t v = hark__wire_begin(b, 2);
         put_value(b, f, depth);
-        hark__pb_end(b, v);
-        hark__pb_end(b, kv);
+        hark__wire_end(b, v);
+        hark__wire_end(b, kv);
         if (b->over) { /* leave it out, keep what fitted before it */
             b->over = false;
             b->len = mark;
@@ -140,7 +140,7 @@ static void put_fields(hark__pb *b, unsigned field, const hark_payload *p, unsig
     }
 }
 
-void hark__otlp_attrs(hark__pb *b, unsigned field, const hark_payload *p, unsigned *dropped,
+void hark__otlp_attrs(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                       const hark_field **error)
 {
     if (p)

@@ -2,7 +2,7 @@
 #ifndef HARK_OTLP_ATTRS_H
 #define HARK_OTLP_ATTRS_H
 
-#include "pb.h"
+#include "wire.h"
 
 #include "hark/payload.h"
 
@@ -12,14 +12,14 @@
  * out and counted in *dropped. The failure field (HARK_TYPE_ERROR) is not written:
  * *error points at it (or stays NULL); `exception_object` is skipped.
  */
-void hark__otlp_attrs(hark__pb *b, unsigned field, const hark_payload *p, unsigned *dropped,
+void hark__otlp_attrs(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                       const hark_field **error);
 
 /* A string field with invalid UTF-8 replaced by U+FFFD (protobuf strings must be
  * valid UTF-8). */
-void hark__otlp_pb_utf8(hark__pb *b, unsigned field, const char *s, size_t n);
+void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n);
 
 /* One KeyValue record with a string value. */
-void hark__otlp_kv_str(hark__pb *b, unsigned field, const char *key, const char *s, size_t n);
+void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n);
 
 #endif

@@ -123,16 +123,23 @@ static bool by_ratio(uint64_t r)
     return th == UINT64_MAX || r < th;
 }
 
+bool hark__otlp_trace_flag(const hark__otlp_thread *t)
+{
+    /* Parent-based samplers follow the remote parent; the others decide alone. */
+    if (t->remote && atomic_load_explicit(&parent_based, memory_order_relaxed))
+        return t->remote_sampled;
+    return by_ratio(t->rand);
+}
+
 void hark__otlp_trace_new(hark__otlp_thread *t)
 {
-    uint64_t r = hark__otlp_rand64();
-    hark__otlp_put_be64(t->trace_id + 8, r);
+    /* The least an unsampled root can cost: the id's bytes, the propagated flag
+     * and the rest are made when asked for (hark__otlp_trace_id(),
+     * hark__otlp_trace_flag()). */
+    t->rand = hark__otlp_rand64();
     t->id_full = false;
-    t->sampled = by_ratio(r);
     t->remote = false;
-    t->remote_parent = 0;
     t->tracestate_len = 0;
-    t->tracestate[0] = '\0';
     t->ended_root = 0;
     t->open = true;
 }
@@ -142,8 +149,9 @@ void hark__otlp_trace_id_full(hark__otlp_thread *t)
     uint64_t hi;
     do /* an all-zero id is invalid */
         hi = hark__otlp_rand64();
-    while (!hi && !hark__otlp_get_be64(t->trace_id + 8));
+    while (!hi && !t->rand);
     hark__otlp_put_be64(t->trace_id, hi);
+    hark__otlp_put_be64(t->trace_id + 8, t->rand);
     t->id_full = true;
 }
 
@@ -287,10 +295,8 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
         return HARK_ENOMEM;
     memcpy(t->trace_id, ctx->trace_id, 16);
     t->remote_parent = hark__otlp_get_be64(ctx->span_id);
-    /* Parent-based samplers follow the remote parent; the others decide alone. */
-    t->sampled = atomic_load_explicit(&parent_based, memory_order_relaxed)
-                     ? ctx->flags & HARK_TRACE_FLAG_SAMPLED
-                     : by_ratio(hark__otlp_get_be64(ctx->trace_id + 8));
+    t->rand = hark__otlp_get_be64(ctx->trace_id + 8);
+    t->remote_sampled = ctx->flags & HARK_TRACE_FLAG_SAMPLED;
     t->remote = true;
     t->id_full = true;
     size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);
@@ -316,7 +322,7 @@ int hark_otlp_context_current(hark_trace_context *out)
     memset(out, 0, sizeof *out);
     memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
     hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
-    out->flags = t->sampled ? HARK_TRACE_FLAG_SAMPLED : 0;
+    out->flags = hark__otlp_trace_flag(t) ? HARK_TRACE_FLAG_SAMPLED : 0;
     memcpy(out->tracestate, t->tracestate, t->tracestate_len);
     out->tracestate[t->tracestate_len] = '\0';
     return 0;

@@ -23,7 +23,8 @@
  */
 typedef struct hark__otlp_thread {
     bool open;           /* a trace is open on the thread */
-    bool sampled;        /* its sampling decision */
+    bool remote_sampled; /* the remote parent's sampled flag, if remote */
+    uint64_t rand;       /* the trace id's random half (its last 8 bytes) */
     bool remote;         /* it continues a remote parent */
     bool id_full;        /* trace_id[0..8) is drawn too (when first needed) */
     uint64_t ended_root; /* the root event that ended the trace, while its callbacks run */
@@ -47,6 +48,8 @@ static inline hark__otlp_thread *hark__otlp_thread_get(void)
  * sampler's decision; the other half is drawn when the id is first needed, so
  * that an unsampled trace nobody propagates costs one random number. */
 void hark__otlp_trace_new(hark__otlp_thread *t);
+/* The sampled flag the open trace propagates: the process sampler's decision. */
+bool hark__otlp_trace_flag(const hark__otlp_thread *t);
 /* The open trace's full id (draws its first half if not done yet). */
 void hark__otlp_trace_id_full(hark__otlp_thread *t);
 static inline const uint8_t *hark__otlp_trace_id(hark__otlp_thread *t)
@@ -68,10 +71,23 @@ static inline void hark__otlp_trace_for(hark__otlp_thread *t, uint64_t id)
         hark__otlp_trace_new(t);
 }
 
-/* The sampler: a new trace is sampled when the top 8 bytes of its random trace-id
- * part are below this threshold (0: never; UINT64_MAX: always). */
+/* The process sampler, the last exporter's (hark_otlp_new()): the sampled flag a
+ * trace propagates (hark_otlp_context_current(), log records). Each exporter
+ * decides what it exports with its own (hark__otlp_sampled()). A new trace is
+ * sampled when the last 8 bytes of its trace id are below the threshold (0:
+ * never; UINT64_MAX: always). */
 extern atomic_uint_least64_t hark__otlp_sample_threshold;
 void hark__otlp_set_sampler(bool parent_based, bool always, double ratio);
+
+/* An exporter's decision for the open trace of `t`: a pure function of the trace,
+ * so every span of it gets the same one. */
+static inline bool hark__otlp_sampled(const hark__otlp_thread *t, uint64_t threshold,
+                                      bool parent_based)
+{
+    if (t->remote && parent_based)
+        return t->remote_sampled;
+    return threshold == UINT64_MAX || t->rand < threshold;
+}
 
 /* Span id of an event id: a bijection salted per process so that two processes
  * continuing one trace do not give the same ids. 0 stays 0. */

@@ -19,6 +19,9 @@ int64_t hark__otlp_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Log records wait in a queue of their own, OTEL_BLRP_MAX_QUEUE_SIZE's default. */
+#define LOG_QUEUE_SLOTS 2048
+
 static size_t pow2_at_least(size_t n)
 {
     size_t p = 1;
@@ -75,8 +78,7 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     pthread_cond_init(&x->dwake, &ca);
     pthread_condattr_destroy(&ca);
     atomic_init(&x->refs, 1);
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
-        x->atts[i].x = x;
+    hark__attach_init(&x->atts, x, &x->lock, &x->refs);
 
     size_t slots = pow2_at_least(x->cfg.max_queue_size);
     size_t batch = x->cfg.max_export_batch_size;
@@ -91,8 +93,11 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     x->wall_offset_ns = x->start_unix_ns - ((int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec);
     x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
 
-    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes) &&
-              hark__otlp_queue_init(&x->logs, slots, x->cfg.span_bytes) &&
+    /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256
+     * bytes) always fits whole. */
+    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes + sizeof(hark__span_rec)) &&
+              hark__otlp_queue_init(&x->logs, LOG_QUEUE_SLOTS,
+                                    x->cfg.span_bytes + sizeof(hark__log_rec)) &&
               (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
     if (!ok) {
         destroy(x);
@@ -106,8 +111,13 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
             snprintf(err, err_len, "libcurl could not be initialised");
         return HARK_EIO;
     }
-    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON,
-                           x->cfg.sampler == SAMPLER_OFF ? 0.0 : x->cfg.ratio);
+    double ratio = x->cfg.sampler == SAMPLER_ON    ? 1.0
+                   : x->cfg.sampler == SAMPLER_OFF ? 0.0
+                                                   : x->cfg.ratio;
+    x->sample_threshold = ratio >= 1.0     ? UINT64_MAX
+                          : !(ratio > 0.0) ? 0
+                                           : (uint64_t)(ratio * 18446744073709551616.0);
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON, ratio);
 
     if (hark__otlp_worker_start(x) != 0) {
         destroy(x);
@@ -128,11 +138,9 @@ static void unref(hark_otlp *x)
 
 static void on_release(void *data)
 {
-    struct hark__otlp_att *a = data;
-    hark_otlp *x = a->x;
-    pthread_mutex_lock(&x->lock);
-    a->released = true;
-    pthread_mutex_unlock(&x->lock);
+    struct hark__attach *a = data;
+    hark_otlp *x = a->owner;
+    hark__attach_released(&x->atts, a);
     unref(x);
 }
 
@@ -140,20 +148,6 @@ int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
 {
     if (!x || !n)
         return HARK_EINVAL;
-    struct hark__otlp_att *a = NULL;
-    pthread_mutex_lock(&x->lock);
-    if (x->closing) {
-        pthread_mutex_unlock(&x->lock);
-        return HARK_ESTATE;
-    }
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX && !a; i++)
-        if (!x->atts[i].used)
-            a = &x->atts[i];
-    if (a)
-        a->used = true;
-    pthread_mutex_unlock(&x->lock);
-    if (!a)
-        return HARK_ELIMIT;
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     /* A monotonic subscription: the times and payload a span needs, without the
      * event object (the ids come from hark_current_event_ids()). */
@@ -161,21 +155,7 @@ int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
     o.pattern = pattern;
     o.timed = hark__otlp_on_event;
     o.release = on_release;
-    o.data = a;
-    atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);
-    hark_subscription_id id = 0;
-    int rc = hark_subscribe(&id, n, &o);
-    pthread_mutex_lock(&x->lock);
-    if (rc < 0) {
-        a->used = false;
-    } else {
-        a->n = n;
-        a->id = id;
-    }
-    pthread_mutex_unlock(&x->lock);
-    if (rc < 0)
-        atomic_fetch_sub_explicit(&x->refs, 1, memory_order_relaxed);
-    return rc < 0 ? rc : 0;
+    return hark__attach_add(&x->atts, n, &o);
 }
 
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
@@ -183,7 +163,7 @@ int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
     if (!x || !m)
         return HARK_EINVAL;
     pthread_mutex_lock(&x->lock);
-    int rc = x->closing ? HARK_ESTATE : 0;
+    int rc = x->atts.closing ? HARK_ESTATE : 0;
     if (!rc)
         x->metrics = m;
     pthread_mutex_unlock(&x->lock);
@@ -247,26 +227,7 @@ int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats
     if (!x)
         return 0;
     int64_t deadline = hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000;
-    struct hark__otlp_att live[HARK__OTLP_ATTACH_MAX];
-    int count = 0;
-    pthread_mutex_lock(&x->lock);
-    x->closing = true;
-    for (int i = 0; i < HARK__OTLP_ATTACH_MAX; i++)
-        if (x->atts[i].used && !x->atts[i].released && x->atts[i].id)
-            live[count++] = x->atts[i];
-    pthread_mutex_unlock(&x->lock);
-    for (int i = 0; i < count; i++) {
-        int rc = HARK_ENOMEM;
-        for (int tries = 0; tries < 5 && rc == HARK_ENOMEM; tries++)
-            rc = hark_unsubscribe(live[i].n, live[i].id);
-    }
-    for (int i = 0; i < count; i++) {
-        bool seen = false;
-        for (int j = 0; j < i; j++)
-            seen = seen || live[j].n == live[i].n;
-        if (!seen)
-            (void)hark_notifier_quiesce(live[i].n);
-    }
+    hark__attach_close(&x->atts);
     /* The final rounds: everything queued and a last metrics snapshot, exported
      * until the deadline; past it, every export fails at once and is counted. */
     pthread_mutex_lock(&x->dlock);

@@ -2,8 +2,9 @@
 #ifndef HARK_OTLP_EXPORTER_H
 #define HARK_OTLP_EXPORTER_H
 
+#include "attach.h"
 #include "context.h"
-#include "pb.h"
+#include "wire.h"
 #include "queue.h"
 #include "worker.h"
 
@@ -54,14 +55,6 @@ typedef struct hark__log_rec {
     uint8_t level, has_trace, sampled;
 } hark__log_rec;
 
-struct hark__otlp_att {
-    hark_otlp *x;
-    hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released;
-};
-#define HARK__OTLP_ATTACH_MAX 16
-
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
@@ -69,13 +62,12 @@ struct hark_otlp {
                                wakes the worker: about once per batch */
     int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
     int64_t start_unix_ns;
-    atomic_uint_least64_t unsampled;
-    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+    uint64_t sample_threshold; /* this exporter's sampler (hark__otlp_sampled()) */
+    atomic_int refs;           /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* atts, metrics, closing */
-    struct hark__otlp_att atts[HARK__OTLP_ATTACH_MAX];
+    pthread_mutex_t lock;  /* the attachments, metrics */
+    hark__attach_set atts; /* attach.h; its lock is `lock` */
     hark_metrics *metrics;
-    bool closing;
 
     /* The batching worker (batch.c), util's worker helper (worker.h). Its
      * positions count records (and metrics rounds asked for): queued() is what the
@@ -93,7 +85,7 @@ struct hark_otlp {
     /* Worker-only (or under wlock) from here. */
     void *curl;
     void *curl_headers[2]; /* curl_slist per body type */
-    hark__pb body, gz;
+    hark__wire body, gz;
     void **batch;         /* max_export_batch_size records being encoded */
     uint8_t *resource_pb; /* Resource message fields (protobuf) */
     size_t resource_pb_len;
@@ -135,8 +127,8 @@ bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, 
 bool hark__otlp_resource_build(hark_otlp *x);
 /* The resource and scope, written as the opening of ResourceX/ScopeX in JSON and
  * protobuf. */
-void hark__otlp_pb_resource(hark_otlp *x, hark__pb *b);
-void hark__otlp_pb_scope(hark__pb *b, unsigned field);
+void hark__otlp_pb_resource(hark_otlp *x, hark__wire *b);
+void hark__otlp_pb_scope(hark__wire *b, unsigned field);
 
 /* transport.c: POSTs x->body to the signal's endpoint, retrying as OTLP says.
  * Returns 0 (accepted) or HARK_EIO. */
@@ -145,16 +137,16 @@ bool hark__otlp_transport_init(hark_otlp *x);
 void hark__otlp_transport_free(hark_otlp *x);
 
 /* JSON output into a growable buffer (json.c). */
-void hark__oj_lit(hark__pb *b, const char *s, size_t n);
+void hark__oj_lit(hark__wire *b, const char *s, size_t n);
 #define HARK__OJ_LIT(b, lit) hark__oj_lit((b), (lit), sizeof(lit) - 1)
-void hark__oj_str(hark__pb *b, const char *s, size_t n);
-void hark__oj_hex(hark__pb *b, const uint8_t *p, size_t n);
-void hark__oj_u64q(hark__pb *b, uint64_t v); /* "123" (a quoted 64-bit integer) */
-void hark__oj_i64q(hark__pb *b, int64_t v);
-void hark__oj_u64(hark__pb *b, uint64_t v);
-void hark__oj_double(hark__pb *b, double d); /* NaN/Infinity as the protobuf JSON strings */
+void hark__oj_str(hark__wire *b, const char *s, size_t n);
+void hark__oj_hex(hark__wire *b, const uint8_t *p, size_t n);
+void hark__oj_u64q(hark__wire *b, uint64_t v); /* "123" (a quoted 64-bit integer) */
+void hark__oj_i64q(hark__wire *b, int64_t v);
+void hark__oj_u64(hark__wire *b, uint64_t v);
+void hark__oj_double(hark__wire *b, double d); /* NaN/Infinity as the protobuf JSON strings */
 /* The attribute records (protobuf KeyValue fields of any field number) as a JSON
  * array of {"key":..,"value":{..}}. */
-void hark__oj_attrs(hark__pb *b, const uint8_t *p, size_t n);
+void hark__oj_attrs(hark__wire *b, const uint8_t *p, size_t n);
 
 #endif

@@ -7,9 +7,9 @@
 
 #include <math.h>
 
-void hark__oj_lit(hark__pb *b, const char *s, size_t n)
+void hark__oj_lit(hark__wire *b, const char *s, size_t n)
 {
-    if (hark__pb_room(b, n)) {
+    if (hark__wire_room(b, n)) {
         memcpy(b->buf + b->len, s, n);
         b->len += n;
     }
@@ -18,22 +18,22 @@ void hark__oj_lit(hark__pb *b, const char *s, size_t n)
 /* Runs a bounded writer over the next `need` bytes of b. */
 #define OJ_WINDOW(b, need, w, body)                                                                \
     do {                                                                                           \
-        if (!hark__pb_room((b), (need)))                                                           \
+        if (!hark__wire_room((b), (need)))                                                         \
             break;                                                                                 \
         hark__jw w = {(char *)(b)->buf + (b)->len, 0, (need), false};                              \
         body;                                                                                      \
         (b)->len += w.len;                                                                         \
     } while (0)
 
-void hark__oj_str(hark__pb *b, const char *s, size_t n)
+void hark__oj_str(hark__wire *b, const char *s, size_t n)
 {
     OJ_WINDOW(b, 6 * n + 2, w, hark__jw_str(&w, s, n));
 }
 
-void hark__oj_hex(hark__pb *b, const uint8_t *p, size_t n)
+void hark__oj_hex(hark__wire *b, const uint8_t *p, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!hark__pb_room(b, 2 * n + 2))
+    if (!hark__wire_room(b, 2 * n + 2))
         return;
     char *o = (char *)b->buf + b->len;
     *o++ = '"';
@@ -45,12 +45,12 @@ void hark__oj_hex(hark__pb *b, const uint8_t *p, size_t n)
     b->len += 2 * n + 2;
 }
 
-void hark__oj_u64(hark__pb *b, uint64_t v)
+void hark__oj_u64(hark__wire *b, uint64_t v)
 {
     OJ_WINDOW(b, 24, w, hark__jw_u64(&w, v));
 }
 
-void hark__oj_u64q(hark__pb *b, uint64_t v)
+void hark__oj_u64q(hark__wire *b, uint64_t v)
 {
     OJ_WINDOW(b, 24, w, {
         hark__jw_char(&w, '"');
@@ -59,7 +59,7 @@ void hark__oj_u64q(hark__pb *b, uint64_t v)
     });
 }
 
-void hark__oj_i64q(hark__pb *b, int64_t v)
+void hark__oj_i64q(hark__wire *b, int64_t v)
 {
     OJ_WINDOW(b, 24, w, {
         hark__jw_char(&w, '"');
@@ -68,7 +68,7 @@ void hark__oj_i64q(hark__pb *b, int64_t v)
     });
 }
 
-void hark__oj_double(hark__pb *b, double d)
+void hark__oj_double(hark__wire *b, double d)
 {
     if (isnan(d))
         HARK__OJ_LIT(b, "\"NaN\"");
@@ -78,22 +78,22 @@ void hark__oj_double(hark__pb *b, double d)
         OJ_WINDOW(b, 32, w, hark__jw_double(&w, d));
 }
 
-static void oj_any(hark__pb *b, const uint8_t *p, size_t n);
+static void oj_any(hark__wire *b, const uint8_t *p, size_t n);
 
 /* A KeyValue message as {"key":..,"value":{..}}. */
-static void oj_kv(hark__pb *b, const uint8_t *p, size_t n)
+static void oj_kv(hark__wire *b, const uint8_t *p, size_t n)
 {
-    hark__pb_reader r = {p, p + n, false};
-    hark__pb_field f;
+    hark__wire_reader r = {p, p + n, false};
+    hark__wire_field f;
     HARK__OJ_LIT(b, "{\"key\":");
     const uint8_t *val = NULL;
     size_t val_len = 0;
     bool key = false;
-    while (hark__pb_next(&r, &f)) {
-        if (f.number == 1 && f.wire == HARK__PB_LEN) {
+    while (hark__wire_next(&r, &f)) {
+        if (f.number == 1 && f.wire == HARK__WIRE_LEN) {
             hark__oj_str(b, (const char *)f.data, f.len);
             key = true;
-        } else if (f.number == 2 && f.wire == HARK__PB_LEN) {
+        } else if (f.number == 2 && f.wire == HARK__WIRE_LEN) {
             val = f.data;
             val_len = f.len;
         }
@@ -105,14 +105,14 @@ static void oj_kv(hark__pb *b, const uint8_t *p, size_t n)
     HARK__OJ_LIT(b, "}");
 }
 
-void hark__oj_attrs(hark__pb *b, const uint8_t *p, size_t n)
+void hark__oj_attrs(hark__wire *b, const uint8_t *p, size_t n)
 {
-    hark__pb_reader r = {p, p + n, false};
-    hark__pb_field f;
+    hark__wire_reader r = {p, p + n, false};
+    hark__wire_field f;
     HARK__OJ_LIT(b, "[");
     bool first = true;
-    while (hark__pb_next(&r, &f)) {
-        if (f.wire != HARK__PB_LEN)
+    while (hark__wire_next(&r, &f)) {
+        if (f.wire != HARK__WIRE_LEN)
             continue;
         if (!first)
             HARK__OJ_LIT(b, ",");
@@ -123,11 +123,11 @@ void hark__oj_attrs(hark__pb *b, const uint8_t *p, size_t n)
 }
 
 /* An AnyValue message (p may be NULL: an empty value). */
-static void oj_any(hark__pb *b, const uint8_t *p, size_t n)
+static void oj_any(hark__wire *b, const uint8_t *p, size_t n)
 {
-    hark__pb_reader r = {p, p ? p + n : p, false};
-    hark__pb_field f;
-    if (!p || !hark__pb_next(&r, &f)) {
+    hark__wire_reader r = {p, p ? p + n : p, false};
+    hark__wire_field f;
+    if (!p || !hark__wire_next(&r, &f)) {
         HARK__OJ_LIT(b, "{}");
         return;
     }

@@ -33,7 +33,7 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
         hark__otlp_trace_for(t, ids.id);
         memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
         r->span = hark__otlp_span_id(ids.id);
-        r->sampled = t->sampled;
+        r->sampled = hark__otlp_trace_flag(t);
         r->has_trace = 1;
     }
     size_t room = x->logs.slot_size - HARK__Q_DATA - sizeof *r;
@@ -77,27 +77,27 @@ int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
     return 0;
 }
 
-static void log_pb(hark__pb *b, const hark__log_rec *r)
+static void log_pb(hark__wire *b, const hark__log_rec *r)
 {
-    size_t s = hark__pb_begin(b, 2); /* ScopeLogs.log_records */
-    hark__pb_fixed64(b, 1, (uint64_t)r->time_ns);
-    hark__pb_uint(b, 2, severity[r->level]);
-    hark__pb_str(b, 3, severity_text[r->level]);
-    size_t body = hark__pb_begin(b, 5);
+    size_t s = hark__wire_begin(b, 2); /* ScopeLogs.log_records */
+    hark__wire_fixed64(b, 1, (uint64_t)r->time_ns);
+    hark__wire_uint(b, 2, severity[r->level]);
+    hark__wire_str(b, 3, severity_text[r->level]);
+    size_t body = hark__wire_begin(b, 5);
     hark__otlp_pb_utf8(b, 1, (const char *)(r + 1), r->body_len);
-    hark__pb_end(b, body);
+    hark__wire_end(b, body);
     if (r->has_trace) {
-        hark__pb_fixed32(b, 8, r->sampled ? HARK_TRACE_FLAG_SAMPLED : 0);
-        hark__pb_bytes(b, 9, r->trace_id, 16);
+        hark__wire_fixed32(b, 8, r->sampled ? HARK_TRACE_FLAG_SAMPLED : 0);
+        hark__wire_bytes(b, 9, r->trace_id, 16);
         uint8_t id[8];
         hark__otlp_put_be64(id, r->span);
-        hark__pb_bytes(b, 10, id, 8);
+        hark__wire_bytes(b, 10, id, 8);
     }
-    hark__pb_fixed64(b, 11, (uint64_t)r->time_ns);
-    hark__pb_end(b, s);
+    hark__wire_fixed64(b, 11, (uint64_t)r->time_ns);
+    hark__wire_end(b, s);
 }
 
-static void log_json(hark__pb *b, const hark__log_rec *r)
+static void log_json(hark__wire *b, const hark__log_rec *r)
 {
     HARK__OJ_LIT(b, "{\"timeUnixNano\":");
     hark__oj_i64q(b, r->time_ns);
@@ -125,7 +125,7 @@ static void log_json(hark__pb *b, const hark__log_rec *r)
 
 bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t count)
 {
-    hark__pb *b = &x->body;
+    hark__wire *b = &x->body;
     b->len = 0;
     b->over = false;
     if (x->cfg.json) {
@@ -141,14 +141,14 @@ bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t cou
         }
         HARK__OJ_LIT(b, "]}]}]}");
     } else {
-        size_t rl = hark__pb_begin(b, 1);
+        size_t rl = hark__wire_begin(b, 1);
         hark__otlp_pb_resource(x, b);
-        size_t sl = hark__pb_begin(b, 2);
+        size_t sl = hark__wire_begin(b, 2);
         hark__otlp_pb_scope(b, 1);
         for (size_t i = 0; i < count; i++)
             log_pb(b, recs[i]);
-        hark__pb_end(b, sl);
-        hark__pb_end(b, rl);
+        hark__wire_end(b, sl);
+        hark__wire_end(b, rl);
     }
     return !b->over;
 }

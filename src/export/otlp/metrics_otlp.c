@@ -30,22 +30,22 @@ int32_t hark_otlp_exp_index(size_t i)
     return (int32_t)k;
 }
 
-static void point_attrs_pb(hark__pb *b, unsigned field, const char *name)
+static void point_attrs_pb(hark__wire *b, unsigned field, const char *name)
 {
     hark__otlp_kv_str(b, field, "event", name, strlen(name));
 }
 
-static void exp_point_pb(hark_otlp *x, hark__pb *b, const hark_metrics_series *s, int64_t now,
+static void exp_point_pb(hark_otlp *x, hark__wire *b, const hark_metrics_series *s, int64_t now,
                          const int32_t *idx)
 {
-    size_t p = hark__pb_begin(b, 1); /* ExponentialHistogram.data_points */
+    size_t p = hark__wire_begin(b, 1); /* ExponentialHistogram.data_points */
     point_attrs_pb(b, 1, s->name);
-    hark__pb_fixed64(b, 2, (uint64_t)x->start_unix_ns);
-    hark__pb_fixed64(b, 3, (uint64_t)now);
-    hark__pb_fixed64(b, 4, s->count);
-    hark__pb_double(b, 5, s->sum * 1e9);
-    hark__pb_sint(b, 6, HARK_OTLP_EXP_SCALE);
-    hark__pb_fixed64(b, 7, s->buckets[0]);
+    hark__wire_fixed64(b, 2, (uint64_t)x->start_unix_ns);
+    hark__wire_fixed64(b, 3, (uint64_t)now);
+    hark__wire_fixed64(b, 4, s->count);
+    hark__wire_double(b, 5, s->sum * 1e9);
+    hark__wire_sint(b, 6, HARK_OTLP_EXP_SCALE);
+    hark__wire_fixed64(b, 7, s->buckets[0]);
     int32_t lo = INT32_MAX, hi = INT32_MIN;
     for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++)
         if (s->buckets[i]) {
@@ -53,9 +53,9 @@ static void exp_point_pb(hark_otlp *x, hark__pb *b, const hark_metrics_series *s
             hi = idx[i] > hi ? idx[i] : hi;
         }
     if (lo <= hi) {
-        size_t pos = hark__pb_begin(b, 8); /* positive */
-        hark__pb_sint(b, 1, lo);
-        size_t counts = hark__pb_begin(b, 2); /* packed bucket_counts */
+        size_t pos = hark__wire_begin(b, 8); /* positive */
+        hark__wire_sint(b, 1, lo);
+        size_t counts = hark__wire_begin(b, 2); /* packed bucket_counts */
         size_t i = 1;
         for (int32_t k = lo; k <= hi; k++) {
             uint64_t c = 0;
@@ -64,19 +64,19 @@ static void exp_point_pb(hark_otlp *x, hark__pb *b, const hark_metrics_series *s
                     c += s->buckets[i];
                 i++;
             }
-            hark__pb_varint(b, c);
+            hark__wire_varint(b, c);
         }
-        hark__pb_end(b, counts);
-        hark__pb_end(b, pos);
+        hark__wire_end(b, counts);
+        hark__wire_end(b, pos);
     }
     if (s->count) {
-        hark__pb_double(b, 12, s->min * 1e9);
-        hark__pb_double(b, 13, s->max * 1e9);
+        hark__wire_double(b, 12, s->min * 1e9);
+        hark__wire_double(b, 13, s->max * 1e9);
     }
-    hark__pb_end(b, p);
+    hark__wire_end(b, p);
 }
 
-static void exp_point_json(hark_otlp *x, hark__pb *b, const hark_metrics_series *s, int64_t now,
+static void exp_point_json(hark_otlp *x, hark__wire *b, const hark_metrics_series *s, int64_t now,
                            const int32_t *idx)
 {
     HARK__OJ_LIT(b, "{\"attributes\":[{\"key\":\"event\",\"value\":{\"stringValue\":");
@@ -142,7 +142,7 @@ static void idx_init(void)
 bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, size_t *points)
 {
     pthread_once(&idx_once, idx_init);
-    hark__pb *b = &x->body;
+    hark__wire *b = &x->body;
     b->len = 0;
     b->over = false;
     struct timespec ts;
@@ -182,39 +182,39 @@ bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, 
         HARK__OJ_LIT(b, "]}}]}]}]}");
         return !b->over;
     }
-    size_t rm = hark__pb_begin(b, 1); /* ExportMetricsServiceRequest.resource_metrics */
+    size_t rm = hark__wire_begin(b, 1); /* ExportMetricsServiceRequest.resource_metrics */
     hark__otlp_pb_resource(x, b);
-    size_t sm = hark__pb_begin(b, 2); /* ResourceMetrics.scope_metrics */
+    size_t sm = hark__wire_begin(b, 2); /* ResourceMetrics.scope_metrics */
     hark__otlp_pb_scope(b, 1);
-    size_t m = hark__pb_begin(b, 2); /* ScopeMetrics.metrics */
-    hark__pb_str(b, 1, "hark.event.duration");
-    hark__pb_str(b, 2, "Durations of hark events");
-    hark__pb_str(b, 3, "ns");
-    size_t eh = hark__pb_begin(b, 10); /* Metric.exponential_histogram */
+    size_t m = hark__wire_begin(b, 2); /* ScopeMetrics.metrics */
+    hark__wire_str(b, 1, "hark.event.duration");
+    hark__wire_str(b, 2, "Durations of hark events");
+    hark__wire_str(b, 3, "ns");
+    size_t eh = hark__wire_begin(b, 10); /* Metric.exponential_histogram */
     for (size_t i = 0; i < snap->count; i++)
         exp_point_pb(x, b, &snap->series[i], now, idx_table);
-    hark__pb_uint(b, 2, CUMULATIVE);
-    hark__pb_end(b, eh);
-    hark__pb_end(b, m);
-    m = hark__pb_begin(b, 2);
-    hark__pb_str(b, 1, "hark.events");
-    hark__pb_str(b, 2, "Events recorded");
-    hark__pb_str(b, 3, "{event}");
-    size_t sum = hark__pb_begin(b, 7); /* Metric.sum */
+    hark__wire_uint(b, 2, CUMULATIVE);
+    hark__wire_end(b, eh);
+    hark__wire_end(b, m);
+    m = hark__wire_begin(b, 2);
+    hark__wire_str(b, 1, "hark.events");
+    hark__wire_str(b, 2, "Events recorded");
+    hark__wire_str(b, 3, "{event}");
+    size_t sum = hark__wire_begin(b, 7); /* Metric.sum */
     for (size_t i = 0; i < snap->count; i++) {
         const hark_metrics_series *s = &snap->series[i];
-        size_t p = hark__pb_begin(b, 1); /* Sum.data_points */
+        size_t p = hark__wire_begin(b, 1); /* Sum.data_points */
         point_attrs_pb(b, 7, s->name);
-        hark__pb_fixed64(b, 2, (uint64_t)x->start_unix_ns);
-        hark__pb_fixed64(b, 3, (uint64_t)now);
-        hark__pb_fixed64(b, 6, s->count); /* as_int, sfixed64 */
-        hark__pb_end(b, p);
+        hark__wire_fixed64(b, 2, (uint64_t)x->start_unix_ns);
+        hark__wire_fixed64(b, 3, (uint64_t)now);
+        hark__wire_fixed64(b, 6, s->count); /* as_int, sfixed64 */
+        hark__wire_end(b, p);
     }
-    hark__pb_uint(b, 2, CUMULATIVE);
-    hark__pb_uint(b, 3, 1); /* is_monotonic */
-    hark__pb_end(b, sum);
-    hark__pb_end(b, m);
-    hark__pb_end(b, sm);
-    hark__pb_end(b, rm);
+    hark__wire_uint(b, 2, CUMULATIVE);
+    hark__wire_uint(b, 3, 1); /* is_monotonic */
+    hark__wire_end(b, sum);
+    hark__wire_end(b, m);
+    hark__wire_end(b, sm);
+    hark__wire_end(b, rm);
     return !b->over;
 }

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-static void add_kv(hark__pb *b, const char *k, const char *v)
+static void add_kv(hark__wire *b, const char *k, const char *v)
 {
     hark__otlp_kv_str(b, 1, k, v, strlen(v));
 }
@@ -15,7 +15,7 @@ bool hark__otlp_resource_build(hark_otlp *x)
     /* Resource.attributes: service.name, the configured ones (a configured
      * service.name gives way to OTEL_SERVICE_NAME / options.service_name, as the
      * specification says), telemetry.sdk.*. */
-    hark__pb b = {0};
+    hark__wire b = {0};
     add_kv(&b, "service.name", x->cfg.service_name);
     for (size_t i = 0; i < x->cfg.resource_count; i++)
         if (strcmp(x->cfg.resource[2 * i], "service.name") != 0)
@@ -27,7 +27,7 @@ bool hark__otlp_resource_build(hark_otlp *x)
         hark__free(b.buf);
         return false;
     }
-    hark__pb j = {0};
+    hark__wire j = {0};
     HARK__OJ_LIT(&j, "\"resource\":{\"attributes\":");
     hark__oj_attrs(&j, b.buf, b.len);
     HARK__OJ_LIT(&j, "}");
@@ -43,15 +43,15 @@ bool hark__otlp_resource_build(hark_otlp *x)
     return true;
 }
 
-void hark__otlp_pb_resource(hark_otlp *x, hark__pb *b)
+void hark__otlp_pb_resource(hark_otlp *x, hark__wire *b)
 {
-    hark__pb_bytes(b, 1, x->resource_pb, x->resource_pb_len);
+    hark__wire_bytes(b, 1, x->resource_pb, x->resource_pb_len);
 }
 
-void hark__otlp_pb_scope(hark__pb *b, unsigned field)
+void hark__otlp_pb_scope(hark__wire *b, unsigned field)
 {
-    size_t s = hark__pb_begin(b, field);
-    hark__pb_bytes(b, 1, "hark", 4);
-    hark__pb_bytes(b, 2, HARK_VERSION_STRING, sizeof HARK_VERSION_STRING - 1);
-    hark__pb_end(b, s);
+    size_t s = hark__wire_begin(b, field);
+    hark__wire_bytes(b, 1, "hark", 4);
+    hark__wire_bytes(b, 2, HARK_VERSION_STRING, sizeof HARK_VERSION_STRING - 1);
+    hark__wire_end(b, s);
 }

@@ -28,7 +28,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
                         hark_payload *payload, void *data)
 {
     (void)txid;
-    hark_otlp *x = ((struct hark__otlp_att *)data)->x;
+    hark_otlp *x = ((struct hark__attach *)data)->owner;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (HARK_UNLIKELY(!t)) {
         atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);
@@ -40,7 +40,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     bool root = ev.parent == 0;
     if (root)
         t->ended_root = ev.id ? ev.id : UINT64_MAX;
-    if (!t->sampled)
+    if (!hark__otlp_sampled(t, x->sample_threshold, x->cfg.parent_based))
         return 0; /* the whole cost of an unsampled event */
 
     size_t pos;
@@ -61,19 +61,19 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     size_t name_len = strlen(name);
     if (name_len > HARK_NAME_MAX)
         name_len = HARK_NAME_MAX;
-    memcpy(p, name, name_len); /* span_bytes >= 256 > HARK_NAME_MAX */
+    memcpy(p, name, name_len); /* room >= span_bytes >= 256 > HARK_NAME_MAX */
     r->name_len = (uint16_t)name_len;
     /* The tracestate and the failure are kept before attributes: they fit first. */
     size_t used = name_len;
     r->tracestate_len = 0;
-    if (HARK_UNLIKELY(t->tracestate_len) && t->tracestate_len <= room - used - 64) {
+    if (HARK_UNLIKELY(t->tracestate_len) && used + t->tracestate_len + 64 <= room) {
         memcpy(p + used, t->tracestate, t->tracestate_len);
         r->tracestate_len = t->tracestate_len;
         used += t->tracestate_len;
     }
     unsigned dropped = 0;
     const hark_field *err = NULL;
-    hark__pb b = {(uint8_t *)p + used, 0, room - used, false, true};
+    hark__wire b = {(uint8_t *)p + used, 0, room - used, false, true};
     hark__otlp_attrs(&b, 9, payload, &dropped, &err);
     r->attr_len = (uint32_t)b.len;
     used += b.len;
@@ -104,53 +104,53 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
 
 /* ---- protobuf --------------------------------------------------------------------- */
 
-static void span_pb(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
+static void span_pb(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
 {
     const char *p = (const char *)(r + 1);
     const char *name = p, *ts = p + r->name_len;
     const uint8_t *attrs = (const uint8_t *)ts + r->tracestate_len;
     const char *ety = (const char *)attrs + r->attr_len, *emsg = ety + r->err_type_len;
     uint8_t id[8];
-    size_t s = hark__pb_begin(b, 2); /* ScopeSpans.spans */
-    hark__pb_bytes(b, 1, r->trace_id, 16);
+    size_t s = hark__wire_begin(b, 2); /* ScopeSpans.spans */
+    hark__wire_bytes(b, 1, r->trace_id, 16);
     hark__otlp_put_be64(id, r->span);
-    hark__pb_bytes(b, 2, id, 8);
+    hark__wire_bytes(b, 2, id, 8);
     if (r->tracestate_len)
-        hark__pb_bytes(b, 3, ts, r->tracestate_len);
+        hark__wire_bytes(b, 3, ts, r->tracestate_len);
     if (r->parent) {
         hark__otlp_put_be64(id, r->parent);
-        hark__pb_bytes(b, 4, id, 8);
+        hark__wire_bytes(b, 4, id, 8);
     }
     hark__otlp_pb_utf8(b, 5, name, r->name_len);
-    hark__pb_uint(b, 6, r->remote ? KIND_SERVER : KIND_INTERNAL);
-    hark__pb_fixed64(b, 7, (uint64_t)(r->start_ns + x->wall_offset_ns));
-    hark__pb_fixed64(b, 8, (uint64_t)(r->end_ns + x->wall_offset_ns));
-    if (r->attr_len && hark__pb_room(b, r->attr_len)) {
+    hark__wire_uint(b, 6, r->remote ? KIND_SERVER : KIND_INTERNAL);
+    hark__wire_fixed64(b, 7, (uint64_t)(r->start_ns + x->wall_offset_ns));
+    hark__wire_fixed64(b, 8, (uint64_t)(r->end_ns + x->wall_offset_ns));
+    if (r->attr_len && hark__wire_room(b, r->attr_len)) {
         memcpy(b->buf + b->len, attrs, r->attr_len);
         b->len += r->attr_len;
     }
     if (r->dropped_attrs)
-        hark__pb_uint(b, 10, r->dropped_attrs);
+        hark__wire_uint(b, 10, r->dropped_attrs);
     if (r->error) {
-        size_t e = hark__pb_begin(b, 11); /* Span.events */
-        hark__pb_fixed64(b, 1, (uint64_t)(r->end_ns + x->wall_offset_ns));
-        hark__pb_bytes(b, 2, "exception", 9);
+        size_t e = hark__wire_begin(b, 11); /* Span.events */
+        hark__wire_fixed64(b, 1, (uint64_t)(r->end_ns + x->wall_offset_ns));
+        hark__wire_bytes(b, 2, "exception", 9);
         hark__otlp_kv_str(b, 3, "exception.type", ety, r->err_type_len);
         hark__otlp_kv_str(b, 3, "exception.message", emsg, r->err_msg_len);
-        hark__pb_end(b, e);
-        size_t st = hark__pb_begin(b, 15); /* Span.status */
+        hark__wire_end(b, e);
+        size_t st = hark__wire_begin(b, 15); /* Span.status */
         hark__otlp_pb_utf8(b, 2, emsg, r->err_msg_len);
-        hark__pb_uint(b, 3, STATUS_ERROR);
-        hark__pb_end(b, st);
+        hark__wire_uint(b, 3, STATUS_ERROR);
+        hark__wire_end(b, st);
     }
-    hark__pb_fixed32(
+    hark__wire_fixed32(
         b, 16, HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
-    hark__pb_end(b, s);
+    hark__wire_end(b, s);
 }
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static void span_json(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
+static void span_json(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
 {
     const char *p = (const char *)(r + 1);
     const char *name = p, *ts = p + r->name_len;
@@ -204,7 +204,7 @@ static void span_json(hark_otlp *x, hark__pb *b, const hark__span_rec *r)
 
 bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count)
 {
-    hark__pb *b = &x->body;
+    hark__wire *b = &x->body;
     b->len = 0;
     b->over = false;
     if (x->cfg.json) {
@@ -220,14 +220,14 @@ bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t c
         }
         HARK__OJ_LIT(b, "]}]}]}");
     } else {
-        size_t rs = hark__pb_begin(b, 1); /* ExportTraceServiceRequest.resource_spans */
+        size_t rs = hark__wire_begin(b, 1); /* ExportTraceServiceRequest.resource_spans */
         hark__otlp_pb_resource(x, b);
-        size_t ss = hark__pb_begin(b, 2); /* ResourceSpans.scope_spans */
+        size_t ss = hark__wire_begin(b, 2); /* ResourceSpans.scope_spans */
         hark__otlp_pb_scope(b, 1);
         for (size_t i = 0; i < count; i++)
             span_pb(x, b, recs[i]);
-        hark__pb_end(b, ss);
-        hark__pb_end(b, rs);
+        hark__wire_end(b, ss);
+        hark__wire_end(b, rs);
     }
     return !b->over;
 }

@@ -99,7 +99,7 @@ void hark__otlp_transport_free(hark_otlp *x)
 
 static bool gzip_body(hark_otlp *x)
 {
-    hark__pb *g = &x->gz;
+    hark__wire *g = &x->gz;
     g->len = 0;
     g->over = false;
     z_stream z;
@@ -107,7 +107,7 @@ static bool gzip_body(hark_otlp *x)
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return false;
     size_t bound = deflateBound(&z, x->body.len);
-    bool ok = hark__pb_room(g, bound);
+    bool ok = hark__wire_room(g, bound);
     if (ok) {
         z.next_in = x->body.buf;
         z.avail_in = (uInt)x->body.len;

@@ -85,7 +85,7 @@ static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count
 {
     size_t bytes = 0, n = 0;
     for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+        if (hark_payload_field_hidden(&f[i]))
             continue;
         (*budget)--;
         n++;
@@ -185,15 +185,8 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     if (m->head.flags & HAS_RECORD) {
         const hark_log_event *ev = hark__log_event_tls();
         rec.thread_id = m->rec.thread_id;
-        if (m->event && ev) {
-            rec.event = ev->name;
-            rec.transaction_id = ev->transaction_id;
-            rec.event_id = ev->id;
-            rec.parent_id = ev->parent_id;
-            rec.duration_ms = ev->duration_ms;
-            rec.fields = ev->fields;
-            rec.field_count = ev->field_count;
-        }
+        if (m->event && ev)
+            hark__record_event(&rec, ev);
     }
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;

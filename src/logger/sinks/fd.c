@@ -78,11 +78,11 @@ static int fd_sink_new(hark_log_sink *out, int fd, bool own, char *path)
     if (!f)
         return HARK_ENOMEM;
     *f = (fd_sink){fd, own, path};
-    hark_log_sink_init(out);
-    out->write = fd_write;
-    out->reopen = fd_reopen;
-    out->close = fd_close;
-    out->data = f;
+    *out = (hark_log_sink){.write = fd_write,
+                           .reopen = fd_reopen,
+                           .close = fd_close,
+                           .data = f,
+                           .version = HARK_LOG_SINK_VERSION};
     return 0;
 }
 

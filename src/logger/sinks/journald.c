@@ -81,7 +81,7 @@ static void put_fields(walk *w, char *name, size_t len, const hark_field *f, siz
 {
     char v[HARK__LOG_DOUBLE_TEXT];
     for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+        if (hark_payload_field_hidden(&f[i]))
             continue;
         (*budget)--;
         size_t n = hark__journald_name(name, len, f[i].key);
@@ -313,11 +313,11 @@ int hark__sink_journald(hark_log_sink *out, const char *identifier)
         hark__free(j);
         return HARK_ENOMEM;
     }
-    hark_log_sink_init(out);
-    out->write = journald_write;
-    out->write_record = journald_write_record;
-    out->close = journald_close;
-    out->data = j;
+    *out = (hark_log_sink){.write = journald_write,
+                           .write_record = journald_write_record,
+                           .close = journald_close,
+                           .data = j,
+                           .version = HARK_LOG_SINK_VERSION};
     return 0;
 }
 

@@ -19,10 +19,8 @@ static int stream_flush(void *data)
 
 int hark__sink_stream(hark_log_sink *out, FILE *fp)
 {
-    hark_log_sink_init(out);
-    out->write = stream_write;
-    out->flush = stream_flush;
-    out->data = fp;
+    *out = (hark_log_sink){
+        .write = stream_write, .flush = stream_flush, .data = fp, .version = HARK_LOG_SINK_VERSION};
     return 0;
 }
 

@@ -50,10 +50,8 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
         hark__free(s);
         return HARK_ENOMEM;
     }
-    hark_log_sink t = HARK_LOG_SINK_INIT;
-    t.write = syslog_write;
-    t.close = syslog_close;
-    t.data = s;
+    hark_log_sink t = {
+        .write = syslog_write, .close = syslog_close, .data = s, .version = HARK_LOG_SINK_VERSION};
     int rc = hark__logger_new_with_sink(out, &t, -1, false);
     if (rc != 0) {
         syslog_close(s);

@@ -102,3 +102,13 @@ else
 end
 
 create_makefile("hark/hark_ext")
+
+# mkmf knows only this directory's headers: hark's public headers (the layout of
+# hark_handle, embedded in the extension's structs) and libhark.a itself must rebuild
+# and relink the extension when they change, or it would run with stale copies.
+hark_headers = Dir.glob(File.join(include_dir, "**", "*.h")).sort
+File.open("Makefile", "a") do |mk|
+  mk.puts
+  mk.puts "$(OBJS): #{hark_headers.join(' ')}"
+  mk.puts "$(TARGET_SO): #{lib}"
+end

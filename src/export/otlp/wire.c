@@ -1,10 +1,10 @@
-/* The protocol-buffers writer and reader (pb.h). */
-#include "pb.h"
+/* The protocol-buffers writer and reader (wire.h). */
+#include "wire.h"
 #include "alloc.h"
 
 #include <stdlib.h>
 
-bool hark__pb_room_slow(hark__pb *b, size_t n)
+bool hark__wire_room_slow(hark__wire *b, size_t n)
 {
     if (b->over)
         return false;
@@ -25,30 +25,30 @@ bool hark__pb_room_slow(hark__pb *b, size_t n)
     return true;
 }
 
-size_t hark__pb_begin(hark__pb *b, unsigned field)
+size_t hark__wire_begin(hark__wire *b, unsigned field)
 {
-    hark__pb_tag(b, field, HARK__PB_LEN);
-    if (!hark__pb_room(b, HARK__PB_LEN_ROOM))
+    hark__wire_tag(b, field, HARK__WIRE_LEN);
+    if (!hark__wire_room(b, HARK__WIRE_LEN_ROOM))
         return b->len;
-    b->len += HARK__PB_LEN_ROOM;
+    b->len += HARK__WIRE_LEN_ROOM;
     return b->len;
 }
 
-void hark__pb_end(hark__pb *b, size_t start)
+void hark__wire_end(hark__wire *b, size_t start)
 {
-    if (b->over || start < HARK__PB_LEN_ROOM)
+    if (b->over || start < HARK__WIRE_LEN_ROOM)
         return;
     size_t n = b->len - start;
-    size_t k = hark__pb_varint_size(n);
-    size_t at = start - HARK__PB_LEN_ROOM;
-    hark__pb w = {b->buf, at, b->cap, false, true};
-    hark__pb_put_varint(&w, n);
-    if (k < HARK__PB_LEN_ROOM)
+    size_t k = hark__wire_varint_size(n);
+    size_t at = start - HARK__WIRE_LEN_ROOM;
+    hark__wire w = {b->buf, at, b->cap, false, true};
+    hark__wire_put_varint(&w, n);
+    if (k < HARK__WIRE_LEN_ROOM)
         memmove(b->buf + at + k, b->buf + start, n);
     b->len = at + k + n;
 }
 
-static bool get_varint(hark__pb_reader *r, uint64_t *out)
+static bool get_varint(hark__wire_reader *r, uint64_t *out)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64 && r->p < r->end; shift += 7) {
@@ -63,7 +63,7 @@ static bool get_varint(hark__pb_reader *r, uint64_t *out)
     return false;
 }
 
-bool hark__pb_next(hark__pb_reader *r, hark__pb_field *f)
+bool hark__wire_next(hark__wire_reader *r, hark__wire_field *f)
 {
     if (r->bad || r->p >= r->end)
         return false;
@@ -76,11 +76,11 @@ bool hark__pb_next(hark__pb_reader *r, hark__pb_field *f)
     f->data = NULL;
     f->len = 0;
     switch (f->wire) {
-    case HARK__PB_VARINT:
+    case HARK__WIRE_VARINT:
         return get_varint(r, &f->v);
-    case HARK__PB_I64:
-    case HARK__PB_I32: {
-        size_t n = f->wire == HARK__PB_I64 ? 8 : 4;
+    case HARK__WIRE_I64:
+    case HARK__WIRE_I32: {
+        size_t n = f->wire == HARK__WIRE_I64 ? 8 : 4;
         if ((size_t)(r->end - r->p) < n)
             break;
         for (size_t i = 0; i < n; i++)
@@ -88,7 +88,7 @@ bool hark__pb_next(hark__pb_reader *r, hark__pb_field *f)
         r->p += n;
         return true;
     }
-    case HARK__PB_LEN: {
+    case HARK__WIRE_LEN: {
         uint64_t n;
         if (!get_varint(r, &n) || n > (uint64_t)(r->end - r->p))
             break;
