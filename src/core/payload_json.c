@@ -8,6 +8,7 @@
 #include "json.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,10 +17,8 @@ static const char truncated_member[] = HARK_PAYLOAD_JSON_TRUNCATED;
 
 enum { FIT = 0, CUT = 1, MISS = 2 }; /* whole / shortened but valid / did not fit */
 
-static int members(hark__jw *w, const hark_payload *p, int depth);
-
 /* Writes one value within w->cap. */
-static int value(hark__jw *w, const hark_field *f, int depth)
+static int value(hark__jw *w, const hark_field *f)
 {
     switch (f->type) {
     case HARK_TYPE_INT:
@@ -50,21 +49,11 @@ static int value(hark__jw *w, const hark_field *f, int depth)
         break;
     }
     case HARK_TYPE_PAYLOAD:
-        if (!f->as.payload) {
+        /* The walk enters every other one. */
+        if (!f->as.payload)
             hark__jw_bytes(w, "null", 4);
-        } else if (depth >= HARK_PAYLOAD_JSON_DEPTH) {
+        else
             hark__jw_bytes(w, "\"...\"", 5);
-        } else {
-            /* Keep one byte for the closing brace. */
-            hark__jw_char(w, '{');
-            if (w->over || w->cap - w->len < 1)
-                return MISS;
-            w->cap--;
-            int r = members(w, f->as.payload, depth + 1);
-            w->cap++;
-            hark__jw_char(w, '}');
-            return r;
-        }
         break;
     case HARK_TYPE_ERROR: {
         const char *t = f->as.error.type ? f->as.error.type : "";
@@ -83,37 +72,61 @@ static int value(hark__jw *w, const hark_field *f, int depth)
     return w->over ? MISS : FIT;
 }
 
-/* The members of one payload level, in order, until one does not fit whole. */
-static int members(hark__jw *w, const hark_payload *p, int depth)
+/* The walk's state: where each open level's members start. */
+typedef struct emit {
+    hark__jw *w;
+    bool cut;
+    size_t first[HARK_PAYLOAD_JSON_DEPTH + 1];
+} emit;
+
+/* Members in order until one does not fit whole: a member cut short (a string)
+ * stays, one that did not fit at all is taken back. */
+static bool member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
-    size_t first = w->len;
-    for (uint32_t i = 0; i < p->count; i++) {
-        const hark_field *f = &p->fields[i];
-        if (f->type == HARK_TYPE_NONE || !f->key)
-            continue;
-        size_t mark = w->len;
-        if (w->len > first)
-            hark__jw_char(w, ',');
-        hark__jw_str(w, f->key, strlen(f->key));
-        hark__jw_char(w, ':');
-        int r = w->over ? MISS : value(w, f, depth);
-        if (r == FIT)
-            continue;
-        if (r == MISS) {
-            w->over = false;
-            w->len = mark;
-        }
-        return CUT;
+    emit *e = ctx;
+    hark__jw *w = e->w;
+    if (step == HARK_PAYLOAD_LEAVE) {
+        w->cap++; /* the byte kept for the brace */
+        hark__jw_char(w, '}');
+        return true;
     }
-    return FIT;
+    size_t mark = w->len;
+    if (w->len > e->first[v->depth])
+        hark__jw_char(w, ',');
+    hark__jw_str(w, v->field->key, strlen(v->field->key));
+    hark__jw_char(w, ':');
+    int r;
+    if (step == HARK_PAYLOAD_ENTER) {
+        /* Keep one byte for the closing brace. */
+        hark__jw_char(w, '{');
+        r = w->over || w->cap - w->len < 1 ? MISS : FIT;
+        if (r == FIT) {
+            w->cap--;
+            e->first[v->depth + 1] = w->len;
+            return true;
+        }
+    } else {
+        r = w->over ? MISS : value(w, v->field);
+        if (r == FIT)
+            return true;
+    }
+    if (r == MISS) {
+        w->over = false;
+        w->len = mark;
+    }
+    e->cut = true;
+    return false;
+}
+
+static bool any_field(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    (void)ctx, (void)step, (void)v;
+    return false;
 }
 
 static bool has_fields(const hark_payload *p)
 {
-    for (uint32_t i = 0; i < p->count; i++)
-        if (p->fields[i].type != HARK_TYPE_NONE && p->fields[i].key)
-            return true;
-    return false;
+    return !hark_payload_walk(p, SIZE_MAX, any_field, NULL);
 }
 
 static bool payload_members(hark__jw *w, const hark_payload *p)
@@ -125,7 +138,9 @@ static bool payload_members(hark__jw *w, const hark_payload *p)
     /* The fields get the window less room for the marker. */
     size_t cap = w->cap;
     w->cap -= TRUNC_RESERVE;
-    bool cut = members(w, p, 0) != FIT;
+    emit e = {w, false, {w->len}};
+    (void)hark_payload_walk(p, SIZE_MAX, member, &e);
+    bool cut = e.cut;
     w->cap = cap;
     if (cut) {
         if (w->len > 0)

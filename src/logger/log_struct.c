@@ -331,47 +331,37 @@ static bool value_cut(const char *s)
     return s && strnlen(s, HARK_LOG_VALUE_MAX + 1) > HARK_LOG_VALUE_MAX;
 }
 
-/*
- * Whether any key or string of the fields a line shows will be cut: walked as
- * json_fields() and logfmt_fields() walk them, before they are written, since
- * "_truncated" comes right after the message.
- */
-static bool fields_cut(const hark_field *f, size_t count, int depth, size_t *budget)
+/* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
+static bool walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx)
 {
-    bool cut = false;
-    for (size_t i = 0; i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
-            continue;
-        (*budget)--;
-        cut = cut || value_cut(f[i].key);
-        switch (f[i].type) {
-        case HARK_TYPE_STRING:
-            cut = cut || value_cut(f[i].as.s);
-            break;
-        case HARK_TYPE_ERROR:
-            cut = cut || value_cut(f[i].as.error.type) || value_cut(f[i].as.error.message);
-            break;
-        case HARK_TYPE_PAYLOAD:
-            /* Walked even once something is cut: the budget must be spent as the
-             * formatters spend it. */
-            if (f[i].as.payload && depth < 4)
-                cut = fields_cut(f[i].as.payload->fields, f[i].as.payload->count, depth + 1,
-                                 budget) ||
-                      cut;
-            break;
-        default:
-            break;
-        }
-    }
-    return cut;
+    uint32_t n = rec->field_count > UINT32_MAX ? UINT32_MAX : (uint32_t)rec->field_count;
+    hark_payload p = {(hark_field *)(uintptr_t)rec->fields, n, n};
+    return hark_payload_walk(&p, HARK_LOG_FIELDS_MAX, fn, ctx);
 }
 
-/* Whether the fields of `rec` have something to cut. */
+/* Whether a key or string of the field will be cut: the walk stops at the first. */
+static bool field_uncut(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    (void)ctx;
+    if (step == HARK_PAYLOAD_LEAVE)
+        return true;
+    const hark_field *f = v->field;
+    if (value_cut(f->key))
+        return false;
+    if (f->type == HARK_TYPE_STRING)
+        return !value_cut(f->as.s);
+    if (f->type == HARK_TYPE_ERROR)
+        return !value_cut(f->as.error.type) && !value_cut(f->as.error.message);
+    return true;
+}
+
+/* Whether any key or string of the fields a line shows will be cut: found before
+ * they are written, since "_truncated" comes right after the message. */
 static bool record_fields_cut(const hark_log_record *rec)
 {
-    size_t budget = HARK_LOG_FIELDS_MAX;
-    return rec->field_count > 0 && rec->fields &&
-           fields_cut(rec->fields, rec->field_count, 0, &budget);
+    if (rec->field_count == 0 || !rec->fields)
+        return false;
+    return !walk_record(rec, field_uncut, NULL);
 }
 
 size_t hark__log_double(char *out, double d, bool json)
@@ -529,9 +519,8 @@ static size_t message_len(const hark_log_record *rec)
 /* JSON                                                                      */
 /* ------------------------------------------------------------------------- */
 
-static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, size_t *budget);
-
-static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
+/* One value the walk yields whole. */
+static void json_value(sbuf *o, const hark_field *f)
 {
     switch (f->type) {
     case HARK_TYPE_INT:
@@ -555,11 +544,10 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
         put(o, '"');
         break;
     case HARK_TYPE_PAYLOAD:
-        /* As every JSON rendering of a payload (hark/sys/payload_json.h). */
+        /* As every JSON rendering of a payload (hark/sys/payload_json.h): the
+         * walk enters the others. */
         if (!f->as.payload)
             puts_n(o, "null", 4);
-        else if (depth < HARK_PAYLOAD_JSON_DEPTH)
-            json_fields(o, f->as.payload->fields, f->as.payload->count, depth + 1, budget);
         else
             PUTS_LIT(o, "\"...\"");
         break;
@@ -576,23 +564,33 @@ static void json_value(sbuf *o, const hark_field *f, int depth, size_t *budget)
     }
 }
 
-static void json_fields(sbuf *o, const hark_field *f, size_t count, int depth, size_t *budget)
+/* The walk's state for one JSON line: whether the next member is a level's first. */
+typedef struct json_walk {
+    sbuf *o;
+    bool first;
+} json_walk;
+
+static bool json_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
-    put(o, '{');
-    bool first = true;
-    for (size_t i = 0; i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
-            continue;
-        (*budget)--;
-        if (!first)
-            put(o, ',');
-        first = false;
-        json_cstr(o, f[i].key);
-        put(o, ':');
-        json_value(o, &f[i], depth, budget);
+    json_walk *j = ctx;
+    if (step == HARK_PAYLOAD_LEAVE) {
+        put(j->o, '}');
+        j->first = false;
+        return true;
     }
-    put(o, '}');
+    if (!j->first)
+        put(j->o, ',');
+    json_cstr(j->o, v->field->key);
+    put(j->o, ':');
+    j->first = step == HARK_PAYLOAD_ENTER;
+    if (j->first)
+        put(j->o, '{');
+    else
+        json_value(j->o, v->field);
+    return true;
 }
+
+/* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
 
 size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
 {
@@ -646,9 +644,10 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
     if (cut || record_fields_cut(rec))
         PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
     if (rec->field_count > 0 && rec->fields) {
-        size_t budget = HARK_LOG_FIELDS_MAX;
-        PUTS_LIT(&o, ",\"fields\":");
-        json_fields(&o, rec->fields, rec->field_count, 0, &budget);
+        json_walk j = {&o, true};
+        PUTS_LIT(&o, ",\"fields\":{");
+        walk_record(rec, json_member, &j);
+        put(&o, '}');
     }
     puts_n(&o, "}\n", 2);
     return finish(&o);
@@ -719,50 +718,44 @@ static bool logfmt_cstr(sbuf *o, const char *s)
     return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
 }
 
-static void logfmt_fields(sbuf *o, const char *prefix, const hark_field *f, size_t count, int depth,
-                          size_t *budget)
+/* One field the walk yields. One level of prefix is kept: a nested field's key is
+ * joined to its payload's as payload.key; a NULL or too deep payload shows nothing. */
+static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
-    for (size_t i = 0; i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
-            continue;
-        (*budget)--;
-        if (f[i].type == HARK_TYPE_PAYLOAD) {
-            /* One level of prefix is kept: deeper keys are joined as inner.key. */
-            if (f[i].as.payload && depth < 4)
-                logfmt_fields(o, f[i].key, f[i].as.payload->fields, f[i].as.payload->count,
-                              depth + 1, budget);
-            continue;
-        }
-        logfmt_key(o, prefix, f[i].key);
-        switch (f[i].type) {
-        case HARK_TYPE_INT:
-            put_int(o, f[i].as.i);
-            break;
-        case HARK_TYPE_UINT:
-            put_uint(o, f[i].as.u);
-            break;
-        case HARK_TYPE_DOUBLE:
-            put_double(o, f[i].as.d, false);
-            break;
-        case HARK_TYPE_BOOL:
-            puts_z(o, f[i].as.b ? "true" : "false");
-            break;
-        case HARK_TYPE_STRING:
-            logfmt_cstr(o, f[i].as.s);
-            break;
-        case HARK_TYPE_POINTER:
-            put_pointer(o, f[i].as.p);
-            break;
-        case HARK_TYPE_ERROR:
-            logfmt_cstr(o, f[i].as.error.type);
-            logfmt_key(o, f[i].key, "message");
-            logfmt_cstr(o, f[i].as.error.message);
-            break;
-        default:
-            puts_n(o, "null", 4);
-            break;
-        }
+    sbuf *o = ctx;
+    const hark_field *f = v->field;
+    if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
+        return true;
+    logfmt_key(o, v->parent, f->key);
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        put_int(o, f->as.i);
+        break;
+    case HARK_TYPE_UINT:
+        put_uint(o, f->as.u);
+        break;
+    case HARK_TYPE_DOUBLE:
+        put_double(o, f->as.d, false);
+        break;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        break;
+    case HARK_TYPE_STRING:
+        logfmt_cstr(o, f->as.s);
+        break;
+    case HARK_TYPE_POINTER:
+        put_pointer(o, f->as.p);
+        break;
+    case HARK_TYPE_ERROR:
+        logfmt_cstr(o, f->as.error.type);
+        logfmt_key(o, f->key, "message");
+        logfmt_cstr(o, f->as.error.message);
+        break;
+    default:
+        puts_n(o, "null", 4);
+        break;
     }
+    return true;
 }
 
 size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec, void *data)
@@ -825,8 +818,7 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
     if (cut || record_fields_cut(rec))
         PUTS_LIT(&o, " _truncated=true");
     if (rec->field_count > 0 && rec->fields) {
-        size_t budget = HARK_LOG_FIELDS_MAX;
-        logfmt_fields(&o, NULL, rec->fields, rec->field_count, 0, &budget);
+        walk_record(rec, logfmt_member, &o);
     }
     put(&o, '\n');
     return finish(&o);

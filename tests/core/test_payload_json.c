@@ -62,8 +62,12 @@ static void test_errors_and_depth(void **state)
     char buf[512];
     assert_string_equal(render(buf, sizeof buf - 1, &p, NULL),
                         "\"l1\":{\"l2\":{\"l3\":{\"l4\":{\"x\":1}}}},\"none\":null,"
-                        "\"exception\":{\"type\":\"ArgumentError\",\"message\":\"\"},"
-                        "\"exception_object\":\"0x0\"");
+                        "\"exception\":{\"type\":\"ArgumentError\",\"message\":\"\"}");
+    /* A C failure's NULL exception_object is left out; an object is shown. */
+    int obj = 0;
+    hark_payload_set_exception(&p, "ArgumentError", NULL, &obj);
+    assert_non_null(strstr(render(buf, sizeof buf - 1, &p, NULL), ",\"exception_object\":\"0x"));
+    hark_payload_set_exception(&p, "ArgumentError", NULL, NULL);
     /* One level more and the deepest becomes "...". */
     HARK_PAYLOAD(top, 1);
     hark_payload_set_payload(&top, "l0", &p);

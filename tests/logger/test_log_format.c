@@ -160,6 +160,38 @@ static void test_pointer_fields(void **state)
     free(line);
 }
 
+/* A failure recorded by C code has a NULL exception_object: the line leaves it out
+ * (no "0x0"), keeping the exception's type and message; an object is shown. */
+static void test_c_failure_fields(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 1);
+    hark_payload_set_int(&p, "rows", 3);
+    hark_payload_set_exception(&p, "IOError", "gone", NULL);
+    hark_log_record rec = {.level = HARK_LOG_ERROR,
+                           .time = 0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(
+        line,
+        "\"fields\":{\"rows\":3,\"exception\":{\"type\":\"IOError\",\"message\":\"gone\"}}}\n"));
+    assert_null(strstr(line, "exception_object"));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m rows=3 exception=IOError exception.message=gone\n"));
+    assert_null(strstr(line, "exception_object"));
+    free(line);
+    int obj = 0;
+    hark_payload_set_exception(&p, "IOError", "gone", &obj);
+    rec.field_count = p.count;
+    line = fmt_line(hark_log_format_json, &rec);
+    assert_non_null(strstr(line, ",\"exception_object\":\"0x"));
+    free(line);
+}
+
 /* A quoted logfmt value has the escapes the header lists: \" \\ \n \r \t and
  * \u00XX for every other control character, backspace and form feed included
  * (JSON keeps its own \b and \f). */
@@ -628,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_escaping_and_utf8),
         cmocka_unit_test(test_pointer_fields),
+        cmocka_unit_test(test_c_failure_fields),
         cmocka_unit_test(test_logfmt_escapes),
         cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_cut_value_says_truncated),

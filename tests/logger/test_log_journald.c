@@ -206,6 +206,8 @@ static void test_every_field_type(void **state)
         {.key = "missing", .type = HARK_TYPE_PAYLOAD, .as.payload = NULL},
         {.key = "exception", .type = HARK_TYPE_ERROR, .as.error = {"SQLiteError", "no\ntable"}},
         {.key = "anon", .type = HARK_TYPE_ERROR, .as.error = {NULL, NULL}},
+        /* A C failure's NULL object: left out. */
+        {.key = "exception_object", .type = HARK_TYPE_POINTER, .as.p = NULL},
         {.key = "odd", .type = (hark_type)99, .as.i = 1},
         {.key = "user-agent", .type = HARK_TYPE_STRING, .as.s = "curl"},
     };
@@ -244,6 +246,7 @@ static void test_every_field_type(void **state)
     assert_string_equal(value_of(g, "HARK_NONE", NULL), "null");
     assert_string_equal(value_of(g, "HARK_CONN", NULL), "0xdeadbeef");
     assert_string_equal(value_of(g, "HARK_NULLPTR", NULL), "0x0");
+    assert_false(has(g, "HARK_EXCEPTION_OBJECT"));
     assert_string_equal(value_of(g, "HARK_DB_NAME", NULL), "main");
     assert_string_equal(value_of(g, "HARK_DB_INNER_DEEP", NULL), "true");
     assert_false(has(g, "HARK_DB"));

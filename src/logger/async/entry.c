@@ -85,7 +85,7 @@ static size_t put_field_list(struct cursor *c, const hark_field *f, size_t count
 {
     size_t bytes = 0, n = 0;
     for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+        if (hark_payload_field_hidden(&f[i]))
             continue;
         (*budget)--;
         n++;

@@ -81,7 +81,7 @@ static void put_fields(walk *w, char *name, size_t len, const hark_field *f, siz
 {
     char v[HARK__LOG_DOUBLE_TEXT];
     for (size_t i = 0; f && i < count && *budget != 0; i++) {
-        if (f[i].type == HARK_TYPE_NONE || !f[i].key)
+        if (hark_payload_field_hidden(&f[i]))
             continue;
         (*budget)--;
         size_t n = hark__journald_name(name, len, f[i].key);
