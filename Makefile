@@ -9,7 +9,8 @@
 #   make install    install into PREFIX (default /usr/local)
 #   make format     clang-format the tree; make format-check fails if it would change
 #   make ruby       build the Ruby extension (bindings/ruby) against the in-tree libhark
-#   make ruby-test  its own tests, then Rails 7.2's notification tests on hark's fanout
+#   make ruby-test  its own tests, Rails 7.2's notification and ActiveRecord tests on
+#                   hark's fanout, the gem built and installed on its own, an ASan pass
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -29,7 +30,7 @@ ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 BENCH_PKGS = $(BUILD_PKGS) liblttng-ust-dev
 # The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
-            ruby-connection-pool
+            ruby-connection-pool ruby-sqlite3
 # Rails 7.2's activesupport (library and tests), beside the repository -- or, in a
 # clone made elsewhere from a local checkout, beside the checkout it came from.
 ORIGIN_DIR := $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)
@@ -39,7 +40,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan node-deps
+        ruby ruby-test ruby-asan ruby-gem-check node-deps
 
 all: build
 
@@ -122,12 +123,27 @@ ruby: build
 	  ruby $(CURDIR)/bindings/ruby/ext/hark/extconf.rb >/dev/null && $(MAKE) --no-print-directory -s V=0
 	cp $(BUILD)/ruby-ext/hark_ext.so $(RUBY_LIB)/hark/hark_ext.so.tmp && mv -f $(RUBY_LIB)/hark/hark_ext.so.tmp $(RUBY_LIB)/hark/hark_ext.so
 
-# The extension's own tests, then Rails 7.2's notification, subscriber and log
-# subscriber tests with hark/rails loaded; each of those runs ends with a line proving
-# that the fanout under test was hark's, and all five must say so.
+# ActiveRecord 7.2's test files (of the 78 that subscribe, assert queries or use log
+# subscribers and load on SQLite, bindings/ruby/test/ar_suite.sh runs all both ways)
+# that ruby-test runs on hark's fanout: the log subscriber, instrumentation (also of
+# transactions), EXPLAIN subscriber, query assertions, bind parameters logged, query
+# logs and asynchronous queries.
+RUBY_AR_TESTS = test/cases/log_subscriber_test.rb test/cases/instrumentation_test.rb \
+                test/cases/transaction_instrumentation_test.rb test/cases/explain_subscriber_test.rb \
+                test/cases/explain_test.rb test/cases/assertions/query_assertions_test.rb \
+                test/cases/bind_parameter_test.rb test/cases/query_logs_test.rb \
+                test/cases/asynchronous_queries_test.rb test/cases/relation/load_async_test.rb
+RUBY_TEST_PATHS = -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib -I $(RAILS72)/activemodel/lib \
+                  -I $(RAILS72)/activerecord/lib
+
+# The extension's own tests; Rails 7.2's notification, subscriber and log subscriber
+# tests and ActiveRecord's (RUBY_AR_TESTS) with hark/rails loaded, each run ending with a
+# line proving that the fanout under test was hark's (every run must say so); the gem
+# built, installed into a temporary GEM_HOME and run the same way (gem_check.sh); the
+# ASan pass.
 ruby-test: ruby
 	@if [ -z "$(RAILS72)" ]; then echo "ruby-test: no ../shared/rails-7.2: Rails' own tests NOT run"; exit 1; fi
-	ruby -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib -I bindings/ruby/test \
+	ruby $(RUBY_TEST_PATHS) -I bindings/ruby/test \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
 	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
 	  $(RAILS72)/run-tests.sh >$(BUILD)/ruby-rails-tests.log 2>&1; \
@@ -135,7 +151,21 @@ ruby-test: ruby
 	  proofs=$$(grep -c '^HARK-PROOF ok' $(BUILD)/ruby-rails-tests.log); \
 	  echo "ruby-test: Rails run exit $$rc, $$proofs of 5 runs proved hark's fanout"; \
 	  [ "$$rc" = 0 ] && [ "$$proofs" = 5 ]
+	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
+	  $(RAILS72)/run-ar-tests.sh $(RUBY_AR_TESTS) >$(BUILD)/ruby-ar-tests.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/ruby-ar-tests.log; \
+	  proofs=$$(grep -c '^HARK-PROOF ok' $(BUILD)/ruby-ar-tests.log); \
+	  echo "ruby-test: ActiveRecord run exit $$rc, $$proofs of $(words $(RUBY_AR_TESTS)) runs proved hark's fanout"; \
+	  [ "$$rc" = 0 ] && [ "$$proofs" = $(words $(RUBY_AR_TESTS)) ]
+	$(MAKE) --no-print-directory ruby-gem-check
 	$(MAKE) --no-print-directory ruby-asan
+
+# `gem build bindings/ruby/hark.gemspec`, `gem install` of it into a temporary GEM_HOME
+# (it compiles hark's C sources it carries, nothing of this build), then Rails' 78 tests
+# and ActiveRecord's log subscriber and instrumentation tests through the installed gem.
+ruby-gem-check:
+	$(call ensure_pkgs,$(RUBY_PKGS))
+	bash bindings/ruby/test/gem_check.sh $(RAILS72)
 
 # The extension built with AddressSanitizer (heap checks; Ruby unwinds with
 # __builtin_longjmp, which ASan cannot see, so stack redzones are off), running its own
@@ -151,7 +181,7 @@ ruby-asan: ruby
 	cp $(RUBY_ASAN)/hark_ext.so $(RUBY_ASAN)/lib/hark/hark_ext.so
 	ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:abort_on_error=1:use_sigaltstack=0 \
 	  LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
-	  ruby -I $(RUBY_ASAN)/lib -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib \
+	  ruby -I $(RUBY_ASAN)/lib $(RUBY_TEST_PATHS) \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
 
 # Installing the library needs a compiler, CMake, pkg-config and PCRE2, nothing else:

@@ -18,6 +18,8 @@
 #   TIME, WARMUP      benchmark-ips seconds per Ruby case (defaults 2 and 1)
 #   RUBY_BENCH=0      skip the Ruby rows
 #   RUBY_ROUNDS       rounds of the Rails 7.2 own-fanout / hark_rb pairs (default 3)
+#   AR_ROUNDS         rounds of the ActiveRecord 7.2 rows, ar72 / hark_ar / ar72_noop
+#                     (default 5); AR_TIME, AR_WARMUP: CPU seconds per case (2 and 0.5)
 #   SHARED_BENCH=0    skip the @shared rows
 #   CLOCK_BENCH=0     skip the @tsc and @vdso rows (the key rows with each clock source)
 #   BENCH_BUILD_DIR   build directory (default build-bench)
@@ -222,6 +224,82 @@ else
       cut -f1,4,5 "$OUT_DIR/rows-ruby.tsv" | grep -v '^ruby/' |
         awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
     fi
+  fi
+fi
+
+# ---- Ruby: an ActiveRecord 7.2 application, in the same run ------------------------------------
+# bench/ar_bench.rb on Rails 7.2's activerecord and SQLite, one process per side and case:
+# Rails' own fanout (ar72/<case>), hark/rails loaded (hark_ar/<case>), and for find_info
+# ActiveSupport::Notifications' instrument reduced to a bare yield (ar72_noop/find_info,
+# what an overhead is measured from). The sides alternate case by case, AR_ROUNDS times;
+# rows carry the min and median of the rounds.
+AR_CASES="ar_sql_event_info ar_sql_event_debug find_info find_debug"
+ar_only=""
+for c in $AR_CASES; do
+  if selected "ar72/$c" || selected "hark_ar/$c" || selected "ar72_noop/$c"; then
+    ar_only="$ar_only${ar_only:+ }$c"
+  fi
+done
+ar_ready() {
+  [ -n "$rails72" ] && [ -d "$rails72/activerecord/lib" ] && command -v ruby >/dev/null 2>&1 &&
+    ruby -I "$rails72/shim" -I "$rails72/activesupport/lib" -I "$rails72/activemodel/lib" \
+      -I "$rails72/activerecord/lib" -e 'require "set"; require "logger"; require "active_record"; require "sqlite3"' >/dev/null 2>&1
+}
+if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
+  if ! ar_ready && [ "$(id -u)" = 0 ]; then
+    note "installing ruby-sqlite3 for the ActiveRecord rows"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ruby ruby-dev ruby-sqlite3 \
+       ruby-concurrent ruby-i18n ruby-tzinfo ruby-connection-pool ruby-minitest) >>"$OUT_DIR/apt.log" 2>&1 ||
+      note "apt-get failed (see $OUT_DIR/apt.log)"
+  fi
+  if ! ar_ready; then
+    note "ActiveRecord rows skipped: install ruby-sqlite3 (and Rails 7.2's activerecord beside the repository)"
+  else
+    AR_ROUNDS=${AR_ROUNDS:-5}
+    AR_TIME=${AR_TIME:-2}
+    AR_WARMUP=${AR_WARMUP:-0.5}
+    make -C "$ROOT" --no-print-directory ruby >>"$OUT_DIR/ruby-build.log" 2>&1 ||
+      note "the Ruby extension does not build: no hark_ar rows"
+    echo
+    note "ruby: bench/ar_bench.rb on ActiveRecord 7.2 + SQLite, own fanout vs hark/rails, $AR_ROUNDS rounds, AR_TIME=$AR_TIME AR_WARMUP=$AR_WARMUP (thread CPU time)"
+    ar_inc=(-I "$rails72/shim" -I "$rails72/activesupport/lib" -I "$rails72/activemodel/lib" -I "$rails72/activerecord/lib")
+    : >"$OUT_DIR/ar-results.tsv"
+    for round in $(seq 1 "$AR_ROUNDS"); do
+      for c in $ar_only; do
+        sides="ar72 hark_ar"
+        [ "$c" = find_info ] && sides="ar72 hark_ar ar72_noop"
+        for side in $sides; do
+          selected "$side/$c" || selected "ar72/$c" || selected "hark_ar/$c" || continue
+          extra=()
+          noop=0
+          [ "$side" = hark_ar ] && extra=(-I "$ROOT/bindings/ruby/lib" -r hark/rails)
+          [ "$side" = ar72_noop ] && noop=1
+          if (cd "$OUT_DIR" && ONLY="$c" TIME="$AR_TIME" WARMUP="$AR_WARMUP" LABEL="$side" NOOP="$noop" \
+                ruby "${ar_inc[@]}" "${extra[@]}" "$ROOT/bench/ar_bench.rb") >"$OUT_DIR/ar-$side.log" 2>&1; then
+            awk -F'\t' -v r="$round" '$1 == "RESULT" { print $2 "\t" $4 "\t" $6 "\t" $3 "\t" r }' \
+              "$OUT_DIR/ar-$side.log" >>"$OUT_DIR/ar-results.tsv"
+          else
+            tail -5 "$OUT_DIR/ar-$side.log"
+            note "ruby $side/$c failed (round $round)"
+          fi
+        done
+      done
+    done
+    grep -E '^(RUBY|AR) ' "$OUT_DIR/ar-hark_ar.log" 2>/dev/null
+    sort -t$'\t' -k1,1 -k2,2 -k3,3g "$OUT_DIR/ar-results.tsv" | awk -F'\t' '
+      function flush() {
+        if (n == 0) return
+        med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        what = key_side == "hark_ar" ? "with hark/rails" : key_side == "ar72_noop" ? "instrument = bare yield" : "own fanout"
+        printf "%s/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\tActiveRecord 7.2 %s (%s), thread CPU time, %d rounds\t\n",
+               key_side, key_case, v[1], med, n, what, mode, n
+        n = 0
+      }
+      { if ($1 != key_side || $2 != key_case) { flush(); key_side = $1; key_case = $2; mode = $4 }
+        v[++n] = $3 }
+      END { flush() }' >"$OUT_DIR/rows-ar.tsv"
+    cut -f1,4,5 "$OUT_DIR/rows-ar.tsv" |
+      awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
   fi
 fi
 

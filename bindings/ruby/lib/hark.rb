@@ -6,6 +6,7 @@
 require "set"
 require "hark/hark_ext"
 require "hark/silence"
+require "hark/noop"
 
 module Hark
   VERSION = "0.1.0"
@@ -93,6 +94,11 @@ module Hark
     # Subscriptions whose silence hark caches (kept current by Hark::Silence).
     def _cached_subscriptions # :nodoc:
       @subscriptions.select { |s| s.silence_mode == SILENCE_CACHED }
+    end
+
+    # Evented subscriptions (whose start and finish hark may leave out, Hark::Noop).
+    def _evented_subscriptions # :nodoc:
+      @subscriptions.select { |s| s.kind == KIND_EVENTED }
     end
 
     def inspect # :nodoc:
@@ -254,6 +260,13 @@ module Hark
           @id = fanout._subscribe(self, @delegate, @raw_pattern, kind, @silence_mode, @can_publish,
                                   @can_publish_event, answer ? true : false)
           Silence.adjust_polls(self, certain) if @silence_mode == SILENCE_CACHED
+          refresh_noop
+        end
+
+        # Tells the extension whether start and finish do nothing (Hark::Noop).
+        def refresh_noop # :nodoc:
+          return unless kind == KIND_EVENTED && attached?
+          @fanout._set_noop(@id, Noop.method?(@delegate, :start), Noop.method?(@delegate, :finish))
         end
 
         def detached! # :nodoc:

@@ -21,12 +21,14 @@ class TestLogSilence < Minitest::Test
 
   class Demo < ActiveSupport::LogSubscriber
     class << self
-      attr_accessor :calls
+      attr_accessor :calls, :seen
     end
     self.calls = 0
+    self.seen = []
 
     def sql(event)
       Demo.calls += 1
+      Demo.seen << event.payload[:n] # delivered (the logger may still drop the line)
       debug { "SQL #{event.payload[:n]}" }
     end
     subscribe_log_level :sql, :debug
@@ -40,6 +42,7 @@ class TestLogSilence < Minitest::Test
     @old_logger = ActiveSupport::LogSubscriber.logger
     ActiveSupport::LogSubscriber.logger = @logger
     Demo.calls = 0
+    Demo.seen = []
     Demo.attach_to :silence_test
   end
 
@@ -164,5 +167,97 @@ class TestLogSilence < Minitest::Test
     N.instrument("sql.silence_test", n: 3) { }
     assert_equal "SQL 2\n", loud_io.string
     assert_equal 0, level_checks { N.instrument("sql.silence_test", n: 4) { } }
+  end
+
+  # ActionController::Live's streaming threads copy the parent's execution state with
+  # IsolatedExecutionState.share_with, and with it the parent's local level: Rails keeps
+  # silencing in the child after the parent's block has ended.
+  def test_a_local_level_copied_by_share_with_silences_the_child
+    skip "no IsolatedExecutionState before Rails 7.0" unless defined?(ActiveSupport::IsolatedExecutionState)
+    @logger.level = Logger::DEBUG
+    shared = Queue.new
+    parent_done = Queue.new
+    child = nil
+    @logger.silence(Logger::ERROR) do
+      parent = Thread.current
+      child = Thread.new do
+        ActiveSupport::IsolatedExecutionState.share_with(parent)
+        shared << true
+        parent_done.pop
+        N.instrument("sql.silence_test", n: "child") { }
+      end
+      shared.pop
+    end
+    N.instrument("sql.silence_test", n: "parent after silence") { }
+    parent_done << true
+    child.join
+    assert_equal ["parent after silence"], Demo.seen, "the child is silenced, as in Rails"
+    # once the child has ended, its copy is no longer in force: cached again
+    @logger.level = Logger::ERROR
+    assert_equal 0, level_checks { N.instrument("sql.silence_test", n: "x") { } }
+  end
+
+  # A Logger subclass whose level= does not call super: hark puts its hook in front.
+  class RawLevelLogger < ActiveSupport::Logger
+    def level=(severity)
+      @level = severity
+    end
+  end
+
+  def test_a_subclass_level_writer_without_super_is_seen
+    raw = RawLevelLogger.new(@io, level: Logger::ERROR, formatter: LINE)
+    raw.level = Logger::ERROR
+    ActiveSupport::LogSubscriber.logger = raw
+    N.instrument("sql.silence_test", n: 1) { }
+    raw.level = Logger::DEBUG
+    N.instrument("sql.silence_test", n: 2) { }
+    raw.level = Logger::ERROR
+    assert_equal 0, level_checks { N.instrument("sql.silence_test", n: 3) { } }, "still cached"
+    assert_equal ["SQL 2"], lines
+  end
+
+  def test_a_level_writer_defined_on_the_logger_object_is_seen
+    @logger.define_singleton_method(:level=) { |severity| @level = severity }
+    ActiveSupport::LogSubscriber.logger = @logger
+    @logger.level = Logger::DEBUG
+    N.instrument("sql.silence_test", n: 1) { }
+    assert_equal ["SQL 1"], lines
+  end
+
+  # An application keeping its thread-local level elsewhere: hark cannot see where, so
+  # the subscription is asked per event, and silence on one thread is exact.
+  class OwnLocalLevelLogger < ActiveSupport::Logger
+    def local_level
+      Thread.current[:hark_test_own_level]
+    end
+
+    def local_level=(level)
+      Thread.current[:hark_test_own_level] = level
+    end
+  end
+
+  def test_an_overridden_local_level_is_asked_per_event
+    own = OwnLocalLevelLogger.new(@io, level: Logger::DEBUG, formatter: LINE)
+    ActiveSupport::LogSubscriber.logger = own
+    t = Thread.new do
+      own.silence(Logger::ERROR) { N.instrument("sql.silence_test", n: "silenced thread") { } }
+    end
+    t.join
+    N.instrument("sql.silence_test", n: "other thread") { }
+    assert_equal ["other thread"], Demo.seen
+  end
+
+  # A `logger` hark cannot follow (an instance variable any code may set) is asked per
+  # event: a change that calls no hook at all is still seen on the next event.
+  def test_an_unfollowed_logger_reader_is_asked_per_event
+    loud = Logger.new(@io, level: Logger::DEBUG, formatter: LINE)
+    Demo.class_eval { attr_reader :own_logger; alias_method :logger, :own_logger }
+    sub = N.notifier.all_listeners_for("sql.silence_test").first.delegate
+    N.instrument("sql.silence_test", n: 1) { }
+    sub.instance_variable_set(:@own_logger, loud)
+    N.instrument("sql.silence_test", n: 2) { }
+    assert_equal ["SQL 2"], lines
+  ensure
+    Demo.class_eval { remove_method(:logger); remove_method(:own_logger) }
   end
 end

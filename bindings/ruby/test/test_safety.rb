@@ -116,6 +116,34 @@ class TestSafety < Minitest::Test
     assert_equal [[0, 5], [1, 5], [2, 5], [:event, "gc.x"]], got.first(4)
   end
 
+  # Fanouts that became garbage while hark re-asks cached answers (Hark::Silence walks
+  # every fanout it knows): one found dead but not yet swept must not be brought back
+  # (its instance variables may already be freed). In a child process: the failure is
+  # a crash.
+  def test_fanouts_dropped_while_cached_answers_are_asked_again
+    script = <<~RUBY
+      require "active_support"
+      require "active_support/notifications"
+      require "hark/rails"
+      class Quiet
+        def silenced?(_) = true
+        def start(*) = nil
+        def finish(*) = nil
+      end
+      #{ENV["HARK_RUBY_QUICK"] ? 2_000 : 6_000}.times do
+        f = ActiveSupport::Notifications::Fanout.new
+        3.times { |i| f.subscribe("dropped\#{i}", Quiet.new) }
+        f = nil
+        Array.new(2_000) { [Object.new, "x" * 10] }
+        Hark::Silence.changed!
+      end
+      puts "survived"
+    RUBY
+    out = IO.popen([RbConfig.ruby, *$LOAD_PATH.flat_map { |d| ["-I", d] }, "-e", script], err: %i[child out], &:read)
+    assert $?.success?, "the child died: #{out.lines.first(3).join}"
+    assert_includes out, "survived"
+  end
+
   def test_threads_instrument_while_others_subscribe_and_unsubscribe
     stable = Counting.new
     N.subscribe("t.x", stable)

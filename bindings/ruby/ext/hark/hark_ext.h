@@ -64,6 +64,9 @@ typedef struct rsub {
     int rkind;
     int silence; /* hark_silence_mode */
     bool can_publish, can_publish_event;
+    /* Evented: start / finish is a Ruby method that does nothing (hark/noop.rb says so,
+     * and says again when such a method is redefined anywhere): not called. */
+    bool start_noop, finish_noop;
     bool cached_silenced; /* the answer for HARK_SILENCE_CACHED, computed in Ruby */
     int polls;            /* poll_begin - poll_end, kept here for the silenced callback */
     bool released;        /* hark will never call into this subscription again */
@@ -160,6 +163,7 @@ VALUE fanout_unsubscribe_id(VALUE self, VALUE vid);
 VALUE fanout_unsubscribe_name(VALUE self, VALUE name);
 VALUE fanout_subscribed_to(VALUE self, VALUE vid, VALUE name);
 rsub *find_sub(fanout *f, hark_subscription_id id);
+VALUE fanout_set_noop(VALUE self, VALUE vid, VALUE start, VALUE finish);
 
 /* silence.c */
 bool cb_silenced(const char *name, void *data);

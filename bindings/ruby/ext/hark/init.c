@@ -29,6 +29,7 @@ static void define_classes(void)
     rb_define_method(cFanout, "_subscribed_to?", fanout_subscribed_to, 2);
     rb_define_method(cFanout, "_set_silenced", fanout_set_silenced, 2);
     rb_define_method(cFanout, "_poll", fanout_poll, 2);
+    rb_define_method(cFanout, "_set_noop", fanout_set_noop, 3);
     rb_define_method(cFanout, "_topic_count", fanout_topic_count, 0);
     rb_define_method(cFanout, "listening?", fanout_listening, 1);
     rb_define_method(cFanout, "publish", fanout_publish, -1);

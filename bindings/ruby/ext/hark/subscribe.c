@@ -1,6 +1,7 @@
 /*
- * subscribe.c -- Hark::Fanout's _subscribe, _unsubscribe_id, _unsubscribe_name and
- * _subscribed_to?: a Ruby subscription becomes an rsub handed to hark_subscribe.
+ * subscribe.c -- Hark::Fanout's _subscribe, _unsubscribe_id, _unsubscribe_name,
+ * _subscribed_to? and _set_noop: a Ruby subscription becomes an rsub handed to
+ * hark_subscribe.
  */
 #include "hark_ext.h"
 
@@ -12,6 +13,19 @@ rsub *find_sub(fanout *f, hark_subscription_id id)
         if (s->id == id && !s->released)
             return s;
     return NULL;
+}
+
+/* _set_noop(id, start, finish): whether the evented subscriber's start and finish do
+ * nothing, so that calling them can be left out. Returns whether the subscription was
+ * found. */
+VALUE fanout_set_noop(VALUE self, VALUE vid, VALUE start, VALUE finish)
+{
+    rsub *s = find_sub(get_fanout(self), NUM2ULL(vid));
+    if (!s || s->rkind != RK_EVENTED)
+        return Qfalse;
+    s->start_noop = RTEST(start);
+    s->finish_noop = RTEST(finish);
+    return Qtrue;
 }
 
 /* The callbacks of s's kind (and of its silence mode) in o. */

@@ -10,6 +10,7 @@ begin
 rescue LoadError # before Rails 7.1
 end
 require "hark/silence"
+require "hark/logger_source"
 
 module Hark
   module Silence
@@ -25,8 +26,48 @@ module Hark
 
     module LocalLevelHooks # :nodoc:
       def local_level=(level)
-        before = local_level
-        super.tap { Hark::Silence.local_level_changed(before, local_level) }
+        super.tap { Hark::Silence.local_level_set(self) }
+      end
+    end
+
+    # ActionController::Live's threads copy the parent's execution state, thread-local
+    # levels included.
+    module ExecutionStateHooks # :nodoc:
+      def share_with(other)
+        super.tap { Hark::Silence.state_shared }
+      end
+    end
+
+    # config_accessor readers (ActionController::Base.logger, ActionMailer::Base.logger)
+    # read ActiveSupport::Configurable's OrderedOptions.
+    module OrderedOptionsHooks # :nodoc:
+      def []=(key, value)
+        super.tap { Hark::Silence.changed! if Hark::Silence::LoggerSource.config_key?(key.to_sym) }
+      end
+
+      %i[store delete].each do |name|
+        define_method(name) do |key, *rest, &block|
+          super(key, *rest, &block).tap do
+            Hark::Silence.changed! if key.respond_to?(:to_sym) && Hark::Silence::LoggerSource.config_key?(key.to_sym)
+          end
+        end
+      end
+
+      %i[update merge! replace clear].each do |name|
+        define_method(name) do |*args, &block|
+          super(*args, &block).tap { Hark::Silence.changed! }
+        end
+      end
+    end
+
+    # cattr_accessor / mattr_accessor readers read a class variable.
+    module ClassVariableHooks # :nodoc:
+      def class_variable_set(name, value)
+        super.tap { Hark::Silence.changed! if Hark::Silence::LoggerSource.class_variable?(name.to_sym) }
+      end
+
+      def remove_class_variable(name)
+        super.tap { Hark::Silence.changed! if Hark::Silence::LoggerSource.class_variable?(name.to_sym) }
       end
     end
 
@@ -64,8 +105,16 @@ module Hark
   end
 end
 
+[Hark::Silence::LoggerHooks, Hark::Silence::LocalLevelHooks, Hark::Silence::ExecutionStateHooks,
+ Hark::Silence::OrderedOptionsHooks, Hark::Silence::ClassVariableHooks].each { |m| Hark::Silence.hook_module(m) }
 ::Logger.prepend(Hark::Silence::LoggerHooks)
 ::ActiveSupport::LoggerThreadSafeLevel.prepend(Hark::Silence::LocalLevelHooks)
+if defined?(::ActiveSupport::IsolatedExecutionState)
+  ::ActiveSupport::IsolatedExecutionState.singleton_class.prepend(Hark::Silence::ExecutionStateHooks)
+end
+require "active_support/ordered_options"
+::ActiveSupport::OrderedOptions.prepend(Hark::Silence::OrderedOptionsHooks)
+::Module.prepend(Hark::Silence::ClassVariableHooks)
 ::ActiveSupport::BroadcastLogger.prepend(Hark::Silence::BroadcastHooks) if defined?(::ActiveSupport::BroadcastLogger)
 ::ActiveSupport::LogSubscriber.singleton_class.prepend(Hark::Silence::LogSubscriberClassHooks)
 ::ActiveSupport::LogSubscriber.prepend(Hark::Silence::LogSubscriberHooks)

@@ -26,21 +26,51 @@ module Hark
   module Silence
     @monitor = Monitor.new
     @fanouts = ObjectSpace::WeakMap.new
-    @locals = 0
+    @locals = {}     # [execution context, local-level key] => true, for each local level in force
+    @level_keys = {} # every local-level key seen (to recognise them in a shared state)
 
     # Instructions of a `logger` method that only returns a constant.
     CONSTANT_INSNS = %i[opt_getinlinecache getconstant opt_setinlinecache opt_getconstant_path
                         putobject putnil leave nop].freeze
     # Instructions of a `silenced?` that returns a literal (true, false, nil).
     LITERAL_INSNS = %i[putobject putnil leave nop].freeze
-    # Methods whose (re)definition anywhere may change a cached answer.
-    WATCHED = %i[silenced? logger level debug? info? error?].freeze
+    # Methods whose (re)definition anywhere may change a cached answer (with the readers
+    # LoggerSource follows).
+    WATCHED = %i[silenced? logger level debug? info? error? local_level level= sev_threshold= local_level=].freeze
+    # Logger methods whose owner must be Ruby's or ActiveSupport's for an answer to be cached.
+    LEVEL_READERS = %i[level debug? info? error?].freeze
 
     class << self
-      attr_reader :locals
-
       def register(fanout) # :nodoc:
-        @fanouts[fanout] = true
+        # The fanout is the value too: WeakMap's iteration skips entries whose value is
+        # no longer alive, not entries whose key is not (Ruby 3.1), and a fanout found
+        # dead but not yet swept must not be brought back (its ivars may be gone).
+        @fanouts[fanout] = fanout
+      end
+
+      def each_fanout(&block) # :nodoc:
+        fanouts = []
+        @fanouts.each_value { |f| fanouts << f }
+        fanouts.each(&block)
+      end
+
+      # A method was defined, removed or undefined somewhere: re-ask what depends on it.
+      def method_changed(name) # :nodoc:
+        changed! if watched?(name)
+        Noop.changed! if defined?(Noop) && Noop::NAMES.include?(name)
+      end
+
+      # Whether a thread-local level is in force anywhere (cached answers are then
+      # asked per event).
+      def locals?
+        @monitor.synchronize do
+          prune_locals
+          !@locals.empty?
+        end
+      end
+
+      def watched?(name) # :nodoc:
+        WATCHED.include?(name) || LoggerSource.reader?(name)
       end
 
       # SILENCE_CACHED for Rails' log subscribers on an exact name and for subscribers
@@ -53,10 +83,12 @@ module Hark
       end
 
       # [silenced?, certain]: the answer now, and whether hooks will say when it changes.
+      # An uncertain answer is asked per event anyway, so it is not asked here (asking
+      # could load what `logger` names, e.g. ActiveRecord::Base, too early).
       def evaluate(subscription)
         delegate = subscription.delegate
-        certain = certain?(delegate)
-        [delegate.silenced?(subscription.raw_pattern) ? true : false, certain]
+        return [false, false] unless certain?(delegate)
+        [delegate.silenced?(subscription.raw_pattern) ? true : false, true]
       rescue Exception # rubocop:disable Lint/RescueException
         [false, false]
       end
@@ -65,7 +97,7 @@ module Hark
       # level is in force, one more while the answer is uncertain.
       def adjust_polls(subscription, certain)
         fanout = subscription.fanout
-        desired = (@locals > 0 ? 1 : 0) + (certain ? 0 : 1)
+        desired = (locals? ? 1 : 0) + (certain ? 0 : 1)
         while subscription.hark_polls < desired
           fanout._poll(subscription.id, true)
           subscription.hark_polls += 1
@@ -79,9 +111,7 @@ module Hark
       # Something the cached answers depend on may have changed: ask again.
       def changed!
         @monitor.synchronize do
-          fanouts = []
-          @fanouts.each_key { |f| fanouts << f }
-          fanouts.each do |fanout|
+          each_fanout do |fanout|
             fanout._cached_subscriptions.each do |subscription|
               next unless subscription.attached?
               answer, certain = evaluate(subscription)
@@ -93,17 +123,54 @@ module Hark
         nil
       end
 
-      # A thread-local level was set (from none) or cleared (to none).
-      def local_level_changed(before, after) # :nodoc:
-        return if before.nil? == after.nil?
+      # `logger`'s thread-local level was set or cleared on the current execution
+      # context (thread or fiber).
+      def local_level_set(logger) # :nodoc:
+        key = local_key(logger)
+        present = !logger.local_level.nil?
         @monitor.synchronize do
-          @locals += after.nil? ? -1 : 1
-          @locals = 0 if @locals < 0
-          changed!
+          before = !@locals.empty?
+          entry = [context, key]
+          if present
+            @level_keys[key] = true
+            @locals[entry] = true
+          else
+            @locals.delete(entry)
+          end
+          prune_locals
+          changed! if before != !@locals.empty?
+        end
+      end
+
+      # The current context took a copy of another's execution state
+      # (IsolatedExecutionState.share_with, as ActionController::Live's threads do): the
+      # local levels it copied are in force here too.
+      def state_shared # :nodoc:
+        ctx = context
+        state = ctx.respond_to?(:active_support_execution_state) ? ctx.active_support_execution_state : nil
+        @monitor.synchronize do
+          before = !@locals.empty?
+          @locals.delete_if { |(c, _), _| c.equal?(ctx) }
+          state&.each { |key, value| @locals[[ctx, key]] = true if !value.nil? && @level_keys.key?(key) }
+          prune_locals
+          changed! if before != !@locals.empty?
         end
       end
 
       private
+        def context
+          defined?(::ActiveSupport::IsolatedExecutionState) ? ::ActiveSupport::IsolatedExecutionState.context : Thread.current
+        end
+
+        def local_key(logger)
+          logger.respond_to?(:local_level_key, true) ? logger.send(:local_level_key) : [:hark_logger, logger.object_id]
+        end
+
+        # Local levels of threads or fibers that have ended are no longer in force.
+        def prune_locals
+          @locals.delete_if { |(ctx, _), _| !ctx.alive? }
+        end
+
         def log_subscriber?(delegate)
           defined?(::ActiveSupport::LogSubscriber) && ::ActiveSupport::LogSubscriber === delegate
         end
@@ -111,17 +178,14 @@ module Hark
         def certain?(delegate)
           return literal_silenced?(delegate) unless log_subscriber?(delegate)
           return false unless delegate.method(:silenced?).owner == ::ActiveSupport::LogSubscriber
-          return false unless trusted_logger_method?(delegate)
-          trusted_logger?(delegate.logger)
-        end
-
-        def trusted_logger_method?(delegate)
-          m = delegate.method(:logger)
-          if m.owner == ::ActiveSupport::LogSubscriber
-            ::ActiveSupport::LogSubscriber.method(:logger).owner == ::ActiveSupport::LogSubscriber.singleton_class
-          else
-            constant_method?(m)
-          end
+          reader = delegate.method(:logger) # may be private (ActiveRecord's is)
+          kind = LoggerSource.source(reader)
+          return false unless kind
+          logger = reader.call
+          # A nil logger is certain when the reader is followed (setting one is heard), not
+          # for Rails' LogSubscriber.logger, which reads Rails.logger while it is nil.
+          return kind == :tracked if logger.nil?
+          trusted_logger?(logger)
         end
 
         def literal_silenced?(delegate)
@@ -142,13 +206,32 @@ module Hark
         def trusted_logger?(logger, depth = 0)
           return false if logger.nil? || depth > 4
           if defined?(::ActiveSupport::BroadcastLogger) && ::ActiveSupport::BroadcastLogger === logger
-            return false unless %i[level debug? info? error?].all? { |m| logger.method(m).owner == ::ActiveSupport::BroadcastLogger }
+            return false unless LEVEL_READERS.all? { |m| logger.method(m).owner == ::ActiveSupport::BroadcastLogger }
             return logger.broadcasts.all? { |l| trusted_logger?(l, depth + 1) }
           end
           return false unless defined?(::Logger) && ::Logger === logger
           owners = [::Logger]
-          owners << ::ActiveSupport::LoggerThreadSafeLevel if defined?(::ActiveSupport::LoggerThreadSafeLevel)
-          %i[level debug? info? error?].all? { |m| owners.include?(logger.method(m).owner) }
+          thread_safe = defined?(::ActiveSupport::LoggerThreadSafeLevel) && ::ActiveSupport::LoggerThreadSafeLevel === logger
+          owners << ::ActiveSupport::LoggerThreadSafeLevel if thread_safe
+          return false unless LEVEL_READERS.all? { |m| owners.include?(logger.method(m).owner) }
+          # Whatever sets the level must reach hark: writers overridden in a subclass (or on
+          # the object) get the hook in front of them.
+          return false unless defined?(LoggerHooks)
+          return false unless hooked?(logger, :level=, LoggerHooks) && hooked?(logger, :sev_threshold=, LoggerHooks)
+          return true unless thread_safe
+          # A local_level of the application's own may keep its level anywhere: asked per event.
+          return false unless logger.method(:local_level).owner == ::ActiveSupport::LoggerThreadSafeLevel
+          hooked?(logger, :local_level=, LocalLevelHooks)
+        end
+
+        def hooked?(logger, writer, hook)
+          owner = logger.method(writer).owner
+          return true if owner == hook
+          target = logger.class.ancestors.include?(owner) ? logger.class : logger.singleton_class
+          target.prepend(hook)
+          logger.method(writer).owner == hook
+        rescue StandardError
+          false
         end
     end
 
@@ -160,17 +243,17 @@ module Hark
 
       def method_added(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def method_removed(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def method_undefined(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def append_features(base)
@@ -191,25 +274,42 @@ module Hark
 
       def singleton_method_added(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def singleton_method_removed(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
 
       def singleton_method_undefined(name)
         super
-        Hark::Silence.changed! if WATCHED.include?(name)
+        Hark::Silence.method_changed(name)
       end
     end
 
+    # hark's own hooks (prepended in front of a logger's writers) change no answer.
+    @hooks = {}
+
+    def self.hook_module(mod) # :nodoc:
+      @hooks[mod] = true
+      mod
+    end
+
     def self.module_changed(mod) # :nodoc:
-      changed! if WATCHED.any? { |m| mod.method_defined?(m) || mod.private_method_defined?(m) }
+      return if @hooks.key?(mod)
+      defines = ->(m) { mod.method_defined?(m) || mod.private_method_defined?(m) }
+      changed! if watched_names.any?(&defines)
+      Noop.changed! if defined?(Noop) && Noop::NAMES.any?(&defines)
+    end
+
+    def self.watched_names # :nodoc:
+      WATCHED + LoggerSource.readers
     end
   end
 end
+
+require "hark/logger_source"
 
 ::Module.prepend(Hark::Silence::ModuleHooks)
 ::BasicObject.prepend(Hark::Silence::ObjectHooks)
