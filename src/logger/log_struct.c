@@ -1,104 +1,19 @@
 /*
- * Structured formatters: JSON lines and logfmt. Both write snprintf-style into the
- * caller's buffer (counting what does not fit), validate UTF-8 (replacing each
- * maximal invalid subsequence by U+FFFD) and bound every string they copy.
+ * The field rendering the structured formatters share (log_struct.h): escaping,
+ * numbers, durations, times, thread ids, pointers, and the record's payload fields
+ * through the one walk. The formatters themselves are log_json.c and log_logfmt.c.
  */
-#include "log_ext.h"
-#include "hark/sys/payload_json.h"
+#include "log_struct.h"
 #include "utf8.h"
-
-#include <stdio.h>
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-
-/* An snprintf-style output: writes what fits, counts everything. */
-typedef struct sbuf {
-    char *buf;
-    size_t size;
-    size_t len;
-} sbuf;
-
-static inline void put(sbuf *o, char c)
-{
-    if (o->len + 1 < o->size)
-        o->buf[o->len] = c;
-    o->len++;
-}
-
-/* Copies n bytes without a call for short runs (overlapping 16-, 8- and 4-byte moves,
- * reading and writing only within the n bytes). GCC cannot see that n stays
- * within the source at every inlined call and would warn about moves it never
- * makes. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-static inline void copy_short(char *d, const char *s, size_t n)
-{
-    if (n > 16 && n <= 32) {
-        char a[16], b[16];
-        memcpy(a, s, 16);
-        memcpy(b, s + n - 16, 16);
-        memcpy(d, a, 16);
-        memcpy(d + n - 16, b, 16);
-    } else if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
-    }
-}
-
-static inline void puts_n(sbuf *o, const char *s, size_t n)
-{
-    if (o->len + n < o->size) {
-        copy_short(o->buf + o->len, s, n);
-    } else if (o->len + 1 < o->size) {
-        size_t room = o->size - 1 - o->len;
-        memcpy(o->buf + o->len, s, n < room ? n : room);
-    }
-    o->len += n;
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
-static void puts_z(sbuf *o, const char *s)
-{
-    puts_n(o, s, strlen(s));
-}
-
-/* A string literal, its length known at compile time. */
-#define PUTS_LIT(o, lit) puts_n((o), (lit), sizeof(lit) - 1)
-
-static size_t finish(sbuf *o)
-{
-    if (o->size > 0)
-        o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
-    return o->len;
-}
 
 /* "00" to "99": two digits per table load. */
 static const char pairs[] = "00010203040506070809101112131415161718192021222324"
@@ -254,7 +169,7 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 
 /* Writes the body of a JSON string (no quotes) for `n` bytes of `s`. `logfmt`:
  * the escapes of a quoted logfmt value, which has no \b or \f (\u0008, \u000c). */
-static void json_chars(sbuf *o, const char *s, size_t n, bool logfmt)
+void hark__log_json_chars(sbuf *o, const char *s, size_t n, bool logfmt)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
@@ -305,26 +220,6 @@ static void json_chars(sbuf *o, const char *s, size_t n, bool logfmt)
     }
 }
 
-/* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
-static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
-{
-    size_t keep = hark__log_cut(s, n, max);
-    put(o, '"');
-    json_chars(o, s, keep, false);
-    put(o, '"');
-    return keep < n;
-}
-
-/* A string value, or null; true when it was cut. */
-static bool json_cstr(sbuf *o, const char *s)
-{
-    if (!s) {
-        puts_n(o, "null", 4);
-        return false;
-    }
-    return json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
-}
-
 /* Whether a value string is longer than a line keeps. */
 static bool value_cut(const char *s)
 {
@@ -332,7 +227,7 @@ static bool value_cut(const char *s)
 }
 
 /* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
-static bool walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx)
+bool hark__log_walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx)
 {
     uint32_t n = rec->field_count > UINT32_MAX ? UINT32_MAX : (uint32_t)rec->field_count;
     hark_payload p = {(hark_field *)(uintptr_t)rec->fields, n, n};
@@ -357,11 +252,11 @@ static bool field_uncut(void *ctx, hark_payload_step step, const hark_payload_vi
 
 /* Whether any key or string of the fields a line shows will be cut: found before
  * they are written, since "_truncated" comes right after the message. */
-static bool record_fields_cut(const hark_log_record *rec)
+bool hark__log_record_fields_cut(const hark_log_record *rec)
 {
     if (rec->field_count == 0 || !rec->fields)
         return false;
-    return !walk_record(rec, field_uncut, NULL);
+    return !hark__log_walk_record(rec, field_uncut, NULL);
 }
 
 size_t hark__log_double(char *out, double d, bool json)
@@ -378,14 +273,14 @@ size_t hark__log_double(char *out, double d, bool json)
     return (size_t)n;
 }
 
-static void put_double(sbuf *o, double d, bool json)
+void hark__log_put_double(sbuf *o, double d, bool json)
 {
     char tmp[HARK__LOG_DOUBLE_TEXT];
     size_t n = hark__log_double(tmp, d, json);
     puts_n(o, tmp, n);
 }
 
-static void put_uint(sbuf *o, uint64_t v)
+void hark__log_put_uint(sbuf *o, uint64_t v)
 {
     if (v < 10) {
         put(o, (char)('0' + v));
@@ -408,22 +303,22 @@ static void put_uint(sbuf *o, uint64_t v)
     puts_n(o, tmp + i, sizeof tmp - i);
 }
 
-static void put_int(sbuf *o, int64_t v)
+void hark__log_put_int(sbuf *o, int64_t v)
 {
     if (v < 0) {
         put(o, '-');
-        put_uint(o, (uint64_t)0 - (uint64_t)v);
+        hark__log_put_uint(o, (uint64_t)0 - (uint64_t)v);
     } else {
-        put_uint(o, (uint64_t)v);
+        hark__log_put_uint(o, (uint64_t)v);
     }
 }
 
 /* A duration in milliseconds to the microsecond ("1.25", "0.003", "12"); printf
  * for values too large for that. */
-static void put_ms(sbuf *o, double ms, bool json)
+void hark__log_put_ms(sbuf *o, double ms, bool json)
 {
     if (!(ms > -9e12 && ms < 9e12)) {
-        put_double(o, ms, json);
+        hark__log_put_double(o, ms, json);
         return;
     }
     double x = ms * 1000.0;
@@ -452,7 +347,7 @@ static void put_ms(sbuf *o, double ms, bool json)
     puts_n(o, tmp + i, end - i);
 }
 
-static void put_time(sbuf *o, double time)
+void hark__log_put_time(sbuf *o, double time)
 {
     if (o->len + 40 < o->size) {
         /* Room enough: straight into the line. */
@@ -471,7 +366,7 @@ static _Thread_local struct {
     char text[21];
 } tls_tid_text;
 
-static void put_thread(sbuf *o, uint64_t id)
+void hark__log_put_thread(sbuf *o, uint64_t id)
 {
     if (tls_tid_text.id != id) {
         char tmp[24];
@@ -490,22 +385,15 @@ static void put_thread(sbuf *o, uint64_t id)
 
 /* A pointer as "0x" and hex digits, NULL included ("0x0"): printf's %p writes
  * "(nil)" for NULL in glibc, which is not the documented form. */
-static void put_pointer(sbuf *o, const void *p)
+void hark__log_put_pointer(sbuf *o, const void *p)
 {
     char tmp[24];
     int n = snprintf(tmp, sizeof tmp, "0x%" PRIxPTR, (uintptr_t)p);
     puts_n(o, tmp, (size_t)n);
 }
 
-/* Level names with their lengths. */
-static const struct {
-    const char *name;
-    size_t len;
-} json_levels[HARK_LOG_LEVELS] = {{"DEBUG", 5}, {"INFO", 4},  {"WARN", 4},
-                                  {"ERROR", 5}, {"FATAL", 5}, {"UNKNOWN", 7}};
-
 /* The message without its one trailing newline. */
-static size_t message_len(const hark_log_record *rec)
+size_t hark__log_message_len(const hark_log_record *rec)
 {
     if (!rec->message)
         return 0;
@@ -513,313 +401,4 @@ static size_t message_len(const hark_log_record *rec)
     if (n > 0 && rec->message[n - 1] == '\n')
         n--;
     return n;
-}
-
-/* ------------------------------------------------------------------------- */
-/* JSON                                                                      */
-/* ------------------------------------------------------------------------- */
-
-/* One value the walk yields whole. */
-static void json_value(sbuf *o, const hark_field *f)
-{
-    switch (f->type) {
-    case HARK_TYPE_INT:
-        put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        put_double(o, f->as.d, true);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
-    case HARK_TYPE_STRING:
-        json_cstr(o, f->as.s);
-        break;
-    case HARK_TYPE_POINTER:
-        put(o, '"');
-        put_pointer(o, f->as.p);
-        put(o, '"');
-        break;
-    case HARK_TYPE_PAYLOAD:
-        /* As every JSON rendering of a payload (hark/sys/payload_json.h): the
-         * walk enters the others. */
-        if (!f->as.payload)
-            puts_n(o, "null", 4);
-        else
-            PUTS_LIT(o, "\"...\"");
-        break;
-    case HARK_TYPE_ERROR:
-        PUTS_LIT(o, "{\"type\":");
-        json_cstr(o, f->as.error.type);
-        PUTS_LIT(o, ",\"message\":");
-        json_cstr(o, f->as.error.message);
-        put(o, '}');
-        break;
-    default:
-        puts_n(o, "null", 4);
-        break;
-    }
-}
-
-/* The walk's state for one JSON line: whether the next member is a level's first. */
-typedef struct json_walk {
-    sbuf *o;
-    bool first;
-} json_walk;
-
-static bool json_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
-{
-    json_walk *j = ctx;
-    if (step == HARK_PAYLOAD_LEAVE) {
-        put(j->o, '}');
-        j->first = false;
-        return true;
-    }
-    if (!j->first)
-        put(j->o, ',');
-    json_cstr(j->o, v->field->key);
-    put(j->o, ':');
-    j->first = step == HARK_PAYLOAD_ENTER;
-    if (j->first)
-        put(j->o, '{');
-    else
-        json_value(j->o, v->field);
-    return true;
-}
-
-/* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
-
-size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
-{
-    (void)data;
-    sbuf o = {buf, buf ? size : 0, 0};
-    if (!rec)
-        return finish(&o);
-    int lv = (int)rec->level >= 0 && (int)rec->level < HARK_LOG_LEVELS ? (int)rec->level
-                                                                       : HARK_LOG_UNKNOWN;
-    PUTS_LIT(&o, "{\"time\":\"");
-    put_time(&o, rec->time);
-    PUTS_LIT(&o, "\",\"level\":\"");
-    puts_n(&o, json_levels[lv].name, json_levels[lv].len);
-    put(&o, '"');
-    if (rec->thread_id) {
-        PUTS_LIT(&o, ",\"thread\":");
-        put_thread(&o, rec->thread_id);
-    }
-    /* Whether some string of the line is cut: the line then says so. */
-    bool cut = false;
-    if (rec->tag_count > 0 && rec->tags) {
-        PUTS_LIT(&o, ",\"tags\":[");
-        for (size_t i = 0; i < rec->tag_count; i++) {
-            if (i > 0)
-                put(&o, ',');
-            cut = json_cstr(&o, rec->tags[i] ? rec->tags[i] : "") || cut;
-        }
-        put(&o, ']');
-    }
-    if (rec->event) {
-        PUTS_LIT(&o, ",\"event\":");
-        cut = json_cstr(&o, rec->event) || cut;
-        if (rec->transaction_id && rec->transaction_id[0]) {
-            PUTS_LIT(&o, ",\"transaction_id\":");
-            cut = json_cstr(&o, rec->transaction_id) || cut;
-        }
-        if (rec->event_id) {
-            PUTS_LIT(&o, ",\"event_id\":");
-            put_uint(&o, rec->event_id);
-        }
-        if (rec->parent_id) {
-            PUTS_LIT(&o, ",\"parent_id\":");
-            put_uint(&o, rec->parent_id);
-        }
-        PUTS_LIT(&o, ",\"duration_ms\":");
-        put_ms(&o, rec->duration_ms, true);
-    }
-    PUTS_LIT(&o, ",\"message\":");
-    cut = json_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
-          cut;
-    if (cut || record_fields_cut(rec))
-        PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
-    if (rec->field_count > 0 && rec->fields) {
-        json_walk j = {&o, true};
-        PUTS_LIT(&o, ",\"fields\":{");
-        walk_record(rec, json_member, &j);
-        put(&o, '}');
-    }
-    puts_n(&o, "}\n", 2);
-    return finish(&o);
-}
-
-/* ------------------------------------------------------------------------- */
-/* logfmt                                                                    */
-/* ------------------------------------------------------------------------- */
-
-static bool needs_quotes(const char *s, size_t n)
-{
-    if (n == 0)
-        return true;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f)
-            return true;
-        if (c >= 0x80) {
-            size_t bad;
-            if (hark__utf8_seq((const unsigned char *)s + i, n - i, &bad) == 0)
-                return true; /* the replacement is written inside quotes */
-        }
-    }
-    return false;
-}
-
-/* A logfmt value of at most `max` bytes of input; true when it was cut. */
-static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
-{
-    size_t keep = hark__log_cut(s, n, max);
-    if (!needs_quotes(s, keep)) {
-        puts_n(o, s, keep);
-        return keep < n;
-    }
-    put(o, '"');
-    json_chars(o, s, keep, true); /* \" \\ \n \r \t \uXXXX */
-    put(o, '"');
-    return keep < n;
-}
-
-static void logfmt_key(sbuf *o, const char *prefix, const char *key)
-{
-    put(o, ' ');
-    for (int part = 0; part < 2; part++) {
-        const char *k = part == 0 ? prefix : key;
-        if (!k)
-            continue;
-        if (part == 1 && prefix)
-            put(o, '.');
-        size_t n = strnlen(k, HARK_LOG_VALUE_MAX);
-        for (size_t i = 0; i < n; i++) {
-            char c = k[i];
-            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '-' || c == '/';
-            put(o, ok ? c : '_');
-        }
-    }
-    put(o, '=');
-}
-
-/* A string value, or null; true when it was cut. */
-static bool logfmt_cstr(sbuf *o, const char *s)
-{
-    if (!s) {
-        puts_n(o, "null", 4);
-        return false;
-    }
-    return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
-}
-
-/* One field the walk yields. One level of prefix is kept: a nested field's key is
- * joined to its payload's as payload.key; a NULL or too deep payload shows nothing. */
-static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
-{
-    sbuf *o = ctx;
-    const hark_field *f = v->field;
-    if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
-        return true;
-    logfmt_key(o, v->parent, f->key);
-    switch (f->type) {
-    case HARK_TYPE_INT:
-        put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        put_double(o, f->as.d, false);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
-    case HARK_TYPE_STRING:
-        logfmt_cstr(o, f->as.s);
-        break;
-    case HARK_TYPE_POINTER:
-        put_pointer(o, f->as.p);
-        break;
-    case HARK_TYPE_ERROR:
-        logfmt_cstr(o, f->as.error.type);
-        logfmt_key(o, f->key, "message");
-        logfmt_cstr(o, f->as.error.message);
-        break;
-    default:
-        puts_n(o, "null", 4);
-        break;
-    }
-    return true;
-}
-
-size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec, void *data)
-{
-    (void)data;
-    static const char *const lower[HARK_LOG_LEVELS] = {"debug", "info",  "warn",
-                                                       "error", "fatal", "unknown"};
-    sbuf o = {buf, buf ? size : 0, 0};
-    if (!rec)
-        return finish(&o);
-    int lv = (int)rec->level;
-    PUTS_LIT(&o, "time=");
-    put_time(&o, rec->time);
-    PUTS_LIT(&o, " level=");
-    puts_z(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
-    if (rec->thread_id) {
-        PUTS_LIT(&o, " thread=");
-        put_uint(&o, rec->thread_id);
-    }
-    /* Whether some string of the line is cut: the line then says so. */
-    bool cut = false;
-    if (rec->tag_count > 0 && rec->tags) {
-        /* Joined with ',' first, then quoted as one value when needed. */
-        char joined[HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 1)];
-        size_t n = 0;
-        for (size_t i = 0; i < rec->tag_count && i < HARK_LOG_TAGS_MAX; i++) {
-            const char *t = rec->tags[i] ? rec->tags[i] : "";
-            size_t tl = strnlen(t, HARK_LOG_TAG_LEN);
-            cut = cut || t[tl] != '\0';
-            if (i > 0)
-                joined[n++] = ',';
-            memcpy(joined + n, t, tl);
-            n += tl;
-        }
-        PUTS_LIT(&o, " tags=");
-        (void)logfmt_str(&o, joined, n, sizeof joined);
-    }
-    if (rec->event) {
-        PUTS_LIT(&o, " event=");
-        cut = logfmt_cstr(&o, rec->event) || cut;
-        if (rec->transaction_id && rec->transaction_id[0]) {
-            PUTS_LIT(&o, " transaction_id=");
-            cut = logfmt_cstr(&o, rec->transaction_id) || cut;
-        }
-        if (rec->event_id) {
-            PUTS_LIT(&o, " event_id=");
-            put_uint(&o, rec->event_id);
-        }
-        if (rec->parent_id) {
-            PUTS_LIT(&o, " parent_id=");
-            put_uint(&o, rec->parent_id);
-        }
-        PUTS_LIT(&o, " duration_ms=");
-        put_ms(&o, rec->duration_ms, false);
-    }
-    PUTS_LIT(&o, " msg=");
-    cut =
-        logfmt_str(&o, rec->message ? rec->message : "", message_len(rec), HARK_LOG_MESSAGE_MAX) ||
-        cut;
-    if (cut || record_fields_cut(rec))
-        PUTS_LIT(&o, " _truncated=true");
-    if (rec->field_count > 0 && rec->fields) {
-        walk_record(rec, logfmt_member, &o);
-    }
-    put(&o, '\n');
-    return finish(&o);
 }

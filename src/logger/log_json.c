@@ -1,0 +1,169 @@
+/*
+ * The JSON lines formatter, hark_log_format_json() (hark/log_format.h): one object
+ * per record, keys in a fixed order, payload fields as the one walk yields them.
+ */
+#include "log_struct.h"
+
+#include <string.h>
+
+/* Level names with their lengths. */
+static const struct {
+    const char *name;
+    size_t len;
+} json_levels[HARK_LOG_LEVELS] = {{"DEBUG", 5}, {"INFO", 4},  {"WARN", 4},
+                                  {"ERROR", 5}, {"FATAL", 5}, {"UNKNOWN", 7}};
+
+/* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
+static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
+{
+    size_t keep = hark__log_cut(s, n, max);
+    put(o, '"');
+    hark__log_json_chars(o, s, keep, false);
+    put(o, '"');
+    return keep < n;
+}
+
+/* A string value, or null; true when it was cut. */
+static bool json_cstr(sbuf *o, const char *s)
+{
+    if (!s) {
+        puts_n(o, "null", 4);
+        return false;
+    }
+    return json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+}
+
+/* One value the walk yields whole. */
+static void json_value(sbuf *o, const hark_field *f)
+{
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        hark__log_put_int(o, f->as.i);
+        break;
+    case HARK_TYPE_UINT:
+        hark__log_put_uint(o, f->as.u);
+        break;
+    case HARK_TYPE_DOUBLE:
+        hark__log_put_double(o, f->as.d, true);
+        break;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        break;
+    case HARK_TYPE_STRING:
+        json_cstr(o, f->as.s);
+        break;
+    case HARK_TYPE_POINTER:
+        put(o, '"');
+        hark__log_put_pointer(o, f->as.p);
+        put(o, '"');
+        break;
+    case HARK_TYPE_PAYLOAD:
+        /* As every JSON rendering of a payload (hark/sys/payload_json.h): the
+         * walk enters the others. */
+        if (!f->as.payload)
+            puts_n(o, "null", 4);
+        else
+            PUTS_LIT(o, "\"...\"");
+        break;
+    case HARK_TYPE_ERROR:
+        PUTS_LIT(o, "{\"type\":");
+        json_cstr(o, f->as.error.type);
+        PUTS_LIT(o, ",\"message\":");
+        json_cstr(o, f->as.error.message);
+        put(o, '}');
+        break;
+    default:
+        puts_n(o, "null", 4);
+        break;
+    }
+}
+
+/* The walk's state for one JSON line: whether the next member is a level's first. */
+typedef struct json_walk {
+    sbuf *o;
+    bool first;
+} json_walk;
+
+static bool json_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    json_walk *j = ctx;
+    if (step == HARK_PAYLOAD_LEAVE) {
+        put(j->o, '}');
+        j->first = false;
+        return true;
+    }
+    if (!j->first)
+        put(j->o, ',');
+    json_cstr(j->o, v->field->key);
+    put(j->o, ':');
+    j->first = step == HARK_PAYLOAD_ENTER;
+    if (j->first)
+        put(j->o, '{');
+    else
+        json_value(j->o, v->field);
+    return true;
+}
+
+/* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
+
+size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    (void)data;
+    sbuf o = {buf, buf ? size : 0, 0};
+    if (!rec)
+        return finish(&o);
+    int lv = (int)rec->level >= 0 && (int)rec->level < HARK_LOG_LEVELS ? (int)rec->level
+                                                                       : HARK_LOG_UNKNOWN;
+    PUTS_LIT(&o, "{\"time\":\"");
+    hark__log_put_time(&o, rec->time);
+    PUTS_LIT(&o, "\",\"level\":\"");
+    puts_n(&o, json_levels[lv].name, json_levels[lv].len);
+    put(&o, '"');
+    if (rec->thread_id) {
+        PUTS_LIT(&o, ",\"thread\":");
+        hark__log_put_thread(&o, rec->thread_id);
+    }
+    /* Whether some string of the line is cut: the line then says so. */
+    bool cut = false;
+    if (rec->tag_count > 0 && rec->tags) {
+        PUTS_LIT(&o, ",\"tags\":[");
+        for (size_t i = 0; i < rec->tag_count; i++) {
+            if (i > 0)
+                put(&o, ',');
+            cut = json_cstr(&o, rec->tags[i] ? rec->tags[i] : "") || cut;
+        }
+        put(&o, ']');
+    }
+    if (rec->event) {
+        PUTS_LIT(&o, ",\"event\":");
+        cut = json_cstr(&o, rec->event) || cut;
+        if (rec->transaction_id && rec->transaction_id[0]) {
+            PUTS_LIT(&o, ",\"transaction_id\":");
+            cut = json_cstr(&o, rec->transaction_id) || cut;
+        }
+        if (rec->event_id) {
+            PUTS_LIT(&o, ",\"event_id\":");
+            hark__log_put_uint(&o, rec->event_id);
+        }
+        if (rec->parent_id) {
+            PUTS_LIT(&o, ",\"parent_id\":");
+            hark__log_put_uint(&o, rec->parent_id);
+        }
+        PUTS_LIT(&o, ",\"duration_ms\":");
+        hark__log_put_ms(&o, rec->duration_ms, true);
+    }
+    PUTS_LIT(&o, ",\"message\":");
+    cut = json_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec), HARK_LOG_MESSAGE_MAX) ||
+          cut;
+    if (cut || hark__log_record_fields_cut(rec))
+        PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
+    if (rec->field_count > 0 && rec->fields) {
+        json_walk j = {&o, true};
+        PUTS_LIT(&o, ",\"fields\":{");
+        hark__log_walk_record(rec, json_member, &j);
+        put(&o, '}');
+    }
+    puts_n(&o, "}\n", 2);
+    return finish(&o);
+}
+

@@ -1,0 +1,176 @@
+/*
+ * The logfmt formatter, hark_log_format_logfmt() (hark/log_format.h): key=value
+ * pairs, quoted when needed, payload fields as the one walk yields them (a nested
+ * field's key joined to its payload's).
+ */
+#include "log_struct.h"
+#include "utf8.h"
+
+#include <string.h>
+
+static bool needs_quotes(const char *s, size_t n)
+{
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f)
+            return true;
+        if (c >= 0x80) {
+            size_t bad;
+            if (hark__utf8_seq((const unsigned char *)s + i, n - i, &bad) == 0)
+                return true; /* the replacement is written inside quotes */
+        }
+    }
+    return false;
+}
+
+/* A logfmt value of at most `max` bytes of input; true when it was cut. */
+static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
+{
+    size_t keep = hark__log_cut(s, n, max);
+    if (!needs_quotes(s, keep)) {
+        puts_n(o, s, keep);
+        return keep < n;
+    }
+    put(o, '"');
+    hark__log_json_chars(o, s, keep, true); /* \" \\ \n \r \t \uXXXX */
+    put(o, '"');
+    return keep < n;
+}
+
+static void logfmt_key(sbuf *o, const char *prefix, const char *key)
+{
+    put(o, ' ');
+    for (int part = 0; part < 2; part++) {
+        const char *k = part == 0 ? prefix : key;
+        if (!k)
+            continue;
+        if (part == 1 && prefix)
+            put(o, '.');
+        size_t n = strnlen(k, HARK_LOG_VALUE_MAX);
+        for (size_t i = 0; i < n; i++) {
+            char c = k[i];
+            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-' || c == '/';
+            put(o, ok ? c : '_');
+        }
+    }
+    put(o, '=');
+}
+
+/* A string value, or null; true when it was cut. */
+static bool logfmt_cstr(sbuf *o, const char *s)
+{
+    if (!s) {
+        puts_n(o, "null", 4);
+        return false;
+    }
+    return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
+}
+
+/* One field the walk yields. One level of prefix is kept: a nested field's key is
+ * joined to its payload's as payload.key; a NULL or too deep payload shows nothing. */
+static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    sbuf *o = ctx;
+    const hark_field *f = v->field;
+    if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
+        return true;
+    logfmt_key(o, v->parent, f->key);
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        hark__log_put_int(o, f->as.i);
+        break;
+    case HARK_TYPE_UINT:
+        hark__log_put_uint(o, f->as.u);
+        break;
+    case HARK_TYPE_DOUBLE:
+        hark__log_put_double(o, f->as.d, false);
+        break;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        break;
+    case HARK_TYPE_STRING:
+        logfmt_cstr(o, f->as.s);
+        break;
+    case HARK_TYPE_POINTER:
+        hark__log_put_pointer(o, f->as.p);
+        break;
+    case HARK_TYPE_ERROR:
+        logfmt_cstr(o, f->as.error.type);
+        logfmt_key(o, f->key, "message");
+        logfmt_cstr(o, f->as.error.message);
+        break;
+    default:
+        puts_n(o, "null", 4);
+        break;
+    }
+    return true;
+}
+
+size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec, void *data)
+{
+    (void)data;
+    static const char *const lower[HARK_LOG_LEVELS] = {"debug", "info",  "warn",
+                                                       "error", "fatal", "unknown"};
+    sbuf o = {buf, buf ? size : 0, 0};
+    if (!rec)
+        return finish(&o);
+    int lv = (int)rec->level;
+    PUTS_LIT(&o, "time=");
+    hark__log_put_time(&o, rec->time);
+    PUTS_LIT(&o, " level=");
+    puts_z(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
+    if (rec->thread_id) {
+        PUTS_LIT(&o, " thread=");
+        hark__log_put_uint(&o, rec->thread_id);
+    }
+    /* Whether some string of the line is cut: the line then says so. */
+    bool cut = false;
+    if (rec->tag_count > 0 && rec->tags) {
+        /* Joined with ',' first, then quoted as one value when needed. */
+        char joined[HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 1)];
+        size_t n = 0;
+        for (size_t i = 0; i < rec->tag_count && i < HARK_LOG_TAGS_MAX; i++) {
+            const char *t = rec->tags[i] ? rec->tags[i] : "";
+            size_t tl = strnlen(t, HARK_LOG_TAG_LEN);
+            cut = cut || t[tl] != '\0';
+            if (i > 0)
+                joined[n++] = ',';
+            memcpy(joined + n, t, tl);
+            n += tl;
+        }
+        PUTS_LIT(&o, " tags=");
+        (void)logfmt_str(&o, joined, n, sizeof joined);
+    }
+    if (rec->event) {
+        PUTS_LIT(&o, " event=");
+        cut = logfmt_cstr(&o, rec->event) || cut;
+        if (rec->transaction_id && rec->transaction_id[0]) {
+            PUTS_LIT(&o, " transaction_id=");
+            cut = logfmt_cstr(&o, rec->transaction_id) || cut;
+        }
+        if (rec->event_id) {
+            PUTS_LIT(&o, " event_id=");
+            hark__log_put_uint(&o, rec->event_id);
+        }
+        if (rec->parent_id) {
+            PUTS_LIT(&o, " parent_id=");
+            hark__log_put_uint(&o, rec->parent_id);
+        }
+        PUTS_LIT(&o, " duration_ms=");
+        hark__log_put_ms(&o, rec->duration_ms, false);
+    }
+    PUTS_LIT(&o, " msg=");
+    cut =
+        logfmt_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec), HARK_LOG_MESSAGE_MAX) ||
+        cut;
+    if (cut || hark__log_record_fields_cut(rec))
+        PUTS_LIT(&o, " _truncated=true");
+    if (rec->field_count > 0 && rec->fields) {
+        hark__log_walk_record(rec, logfmt_member, &o);
+    }
+    put(&o, '\n');
+    return finish(&o);
+}

@@ -1,0 +1,122 @@
+/*
+ * Internal: the output and the field rendering the structured formatters (JSON
+ * lines, logfmt) share. They write snprintf-style into the caller's buffer
+ * (counting what does not fit), validate UTF-8 (replacing each maximal invalid
+ * subsequence by U+FFFD) and bound every string they copy; payload fields come
+ * from the one walk, hark_payload_walk().
+ */
+#ifndef HARK_LOG_STRUCT_H
+#define HARK_LOG_STRUCT_H
+
+#include "log_ext.h"
+#include "hark/sys/payload_json.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* An snprintf-style output: writes what fits, counts everything. */
+typedef struct sbuf {
+    char *buf;
+    size_t size;
+    size_t len;
+} sbuf;
+
+static inline void put(sbuf *o, char c)
+{
+    if (o->len + 1 < o->size)
+        o->buf[o->len] = c;
+    o->len++;
+}
+
+/* Copies n bytes without a call for short runs (overlapping 16-, 8- and 4-byte moves,
+ * reading and writing only within the n bytes). GCC cannot see that n stays
+ * within the source at every inlined call and would warn about moves it never
+ * makes. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+static inline void copy_short(char *d, const char *s, size_t n)
+{
+    if (n > 16 && n <= 32) {
+        char a[16], b[16];
+        memcpy(a, s, 16);
+        memcpy(b, s + n - 16, 16);
+        memcpy(d, a, 16);
+        memcpy(d + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+static inline void puts_n(sbuf *o, const char *s, size_t n)
+{
+    if (o->len + n < o->size) {
+        copy_short(o->buf + o->len, s, n);
+    } else if (o->len + 1 < o->size) {
+        size_t room = o->size - 1 - o->len;
+        memcpy(o->buf + o->len, s, n < room ? n : room);
+    }
+    o->len += n;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+static inline void puts_z(sbuf *o, const char *s)
+{
+    puts_n(o, s, strlen(s));
+}
+
+/* A string literal, its length known at compile time. */
+#define PUTS_LIT(o, lit) puts_n((o), (lit), sizeof(lit) - 1)
+
+static inline size_t finish(sbuf *o)
+{
+    if (o->size > 0)
+        o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
+    return o->len;
+}
+
+/* The body of a JSON string (no quotes) for `n` bytes of `s`. `logfmt`: the
+ * escapes of a quoted logfmt value, which has no \b or \f (\u0008, \u000c). */
+void hark__log_json_chars(sbuf *o, const char *s, size_t n, bool logfmt);
+/* The fields of a record as the walk yields them (hark/sys/payload_json.h), under
+ * HARK_LOG_FIELDS_MAX; returns what hark_payload_walk() returns. */
+bool hark__log_walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx);
+/* Whether any key or string of the fields a line shows will be cut. */
+bool hark__log_record_fields_cut(const hark_log_record *rec);
+void hark__log_put_double(sbuf *o, double d, bool json);
+void hark__log_put_uint(sbuf *o, uint64_t v);
+void hark__log_put_int(sbuf *o, int64_t v);
+/* A duration in milliseconds to the microsecond ("1.25", "0.003", "12"). */
+void hark__log_put_ms(sbuf *o, double ms, bool json);
+/* The time as ISO 8601 UTC with microseconds. */
+void hark__log_put_time(sbuf *o, double time);
+/* The thread id in decimal. */
+void hark__log_put_thread(sbuf *o, uint64_t id);
+/* A pointer as "0x" and hex digits, NULL included ("0x0"). */
+void hark__log_put_pointer(sbuf *o, const void *p);
+/* The message's length without its one trailing newline. */
+size_t hark__log_message_len(const hark_log_record *rec);
+
+#endif /* HARK_LOG_STRUCT_H */
