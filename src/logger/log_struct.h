@@ -116,6 +116,27 @@ void hark__log_put_time(sbuf *o, double time);
 void hark__log_put_thread(sbuf *o, uint64_t id);
 /* A pointer as "0x" and hex digits, NULL included ("0x0"). */
 void hark__log_put_pointer(sbuf *o, const void *p);
+/* A key as one format writes it ("\",\"event\":" or " event="), its length known. */
+typedef struct hark__log_key {
+    const char *text;
+    size_t len;
+} hark__log_key;
+#define HARK__LOG_KEY(lit)                                                                         \
+    {                                                                                              \
+        (lit), sizeof(lit) - 1                                                                     \
+    }
+
+/* How one format writes a record's event part. */
+typedef struct hark__log_event_keys {
+    hark__log_key event, transaction_id, event_id, parent_id, duration_ms;
+    bool (*str)(sbuf *o, const char *s); /* a string value; true when it was cut */
+    bool json;                           /* numbers as JSON (non-finite as null) */
+} hark__log_event_keys;
+
+/* The event part of a record (name, transaction id, ids, duration), when it has an
+ * event. Returns true when a string of it was cut. */
+bool hark__log_put_event(sbuf *o, const hark_log_record *rec, const hark__log_event_keys *k);
+
 /* The message's length without its one trailing newline. */
 size_t hark__log_message_len(const hark_log_record *rec);
 
