@@ -134,8 +134,31 @@ typedef struct hark__log_event_keys {
 } hark__log_event_keys;
 
 /* The event part of a record (name, transaction id, ids, duration), when it has an
- * event. Returns true when a string of it was cut. */
-bool hark__log_put_event(sbuf *o, const hark_log_record *rec, const hark__log_event_keys *k);
+ * event. Returns true when a string of it was cut. Inline: with a format's constant
+ * keys the key lengths and the string writer are known where it is used. */
+static inline __attribute__((always_inline)) bool
+hark__log_put_event(sbuf *o, const hark_log_record *rec, const hark__log_event_keys *k)
+{
+    if (!rec->event)
+        return false;
+    puts_n(o, k->event.text, k->event.len);
+    bool cut = k->str(o, rec->event);
+    if (rec->transaction_id && rec->transaction_id[0]) {
+        puts_n(o, k->transaction_id.text, k->transaction_id.len);
+        cut = k->str(o, rec->transaction_id) || cut;
+    }
+    if (rec->event_id) {
+        puts_n(o, k->event_id.text, k->event_id.len);
+        hark__log_put_uint(o, rec->event_id);
+    }
+    if (rec->parent_id) {
+        puts_n(o, k->parent_id.text, k->parent_id.len);
+        hark__log_put_uint(o, rec->parent_id);
+    }
+    puts_n(o, k->duration_ms.text, k->duration_ms.len);
+    hark__log_put_ms(o, rec->duration_ms, k->json);
+    return cut;
+}
 
 /* The message's length without its one trailing newline. */
 size_t hark__log_message_len(const hark_log_record *rec);
