@@ -36,19 +36,9 @@ static bool json_cstr(sbuf *o, const char *s)
 /* One value the walk yields whole. */
 static void json_value(sbuf *o, const hark_field *f)
 {
+    if (hark__log_put_scalar(o, f, true))
+        return;
     switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__log_put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        hark__log_put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        hark__log_put_double(o, f->as.d, true);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
     case HARK_TYPE_STRING:
         json_cstr(o, f->as.s);
         break;

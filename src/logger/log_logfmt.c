@@ -78,19 +78,9 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
     if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
         return true;
     logfmt_key(o, v->parent, f->key);
+    if (hark__log_put_scalar(o, f, false))
+        return true;
     switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__log_put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        hark__log_put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        hark__log_put_double(o, f->as.d, false);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
     case HARK_TYPE_STRING:
         logfmt_cstr(o, f->as.s);
         break;

@@ -160,6 +160,28 @@ hark__log_put_event(sbuf *o, const hark_log_record *rec, const hark__log_event_k
     return cut;
 }
 
+/* A number or a boolean field, as both formats write it (`json`: non-finite doubles
+ * as null). Returns false, writing nothing, for any other type. */
+static inline bool hark__log_put_scalar(sbuf *o, const hark_field *f, bool json)
+{
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        hark__log_put_int(o, f->as.i);
+        return true;
+    case HARK_TYPE_UINT:
+        hark__log_put_uint(o, f->as.u);
+        return true;
+    case HARK_TYPE_DOUBLE:
+        hark__log_put_double(o, f->as.d, json);
+        return true;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The message's length without its one trailing newline. */
 size_t hark__log_message_len(const hark_log_record *rec);
 
