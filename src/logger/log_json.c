@@ -36,19 +36,9 @@ static bool json_cstr(sbuf *o, const char *s)
 /* One value the walk yields whole. */
 static void json_value(sbuf *o, const hark_field *f)
 {
+    if (hark__log_put_scalar(o, f, true))
+        return;
     switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__log_put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        hark__log_put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        hark__log_put_double(o, f->as.d, true);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
     case HARK_TYPE_STRING:
         json_cstr(o, f->as.s);
         break;
@@ -106,6 +96,17 @@ static bool json_member(void *ctx, hark_payload_step step, const hark_payload_vi
 
 /* The fields of a record as the walk yields them (hark/sys/payload_json.h). */
 
+/* The event part's keys. */
+static const hark__log_event_keys event_keys = {
+    HARK__LOG_KEY(",\"event\":"),
+    HARK__LOG_KEY(",\"transaction_id\":"),
+    HARK__LOG_KEY(",\"event_id\":"),
+    HARK__LOG_KEY(",\"parent_id\":"),
+    HARK__LOG_KEY(",\"duration_ms\":"),
+    json_cstr,
+    true,
+};
+
 size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
 {
     (void)data;
@@ -134,26 +135,10 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
         }
         put(&o, ']');
     }
-    if (rec->event) {
-        PUTS_LIT(&o, ",\"event\":");
-        cut = json_cstr(&o, rec->event) || cut;
-        if (rec->transaction_id && rec->transaction_id[0]) {
-            PUTS_LIT(&o, ",\"transaction_id\":");
-            cut = json_cstr(&o, rec->transaction_id) || cut;
-        }
-        if (rec->event_id) {
-            PUTS_LIT(&o, ",\"event_id\":");
-            hark__log_put_uint(&o, rec->event_id);
-        }
-        if (rec->parent_id) {
-            PUTS_LIT(&o, ",\"parent_id\":");
-            hark__log_put_uint(&o, rec->parent_id);
-        }
-        PUTS_LIT(&o, ",\"duration_ms\":");
-        hark__log_put_ms(&o, rec->duration_ms, true);
-    }
+    cut = hark__log_put_event(&o, rec, &event_keys) || cut;
     PUTS_LIT(&o, ",\"message\":");
-    cut = json_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec), HARK_LOG_MESSAGE_MAX) ||
+    cut = json_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec),
+                   HARK_LOG_MESSAGE_MAX) ||
           cut;
     if (cut || hark__log_record_fields_cut(rec))
         PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
@@ -166,4 +151,3 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
     puts_n(&o, "}\n", 2);
     return finish(&o);
 }
-

@@ -78,19 +78,9 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
     if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
         return true;
     logfmt_key(o, v->parent, f->key);
+    if (hark__log_put_scalar(o, f, false))
+        return true;
     switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__log_put_int(o, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        hark__log_put_uint(o, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        hark__log_put_double(o, f->as.d, false);
-        break;
-    case HARK_TYPE_BOOL:
-        puts_z(o, f->as.b ? "true" : "false");
-        break;
     case HARK_TYPE_STRING:
         logfmt_cstr(o, f->as.s);
         break;
@@ -108,6 +98,17 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
     }
     return true;
 }
+
+/* The event part's keys. */
+static const hark__log_event_keys event_keys = {
+    HARK__LOG_KEY(" event="),
+    HARK__LOG_KEY(" transaction_id="),
+    HARK__LOG_KEY(" event_id="),
+    HARK__LOG_KEY(" parent_id="),
+    HARK__LOG_KEY(" duration_ms="),
+    logfmt_cstr,
+    false,
+};
 
 size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec, void *data)
 {
@@ -144,28 +145,11 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
         PUTS_LIT(&o, " tags=");
         (void)logfmt_str(&o, joined, n, sizeof joined);
     }
-    if (rec->event) {
-        PUTS_LIT(&o, " event=");
-        cut = logfmt_cstr(&o, rec->event) || cut;
-        if (rec->transaction_id && rec->transaction_id[0]) {
-            PUTS_LIT(&o, " transaction_id=");
-            cut = logfmt_cstr(&o, rec->transaction_id) || cut;
-        }
-        if (rec->event_id) {
-            PUTS_LIT(&o, " event_id=");
-            hark__log_put_uint(&o, rec->event_id);
-        }
-        if (rec->parent_id) {
-            PUTS_LIT(&o, " parent_id=");
-            hark__log_put_uint(&o, rec->parent_id);
-        }
-        PUTS_LIT(&o, " duration_ms=");
-        hark__log_put_ms(&o, rec->duration_ms, false);
-    }
+    cut = hark__log_put_event(&o, rec, &event_keys) || cut;
     PUTS_LIT(&o, " msg=");
-    cut =
-        logfmt_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec), HARK_LOG_MESSAGE_MAX) ||
-        cut;
+    cut = logfmt_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec),
+                     HARK_LOG_MESSAGE_MAX) ||
+          cut;
     if (cut || hark__log_record_fields_cut(rec))
         PUTS_LIT(&o, " _truncated=true");
     if (rec->field_count > 0 && rec->fields) {

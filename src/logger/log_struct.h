@@ -116,6 +116,72 @@ void hark__log_put_time(sbuf *o, double time);
 void hark__log_put_thread(sbuf *o, uint64_t id);
 /* A pointer as "0x" and hex digits, NULL included ("0x0"). */
 void hark__log_put_pointer(sbuf *o, const void *p);
+/* A key as one format writes it ("\",\"event\":" or " event="), its length known. */
+typedef struct hark__log_key {
+    const char *text;
+    size_t len;
+} hark__log_key;
+#define HARK__LOG_KEY(lit)                                                                         \
+    {                                                                                              \
+        (lit), sizeof(lit) - 1                                                                     \
+    }
+
+/* How one format writes a record's event part. */
+typedef struct hark__log_event_keys {
+    hark__log_key event, transaction_id, event_id, parent_id, duration_ms;
+    bool (*str)(sbuf *o, const char *s); /* a string value; true when it was cut */
+    bool json;                           /* numbers as JSON (non-finite as null) */
+} hark__log_event_keys;
+
+/* The event part of a record (name, transaction id, ids, duration), when it has an
+ * event. Returns true when a string of it was cut. Inline: with a format's constant
+ * keys the key lengths and the string writer are known where it is used. */
+static inline __attribute__((always_inline)) bool
+hark__log_put_event(sbuf *o, const hark_log_record *rec, const hark__log_event_keys *k)
+{
+    if (!rec->event)
+        return false;
+    puts_n(o, k->event.text, k->event.len);
+    bool cut = k->str(o, rec->event);
+    if (rec->transaction_id && rec->transaction_id[0]) {
+        puts_n(o, k->transaction_id.text, k->transaction_id.len);
+        cut = k->str(o, rec->transaction_id) || cut;
+    }
+    if (rec->event_id) {
+        puts_n(o, k->event_id.text, k->event_id.len);
+        hark__log_put_uint(o, rec->event_id);
+    }
+    if (rec->parent_id) {
+        puts_n(o, k->parent_id.text, k->parent_id.len);
+        hark__log_put_uint(o, rec->parent_id);
+    }
+    puts_n(o, k->duration_ms.text, k->duration_ms.len);
+    hark__log_put_ms(o, rec->duration_ms, k->json);
+    return cut;
+}
+
+/* A number or a boolean field, as both formats write it (`json`: non-finite doubles
+ * as null). Returns false, writing nothing, for any other type. */
+static inline bool hark__log_put_scalar(sbuf *o, const hark_field *f, bool json)
+{
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        hark__log_put_int(o, f->as.i);
+        return true;
+    case HARK_TYPE_UINT:
+        hark__log_put_uint(o, f->as.u);
+        return true;
+    case HARK_TYPE_DOUBLE:
+        hark__log_put_double(o, f->as.d, json);
+        return true;
+    case HARK_TYPE_BOOL:
+        puts_z(o, f->as.b ? "true" : "false");
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The message's length without its one trailing newline. */
 size_t hark__log_message_len(const hark_log_record *rec);
 

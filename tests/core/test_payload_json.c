@@ -11,6 +11,8 @@
 #include <hark.h>
 #include <hark/sys/payload_json.h>
 
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *render(char *buf, size_t size, const hark_payload *p, bool *cut)
@@ -102,11 +104,60 @@ static void test_small_window(void **state)
     assert_true(cut);
 }
 
+/* The walk: steps in order with depth and parent key, hidden fields skipped, the
+ * field budget spent on nested fields too, LEAVE reported after a stop. */
+typedef struct trail {
+    char text[256];
+    size_t len;
+    const char *stop_at;
+} trail;
+
+static bool note_step(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    trail *t = ctx;
+    static const char mark[] = {'F', 'E', 'L'};
+    int n = snprintf(t->text + t->len, sizeof t->text - t->len, "%c%d:%s/%s ", mark[step], v->depth,
+                     v->parent ? v->parent : "-", v->field->key);
+    t->len += (size_t)n;
+    return !(t->stop_at && step != HARK_PAYLOAD_LEAVE && !strcmp(v->field->key, t->stop_at));
+}
+
+static void test_walk(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(inner, 2);
+    hark_payload_set_int(&inner, "a", 1);
+    hark_payload_set_int(&inner, "b", 2);
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_payload(&p, "in", &inner);
+    hark_payload_set_int(&p, "c", 3);
+    hark_payload_set_exception(&p, "E", "m", NULL);
+    trail t = {{0}, 0, NULL};
+    assert_true(hark_payload_walk(&p, SIZE_MAX, note_step, &t));
+    assert_string_equal(t.text, "E0:-/in F1:in/a F1:in/b L0:-/in F0:-/c F0:-/exception ");
+    /* Three fields in all: the payload and its two. */
+    t = (trail){{0}, 0, NULL};
+    assert_true(hark_payload_walk(&p, 3, note_step, &t));
+    assert_string_equal(t.text, "E0:-/in F1:in/a F1:in/b L0:-/in ");
+    /* Stopped inside: the payload is still left. */
+    t = (trail){{0}, 0, "a"};
+    assert_false(hark_payload_walk(&p, SIZE_MAX, note_step, &t));
+    assert_string_equal(t.text, "E0:-/in F1:in/a L0:-/in ");
+    assert_true(hark_payload_walk(NULL, 1, note_step, &t));
+    /* An exception object is shown; a NULL one is hidden. */
+    int obj = 0;
+    assert_true(hark_payload_field_hidden(hark_payload_get(&p, "exception_object")));
+    hark_payload_set_exception(&p, "E", "m", &obj);
+    assert_false(hark_payload_field_hidden(hark_payload_get(&p, "exception_object")));
+    assert_true(hark_payload_field_hidden(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_errors_and_depth),
+        cmocka_unit_test(test_walk),
         cmocka_unit_test(test_small_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
