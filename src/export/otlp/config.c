@@ -179,7 +179,8 @@ static const char *const signal_var[SIG_COUNT] = {"OTEL_EXPORTER_OTLP_TRACES_END
                                                   "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
                                                   "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"};
 
-static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+/* The service name and resource attributes. */
+static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
     int rc;
     const char *v = o->service_name ? o->service_name : env(o, "OTEL_SERVICE_NAME");
@@ -201,7 +202,13 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
                 hark__free(c->service_name);
                 c->service_name = s;
             }
+    return 0;
+}
 
+/* The base endpoint and one URL per signal. */
+static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    const char *v;
     const char *base = o->endpoint ? o->endpoint : env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
     if (!base)
         base = "http://localhost:4318";
@@ -227,8 +234,14 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
         if (!c->url[s])
             return HARK_ENOMEM;
     }
+    return 0;
+}
 
-    v = o->headers ? o->headers : env(o, "OTEL_EXPORTER_OTLP_HEADERS");
+/* OTEL_EXPORTER_OTLP_HEADERS, as "key: value" lines. */
+static int config_headers(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    int rc;
+    const char *v = o->headers ? o->headers : env(o, "OTEL_EXPORTER_OTLP_HEADERS");
     if (v) {
         char **pairs;
         size_t count;
@@ -253,7 +266,13 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
                 return fail(err, n, "OTEL_EXPORTER_OTLP_HEADERS: a header holds a line break");
         }
     }
+    return 0;
+}
 
+/* Protocol (protobuf or JSON bodies) and compression. */
+static int config_transport(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    const char *v;
     if (o->protocol == HARK_OTLP_HTTP_PROTOBUF || o->protocol == HARK_OTLP_HTTP_JSON) {
         c->json = o->protocol == HARK_OTLP_HTTP_JSON;
     } else if (o->protocol != HARK_OTLP_PROTOCOL_DEFAULT) {
@@ -280,7 +299,13 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
         else if (strcmp(v, "none") != 0)
             return fail(err, n, "OTEL_EXPORTER_OTLP_COMPRESSION: \"%s\" is not gzip or none", v);
     }
+    return 0;
+}
 
+/* Timeouts, queue and batch sizes, the metrics interval. */
+static int config_batching(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    int rc;
     enum { HOUR_MS = 3600000 };
     if ((rc = set_unsigned(&c->timeout_ms, o->timeout_ms, o, "OTEL_EXPORTER_OTLP_TIMEOUT", 10000,
                            HOUR_MS, err, n)) ||
@@ -310,7 +335,13 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
     c->span_bytes = o->span_bytes ? o->span_bytes : 1024;
     if (c->span_bytes < 256 || c->span_bytes > 65536)
         return fail(err, n, "options.span_bytes: %u is outside [256, 65536]", c->span_bytes);
+    return 0;
+}
 
+/* The sampler and its ratio. */
+static int config_sampler(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    const char *v;
     /* Sampling. */
     const char *sampler = o->sampler ? o->sampler : env(o, "OTEL_TRACES_SAMPLER");
     if (!sampler)
@@ -343,6 +374,16 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
             c->ratio = r;
         }
     }
+    return 0;
+}
+
+static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
+{
+    int rc;
+    if ((rc = config_resource(c, o, err, n)) || (rc = config_endpoints(c, o, err, n)) ||
+        (rc = config_headers(c, o, err, n)) || (rc = config_transport(c, o, err, n)) ||
+        (rc = config_batching(c, o, err, n)) || (rc = config_sampler(c, o, err, n)))
+        return rc;
     return 0;
 }
 
