@@ -6,7 +6,7 @@
  * Field numbers are those of prometheus/client_model's metrics.proto.
  */
 #include "prom_internal.h"
-#include "protobuf.h"
+#include "wire.h"
 #include "alloc.h"
 #include "utf8.h"
 
@@ -38,7 +38,7 @@ enum { SPAN_OFFSET = 1, SPAN_LENGTH = 2 };
 
 /* Scratch space for one exposition, reused series after series. */
 struct work {
-    hark__pb family, metric, part, text, deltas;
+    hark__wire family, metric, part, text, deltas;
     size_t ladder[HARK__PROM_LADDER_MAX];
     int32_t keys[HARK_METRICS_BUCKETS];
     uint64_t counts[HARK_METRICS_BUCKETS];
@@ -46,29 +46,29 @@ struct work {
 
 /* A string field, any byte that is not part of valid UTF-8 replaced by U+FFFD
  * (protobuf strings must be UTF-8, and so must Prometheus' label values). */
-static void put_string(hark__pb *b, unsigned field, const char *s, hark__pb *scratch)
+static void put_string(hark__wire *b, unsigned field, const char *s, hark__wire *scratch)
 {
-    hark__pb_reset(scratch);
+    hark__wire_reset(scratch);
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         size_t bad, k = hark__utf8_seq((const unsigned char *)s + i, n - i, &bad);
         if (k) {
-            hark__pb_raw(scratch, s + i, k);
+            hark__wire_raw(scratch, s + i, k);
             i += k;
         } else {
-            hark__pb_raw(scratch, "\xef\xbf\xbd", 3);
+            hark__wire_raw(scratch, "\xef\xbf\xbd", 3);
             i += bad;
         }
     }
-    hark__pb_message(b, field, scratch);
+    hark__wire_message(b, field, scratch);
 }
 
 static void put_label(struct work *w, const char *name, const char *value)
 {
-    hark__pb_reset(&w->part);
+    hark__wire_reset(&w->part);
     put_string(&w->part, LABEL_NAME, name, &w->text);
     put_string(&w->part, LABEL_VALUE, value, &w->text);
-    hark__pb_message(&w->metric, METRIC_LABEL, &w->part);
+    hark__wire_message(&w->metric, METRIC_LABEL, &w->part);
 }
 
 /*
@@ -107,7 +107,7 @@ static double reported_value(const hark_metrics_series *s, size_t i)
 }
 
 /* The native half of the Histogram message: schema, zero bucket, spans, deltas. */
-static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s)
+static void put_native(struct work *w, hark__wire *h, const hark_metrics_series *s)
 {
     uint64_t zero = 0;
     size_t n = 0;
@@ -129,12 +129,12 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
             n++;
         }
     }
-    hark__pb_sint(h, HIST_SCHEMA, HARK_METRICS_PROM_NATIVE_SCHEMA);
-    hark__pb_double(h, HIST_ZERO_THRESHOLD, HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD);
-    hark__pb_uint(h, HIST_ZERO_COUNT, zero);
+    hark__wire_sint(h, HIST_SCHEMA, HARK_METRICS_PROM_NATIVE_SCHEMA);
+    hark__wire_double(h, HIST_ZERO_THRESHOLD, HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD);
+    hark__wire_uint(h, HIST_ZERO_COUNT, zero);
     /* Spans, then the deltas of every bucket they cover (packed), each count less
      * the one before it. */
-    hark__pb_reset(&w->deltas);
+    hark__wire_reset(&w->deltas);
     uint64_t previous = 0;
     for (size_t i = 0; i < n;) {
         /* One span: from keys[i] through the buckets that follow it closely enough. */
@@ -143,31 +143,31 @@ static void put_native(struct work *w, hark__pb *h, const hark_metrics_series *s
             j++;
         int32_t offset = i == 0 ? w->keys[0] : w->keys[i] - w->keys[i - 1] - 1;
         uint32_t length = (uint32_t)(w->keys[j - 1] - w->keys[i] + 1);
-        hark__pb_reset(&w->part);
-        hark__pb_sint(&w->part, SPAN_OFFSET, offset);
-        hark__pb_uint(&w->part, SPAN_LENGTH, length);
-        hark__pb_message(h, HIST_POSITIVE_SPAN, &w->part);
+        hark__wire_reset(&w->part);
+        hark__wire_sint(&w->part, SPAN_OFFSET, offset);
+        hark__wire_uint(&w->part, SPAN_LENGTH, length);
+        hark__wire_message(h, HIST_POSITIVE_SPAN, &w->part);
         for (size_t k = i; k < j; k++) {
             for (int32_t gap = k > i ? w->keys[k] - w->keys[k - 1] - 1 : 0; gap > 0; gap--) {
-                hark__pb_varint(&w->deltas, hark__pb_zigzag(-(int64_t)previous));
+                hark__wire_varint(&w->deltas, hark__wire_zigzag(-(int64_t)previous));
                 previous = 0;
             }
-            hark__pb_varint(&w->deltas, hark__pb_zigzag((int64_t)(w->counts[k] - previous)));
+            hark__wire_varint(&w->deltas, hark__wire_zigzag((int64_t)(w->counts[k] - previous)));
             previous = w->counts[k];
         }
         i = j;
     }
     if (n)
-        hark__pb_message(h, HIST_POSITIVE_DELTA, &w->deltas);
+        hark__wire_message(h, HIST_POSITIVE_DELTA, &w->deltas);
 }
 
 /* The Histogram message of one series, encoded into `h`. */
-static void put_histogram(struct work *w, hark__pb *h, const hark_metrics_prom_options *opts,
+static void put_histogram(struct work *w, hark__wire *h, const hark_metrics_prom_options *opts,
                           const hark_metrics_series *s)
 {
-    hark__pb_reset(h);
-    hark__pb_uint(h, HIST_SAMPLE_COUNT, s->count);
-    hark__pb_double(h, HIST_SAMPLE_SUM, s->sum);
+    hark__wire_reset(h);
+    hark__wire_uint(h, HIST_SAMPLE_COUNT, s->count);
+    hark__wire_double(h, HIST_SAMPLE_SUM, s->sum);
     /* Classic buckets: the text format's `le` bounds (+Inf implied by the count). */
     size_t nedges = hark__prom_ladder(opts, s->name, w->ladder);
     uint64_t cumulative = 0;
@@ -175,21 +175,21 @@ static void put_histogram(struct work *w, hark__pb *h, const hark_metrics_prom_o
     for (size_t k = 0; k < nedges; k++) {
         for (; b < w->ladder[k]; b++)
             cumulative += s->buckets[b];
-        hark__pb_reset(&w->part);
-        hark__pb_uint(&w->part, BUCKET_CUMULATIVE_COUNT, cumulative);
-        hark__pb_double(&w->part, BUCKET_UPPER_BOUND, hark_metrics_bucket_lower(w->ladder[k]));
-        hark__pb_message(h, HIST_BUCKET, &w->part);
+        hark__wire_reset(&w->part);
+        hark__wire_uint(&w->part, BUCKET_CUMULATIVE_COUNT, cumulative);
+        hark__wire_double(&w->part, BUCKET_UPPER_BOUND, hark_metrics_bucket_lower(w->ladder[k]));
+        hark__wire_message(h, HIST_BUCKET, &w->part);
     }
     put_native(w, h, s);
 }
 
 static void work_free(struct work *w)
 {
-    hark__pb_free(&w->family);
-    hark__pb_free(&w->metric);
-    hark__pb_free(&w->part);
-    hark__pb_free(&w->text);
-    hark__pb_free(&w->deltas);
+    hark__wire_free(&w->family);
+    hark__wire_free(&w->metric);
+    hark__wire_free(&w->part);
+    hark__wire_free(&w->text);
+    hark__wire_free(&w->deltas);
     hark__free(w);
 }
 
@@ -204,34 +204,34 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
         return rc;
     struct work *w = hark__calloc(1, sizeof *w);
     hark_metrics_snapshot *snap = NULL;
-    hark__pb hist = {0};
+    hark__wire hist = {0};
     if (!w || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
         hark__free(w);
         return rc ? rc : HARK_ENOMEM;
     }
     put_string(&w->family, FAMILY_NAME, o.metric ? o.metric : DEFAULT_METRIC, &w->text);
     put_string(&w->family, FAMILY_HELP, o.help ? o.help : DEFAULT_HELP, &w->text);
-    hark__pb_uint(&w->family, FAMILY_TYPE, TYPE_HISTOGRAM);
-    for (size_t i = 0; i < snap->count && !w->family.failed; i++) {
+    hark__wire_uint(&w->family, FAMILY_TYPE, TYPE_HISTOGRAM);
+    for (size_t i = 0; i < snap->count && !w->family.over; i++) {
         const hark_metrics_series *s = &snap->series[i];
-        hark__pb_reset(&w->metric);
+        hark__wire_reset(&w->metric);
         put_label(w, "event", s->name);
         for (size_t l = 0; l < o.label_count; l++)
             put_label(w, o.labels[2 * l], o.labels[2 * l + 1]);
         put_histogram(w, &hist, &o, s);
-        hark__pb_message(&w->metric, METRIC_HISTOGRAM, &hist);
-        hark__pb_message(&w->family, FAMILY_METRIC, &w->metric);
+        hark__wire_message(&w->metric, METRIC_HISTOGRAM, &hist);
+        hark__wire_message(&w->family, FAMILY_METRIC, &w->metric);
     }
     /* Delimited: the message's length as a varint, then the message. */
-    hark__pb out = {0};
-    hark__pb_varint(&out, w->family.len);
-    hark__pb_raw(&out, w->family.buf, w->family.len);
-    if (w->family.failed || out.failed)
+    hark__wire out = {0};
+    hark__wire_varint(&out, w->family.len);
+    hark__wire_raw(&out, w->family.buf, w->family.len);
+    if (w->family.over || out.over)
         rc = HARK_ENOMEM;
     else if (sink((const char *)out.buf, out.len, data) != 0)
         rc = HARK_EIO;
-    hark__pb_free(&out);
-    hark__pb_free(&hist);
+    hark__wire_free(&out);
+    hark__wire_free(&hist);
     work_free(w);
     hark_metrics_snapshot_free(snap);
     return rc;

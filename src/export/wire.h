@@ -1,16 +1,12 @@
 /*
- * Internal: the protocol-buffers wire format, as much of it as OTLP needs -- a
- * growable byte buffer with varints, fixed-width numbers, length-delimited fields
- * and nested messages, and a reader for the few records the exporter decodes
- * again (its own attribute lists). Nothing here knows OTLP's messages.
- *
- * The Prometheus exposition has an encoder of its own (src/export/protobuf.h,
- * nested messages built apart and copied in); this one writes nested messages in
- * place and also fills the fixed-size queue slots of the instrumenting threads.
- * They are meant to become one.
+ * Internal: the protocol-buffers wire format, the one encoder of the exporters (the
+ * OTLP exporter's messages and the Prometheus protobuf exposition): a growable byte
+ * buffer with varints, zigzag, fixed-width numbers, length-delimited fields and
+ * nested messages (written in place, or built apart and added whole), and a reader
+ * for the few records the OTLP exporter decodes again. Nothing here knows a message.
  */
-#ifndef HARK_OTLP_WIRE_H
-#define HARK_OTLP_WIRE_H
+#ifndef HARK_EXPORT_WIRE_H
+#define HARK_EXPORT_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +34,21 @@ static inline bool hark__wire_room(hark__wire *b, size_t n)
     if (__builtin_expect(b->cap - b->len >= n, 1))
         return true;
     return hark__wire_room_slow(b, n);
+}
+
+/* Empties the buffer, keeping its memory (and a failure, which sticks). */
+static inline void hark__wire_reset(hark__wire *b)
+{
+    b->len = 0;
+}
+
+/* Frees a growable buffer's memory; it is empty and usable again after. */
+void hark__wire_free(hark__wire *b);
+
+/* The zigzag mapping of sint32/sint64: 0, -1, 1, -2 ... to 0, 1, 2, 3 ... */
+static inline uint64_t hark__wire_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); /* arithmetic shift: gcc, clang */
 }
 
 /* Bytes a varint of `v` takes (1 to 10). */
@@ -79,7 +90,7 @@ static inline void hark__wire_uint(hark__wire *b, unsigned field, uint64_t v)
 /* A sint32/sint64 field (zigzag). */
 static inline void hark__wire_sint(hark__wire *b, unsigned field, int64_t v)
 {
-    hark__wire_uint(b, field, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    hark__wire_uint(b, field, hark__wire_zigzag(v));
 }
 
 /* A fixed64 / sfixed64 field. */
@@ -121,6 +132,23 @@ static inline void hark__wire_bytes(hark__wire *b, unsigned field, const void *p
     }
 }
 
+/* Bytes with no tag (a delimited stream's message after its length, say). */
+static inline void hark__wire_raw(hark__wire *b, const void *p, size_t n)
+{
+    if (hark__wire_room(b, n) && n) {
+        memcpy(b->buf + b->len, p, n);
+        b->len += n;
+    }
+}
+
+/* A nested message built apart in `inner`, added whole; its failure is the parent's. */
+static inline void hark__wire_message(hark__wire *b, unsigned field, const hark__wire *inner)
+{
+    if (inner->over)
+        b->over = true;
+    hark__wire_bytes(b, field, inner->buf, inner->len);
+}
+
 static inline void hark__wire_str(hark__wire *b, unsigned field, const char *s)
 {
     hark__wire_bytes(b, field, s, s ? strlen(s) : 0);
@@ -153,4 +181,4 @@ typedef struct hark__wire_field {
 
 bool hark__wire_next(hark__wire_reader *r, hark__wire_field *f);
 
-#endif /* HARK_OTLP_WIRE_H */
+#endif /* HARK_EXPORT_WIRE_H */

@@ -25,6 +25,15 @@ bool hark__wire_room_slow(hark__wire *b, size_t n)
     return true;
 }
 
+void hark__wire_free(hark__wire *b)
+{
+    if (!b->fixed)
+        hark__free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = 0;
+    b->over = false;
+}
+
 size_t hark__wire_begin(hark__wire *b, unsigned field)
 {
     hark__wire_tag(b, field, HARK__WIRE_LEN);
