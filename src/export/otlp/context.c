@@ -247,17 +247,23 @@ int hark_traceparent_parse(hark_trace_context *out, const char *tp, const char *
     return 0;
 }
 
-int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace_context *ctx)
+/* W3C: an all-zero trace id or parent id is invalid. */
+static bool ids_valid(const hark_trace_context *ctx)
 {
-    static const char hex[] = "0123456789abcdef";
-    if (!out || !ctx)
-        return HARK_EINVAL;
     bool tz = true, sz = true;
     for (int i = 0; i < 16; i++)
         tz = tz && !ctx->trace_id[i];
     for (int i = 0; i < 8; i++)
         sz = sz && !ctx->span_id[i];
-    if (tz || sz)
+    return !tz && !sz;
+}
+
+int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace_context *ctx)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (!out || !ctx)
+        return HARK_EINVAL;
+    if (!ids_valid(ctx))
         return HARK_EINVAL;
     char *p = out;
     *p++ = '0';
@@ -283,12 +289,7 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
 {
     if (!ctx)
         return HARK_EINVAL;
-    bool tz = true, sz = true;
-    for (int i = 0; i < 16; i++)
-        tz = tz && !ctx->trace_id[i];
-    for (int i = 0; i < 8; i++)
-        sz = sz && !ctx->span_id[i];
-    if (tz || sz)
+    if (!ids_valid(ctx))
         return HARK_EINVAL;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (!t)

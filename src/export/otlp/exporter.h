@@ -129,6 +129,9 @@ bool hark__otlp_resource_build(hark_otlp *x);
  * protobuf. */
 void hark__otlp_pb_resource(hark_otlp *x, hark__wire *b);
 void hark__otlp_pb_scope(hark__wire *b, unsigned field);
+/* Empties `b` and opens a JSON request for one signal: {"resource<kind>":[{ the
+ * resource, "scope<kind>":[{ the scope, "<items>":[ -- closed by "]}]}]}". */
+void hark__otlp_json_open(hark_otlp *x, hark__wire *b, const char *kind, const char *items);
 
 /* transport.c: POSTs x->body to the signal's endpoint, retrying as OTLP says.
  * Returns 0 (accepted) or HARK_EIO. */

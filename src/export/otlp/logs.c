@@ -126,14 +126,8 @@ static void log_json(hark__wire *b, const hark__log_rec *r)
 bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t count)
 {
     hark__wire *b = &x->body;
-    b->len = 0;
-    b->over = false;
     if (x->cfg.json) {
-        HARK__OJ_LIT(b, "{\"resourceLogs\":[{");
-        hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(
-            b, ",\"scopeLogs\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-               "\"},\"logRecords\":[");
+        hark__otlp_json_open(x, b, "Logs", "logRecords");
         for (size_t i = 0; i < count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");
@@ -141,6 +135,8 @@ bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t cou
         }
         HARK__OJ_LIT(b, "]}]}]}");
     } else {
+        hark__wire_reset(b);
+        b->over = false;
         size_t rl = hark__wire_begin(b, 1);
         hark__otlp_pb_resource(x, b);
         size_t sl = hark__wire_begin(b, 2);

@@ -35,6 +35,18 @@ static void point_attrs_pb(hark__wire *b, unsigned field, const char *name)
     hark__otlp_kv_str(b, field, "event", name, strlen(name));
 }
 
+/* The lowest and highest exponential index holding a count (lo > hi: none). */
+static void exp_range(const hark_metrics_series *s, const int32_t *idx, int32_t *lo, int32_t *hi)
+{
+    *lo = INT32_MAX;
+    *hi = INT32_MIN;
+    for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++)
+        if (s->buckets[i]) {
+            *lo = idx[i] < *lo ? idx[i] : *lo;
+            *hi = idx[i] > *hi ? idx[i] : *hi;
+        }
+}
+
 static void exp_point_pb(hark_otlp *x, hark__wire *b, const hark_metrics_series *s, int64_t now,
                          const int32_t *idx)
 {
@@ -46,12 +58,8 @@ static void exp_point_pb(hark_otlp *x, hark__wire *b, const hark_metrics_series 
     hark__wire_double(b, 5, s->sum * 1e9);
     hark__wire_sint(b, 6, HARK_OTLP_EXP_SCALE);
     hark__wire_fixed64(b, 7, s->buckets[0]);
-    int32_t lo = INT32_MAX, hi = INT32_MIN;
-    for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++)
-        if (s->buckets[i]) {
-            lo = idx[i] < lo ? idx[i] : lo;
-            hi = idx[i] > hi ? idx[i] : hi;
-        }
+    int32_t lo, hi;
+    exp_range(s, idx, &lo, &hi);
     if (lo <= hi) {
         size_t pos = hark__wire_begin(b, 8); /* positive */
         hark__wire_sint(b, 1, lo);
@@ -93,12 +101,8 @@ static void exp_point_json(hark_otlp *x, hark__wire *b, const hark_metrics_serie
     hark__oj_u64(b, HARK_OTLP_EXP_SCALE);
     HARK__OJ_LIT(b, ",\"zeroCount\":");
     hark__oj_u64q(b, s->buckets[0]);
-    int32_t lo = INT32_MAX, hi = INT32_MIN;
-    for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++)
-        if (s->buckets[i]) {
-            lo = idx[i] < lo ? idx[i] : lo;
-            hi = idx[i] > hi ? idx[i] : hi;
-        }
+    int32_t lo, hi;
+    exp_range(s, idx, &lo, &hi);
     if (lo <= hi) {
         HARK__OJ_LIT(b, ",\"positive\":{\"offset\":");
         if (lo < 0) {
@@ -150,13 +154,10 @@ bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, 
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     *points = 2 * snap->count;
     if (x->cfg.json) {
-        HARK__OJ_LIT(b, "{\"resourceMetrics\":[{");
-        hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(
-            b, ",\"scopeMetrics\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-               "\"},\"metrics\":[{\"name\":\"hark.event.duration\",\"description\":"
-               "\"Durations of hark events\",\"unit\":\"ns\",\"exponentialHistogram\":{"
-               "\"aggregationTemporality\":2,\"dataPoints\":[");
+        hark__otlp_json_open(x, b, "Metrics", "metrics");
+        HARK__OJ_LIT(b, "{\"name\":\"hark.event.duration\",\"description\":"
+                        "\"Durations of hark events\",\"unit\":\"ns\",\"exponentialHistogram\":{"
+                        "\"aggregationTemporality\":2,\"dataPoints\":[");
         for (size_t i = 0; i < snap->count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");

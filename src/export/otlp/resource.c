@@ -3,6 +3,8 @@
 #include "alloc.h"
 #include "exporter.h"
 
+#include <string.h>
+
 #include <stdlib.h>
 
 static void add_kv(hark__wire *b, const char *k, const char *v)
@@ -54,4 +56,20 @@ void hark__otlp_pb_scope(hark__wire *b, unsigned field)
     hark__wire_bytes(b, 1, "hark", 4);
     hark__wire_bytes(b, 2, HARK_VERSION_STRING, sizeof HARK_VERSION_STRING - 1);
     hark__wire_end(b, s);
+}
+
+void hark__otlp_json_open(hark_otlp *x, hark__wire *b, const char *kind, const char *items)
+{
+    hark__wire_reset(b);
+    b->over = false;
+    HARK__OJ_LIT(b, "{\"resource");
+    hark__oj_lit(b, kind, strlen(kind));
+    HARK__OJ_LIT(b, "\":[{");
+    hark__oj_lit(b, x->resource_json, x->resource_json_len);
+    HARK__OJ_LIT(b, ",\"scope");
+    hark__oj_lit(b, kind, strlen(kind));
+    HARK__OJ_LIT(b,
+                 "\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING "\"},\"");
+    hark__oj_lit(b, items, strlen(items));
+    HARK__OJ_LIT(b, "\":[");
 }

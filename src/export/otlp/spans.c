@@ -205,14 +205,8 @@ static void span_json(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
 bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count)
 {
     hark__wire *b = &x->body;
-    b->len = 0;
-    b->over = false;
     if (x->cfg.json) {
-        HARK__OJ_LIT(b, "{\"resourceSpans\":[{");
-        hark__oj_lit(b, x->resource_json, x->resource_json_len);
-        HARK__OJ_LIT(
-            b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"hark\",\"version\":\"" HARK_VERSION_STRING
-               "\"},\"spans\":[");
+        hark__otlp_json_open(x, b, "Spans", "spans");
         for (size_t i = 0; i < count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");
@@ -220,6 +214,8 @@ bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t c
         }
         HARK__OJ_LIT(b, "]}]}]}");
     } else {
+        hark__wire_reset(b);
+        b->over = false;
         size_t rs = hark__wire_begin(b, 1); /* ExportTraceServiceRequest.resource_spans */
         hark__otlp_pb_resource(x, b);
         size_t ss = hark__wire_begin(b, 2); /* ResourceSpans.scope_spans */
