@@ -14,6 +14,14 @@
 
 enum { STATE_BUILT = 1, STATE_STARTED = 2, STATE_FINISHED = 3 };
 
+/* Keeps a side's failure count in the handle; its result as the entry points return it. */
+static inline int store_status(hark_handle *h, uint32_t failures, int first_failure)
+{
+    h->status_.failures = failures;
+    h->status_.first_failure = first_failure;
+    return failures ? HARK_ESUBSCRIBER : 0;
+}
+
 /*
  * The silenceable members of `snap` that take part in an event of `name`: their
  * bits in `active` (zeroed first), and the groups that have one in the result.
@@ -262,9 +270,7 @@ HARK_HOT int start(hark_handle *h)
             break;
         }
     }
-    h->status_.failures = failures;
-    h->status_.first_failure = first_failure;
-    return failures ? HARK_ESUBSCRIBER : 0;
+    return store_status(h, failures, first_failure);
 }
 
 int hark_handle_start(hark_handle *h)
@@ -386,9 +392,7 @@ HARK_HOT int finish(hark_handle *h, int how)
         hark__read_exit_portable(h->epoch_, same_thread);
     else
         hark__read_exit(h->epoch_);
-    h->status_.failures = failures;
-    h->status_.first_failure = first_failure;
-    return failures ? HARK_ESUBSCRIBER : 0;
+    return store_status(h, failures, first_failure);
 }
 
 int hark_handle_finish(hark_handle *h)
