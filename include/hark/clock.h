@@ -22,7 +22,12 @@
  *     reads in well under a microsecond (hark_clock_info.read_span_s; where it
  *     does not -- under valgrind, say -- the bound grows by a few times that), and
  *     a step of the wall clock is followed within HARK_CLOCK_CHECK_S;
- *   - monotonic readings never go backwards on a thread;
+ *   - monotonic readings never go backwards on a thread; between threads, a
+ *     reading made after another thread's is at most HARK_CLOCK_BOUND_S below it
+ *     where the default picks the TSC (the kernel keeps time with it, so the CPUs'
+ *     counters are in step). A TSC forced where the kernel does not use it (a
+ *     virtual machine booted with tsc=unstable, say) may read up to
+ *     HARK_CLOCK_FAIL_S apart on different CPUs;
  *   - durations are accurate to 0.01 %.
  * The TSC source compares itself with the kernel's clocks on the reading path
  * every HARK_CLOCK_CHECK_S (no thread of its own), after fork(), and on the first

@@ -261,6 +261,12 @@ static void *follow_thread(void *arg)
 static void test_across_cpus_ordered(void **state)
 {
     (void)state;
+    /* Whether the kernel itself trusts the TSC (auto picks it): only then are the
+     * CPUs' counters known to be in step. */
+    hark_clock_info info;
+    assert_int_equal(hark_clock_use(HARK_CLOCK_AUTO), 0);
+    hark_clock_info_get(&info);
+    bool trusted = info.source == HARK_CLOCK_TSC;
     if (!use_tsc_or_skip())
         return;
     cpu_set_t allowed;
@@ -288,8 +294,14 @@ static void test_across_cpus_ordered(void **state)
     /* The TSC is read without a fence: the read may run ahead of the load that
      * saw the other thread's reading while that load waits for its cache line
      * (up to about a microsecond on a loaded virtual machine); the documented
-     * allowance between threads is HARK_CLOCK_BOUND_S. */
-    assert_true(worst < (int64_t)(HARK_CLOCK_BOUND_S * 1e9));
+     * allowance between threads is HARK_CLOCK_BOUND_S. Where the kernel does not
+     * keep time with the TSC (a virtual machine booted with tsc=unstable, say), its
+     * CPUs' counters may be offset from one another, and a forced TSC promises
+     * only what its checks against the kernel keep: HARK_CLOCK_FAIL_S. */
+    if (trusted)
+        assert_true(worst < (int64_t)(HARK_CLOCK_BOUND_S * 1e9));
+    else
+        assert_true(worst < (int64_t)(HARK_CLOCK_FAIL_S * 1e9));
 }
 
 /* ---- subscribers and events get the source's times -------------------------------- */
