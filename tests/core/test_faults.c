@@ -36,41 +36,7 @@
 /* The failing allocator                                                     */
 /* ------------------------------------------------------------------------- */
 
-static long alloc_calls;  /* malloc and realloc calls seen */
-static long fail_at = -1; /* index of the call to fail, -1 for none */
-static int injected;      /* whether that call has happened */
-static long live;         /* blocks handed out and not freed */
-
-static void *f_malloc(size_t n)
-{
-    if (alloc_calls++ == fail_at) {
-        injected = 1;
-        return NULL;
-    }
-    void *p = malloc(n);
-    if (p)
-        live++;
-    return p;
-}
-
-static void *f_realloc(void *old, size_t n)
-{
-    if (alloc_calls++ == fail_at) {
-        injected = 1;
-        return NULL;
-    }
-    void *p = realloc(old, n);
-    if (p && !old)
-        live++;
-    return p;
-}
-
-static void f_free(void *p)
-{
-    if (p)
-        live--;
-    free(p);
-}
+#include "fault_alloc.h"
 
 /* ------------------------------------------------------------------------- */
 /* The fixture: a notifier with four subscribers on three topics             */

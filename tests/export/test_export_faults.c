@@ -30,41 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long alloc_calls;
-static long fail_at = -1;
-static int injected;
-static long live;
-
-static void *f_malloc(size_t n)
-{
-    if (alloc_calls++ == fail_at) {
-        injected = 1;
-        return NULL;
-    }
-    void *p = malloc(n);
-    if (p)
-        live++;
-    return p;
-}
-
-static void *f_realloc(void *old, size_t n)
-{
-    if (alloc_calls++ == fail_at) {
-        injected = 1;
-        return NULL;
-    }
-    void *p = realloc(old, n);
-    if (p && !old)
-        live++;
-    return p;
-}
-
-static void f_free(void *p)
-{
-    if (p)
-        live--;
-    free(p);
-}
+#include "fault_alloc.h"
 
 /* ---- the fixture: a notifier, metrics, a trace writing to memory ---------------------- */
 
