@@ -713,7 +713,7 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
             } while (0);                                                                           \
-            HARK__SCOPE_END(hark__end(&h_, NULL))                                                  \
+            HARK__SCOPE_END(hark__scope_end(&h_))                                                  \
         } else {                                                                                   \
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
@@ -734,7 +734,7 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
             do {                                                                                   \
                 __VA_ARGS__                                                                        \
             } while (0);                                                                           \
-            HARK__SCOPE_END(hark__end(&s_.handle, s_.status))                                      \
+            HARK__SCOPE_END(hark__scope_end_status(&s_))                                           \
         } else {                                                                                   \
             hark_status *s_ = (status_ptr);                                                        \
             if (s_) {                                                                              \
@@ -758,13 +758,19 @@ typedef struct hark__scope {
     hark_handle handle;
     hark_status *status;
 } hark__scope;
+/* An event nobody takes part in (a null handle: everyone silenced, or nobody left)
+ * has nothing to finish: its end is one load here, not a call. */
 static inline void hark__scope_end(hark_handle *h)
 {
-    hark__end(h, NULL);
+    if (h->snap_)
+        hark__end(h, NULL);
 }
 static inline void hark__scope_end_status(hark__scope *s)
 {
-    hark__end(&s->handle, s->status);
+    if (s->handle.snap_)
+        hark__end(&s->handle, s->status);
+    else if (s->status)
+        *s->status = s->handle.status_; /* build's zeroes */
 }
 
 /* ------------------------------------------------------------------------- */

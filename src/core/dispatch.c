@@ -25,37 +25,34 @@ static inline int store_status(hark_handle *h, uint32_t failures, int first_fail
 /*
  * The silenceable members of `snap` that take part in an event of `name`: their
  * bits in `active` (zeroed first), and the groups that have one in the result.
- * One callback section around all the questions, and the bits of the usual case
- * (at most 64 silenceable members) gathered in a register and stored once.
+ * One callback section around all the questions, one flat loop over the snapshot's
+ * list of them (bit i is the i-th), and the bits of the usual case (at most 64
+ * silenceable members) gathered in a register and stored once.
  */
 static inline unsigned ask_silenceable(const struct hark__snapshot *snap, const char *name,
                                        uint64_t *active)
 {
+    const struct hark__entry *const *list = snap->silenceable;
+    const uint32_t n = snap->silenceable_count;
     unsigned groups = 0;
     hark__callback_enter();
-    if (HARK_LIKELY(snap->silenceable_count <= 64)) {
+    if (HARK_LIKELY(n <= 64)) {
         uint64_t bits = 0;
-        for (uint32_t g = 0; g < snap->group_count; g++) {
-            const struct hark__group *group = &snap->groups[g];
-            const struct hark__entry *e = &snap->entries[group->first_silenceable];
-            const struct hark__entry *const end = &snap->entries[group->end];
-            uint64_t before = bits;
-            for (; e < end; e++)
-                if (!entry_silenced_in_callback(e, name))
-                    bits |= (uint64_t)1 << e->silence_bit;
-            groups |= (unsigned)(bits != before) << g;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct hark__entry *e = list[i];
+            if (!entry_silenced_in_callback(e, name)) {
+                bits |= (uint64_t)1 << i;
+                groups |= 1u << e->group;
+            }
         }
         active[0] = bits;
     } else {
-        memset(active, 0, ((snap->silenceable_count + 63) / 64) * sizeof active[0]);
-        for (uint32_t g = 0; g < snap->group_count; g++) {
-            const struct hark__group *group = &snap->groups[g];
-            for (uint32_t i = group->first_silenceable; i < group->end; i++) {
-                const struct hark__entry *e = &snap->entries[i];
-                if (!entry_silenced_in_callback(e, name)) {
-                    active[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
-                    groups |= 1u << g;
-                }
+        memset(active, 0, ((n + 63) / 64) * sizeof active[0]);
+        for (uint32_t i = 0; i < n; i++) {
+            const struct hark__entry *e = list[i];
+            if (!entry_silenced_in_callback(e, name)) {
+                active[i / 64] |= (uint64_t)1 << (i % 64);
+                groups |= 1u << e->group;
             }
         }
     }

@@ -24,11 +24,10 @@ static inline void note(hark_status *status, int rc)
  * The caller is inside hark__callback_enter(). */
 static inline bool entry_silenced_in_callback(const struct hark__entry *e, const char *name)
 {
-    const hark__sub *s = e->sub;
-    if (s->silence == HARK_SILENCE_CACHED &&
-        atomic_load_explicit(&s->poll, memory_order_relaxed) == 0)
+    if (e->silence == HARK_SILENCE_CACHED &&
+        atomic_load_explicit(&e->sub->poll, memory_order_relaxed) == 0)
         return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
-    return s->silenced(name, s->data);
+    return e->silenced(name, e->data);
 }
 
 static inline bool entry_silenced(const struct hark__entry *e, const char *name)

@@ -64,9 +64,14 @@ struct hark__entry {
     hark_evented_fn finish; /* EVENTED: finish */
     void *data;
     hark__sub *sub;
+    /* Silenceable members: their question and mode, copied so that asking a dynamic
+     * member is two loads from the entry, not a walk to the subscription. */
+    hark_silenced_fn silenced;
     /* Cached-mode answer for this topic's name: 1 silenced, 0 not. Written under the
      * notifier lock by silence recomputes, read relaxed by instrumenting threads. */
     atomic_uchar cached_silenced;
+    uint8_t silence; /* hark_silence_mode */
+    uint8_t group;   /* index of its group in the snapshot */
     /* This entry's bit in the handle's record of who takes part (silenceable only):
      * hark_handle.active_, or .more_ past HARK_SILENCEABLE_INLINE. */
     uint32_t silence_bit;
@@ -91,6 +96,9 @@ struct hark__snapshot {
     /* Entry indices in listener order (registration order, exact first), which is
      * the order publish and publish_event use; stored after entries[]. */
     const uint32_t *listener_order;
+    /* The silenceable entries in the order of their silence_bit (entry order), so
+     * that asking them all is one flat loop; stored after entries[]. */
+    const struct hark__entry *const *silenceable;
     struct hark__entry entries[];
 };
 

@@ -87,14 +87,18 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
         *out = NULL;
         return 0;
     }
-    struct hark__snapshot *snap =
-        hark__calloc(1, sizeof *snap + n * (sizeof snap->entries[0] + sizeof(uint32_t)));
+    /* entries[n], then the silenceable list (pointers), then listener_order. */
+    struct hark__snapshot *snap = hark__calloc(
+        1, sizeof *snap + n * (sizeof snap->entries[0] + sizeof(void *) + sizeof(uint32_t)));
     if (!snap) {
         hark__free(list);
         return HARK_ENOMEM;
     }
-    uint32_t *listener_order = (uint32_t *)(void *)&snap->entries[n];
+    const struct hark__entry **silenceable_list =
+        (const struct hark__entry **)(void *)&snap->entries[n];
+    uint32_t *listener_order = (uint32_t *)(void *)&silenceable_list[n];
     snap->listener_order = listener_order;
+    snap->silenceable = silenceable_list;
     hark_kind order[HARK_KIND_COUNT];
     snap->group_count = group_order(order, list, n);
     uint32_t e = 0;
@@ -113,6 +117,9 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                 struct hark__entry *entry = &snap->entries[e++];
                 entry->sub = s;
                 entry->data = s->data;
+                entry->silenced = s->silenced;
+                entry->silence = (uint8_t)s->silence;
+                entry->group = (uint8_t)g;
                 switch (s->kind) {
                 case HARK_KIND_TIMED:
                 case HARK_KIND_MONOTONIC:
@@ -126,8 +133,10 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                     entry->finish = s->finish;
                     break;
                 }
-                if (pass == 1)
+                if (pass == 1) {
+                    silenceable_list[snap->silenceable_count] = entry;
                     entry->silence_bit = snap->silenceable_count++;
+                }
                 if (s->silence == HARK_SILENCE_CACHED)
                     atomic_init(&entry->cached_silenced, cached_answer(t, s));
                 if (s->kind == HARK_KIND_EVENT && s->want_cpu)

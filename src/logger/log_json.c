@@ -6,20 +6,27 @@
 
 #include <string.h>
 
-/* Level names with their lengths. */
+/* What follows the time, up to the level's closing quote, with its length: one
+ * copy per line. */
+#define JSON_LEVEL(name)                                                                           \
+    {                                                                                              \
+        "\",\"level\":\"" name "\"", sizeof("\",\"level\":\"" name "\"") - 1                       \
+    }
 static const struct {
-    const char *name;
+    const char *text;
     size_t len;
-} json_levels[HARK_LOG_LEVELS] = {{"DEBUG", 5}, {"INFO", 4},  {"WARN", 4},
-                                  {"ERROR", 5}, {"FATAL", 5}, {"UNKNOWN", 7}};
+} json_levels[HARK_LOG_LEVELS] = {JSON_LEVEL("DEBUG"), JSON_LEVEL("INFO"),  JSON_LEVEL("WARN"),
+                                  JSON_LEVEL("ERROR"), JSON_LEVEL("FATAL"), JSON_LEVEL("UNKNOWN")};
 
 /* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
 static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
 {
     size_t keep = hark__log_cut(s, n, max);
-    put(o, '"');
-    hark__log_json_chars(o, s, keep, false);
-    put(o, '"');
+    if (!hark__log_json_plain_quoted(o, s, keep)) {
+        put(o, '"');
+        hark__log_json_chars(o, s, keep, false);
+        put(o, '"');
+    }
     return keep < n;
 }
 
@@ -117,9 +124,7 @@ size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, 
                                                                        : HARK_LOG_UNKNOWN;
     PUTS_LIT(&o, "{\"time\":\"");
     hark__log_put_time(&o, rec->time);
-    PUTS_LIT(&o, "\",\"level\":\"");
-    puts_n(&o, json_levels[lv].name, json_levels[lv].len);
-    put(&o, '"');
+    puts_n(&o, json_levels[lv].text, json_levels[lv].len);
     if (rec->thread_id) {
         PUTS_LIT(&o, ",\"thread\":");
         hark__log_put_thread(&o, rec->thread_id);

@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 /* "00" to "99": two digits per table load. */
 static const char pairs[] = "00010203040506070809101112131415161718192021222324"
@@ -125,16 +122,9 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 {
     const unsigned char *q = p;
 #ifdef __SSE2__
-    /* Sixteen bytes at a time: a signed compare below 0x20 also catches every
-     * byte with the high bit set. */
-    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
-                  slash = _mm_set1_epi8('\\');
+    /* Sixteen bytes at a time. */
     for (; end - q >= 16; q += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-        __m128i bad =
-            _mm_or_si128(_mm_cmplt_epi8(v, space),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)));
-        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        unsigned m = hark__log_json_unplain16(_mm_loadu_si128((const __m128i *)(const void *)q));
         if (m)
             return q + __builtin_ctz(m);
     }
@@ -142,11 +132,7 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
      * bytes before q in it are already known to be plain). */
     if (q < end && end - p >= 16) {
         const unsigned char *t = end - 16;
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)t);
-        __m128i bad =
-            _mm_or_si128(_mm_cmplt_epi8(v, space),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)));
-        unsigned m = (unsigned)_mm_movemask_epi8(bad);
+        unsigned m = hark__log_json_unplain16(_mm_loadu_si128((const __m128i *)(const void *)t));
         return m ? t + __builtin_ctz(m) : end;
     }
 #else
@@ -281,27 +267,56 @@ void hark__log_put_double(sbuf *o, double d, bool json)
     puts_n(o, tmp, n);
 }
 
+/* Digits of `v` in decimal. */
+static inline size_t dec_len(uint64_t v)
+{
+    size_t n = 1;
+    for (;;) {
+        if (v < 10)
+            return n;
+        if (v < 100)
+            return n + 1;
+        if (v < 1000)
+            return n + 2;
+        if (v < 10000)
+            return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
+/* Writes `v` in decimal backwards, its last digit just before `end`, two digits
+ * per table load. */
+static inline void dec_back(char *end, uint64_t v)
+{
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        end -= 2;
+        memcpy(end, pairs + 2 * d, 2);
+    }
+    if (v >= 10)
+        memcpy(end - 2, pairs + 2 * v, 2);
+    else
+        end[-1] = (char)('0' + v);
+}
+
 void hark__log_put_uint(sbuf *o, uint64_t v)
 {
     if (v < 10) {
         put(o, (char)('0' + v));
         return;
     }
+    size_t n = dec_len(v);
+    if (o->len + n < o->size) {
+        /* Room enough: straight into the line. */
+        dec_back(o->buf + o->len + n, v);
+        o->len += n;
+        return;
+    }
     char tmp[24];
-    size_t i = sizeof tmp;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100);
-        v /= 100;
-        i -= 2;
-        memcpy(tmp + i, pairs + 2 * d, 2);
-    }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(tmp + i, pairs + 2 * v, 2);
-    } else {
-        tmp[--i] = (char)('0' + v);
-    }
-    puts_n(o, tmp + i, sizeof tmp - i);
+    dec_back(tmp + n, v);
+    puts_n(o, tmp, n);
 }
 
 void hark__log_put_int(sbuf *o, int64_t v)
@@ -328,24 +343,21 @@ void hark__log_put_ms(sbuf *o, double ms, bool json)
         put(o, '-');
         us = -us;
     }
-    /* "<whole>.<fraction without trailing zeros>", built right to left (the
-     * fraction is stored as four bytes, of which the zeros are then dropped). */
-    char tmp[36];
-    size_t end = 32, i = end;
+    hark__log_put_uint(o, (unsigned long long)(us / 1000));
     int frac = (int)(us % 1000);
-    if (frac) {
-        int rest = frac % 100;
-        size_t keep = rest % 10 ? 4 : rest ? 3 : 2;
-        char f[4] = {'.', (char)('0' + frac / 100), pairs[2 * rest], pairs[2 * rest + 1]};
-        i -= keep;
-        memcpy(tmp + i, f, 4);
+    if (!frac)
+        return;
+    /* ".<fraction without trailing zeros>": four bytes, of which the zeros are
+     * then dropped. */
+    int rest = frac % 100;
+    size_t keep = rest % 10 ? 4 : rest ? 3 : 2;
+    char f[4] = {'.', (char)('0' + frac / 100), pairs[2 * rest], pairs[2 * rest + 1]};
+    if (o->len + 4 < o->size) {
+        memcpy(o->buf + o->len, f, 4);
+        o->len += keep;
+    } else {
+        puts_n(o, f, keep);
     }
-    unsigned long long whole = (unsigned long long)(us / 1000);
-    do {
-        tmp[--i] = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
-    puts_n(o, tmp + i, end - i);
 }
 
 void hark__log_put_time(sbuf *o, double time)

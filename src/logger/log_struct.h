@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* An snprintf-style output: writes what fits, counts everything. */
 typedef struct sbuf {
@@ -100,6 +103,64 @@ static inline size_t finish(sbuf *o)
 /* The body of a JSON string (no quotes) for `n` bytes of `s`. `logfmt`: the
  * escapes of a quoted logfmt value, which has no \b or \f (\u0008, \u000c). */
 void hark__log_json_chars(sbuf *o, const char *s, size_t n, bool logfmt);
+
+#ifdef __SSE2__
+/* The bytes of `v` that a JSON string does not copy as they are, as a bit mask:
+ * below 0x20 or with the high bit (one signed compare), a quote, a backslash. */
+static inline unsigned hark__log_json_unplain16(__m128i v)
+{
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                               _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                            _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+    return (unsigned)_mm_movemask_epi8(bad);
+}
+#endif
+
+/*
+ * The common case of a JSON string: `n` bytes (at least 8) of `s` that need no
+ * escape, written quoted straight into the line when it has room, each block
+ * copied as it is checked. Returns false, the line's length unchanged, for any
+ * other string (a byte to escape, fewer than 8 bytes, too little room; bytes past
+ * the line's end may then have been written): the caller writes it the long way.
+ * Inline: the strings of a log line are short, and a call costs what the copy does.
+ */
+static inline bool hark__log_json_plain_quoted(sbuf *o, const char *s, size_t n)
+{
+#ifdef __SSE2__
+    if (n < 8 || o->len + n + 2 >= o->size)
+        return false;
+    const unsigned char *p = (const unsigned char *)s;
+    char *d = o->buf + o->len + 1;
+    if (n < 16) {
+        /* Two overlapping eight-byte halves in one register. */
+        __m128i v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)p),
+                                       _mm_loadl_epi64((const __m128i *)(const void *)(p + n - 8)));
+        if (hark__log_json_unplain16(v))
+            return false;
+        _mm_storel_epi64((__m128i *)(void *)d, v);
+        _mm_storel_epi64((__m128i *)(void *)(d + n - 8), _mm_unpackhi_epi64(v, v));
+    } else {
+        for (size_t i = 0; i + 16 < n; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            if (hark__log_json_unplain16(v))
+                return false;
+            _mm_storeu_si128((__m128i *)(void *)(d + i), v);
+        }
+        /* The last sixteen bytes, overlapping the blocks before. */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16));
+        if (hark__log_json_unplain16(v))
+            return false;
+        _mm_storeu_si128((__m128i *)(void *)(d + n - 16), v);
+    }
+    d[-1] = '"';
+    d[n] = '"';
+    o->len += n + 2;
+    return true;
+#else
+    (void)o, (void)s, (void)n;
+    return false;
+#endif
+}
 /* The fields of a record as the walk yields them (hark/sys/payload_json.h), under
  * HARK_LOG_FIELDS_MAX; returns what hark_payload_walk() returns. */
 bool hark__log_walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx);

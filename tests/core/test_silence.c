@@ -199,6 +199,50 @@ static void test_dynamic_is_asked_once_per_event(void **state)
     assert_int_equal(s.finishes, 1);
 }
 
+/* HARK_INSTRUMENT_STATUS on an event everyone sits out: the block runs once, nobody
+ * is called, and the status is all zeroes whatever it held before. */
+static int failing_start(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)p;
+    ((struct sub *)data)->starts++;
+    return -7;
+}
+
+static void test_status_of_all_silenced_event_is_zero(void **state)
+{
+    hark_notifier *n = *state;
+    struct sub s = {"d", true, 0, 0, 0, 0};
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = HARK_KIND_EVENTED;
+    o.pattern = hark_exact("z");
+    o.start = failing_start;
+    o.finish = on_finish;
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.silenced = ask;
+    o.data = &s;
+    assert_int_equal(hark_subscribe(NULL, n, &o), 0);
+    hark_topic *t = topic(n, "z");
+    hark_status st;
+    memset(&st, 0x5a, sizeof st);
+    int ran = 0;
+    HARK_INSTRUMENT_STATUS(t, NULL, &st, { ran++; });
+    assert_int_equal(ran, 1);
+    assert_int_equal(s.asked, 1);
+    assert_int_equal(s.starts + s.finishes, 0);
+    assert_int_equal(st.block, 0);
+    assert_int_equal(st.failures, 0);
+    assert_int_equal(st.first_failure, 0);
+    /* Not silenced: the same macro reports the failing start. */
+    s.silenced = false;
+    memset(&st, 0x5a, sizeof st);
+    HARK_INSTRUMENT_STATUS(t, NULL, &st, { ran++; });
+    assert_int_equal(ran, 2);
+    assert_int_equal(s.starts, 1);
+    assert_int_equal(s.finishes, 1);
+    assert_int_equal(st.failures, 1);
+    assert_int_equal(st.first_failure, -7);
+}
+
 static void test_dynamic_leaves_other_topics_on_fast_path(void **state)
 {
     hark_notifier *n = *state;
@@ -462,6 +506,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_all_silenced_costs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_is_asked_once_per_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_of_all_silenced_event_is_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dynamic_leaves_other_topics_on_fast_path, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_pairing_when_answer_flips_mid_event, setup, teardown),

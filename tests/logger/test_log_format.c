@@ -139,6 +139,137 @@ static void test_escaping_and_utf8(void **state)
     free(line);
 }
 
+/* Ids of every digit count, written in place or cut at every size, as printf does. */
+static void test_ids_every_digit_count(void **state)
+{
+    (void)state;
+    char want[256], line[256];
+    for (int digits = 1; digits <= 20; digits++) {
+        uint64_t v = 1;
+        for (int i = 1; i < digits; i++)
+            v = v * 10 + (uint64_t)(i % 10);
+        uint64_t ids[] = {v, digits < 20 ? v * 9 : UINT64_MAX};
+        for (size_t k = 0; k < 2; k++) {
+            hark_log_record rec = {.level = HARK_LOG_INFO,
+                                   .time = 0,
+                                   .message = "m",
+                                   .length = 1,
+                                   .event = "e",
+                                   .event_id = ids[k],
+                                   .parent_id = ids[k] / 7 + 1,
+                                   .duration_ms = (double)(ids[k] % 100000) / 1000};
+            char ms[32];
+            snprintf(ms, sizeof ms, "%.3f", rec.duration_ms);
+            for (char *z = ms + strlen(ms) - 1; *z == '0' || *z == '.'; z--) {
+                char c = *z;
+                *z = '\0';
+                if (c == '.')
+                    break;
+            }
+            int w =
+                snprintf(want, sizeof want,
+                         "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"INFO\","
+                         "\"event\":\"e\",\"event_id\":%llu,\"parent_id\":%llu,"
+                         "\"duration_ms\":%s,\"message\":\"m\"}\n",
+                         (unsigned long long)rec.event_id, (unsigned long long)rec.parent_id, ms);
+            assert_int_equal(hark_log_format_json(line, sizeof line, &rec, NULL), (size_t)w);
+            assert_string_equal(line, want);
+            for (size_t size = 1; size <= (size_t)w; size++) {
+                memset(line, '#', sizeof line);
+                assert_int_equal(hark_log_format_json(line, size, &rec, NULL), (size_t)w);
+                assert_int_equal(strlen(line), size - 1);
+                assert_memory_equal(line, want, size - 1);
+                assert_int_equal(line[size], '#');
+            }
+        }
+    }
+}
+
+/* What a JSON string body is for the few bytes the next test puts in strings. */
+static size_t ref_escape(char *out, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+        } else if (c == '\n') {
+            memcpy(out + o, "\\n", 2);
+            o += 2;
+        } else if (c < 0x20) {
+            o += (size_t)sprintf(out + o, "\\u%04x", c);
+        } else if (c == 0xff) {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3;
+        } else {
+            out[o++] = (char)c; /* ASCII, or the two bytes of U+00E9 */
+        }
+    }
+    return o;
+}
+
+/*
+ * Strings of every length up to 70 (plain ones are copied sixteen or eight bytes
+ * at a time), plain or with one byte to escape, a valid two-byte character or an
+ * invalid byte at each position, as the event, the transaction id and the message:
+ * the line holds their escaped text, and at every buffer size up to its length a
+ * NUL-terminated prefix of it, with nothing written past the size.
+ */
+static void test_string_lengths_and_escapes(void **state)
+{
+    (void)state;
+    static const char *const specials[] = {"\"", "\\", "\n", "\x01", "\xc3\xa9", "\xff"};
+    char s[80], esc[80 * 6], msg_esc[80 * 6], want[2048], line[2048], cut[2048];
+    for (size_t len = 0; len <= 70; len++) {
+        for (size_t sp = 0; sp <= sizeof specials / sizeof specials[0]; sp++) {
+            for (size_t at = 0; at <= len; at++) {
+                memset(s, 'a' + (int)(len % 26), len);
+                s[len] = '\0';
+                if (sp < sizeof specials / sizeof specials[0]) {
+                    size_t k = strlen(specials[sp]);
+                    if (at + k > len)
+                        continue;
+                    memcpy(s + at, specials[sp], k);
+                } else if (at > 0) {
+                    continue; /* the plain string once */
+                }
+                size_t e = ref_escape(esc, s, len);
+                /* The message's one trailing newline is dropped. */
+                size_t mlen = len && s[len - 1] == '\n' ? len - 1 : len;
+                size_t em = ref_escape(msg_esc, s, mlen);
+                hark_log_record rec = {.level = HARK_LOG_WARN,
+                                       .time = 0,
+                                       .message = s,
+                                       .length = len,
+                                       .event = s,
+                                       .transaction_id = s,
+                                       .event_id = 7};
+                int w = snprintf(want, sizeof want,
+                                 "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"level\":\"WARN\","
+                                 "\"event\":\"%.*s\"%s%.*s%s,\"event_id\":7,\"duration_ms\":0,"
+                                 "\"message\":\"%.*s\"}\n",
+                                 (int)e, esc, len ? ",\"transaction_id\":\"" : "", len ? (int)e : 0,
+                                 esc, len ? "\"" : "", (int)em, msg_esc);
+                size_t n = hark_log_format_json(line, sizeof line, &rec, NULL);
+                if (n != (size_t)w)
+                    fail_msg("len %zu special %zu at %zu:\n%s\n%s", len, sp, at, line, want);
+                assert_string_equal(line, want);
+                /* Every size for the short ones and the ends of the others. */
+                if (len > 40 && at > 0 && at + 2 < len)
+                    continue;
+                for (size_t size = 1; size <= n; size++) {
+                    memset(cut, '#', sizeof cut);
+                    assert_int_equal(hark_log_format_json(cut, size, &rec, NULL), n);
+                    assert_int_equal(strlen(cut), size - 1);
+                    assert_memory_equal(cut, want, size - 1);
+                    assert_int_equal(cut[size], '#'); /* nothing written past the size */
+                }
+            }
+        }
+    }
+}
+
 /* Pointers are "0x..." strings, NULL too (printf's %p would write "(nil)"). */
 static void test_pointer_fields(void **state)
 {
@@ -659,6 +790,8 @@ int main(void)
         cmocka_unit_test(test_json_golden),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_escaping_and_utf8),
+        cmocka_unit_test(test_string_lengths_and_escapes),
+        cmocka_unit_test(test_ids_every_digit_count),
         cmocka_unit_test(test_pointer_fields),
         cmocka_unit_test(test_c_failure_fields),
         cmocka_unit_test(test_logfmt_escapes),
