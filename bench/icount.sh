@@ -33,8 +33,8 @@ CASES="baseline/empty_loop baseline/flag_guard hark/unsubscribed hark/unsubscrib
 hark/silenced hark/silenced_dynamic hark/logsub_sql_silenced hark/by_name_unsubscribed
 hark/by_name_lookup_unsubscribed baseline/naive_timed10 hark/timed hark/timed@shared
 baseline/naive_timed10_tsc hark/timed_monotonic hark/timed_1sub hark/pattern_timed baseline/naive_evented10
-baseline/naive_evented10_noclock hark/evented
-baseline/naive_timed10_cpu hark/event_object hark/event_object_nocpu hark/nested8
+baseline/naive_evented10_noclock hark/evented hark/evented@shared
+baseline/naive_timed10_cpu hark/event_object hark/event_object@shared hark/event_object_nocpu hark/nested8
 hark/otlp_span hark/otlp_unsampled hark/trace_record
 baseline/fprintf_devnull hark/logsub_sql_event_only hark/logsub_sql_active hark/logsub_sql_active_async
 hark/logsub_sql_active_async_printf

@@ -4,6 +4,7 @@
  * through the one walk. The formatters themselves are log_json.c and log_logfmt.c.
  */
 #include "log_struct.h"
+#include "tls.h"
 #include "utf8.h"
 
 #include <inttypes.h>
@@ -29,7 +30,7 @@ static void digits(char *out, unsigned long v, int width)
 
 /* The calling thread's last second, formatted: most lines of a thread fall in the
  * second of the line before, so gmtime_r runs about once a second. */
-static _Thread_local struct {
+static HARK__TLS struct {
     time_t secs;
     bool valid;
     char text[20]; /* "YYYY-MM-DDTHH:MM:SS" */
@@ -378,7 +379,7 @@ void hark__log_put_time(sbuf *o, double time)
 }
 
 /* The thread id in decimal, kept per thread: it is the same on every line. */
-static _Thread_local struct {
+static HARK__TLS struct {
     uint64_t id;
     uint8_t len;
     char text[21];

@@ -47,7 +47,7 @@ double hark__log_now(void)
 
 /* The calling thread's wall-minus-monotonic offset and the monotonic instant it
  * was read at. */
-static _Thread_local struct {
+static HARK__TLS struct {
     double offset;
     double at;
     bool valid;
