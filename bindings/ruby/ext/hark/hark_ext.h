@@ -216,6 +216,7 @@ VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
 /* rails.c */
 void rails_init_ids(void);
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks);
+VALUE hark_notifier_changed(VALUE mod);
 
 /* Makes c this thread's current event (the one hark's callbacks and clocks find) for
  * one hark call; returns the previous one, for ctx_leave. Events nest: a subscriber

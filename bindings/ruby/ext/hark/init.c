@@ -46,6 +46,7 @@ static void define_classes(void)
     rb_define_method(cHandle, "listening?", handle_listening, 0);
 
     rb_define_module_function(mHark, "_install_rails", hark_install_rails, 2);
+    rb_define_module_function(mHark, "_notifier_changed", hark_notifier_changed, 0);
     rb_define_module_function(mHark, "handles_built", hark_handles_built, 0);
     rb_define_module_function(mHark, "_released_count", hark_released_count, 0);
     rb_define_module_function(mHark, "_event_class_changed", hark_event_class_changed, 0);

@@ -7,6 +7,11 @@
 
 static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_instrument;
 
+/* ActiveSupport::Notifications' @notifier as last read, or Qundef: a module's instance
+ * variable is a table lookup, so the module-level instrument reads it once per change.
+ * Every ActiveSupport::Notifications.notifier= clears it (Hark._notifier_changed). */
+static VALUE cached_notifier = Qundef;
+
 void rails_init_ids(void)
 {
     id_at_notifier = rb_intern("@notifier");
@@ -32,7 +37,9 @@ static VALUE instrumenter_instrument(int argc, VALUE *argv, VALUE self)
 static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
 {
     rb_check_arity(argc, 1, 2);
-    VALUE notifier = rb_ivar_get(mod, id_at_notifier);
+    VALUE notifier = cached_notifier;
+    if (notifier == Qundef)
+        notifier = cached_notifier = rb_ivar_get(mod, id_at_notifier);
     if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
         return rb_funcall_passing_block(mod, id_rails_instrument, argc, argv);
     fanout *f = get_fanout(notifier);
@@ -52,11 +59,25 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
     return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
 }
 
+/* Hark._notifier_changed: ActiveSupport::Notifications.notifier= was called. */
+VALUE hark_notifier_changed(VALUE mod)
+{
+    (void)mod;
+    cached_notifier = Qundef;
+    return Qnil;
+}
+
 /* Hark._install_rails(ActiveSupport::Notifications, hooks_module): `instrument` of the
  * module (the original kept as hark_rails_instrument) and of the instrumenter. */
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks)
 {
     (void)mod;
+    static bool registered;
+    if (!registered) {
+        rb_gc_register_address(&cached_notifier);
+        registered = true;
+    }
+    cached_notifier = Qundef;
     VALUE singleton = rb_singleton_class(notifications);
     rb_define_alias(singleton, "hark_rails_instrument", "instrument");
     rb_define_method(singleton, "instrument", notifications_instrument, -1);

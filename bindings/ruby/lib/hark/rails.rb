@@ -27,6 +27,19 @@ module Hark
   module InstrumenterHooks
   end
 end
+module Hark
+  # ActiveSupport::Notifications.notifier= also tells the C instrument, which keeps the
+  # notifier it last read (setting the @notifier variable directly is not seen).
+  module NotifierWriterHook
+    def notifier=(notifier)
+      super
+    ensure
+      Hark._notifier_changed
+    end
+  end
+end
+ActiveSupport::Notifications.singleton_class.prepend(Hark::NotifierWriterHook)
+
 # ActiveSupport::Notifications.instrument: nobody listening costs one lookup and one load;
 # otherwise it goes through the instrumenter as Rails' does.
 Hark._install_rails(ActiveSupport::Notifications, Hark::InstrumenterHooks)

@@ -1,0 +1,101 @@
+# frozen_string_literal: true
+
+# ActiveSupport::Notifications.instrument keeps the notifier it last read; every
+# ActiveSupport::Notifications.notifier= must reach the next instrument, whether the new
+# notifier is another hark fanout or an object of the application's own.
+# Needs ActiveSupport on the load path (make ruby-test adds Rails 7.2's).
+require "minitest/autorun"
+begin
+  require "active_support"
+  require "active_support/notifications"
+  require "hark/rails"
+rescue LoadError
+  warn "test_notifier_switch: ActiveSupport not on the load path, skipped"
+  return
+end
+
+class TestNotifierSwitch < Minitest::Test
+  N = ActiveSupport::Notifications
+
+  # A notifier of the application's own, with the interface Rails' instrumenter uses.
+  class Recorder
+    Handle = Struct.new(:log, :name, :payload) do
+      def start = log << [:start, name]
+      def finish = log << [:finish, name, payload]
+    end
+
+    attr_reader :log
+
+    def initialize = @log = []
+    def listening?(_name) = true
+    def build_handle(name, _id, payload) = Handle.new(@log, name, payload)
+  end
+
+  def setup
+    @old = N.notifier
+  end
+
+  def teardown
+    N.notifier = @old
+  end
+
+  def names_heard_by(notifier)
+    heard = []
+    notifier.subscribe("switch.test") { |event| heard << event.payload[:n] }
+    heard
+  end
+
+  # The old notifier has nobody listening and the new one has: a stale notifier would
+  # run the block alone and the event would be lost.
+  def test_each_new_hark_fanout_is_the_one_instrumented
+    quiet = N::Fanout.new
+    N.notifier = quiet
+    N.instrument("switch.test", n: 0) { }
+    loud = N::Fanout.new
+    N.notifier = loud
+    heard = names_heard_by(loud)
+    N.instrument("switch.test", n: 1) { }
+    N.notifier = quiet
+    N.instrument("switch.test", n: 2) { }
+    N.notifier = loud
+    N.instrument("switch.test", n: 3) { }
+    assert_equal [1, 3], heard
+  end
+
+  def test_a_notifier_of_its_own_and_back
+    hark = N::Fanout.new
+    N.notifier = hark
+    N.instrument("switch.test", n: 0) { }
+    recorder = Recorder.new
+    N.notifier = recorder
+    result = N.instrument("switch.test", n: 1) { :block }
+    assert_equal :block, result
+    assert_equal [[:start, "switch.test"], [:finish, "switch.test", { n: 1 }]], recorder.log
+    N.notifier = hark
+    heard = names_heard_by(hark)
+    N.instrument("switch.test", n: 2) { }
+    assert_equal [2], heard
+    assert_equal 2, recorder.log.size
+  end
+
+  def test_a_writer_that_raises_still_leaves_instrument_current
+    quiet = N::Fanout.new
+    N.notifier = quiet
+    N.instrument("switch.test", n: 0) { }
+    # A writer hook of the application's own that raises after storing.
+    raising = Module.new do
+      def notifier=(value)
+        super
+        raise ArgumentError, "after the store"
+      end
+    end
+    N.singleton_class.prepend(raising)
+    loud = N::Fanout.new
+    heard = names_heard_by(loud)
+    assert_raises(ArgumentError) { N.notifier = loud }
+    N.instrument("switch.test", n: 1) { }
+    assert_equal [1], heard
+  ensure
+    raising&.send(:remove_method, :notifier=)
+  end
+end
