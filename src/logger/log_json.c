@@ -18,8 +18,10 @@ static const struct {
 } json_levels[HARK_LOG_LEVELS] = {JSON_LEVEL("DEBUG"), JSON_LEVEL("INFO"),  JSON_LEVEL("WARN"),
                                   JSON_LEVEL("ERROR"), JSON_LEVEL("FATAL"), JSON_LEVEL("UNKNOWN")};
 
-/* A quoted JSON string of at most `max` bytes of input; true when it was cut. */
-static bool json_str(sbuf *o, const char *s, size_t n, size_t max)
+/* A quoted JSON string of at most `max` bytes of input; true when it was cut.
+ * Inline: a line has a few short strings, each worth no more than a call. */
+static inline __attribute__((always_inline)) bool json_str(sbuf *o, const char *s, size_t n,
+                                                           size_t max)
 {
     size_t keep = hark__log_cut(s, n, max);
     if (!hark__log_json_plain_quoted(o, s, keep)) {

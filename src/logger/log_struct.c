@@ -36,7 +36,8 @@ static HARK__TLS struct {
     char text[20]; /* "YYYY-MM-DDTHH:MM:SS" */
 } tls_second;
 
-size_t hark__log_time_iso(char *out, double time)
+/* hark__log_time_iso(), inlined where a JSON or logfmt line writes its time. */
+static inline __attribute__((always_inline)) size_t time_iso(char *out, double time)
 {
     /* Years 1 to 9999 only; anything else (NaN, infinities, far-off times that
      * gmtime_r cannot convert) is written as the epoch rather than garbage. */
@@ -83,6 +84,11 @@ size_t hark__log_time_iso(char *out, double time)
     out[26] = 'Z';
     out[27] = '\0';
     return 27;
+}
+
+size_t hark__log_time_iso(char *out, double time)
+{
+    return time_iso(out, time);
 }
 
 static const char hexdig[] = "0123456789abcdef";
@@ -364,7 +370,7 @@ void hark__log_put_time(sbuf *o, double time)
 {
     if (o->len + 40 < o->size) {
         /* Room enough: straight into the line. */
-        o->len += hark__log_time_iso(o->buf + o->len, time);
+        o->len += time_iso(o->buf + o->len, time);
         return;
     }
     char tmp[40];
