@@ -5,11 +5,11 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "alloc.h"
+#include "hark/event.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 static const char *const level_names[HARK_LOG_LEVELS] = {"DEBUG", "INFO",  "WARN",
                                                          "ERROR", "FATAL", "UNKNOWN"};
@@ -38,15 +38,15 @@ int hark_log_level_parse(const char *name, hark_log_level *out)
     return HARK_EINVAL;
 }
 
+/* A line's time comes from hark's clock source, as event times do (the TSC where it
+ * is in use: no system call per line). */
 double hark__log_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return hark_clock_wall();
 }
 
-/* The calling thread's wall-minus-monotonic offset and the monotonic instant it
- * was read at. */
+/* The calling thread's wall-minus-monotonic offset (hark's clock source) and the
+ * monotonic instant it was read at. */
 static HARK__TLS struct {
     double offset;
     double at;
@@ -61,16 +61,13 @@ double hark__log_wall_of_monotonic(double mono)
          * least spread out (a thread preempted between readings is not believed). */
         double best = -1.0, offset = 0.0, now_mono = 0.0;
         for (int i = 0; i < 3; i++) {
-            struct timespec m0, w, m1;
-            if (clock_gettime(CLOCK_MONOTONIC, &m0) != 0 ||
-                clock_gettime(CLOCK_REALTIME, &w) != 0 || clock_gettime(CLOCK_MONOTONIC, &m1) != 0)
-                return hark__log_now();
-            double a = (double)m0.tv_sec + (double)m0.tv_nsec / 1e9;
-            double b = (double)m1.tv_sec + (double)m1.tv_nsec / 1e9;
+            double a = hark_clock_monotonic();
+            double w = hark_clock_wall();
+            double b = hark_clock_monotonic();
             if (best < 0 || b - a < best) {
                 best = b - a;
                 now_mono = b;
-                offset = (double)w.tv_sec + (double)w.tv_nsec / 1e9 - (a + b) / 2;
+                offset = w - (a + b) / 2;
             }
             if (best < 20e-6)
                 break;

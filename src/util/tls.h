@@ -12,10 +12,10 @@
  * The cost is that fixed slice of the static TLS area, taken when the library is
  * loaded: libhark's block is 800 bytes. A library loaded at startup gets it with
  * the program's own. One loaded later with dlopen() takes it from the surplus
- * glibc keeps for that (1,664 bytes by default, tunable with
- * glibc.rtld.optional_static_tls), and dlopen() fails ("cannot allocate memory in
- * static TLS block") when the surplus is used up. That is the case of the Ruby
- * extension, which Ruby dlopen()s with libhark compiled into it
+ * glibc keeps for that (1,664 bytes by default, for all such libraries together;
+ * the glibc.rtld.nns and glibc.rtld.optional_static_tls tunables size it), and
+ * dlopen() fails ("cannot allocate memory in static TLS block") when it is used up. That is the
+ * case of the Ruby extension, which Ruby dlopen()s with libhark compiled into it
  * (bindings/ruby/ext/hark/extconf.rb), and of a program that dlopen()s
  * libhark-export or libhark-lttng. Keep the block small: per-thread state that
  * grows lives on the heap behind one thread-local pointer (log_tags.c).

@@ -11,6 +11,7 @@
 #include <hark.h>
 #include <hark/sys/payload_json.h>
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -737,6 +738,84 @@ static void test_time_of_event_line(void **state)
     assert_true(when >= handler_wall - 0.001);
 }
 
+/* CLOCK_REALTIME from the kernel, seconds. */
+static double kernel_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_100s_ahead(void *data)
+{
+    (void)data;
+    return kernel_wall() + 100.0;
+}
+
+/* Reads hark's wall clock (the TSC source checks itself every HARK_CLOCK_CHECK_S
+ * and just after calibrating) until it is `ahead` seconds from the kernel's, for up
+ * to 2 s; whether it got there. */
+static bool wall_follows(double ahead)
+{
+    double until = kernel_wall() + 2.0;
+    while (kernel_wall() < until) {
+        hark_clock_check_soon();
+        if (fabs(hark_clock_wall() - (kernel_wall() + ahead)) < 0.01)
+            return true;
+    }
+    return false;
+}
+
+/* The time of one plain line (no event), JSON, synchronous or asynchronous. */
+static double plain_line_time(bool async)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    if (async) {
+        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
+        assert_int_equal(hark_logger_set_async(l, &ao), 0);
+    }
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_json, NULL), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "plain"), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    fclose(f);
+    double when = json_time(text);
+    free(text);
+    return when;
+}
+
+static void test_line_time_is_harks_clock(void **state)
+{
+    (void)state;
+    /* Lines are stamped by hark's clock source, as events are: with the TSC source
+     * following a wall clock 100 s ahead of the kernel's (the reference hook), a
+     * line's time is 100 s ahead too, with or without an event. */
+    if (hark_clock_use(HARK_CLOCK_TSC) != 0) {
+        print_message("no usable TSC here: skipped\n");
+        return;
+    }
+    hark_clock ahead = {wall_100s_ahead, NULL, NULL, NULL};
+    hark_clock_set_reference(&ahead);
+    assert_true(wall_follows(100.0));
+    for (int async = 0; async < 2; async++)
+        assert_true(fabs(plain_line_time(async) - (kernel_wall() + 100.0)) < 1.0);
+    /* A line about an event adds the thread's wall-minus-monotonic offset to the
+     * event's end, read again a second after the last reading (logging.md). */
+    struct timespec pause = {1, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    for (int async = 0; async < 2; async++) {
+        double when = event_line_time(hark_log_format_json, NULL, async);
+        assert_true(fabs(when - (kernel_wall() + 100.0)) < 1.0);
+    }
+    hark_clock_set_reference(NULL);
+    assert_true(wall_follows(0.0));
+    assert_int_equal(hark_clock_use(HARK_CLOCK_AUTO), 0);
+    assert_true(fabs(plain_line_time(false) - kernel_wall()) < 1.0);
+}
+
 /* A log line's fields are the payload as hark/sys/payload_json.h renders it for the
  * trace file and the LTTng bridge: the same bytes, errors, depth cut and all. */
 static void test_fields_render_as_every_payload(void **state)
@@ -803,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_tags_in_lines),
         cmocka_unit_test(test_tags_gone_for_later_exit_destructors),
         cmocka_unit_test(test_time_of_event_line),
+        cmocka_unit_test(test_line_time_is_harks_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

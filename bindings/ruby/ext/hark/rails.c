@@ -11,6 +11,19 @@ static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_ins
  * variable is a table lookup, so the module-level instrument reads it once per change.
  * Every ActiveSupport::Notifications.notifier= clears it (Hark._notifier_changed). */
 static VALUE cached_notifier = Qundef;
+static fanout *cached_fanout; /* its fanout; NULL when the notifier is not hark's */
+
+/* The fanout behind ActiveSupport::Notifications' notifier, or NULL. */
+static inline fanout *current_fanout(VALUE mod)
+{
+    if (cached_notifier == Qundef) {
+        VALUE notifier = rb_ivar_get(mod, id_at_notifier);
+        cached_fanout =
+            rb_typeddata_is_kind_of(notifier, &fanout_type) ? get_fanout(notifier) : NULL;
+        cached_notifier = notifier;
+    }
+    return cached_fanout;
+}
 
 void rails_init_ids(void)
 {
@@ -37,12 +50,9 @@ static VALUE instrumenter_instrument(int argc, VALUE *argv, VALUE self)
 static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
 {
     rb_check_arity(argc, 1, 2);
-    VALUE notifier = cached_notifier;
-    if (notifier == Qundef)
-        notifier = cached_notifier = rb_ivar_get(mod, id_at_notifier);
-    if (!rb_typeddata_is_kind_of(notifier, &fanout_type))
+    fanout *f = current_fanout(mod);
+    if (!f)
         return rb_funcall_passing_block(mod, id_rails_instrument, argc, argv);
-    fanout *f = get_fanout(notifier);
     hark_topic *t = topic_for(f, argv[0]);
     bool on = hark_enabled(t);
     if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
