@@ -117,45 +117,58 @@ static const hark__log_event_keys event_keys = {
     true,
 };
 
+/*
+ * The line into `o`. A function of its own, so that the line's state is reached
+ * through a pointer here as in every writer it calls. Kept in the formatter's own
+ * frame, it was read back from the stack after each call and each write into the
+ * line, and with some placements of the code the time gathered on those reads:
+ * hark/logsub_sql_active_json took 456 ns a line where this takes 400, the
+ * binaries otherwise the same.
+ */
+static __attribute__((noinline)) size_t format_json(sbuf *o, const hark_log_record *rec)
+{
+    int lv = (int)rec->level >= 0 && (int)rec->level < HARK_LOG_LEVELS ? (int)rec->level
+                                                                       : HARK_LOG_UNKNOWN;
+    PUTS_LIT(o, "{\"time\":\"");
+    hark__log_put_time(o, rec->time);
+    puts_n(o, json_levels[lv].text, json_levels[lv].len);
+    if (rec->thread_id) {
+        PUTS_LIT(o, ",\"thread\":");
+        hark__log_put_thread(o, rec->thread_id);
+    }
+    /* Whether some string of the line is cut: the line then says so. */
+    bool cut = false;
+    if (rec->tag_count > 0 && rec->tags) {
+        PUTS_LIT(o, ",\"tags\":[");
+        for (size_t i = 0; i < rec->tag_count; i++) {
+            if (i > 0)
+                put(o, ',');
+            cut = json_cstr(o, rec->tags[i] ? rec->tags[i] : "") || cut;
+        }
+        put(o, ']');
+    }
+    cut = hark__log_put_event(o, rec, &event_keys) || cut;
+    PUTS_LIT(o, ",\"message\":");
+    cut = json_str(o, rec->message ? rec->message : "", hark__log_message_len(rec),
+                   HARK_LOG_MESSAGE_MAX) ||
+          cut;
+    if (cut || hark__log_record_fields_cut(rec))
+        PUTS_LIT(o, "," HARK_PAYLOAD_JSON_TRUNCATED);
+    if (rec->field_count > 0 && rec->fields) {
+        json_walk j = {o, true};
+        PUTS_LIT(o, ",\"fields\":{");
+        hark__log_walk_record(rec, json_member, &j);
+        put(o, '}');
+    }
+    puts_n(o, "}\n", 2);
+    return finish(o);
+}
+
 size_t hark_log_format_json(char *buf, size_t size, const hark_log_record *rec, void *data)
 {
     (void)data;
     sbuf o = {buf, buf ? size : 0, 0};
     if (!rec)
         return finish(&o);
-    int lv = (int)rec->level >= 0 && (int)rec->level < HARK_LOG_LEVELS ? (int)rec->level
-                                                                       : HARK_LOG_UNKNOWN;
-    PUTS_LIT(&o, "{\"time\":\"");
-    hark__log_put_time(&o, rec->time);
-    puts_n(&o, json_levels[lv].text, json_levels[lv].len);
-    if (rec->thread_id) {
-        PUTS_LIT(&o, ",\"thread\":");
-        hark__log_put_thread(&o, rec->thread_id);
-    }
-    /* Whether some string of the line is cut: the line then says so. */
-    bool cut = false;
-    if (rec->tag_count > 0 && rec->tags) {
-        PUTS_LIT(&o, ",\"tags\":[");
-        for (size_t i = 0; i < rec->tag_count; i++) {
-            if (i > 0)
-                put(&o, ',');
-            cut = json_cstr(&o, rec->tags[i] ? rec->tags[i] : "") || cut;
-        }
-        put(&o, ']');
-    }
-    cut = hark__log_put_event(&o, rec, &event_keys) || cut;
-    PUTS_LIT(&o, ",\"message\":");
-    cut = json_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec),
-                   HARK_LOG_MESSAGE_MAX) ||
-          cut;
-    if (cut || hark__log_record_fields_cut(rec))
-        PUTS_LIT(&o, "," HARK_PAYLOAD_JSON_TRUNCATED);
-    if (rec->field_count > 0 && rec->fields) {
-        json_walk j = {&o, true};
-        PUTS_LIT(&o, ",\"fields\":{");
-        hark__log_walk_record(rec, json_member, &j);
-        put(&o, '}');
-    }
-    puts_n(&o, "}\n", 2);
-    return finish(&o);
+    return format_json(&o, rec);
 }
