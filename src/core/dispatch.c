@@ -29,8 +29,8 @@ static inline int store_status(hark_handle *h, uint32_t failures, int first_fail
  * list of them (bit i is the i-th), and the bits of the usual case (at most 64
  * silenceable members) gathered in a register and stored once.
  */
-static inline unsigned ask_silenceable(const struct hark__snapshot *snap, const char *name,
-                                       uint64_t *active)
+static inline __attribute__((always_inline)) unsigned
+ask_silenceable(const struct hark__snapshot *snap, const char *name, uint64_t *active)
 {
     const struct hark__entry *const *list = snap->silenceable;
     const uint32_t n = snap->silenceable_count;
