@@ -25,33 +25,31 @@ static inline int store_status(hark_handle *h, uint32_t failures, int first_fail
 /*
  * The silenceable members of `snap` that take part in an event of `name`: their
  * bits in `active` (zeroed first), and the groups that have one in the result.
- * One callback section around all the questions, one flat loop over the snapshot's
- * list of them (bit i is the i-th), and the bits of the usual case (at most 64
- * silenceable members) gathered in a register and stored once.
+ * One callback section around all the questions, one flat loop over the entries
+ * where the snapshot keeps them together, and the bits of the usual case (at most
+ * 64 silenceable members) gathered in a register and stored once.
  */
 static inline __attribute__((always_inline)) unsigned
 ask_silenceable(const struct hark__snapshot *snap, const char *name, uint64_t *active)
 {
-    const struct hark__entry *const *list = snap->silenceable;
-    const uint32_t n = snap->silenceable_count;
+    const struct hark__entry *e = snap->silenceable_first;
+    const struct hark__entry *const end = snap->silenceable_end;
     unsigned groups = 0;
     hark__callback_enter();
-    if (HARK_LIKELY(n <= 64)) {
+    if (HARK_LIKELY(snap->silenceable_count <= 64)) {
         uint64_t bits = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            const struct hark__entry *e = list[i];
+        for (; e < end; e++) {
             if (!entry_silenced_in_callback(e, name)) {
-                bits |= (uint64_t)1 << i;
+                bits |= (uint64_t)1 << e->silence_bit;
                 groups |= 1u << e->group;
             }
         }
         active[0] = bits;
     } else {
-        memset(active, 0, ((n + 63) / 64) * sizeof active[0]);
-        for (uint32_t i = 0; i < n; i++) {
-            const struct hark__entry *e = list[i];
+        memset(active, 0, ((snap->silenceable_count + 63) / 64) * sizeof active[0]);
+        for (; e < end; e++) {
             if (!entry_silenced_in_callback(e, name)) {
-                active[i / 64] |= (uint64_t)1 << (i % 64);
+                active[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
                 groups |= 1u << e->group;
             }
         }
@@ -94,14 +92,15 @@ static __attribute__((noinline, cold)) void free_more_bits(hark_handle *h)
  * the record of who takes part is found again per silenceable member (a load, where a
  * local would hold one more register across every callback of every path).
  */
-#define FOR_EACH_MEMBER(h, snap, group, e, body)                                                   \
+#define FOR_EACH_MEMBER(h, group, e, body)                                                         \
     do {                                                                                           \
-        const struct hark__entry *e = &(snap)->entries[(group)->first];                            \
-        const struct hark__entry *const mid_ = &(snap)->entries[(group)->first_silenceable];       \
-        const struct hark__entry *const end_ = &(snap)->entries[(group)->end];                     \
+        const struct hark__entry *e = (group)->first;                                              \
+        const struct hark__entry *const mid_ = (group)->fixed_end;                                 \
         for (; e < mid_; e++) {                                                                    \
             body;                                                                                  \
         }                                                                                          \
+        e = (group)->silenceable_first;                                                            \
+        const struct hark__entry *const end_ = (group)->silenceable_end;                           \
         for (; e < end_; e++) {                                                                    \
             if (bit_set(active_bits(h), e->silence_bit)) {                                         \
                 body;                                                                              \
@@ -262,7 +261,7 @@ HARK_HOT int start(hark_handle *h)
             break;
         case HARK_KIND_EVENTED:
             hark__callback_enter();
-            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->call.evented(name, id, payload, e->data)));
+            FOR_EACH_MEMBER(h, group, e, NOTE(e->call.evented(name, id, payload, e->data)));
             hark__callback_leave();
             break;
         }
@@ -355,13 +354,13 @@ HARK_HOT int finish(hark_handle *h, int how)
         case HARK_KIND_TIMED:
             h->end_ = hark__wall(clock);
             FOR_EACH_MEMBER(
-                h, snap, group, e,
+                h, group, e,
                 NOTE(e->call.timed(name, h->wall_start_, h->end_, id, payload, e->data)));
             break;
         case HARK_KIND_MONOTONIC:
             h->end_ = hark__monotonic(clock);
             FOR_EACH_MEMBER(
-                h, snap, group, e,
+                h, group, e,
                 NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
             break;
         case HARK_KIND_EVENT: {
@@ -370,11 +369,11 @@ HARK_HOT int finish(hark_handle *h, int how)
             hark_event *ev = &h->event_;
             ev->payload = payload;
             hark__event_end(ev, clock);
-            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->call.event(ev, e->data)));
+            FOR_EACH_MEMBER(h, group, e, NOTE(e->call.event(ev, e->data)));
             break;
         }
         case HARK_KIND_EVENTED:
-            FOR_EACH_MEMBER(h, snap, group, e, NOTE(e->finish(name, id, payload, e->data)));
+            FOR_EACH_MEMBER(h, group, e, NOTE(e->finish(name, id, payload, e->data)));
             break;
         }
     }

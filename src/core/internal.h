@@ -77,12 +77,13 @@ struct hark__entry {
     uint32_t silence_bit;
 };
 
-/* The members of one kind: [first, first + count); silenceable ones from `first_silenceable`. */
+/* The members of one kind: the ones that always take part in [first, fixed_end),
+ * the silenceable ones in [silenceable_first, silenceable_end) -- pointers into the
+ * snapshot's entries[], so that walking them computes no address. */
 struct hark__group {
     uint8_t kind;
-    uint32_t first;
-    uint32_t first_silenceable;
-    uint32_t end;
+    const struct hark__entry *first, *fixed_end;
+    const struct hark__entry *silenceable_first, *silenceable_end;
 };
 
 struct hark__snapshot {
@@ -96,9 +97,10 @@ struct hark__snapshot {
     /* Entry indices in listener order (registration order, exact first), which is
      * the order publish and publish_event use; stored after entries[]. */
     const uint32_t *listener_order;
-    /* The silenceable entries in the order of their silence_bit (entry order), so
-     * that asking them all is one flat loop; stored after entries[]. */
-    const struct hark__entry *const *silenceable;
+    /* [silenceable_first, silenceable_end) of entries[]: the silenceable members of
+     * every group, group by group, their silence_bit counting from 0, so that asking
+     * them all is one flat loop. The members that always take part come first. */
+    const struct hark__entry *silenceable_first, *silenceable_end;
     struct hark__entry entries[];
 };
 

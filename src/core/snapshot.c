@@ -87,28 +87,29 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
         *out = NULL;
         return 0;
     }
-    /* entries[n], then the silenceable list (pointers), then listener_order. */
-    struct hark__snapshot *snap = hark__calloc(
-        1, sizeof *snap + n * (sizeof snap->entries[0] + sizeof(void *) + sizeof(uint32_t)));
+    struct hark__snapshot *snap =
+        hark__calloc(1, sizeof *snap + n * (sizeof snap->entries[0] + sizeof(uint32_t)));
     if (!snap) {
         hark__free(list);
         return HARK_ENOMEM;
     }
-    const struct hark__entry **silenceable_list =
-        (const struct hark__entry **)(void *)&snap->entries[n];
-    uint32_t *listener_order = (uint32_t *)(void *)&silenceable_list[n];
+    uint32_t *listener_order = (uint32_t *)(void *)&snap->entries[n];
     snap->listener_order = listener_order;
-    snap->silenceable = silenceable_list;
     hark_kind order[HARK_KIND_COUNT];
     snap->group_count = group_order(order, list, n);
+    /* Every group's members that always take part, then every group's silenceable
+     * ones (in the same group order), each kind in listener order. */
     uint32_t e = 0;
-    for (uint32_t g = 0; g < snap->group_count; g++) {
-        struct hark__group *group = &snap->groups[g];
-        group->kind = (uint8_t)order[g];
-        group->first = e;
-        for (int pass = 0; pass < 2; pass++) {
-            if (pass == 1)
-                group->first_silenceable = e;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            snap->silenceable_first = &snap->entries[e];
+        for (uint32_t g = 0; g < snap->group_count; g++) {
+            struct hark__group *group = &snap->groups[g];
+            group->kind = (uint8_t)order[g];
+            if (pass == 0)
+                group->first = &snap->entries[e];
+            else
+                group->silenceable_first = &snap->entries[e];
             for (size_t i = 0; i < n; i++) {
                 hark__sub *s = list[i];
                 if (s->kind != order[g] || silenceable(s) != (pass == 1))
@@ -133,21 +134,24 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
                     entry->finish = s->finish;
                     break;
                 }
-                if (pass == 1) {
-                    silenceable_list[snap->silenceable_count] = entry;
+                if (pass == 1)
                     entry->silence_bit = snap->silenceable_count++;
-                }
                 if (s->silence == HARK_SILENCE_CACHED)
                     atomic_init(&entry->cached_silenced, cached_answer(t, s));
                 if (s->kind == HARK_KIND_EVENT && s->want_cpu)
                     snap->need_cpu = true;
             }
+            if (pass == 0) {
+                group->fixed_end = &snap->entries[e];
+                if (group->fixed_end > group->first)
+                    snap->fixed_groups |= 1u << g;
+            } else {
+                group->silenceable_end = &snap->entries[e];
+            }
         }
-        group->end = e;
-        if (group->first_silenceable > group->first)
-            snap->fixed_groups |= 1u << g;
     }
     snap->entry_count = e;
+    snap->silenceable_end = &snap->entries[e];
     hark__free(list);
     *out = snap;
     return 0;
