@@ -55,11 +55,25 @@ class TestInterrupts < Minitest::Test
     def work(event) = debug { "work #{event.payload[:i]}" }
   end
 
+  # The log device the subscriber writes to: no lock. Ruby's Logger::LogDevice writes
+  # under a Monitor, and a Thread#raise landing inside Monitor#synchronize between its
+  # lock and its ensure leaves that Monitor locked for good (Ruby's own race, with or
+  # without hark): the next writer would wait forever.
+  class Lines
+    attr_reader :count
+
+    def initialize = @count = 0
+    def write(_line) = @count += 1
+    def close = nil
+  end
+
   def setup
     @old = N.notifier
     N.notifier = ActiveSupport::Notifications::Fanout.new
     @old_logger = ActiveSupport::LogSubscriber.logger
-    ActiveSupport::LogSubscriber.logger = ActiveSupport::Logger.new(StringIO.new, level: Logger::DEBUG)
+    logger = ActiveSupport::Logger.new(nil, level: Logger::DEBUG)
+    logger.instance_variable_set(:@logdev, @lines = Lines.new)
+    ActiveSupport::LogSubscriber.logger = logger
   end
 
   def teardown
@@ -194,7 +208,10 @@ class TestInterrupts < Minitest::Test
   ensure
     stop = true
     threads&.each { |t| t.report_on_exception = false }
-    threads&.each { |t| t.join rescue nil }
+    # A thread that does not end is a wedge: fail (and kill it) rather than hang.
+    stuck = threads&.reject { |t| (t.join(30) rescue t) }
+    stuck&.each(&:kill)
+    assert_empty stuck.to_a, "instrumenting threads still running 30 s after the stop"
   end
 
   def test_hundreds_of_thread_raises_while_instrumenting_leave_reclamation_flowing
@@ -212,6 +229,7 @@ class TestInterrupts < Minitest::Test
     end
     $stderr = stderr
     assert_operator sent, :>=, DELIVERIES
+    assert_operator @lines.count, :>, 0, "the log subscriber wrote no line"
     assert_reclamation_flows("after #{sent} Thread#raise")
   end
 
