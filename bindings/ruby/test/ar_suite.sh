@@ -4,7 +4,7 @@
 # hark/rails loaded -- and lists the files whose summaries differ.
 #   ar_suite.sh [RAILS72_DIR [TEST_FILE...]]   (default: ../shared/rails-7.2 beside the
 #                                               repository, and every such file)
-# Slow (about a quarter of an hour on 2 cores); not part of make ruby-test, which runs
+# Slow (about eight minutes on 2 cores); not part of make ruby-test, which runs
 # the few files listed in the Makefile's RUBY_AR_TESTS.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
