@@ -374,33 +374,28 @@ static void check_budgets(void)
 
 /* ---- table ---------------------------------------------------------------------------- */
 
+/* Ruby rows and the rows they are compared with: "<of>x" against "<with>x", how
+ * many decimals the factor gets. */
+static const struct {
+    const char *of, *with;
+    int decimals;
+} ruby_pairs[] = {{"rails72/", "hark_rb/", 2}, {"ar72/", "hark_ar/", 2}, {"ruby/", "hark/", 0}};
+
 static void ratio_text(const row *r, char *out, size_t cap)
 {
     out[0] = '\0';
     if (!r->has_ns)
         return;
-    if (strncmp(r->name, "rails72/", 8) == 0) {
+    for (size_t i = 0; i < sizeof ruby_pairs / sizeof ruby_pairs[0]; i++) {
+        size_t n = strlen(ruby_pairs[i].of);
+        if (strncmp(r->name, ruby_pairs[i].of, n) != 0)
+            continue;
         char hark[128];
-        snprintf(hark, sizeof hark, "hark_rb/%s", r->name + 8);
+        snprintf(hark, sizeof hark, "%s%s", ruby_pairs[i].with, r->name + n);
         const row *h = find(hark);
         if (h)
-            snprintf(out, cap, "%s is %.2fx faster", hark, r->ns_median / h->ns_median);
-        return;
-    }
-    if (strncmp(r->name, "ar72/", 5) == 0) {
-        char hark[128];
-        snprintf(hark, sizeof hark, "hark_ar/%s", r->name + 5);
-        const row *h = find(hark);
-        if (h)
-            snprintf(out, cap, "%s is %.2fx faster", hark, r->ns_median / h->ns_median);
-        return;
-    }
-    if (strncmp(r->name, "ruby/", 5) == 0) {
-        char hark[128];
-        snprintf(hark, sizeof hark, "hark/%s", r->name + 5);
-        const row *h = find(hark);
-        if (h)
-            snprintf(out, cap, "%s is %.0fx faster", hark, r->ns_median / h->ns_median);
+            snprintf(out, cap, "%s is %.*fx faster", hark, ruby_pairs[i].decimals,
+                     r->ns_median / h->ns_median);
         return;
     }
     const char *ref = reference(r->name);
