@@ -46,6 +46,42 @@ rm -f "$OUT_DIR"/rows-*.tsv
 
 note() { printf 'bench: %s\n' "$*"; }
 
+# One round of a Ruby benchmark side: runs the command (its output to LOG) and
+# appends its RESULT lines to RESULTS as side, case, ns, mode, round; on failure
+# shows the log's tail and says so.
+#   ruby_round RESULTS LOG ROUND WHAT command...
+ruby_round() {
+  local results=$1 log=$2 round=$3 what=$4
+  shift 4
+  if "$@" >"$log" 2>&1; then
+    awk -F'\t' -v r="$round" '$1 == "RESULT" { print $2 "\t" $4 "\t" $6 "\t" $3 "\t" r }' \
+      "$log" >>"$results"
+  else
+    tail -5 "$log"
+    note "ruby $what failed (round $round)"
+  fi
+}
+
+# The rows of ruby_round's results: per side and case, the min and the median of the
+# rounds, described by DESC (an awk expression of key_side, mode and n). A side
+# named ALSO_SIDE is written a second time as ruby/<case> (the C cases' reference).
+#   ruby_rows RESULTS DESC [ALSO_SIDE]
+ruby_rows() {
+  sort -t$'\t' -k1,1 -k2,2 -k3,3g "$1" | awk -F'\t' -v also="${3:-}" '
+    function flush() {
+      if (n == 0) return
+      med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      desc = '"$2"'
+      printf "%s/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_side, key_case, v[1], med, n, desc
+      if (key_side == also)
+        printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_case, v[1], med, n, desc
+      n = 0
+    }
+    { if ($1 != key_side || $2 != key_case) { flush(); key_side = $1; key_case = $2; mode = $4 }
+      v[++n] = $3 }
+    END { flush() }'
+}
+
 # shellcheck source=bench/select.sh
 . "$ROOT/bench/select.sh"
 
@@ -206,32 +242,16 @@ else
           for side in rails72 hark_rb; do
             extra=()
             [ "$side" = hark_rb ] && extra=(-I "$ROOT/bindings/ruby/lib" -r hark/rails)
-            if (cd "$OUT_DIR" && ONLY="$c" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" LABEL="$side" \
-                  ruby -I "$rails72/activesupport/lib" "${extra[@]}" "$script") >"$OUT_DIR/ruby-$side.log" 2>&1; then
-              awk -F'\t' -v r="$round" '$1 == "RESULT" { print $2 "\t" $4 "\t" $6 "\t" $3 "\t" r }' \
-                "$OUT_DIR/ruby-$side.log" >>"$OUT_DIR/ruby-results.tsv"
-            else
-              tail -5 "$OUT_DIR/ruby-$side.log"
-              note "ruby $side/$c failed (round $round)"
-            fi
+            ruby_round "$OUT_DIR/ruby-results.tsv" "$OUT_DIR/ruby-$side.log" "$round" "$side/$c" \
+              env -C "$OUT_DIR" ONLY="$c" TIME="$RUBY_TIME" WARMUP="$RUBY_WARMUP" LABEL="$side" \
+              ruby -I "$rails72/activesupport/lib" "${extra[@]}" "$script"
           done
         done
       done
       grep -E '^(RUBY|AS|SANITY|FEATURES) ' "$OUT_DIR/ruby-hark_rb.log" 2>/dev/null
-      sort -t$'\t' -k1,1 -k2,2 -k3,3g "$OUT_DIR/ruby-results.tsv" | awk -F'\t' '
-        function flush() {
-          if (n == 0) return
-          med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-          desc = "Rails 7.2 " (key_side == "hark_rb" ? "with hark/rails" : "own fanout") \
-                 " (" mode "), benchmark-ips, " n " rounds"
-          printf "%s/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_side, key_case, v[1], med, n, desc
-          if (key_side == "rails72")
-            printf "ruby/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\t%s\t\n", key_case, v[1], med, n, desc
-          n = 0
-        }
-        { if ($1 != key_side || $2 != key_case) { flush(); key_side = $1; key_case = $2; mode = $4 }
-          v[++n] = $3 }
-        END { flush() }' >"$OUT_DIR/rows-ruby.tsv"
+      ruby_rows "$OUT_DIR/ruby-results.tsv" \
+        '"Rails 7.2 " (key_side == "hark_rb" ? "with hark/rails" : "own fanout") " (" mode "), benchmark-ips, " n " rounds"' \
+        rails72 >"$OUT_DIR/rows-ruby.tsv"
       cut -f1,4,5 "$OUT_DIR/rows-ruby.tsv" | grep -v '^ruby/' |
         awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
     fi
@@ -285,30 +305,16 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
           noop=0
           [ "$side" = hark_ar ] && extra=(-I "$ROOT/bindings/ruby/lib" -r hark/rails)
           [ "$side" = ar72_noop ] && noop=1
-          if (cd "$OUT_DIR" && ONLY="$c" TIME="$AR_TIME" WARMUP="$AR_WARMUP" LABEL="$side" NOOP="$noop" \
-                ruby "${ar_inc[@]}" "${extra[@]}" "$ROOT/bench/ar_bench.rb") >"$OUT_DIR/ar-$side.log" 2>&1; then
-            awk -F'\t' -v r="$round" '$1 == "RESULT" { print $2 "\t" $4 "\t" $6 "\t" $3 "\t" r }' \
-              "$OUT_DIR/ar-$side.log" >>"$OUT_DIR/ar-results.tsv"
-          else
-            tail -5 "$OUT_DIR/ar-$side.log"
-            note "ruby $side/$c failed (round $round)"
-          fi
+          ruby_round "$OUT_DIR/ar-results.tsv" "$OUT_DIR/ar-$side.log" "$round" "$side/$c" \
+            env -C "$OUT_DIR" ONLY="$c" TIME="$AR_TIME" WARMUP="$AR_WARMUP" LABEL="$side" NOOP="$noop" \
+            ruby "${ar_inc[@]}" "${extra[@]}" "$ROOT/bench/ar_bench.rb"
         done
       done
     done
     grep -E '^(RUBY|AR) ' "$OUT_DIR/ar-hark_ar.log" 2>/dev/null
-    sort -t$'\t' -k1,1 -k2,2 -k3,3g "$OUT_DIR/ar-results.tsv" | awk -F'\t' '
-      function flush() {
-        if (n == 0) return
-        med = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-        what = key_side == "hark_ar" ? "with hark/rails" : key_side == "ar72_noop" ? "instrument = bare yield" : "own fanout"
-        printf "%s/%s\truby\tok\t%s\t%s\t\t\t\t%d\truby\tActiveRecord 7.2 %s (%s), thread CPU time, %d rounds\t\n",
-               key_side, key_case, v[1], med, n, what, mode, n
-        n = 0
-      }
-      { if ($1 != key_side || $2 != key_case) { flush(); key_side = $1; key_case = $2; mode = $4 }
-        v[++n] = $3 }
-      END { flush() }' >"$OUT_DIR/rows-ar.tsv"
+    ruby_rows "$OUT_DIR/ar-results.tsv" \
+      '"ActiveRecord 7.2 " (key_side == "hark_ar" ? "with hark/rails" : key_side == "ar72_noop" ? "instrument = bare yield" : "own fanout") " (" mode "), thread CPU time, " n " rounds"' \
+      >"$OUT_DIR/rows-ar.tsv"
     cut -f1,4,5 "$OUT_DIR/rows-ar.tsv" |
       awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
   fi
