@@ -667,6 +667,19 @@ static double fake_monotonic(void *data)
     return 5.0;
 }
 
+/* A logger writing to `f` through `fn`, asynchronous when `async`. */
+static hark_logger *line_logger(FILE *f, hark_log_format_fn fn, bool async)
+{
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_file(&l, f), 0);
+    if (async) {
+        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
+        assert_int_equal(hark_logger_set_async(l, &ao), 0);
+    }
+    assert_int_equal(hark_logger_set_formatter(l, fn, NULL), 0);
+    return l;
+}
+
 /* Logs one line about one event on a fresh notifier (with `clock` when not NULL)
  * through `fn` and returns the line's time. */
 static double event_line_time(hark_log_format_fn fn, const hark_clock *clock, bool async)
@@ -674,16 +687,10 @@ static double event_line_time(hark_log_format_fn fn, const hark_clock *clock, bo
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    hark_logger *l;
+    hark_logger *l = line_logger(f, fn, async);
     hark_notifier *n;
     hark_subscriber *s;
     hark_topic *t;
-    assert_int_equal(hark_logger_new_file(&l, f), 0);
-    if (async) {
-        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
-        assert_int_equal(hark_logger_set_async(l, &ao), 0);
-    }
-    assert_int_equal(hark_logger_set_formatter(l, fn, NULL), 0);
     assert_int_equal(hark_notifier_new(&n), 0);
     if (clock)
         assert_int_equal(hark_notifier_set_clock(n, clock), 0);
@@ -772,13 +779,7 @@ static double plain_line_time(bool async)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    hark_logger *l;
-    assert_int_equal(hark_logger_new_file(&l, f), 0);
-    if (async) {
-        hark_log_async_options ao = HARK_LOG_ASYNC_OPTIONS_INIT;
-        assert_int_equal(hark_logger_set_async(l, &ao), 0);
-    }
-    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_json, NULL), 0);
+    hark_logger *l = line_logger(f, hark_log_format_json, async);
     assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "plain"), 0);
     assert_int_equal(hark_logger_free(l), 0);
     fclose(f);
