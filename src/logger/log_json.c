@@ -8,15 +8,10 @@
 
 /* What follows the time, up to the level's closing quote, with its length: one
  * copy per line. */
-#define JSON_LEVEL(name)                                                                           \
-    {                                                                                              \
-        "\",\"level\":\"" name "\"", sizeof("\",\"level\":\"" name "\"") - 1                       \
-    }
-static const struct {
-    const char *text;
-    size_t len;
-} json_levels[HARK_LOG_LEVELS] = {JSON_LEVEL("DEBUG"), JSON_LEVEL("INFO"),  JSON_LEVEL("WARN"),
-                                  JSON_LEVEL("ERROR"), JSON_LEVEL("FATAL"), JSON_LEVEL("UNKNOWN")};
+#define JSON_LEVEL(name) HARK__LOG_KEY("\",\"level\":\"" name "\"")
+static const hark__log_key json_levels[HARK_LOG_LEVELS] = {
+    JSON_LEVEL("DEBUG"), JSON_LEVEL("INFO"),  JSON_LEVEL("WARN"),
+    JSON_LEVEL("ERROR"), JSON_LEVEL("FATAL"), JSON_LEVEL("UNKNOWN")};
 
 /* A quoted JSON string of at most `max` bytes of input; true when it was cut.
  * Not inlined: inlined into the formatter it saved 50 instructions a line but

@@ -161,6 +161,7 @@ static inline bool hark__log_json_plain_quoted(sbuf *o, const char *s, size_t n)
     return false;
 #endif
 }
+
 /* The fields of a record as the walk yields them (hark/sys/payload_json.h), under
  * HARK_LOG_FIELDS_MAX; returns what hark_payload_walk() returns. */
 bool hark__log_walk_record(const hark_log_record *rec, hark_payload_visitor fn, void *ctx);
