@@ -39,6 +39,15 @@ configure_and_build() { # dir, cmake args...
   cmake --build "$dir" -j "$JOBS"
 }
 
+# Succeeds when the command exits 0 and printed a line matching the pattern. The
+# output is read whole first: under pipefail, `command | grep -q` fails at random,
+# as grep stops at the first match while the command may still be writing (SIGPIPE).
+prints() { # pattern, command...
+  local pattern=$1 out; shift
+  out=$("$@") || return 1
+  grep -q -- "$pattern" <<<"$out"
+}
+
 ctest_in() { # dir, ctest args...
   local dir=$1; shift
   (cd "$dir" && ctest --output-on-failure -j "$JOBS" "$@")
@@ -146,20 +155,20 @@ tier_install() {
   PKG_CONFIG_PATH="$libdir/pkgconfig" cc examples/quickstart.c \
     $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark) \
     -Wl,-rpath,"$libdir" -o "$dest/quickstart-pc" &&
-    "$dest/quickstart-pc" | grep -q "sql.db (" || { echo "install: pkg-config build failed"; return 1; }
+    prints "sql.db (" "$dest/quickstart-pc" || { echo "install: pkg-config build failed"; return 1; }
   mkdir -p "$PREFIX-consumer"
   printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
     'find_package(hark REQUIRED)' "add_executable(quickstart $root/examples/quickstart.c)" \
     'target_link_libraries(quickstart PRIVATE hark::hark)' >"$PREFIX-consumer/CMakeLists.txt"
   cmake -S "$PREFIX-consumer" -B "$PREFIX-consumer/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
     cmake --build "$PREFIX-consumer/build" >/dev/null &&
-    "$PREFIX-consumer/build/quickstart" | grep -q "sql.db (" || { echo "install: find_package build failed"; return 1; }
+    prints "sql.db (" "$PREFIX-consumer/build/quickstart" || { echo "install: find_package build failed"; return 1; }
   # The exporters library, when it was built: pkg-config hark-export and hark::export.
   if [ -f "$libdir/pkgconfig/hark-export.pc" ]; then
     PKG_CONFIG_PATH="$libdir/pkgconfig" cc examples/metrics.c \
       $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-export) \
       -Wl,-rpath,"$libdir" -o "$dest/metrics-pc" &&
-      "$dest/metrics-pc" | grep -q '^hark_event_duration_seconds_count{event="sql.db"} 1000' ||
+      prints '^hark_event_duration_seconds_count{event="sql.db"} 1000' "$dest/metrics-pc" ||
       { echo "install: pkg-config hark-export build failed"; return 1; }
     mkdir -p "$PREFIX-consumer-export"
     printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
@@ -167,7 +176,7 @@ tier_install() {
       'target_link_libraries(metrics PRIVATE hark::export)' >"$PREFIX-consumer-export/CMakeLists.txt"
     cmake -S "$PREFIX-consumer-export" -B "$PREFIX-consumer-export/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
       cmake --build "$PREFIX-consumer-export/build" >/dev/null &&
-      "$PREFIX-consumer-export/build/metrics" | grep -q "^sql.db: 1000 events" ||
+      prints "^sql.db: 1000 events" "$PREFIX-consumer-export/build/metrics" ||
       { echo "install: find_package(hark) hark::export build failed"; return 1; }
     echo "install: hark-export consumers (pkg-config, hark::export) built and ran"
   fi
@@ -177,7 +186,7 @@ tier_install() {
     PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/export/lttng_scenario.c \
       $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-lttng) \
       -Wl,-rpath,"$libdir" -o "$dest/lttng-pc" &&
-      echo | "$dest/lttng-pc" watch | grep -q '^listening 0' ||
+      prints '^listening 0' "$dest/lttng-pc" watch <<<"" ||
       { echo "install: pkg-config hark-lttng build failed"; return 1; }
     mkdir -p "$PREFIX-consumer-lttng"
     printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
@@ -185,7 +194,7 @@ tier_install() {
       'target_link_libraries(lttng_scenario PRIVATE hark::lttng)' >"$PREFIX-consumer-lttng/CMakeLists.txt"
     cmake -S "$PREFIX-consumer-lttng" -B "$PREFIX-consumer-lttng/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
       cmake --build "$PREFIX-consumer-lttng/build" >/dev/null &&
-      echo | "$PREFIX-consumer-lttng/build/lttng_scenario" watch | grep -q '^listening 0' ||
+      prints '^listening 0' "$PREFIX-consumer-lttng/build/lttng_scenario" watch <<<"" ||
       { echo "install: find_package(hark) hark::lttng build failed"; return 1; }
     echo "install: hark-lttng consumers (pkg-config, hark::lttng) built and ran"
   fi
@@ -200,7 +209,7 @@ tier_make_install() { # scratch prefix
   local dest=$1 root; root=$(pwd)
   local ib="$root/$PREFIX-make-install"
   rm -rf "$ib" "$dest" "$PREFIX-consumer-static"
-  if make -n install INSTALL_BUILD="$ib" PREFIX="$dest" | grep -Eq 'cmocka|sqlite'; then
+  if prints 'cmocka\|sqlite' make -n install INSTALL_BUILD="$ib" PREFIX="$dest"; then
     echo "install: make install would install test-only packages"; return 1
   fi
   make install INSTALL_BUILD="$ib" PREFIX="$dest" JOBS="$JOBS" >"$ib.log" 2>&1 || { cat "$ib.log"; return 1; }
@@ -211,7 +220,7 @@ tier_make_install() { # scratch prefix
   local libdir; libdir=$(dirname "$(find "$dest" -name hark.pc)")/..
   cc -static-libgcc examples/quickstart.c $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags hark) \
     "$libdir/libhark.a" $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --static --libs-only-other --libs-only-l hark | sed 's/-lhark\b//') \
-    -o "$dest/quickstart-static" && "$dest/quickstart-static" | grep -q "sql.db (" ||
+    -o "$dest/quickstart-static" && prints "sql.db (" "$dest/quickstart-static" ||
     { echo "install: pkg-config --static build failed"; return 1; }
   mkdir -p "$PREFIX-consumer-static"
   printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
@@ -219,7 +228,7 @@ tier_make_install() { # scratch prefix
     'target_link_libraries(quickstart PRIVATE hark::hark_static)' >"$PREFIX-consumer-static/CMakeLists.txt"
   cmake -S "$PREFIX-consumer-static" -B "$PREFIX-consumer-static/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
     cmake --build "$PREFIX-consumer-static/build" >/dev/null &&
-    "$PREFIX-consumer-static/build/quickstart" | grep -q "sql.db (" ||
+    prints "sql.db (" "$PREFIX-consumer-static/build/quickstart" ||
     { echo "install: find_package(hark) hark::hark_static build failed"; return 1; }
   echo "install: make install built the library alone; static consumers (pkg-config --static, hark::hark_static) built and ran"
 }
