@@ -19,7 +19,7 @@
 #   RUBY_BENCH=0      skip the Ruby rows
 #   RUBY_ROUNDS       rounds of the Rails 7.2 own-fanout / hark_rb pairs (default 3)
 #   AR_ROUNDS         rounds of the ActiveRecord 7.2 rows, ar72 / hark_ar / ar72_noop
-#                     (default 5); AR_TIME, AR_WARMUP: CPU seconds per case (2 and 0.5)
+#                     (default 9); AR_TIME, AR_WARMUP: CPU seconds per case (2 and 0.5)
 #   SHARED_BENCH=0    skip the @shared rows
 #   CLOCK_BENCH=0     skip the @tsc and @vdso rows (the key rows with each clock source)
 #   BENCH_BUILD_DIR   build directory (default build-bench)
@@ -263,7 +263,10 @@ fi
 # Rails' own fanout (ar72/<case>), hark/rails loaded (hark_ar/<case>), and for find_info
 # ActiveSupport::Notifications' instrument reduced to a bare yield (ar72_noop/find_info,
 # what an overhead is measured from). The sides alternate case by case, AR_ROUNDS times;
-# rows carry the min and median of the rounds.
+# rows carry the min and median of the rounds. Nine rounds by default: on a shared host
+# a burst of load from elsewhere can slow two or three rounds of one side in a row (seen
+# with five rounds: 6.9 against 4.7 us for the same Rails row), and the median of nine
+# stays put unless five are hit.
 AR_CASES="ar_sql_event_info ar_sql_event_debug find_info find_debug"
 ar_only=""
 for c in $AR_CASES; do
@@ -286,7 +289,7 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
   if ! ar_ready; then
     note "ActiveRecord rows skipped: install ruby-sqlite3 (and Rails 7.2's activerecord beside the repository)"
   else
-    AR_ROUNDS=${AR_ROUNDS:-5}
+    AR_ROUNDS=${AR_ROUNDS:-9}
     AR_TIME=${AR_TIME:-2}
     AR_WARMUP=${AR_WARMUP:-0.5}
     make -C "$ROOT" --no-print-directory ruby >>"$OUT_DIR/ruby-build.log" 2>&1 ||
