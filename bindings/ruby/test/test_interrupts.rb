@@ -8,15 +8,8 @@
 # Reclamation is measured by counts (Hark._released_count: release callbacks run),
 # never by time.
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "active_support/log_subscriber"
-  require "hark/rails"
-rescue LoadError
-  warn "test_interrupts: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails("test_interrupts", "active_support/log_subscriber")
 require "timeout"
 require "objspace"
 

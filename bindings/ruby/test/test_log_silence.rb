@@ -4,15 +4,8 @@
 # current by hooks), and exact where the answer differs per thread or is unknown.
 # Needs ActiveSupport on the load path (make ruby-test adds Rails 7.2's).
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "active_support/log_subscriber"
-  require "hark/rails"
-rescue LoadError
-  warn "test_log_silence: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails("test_log_silence", "active_support/log_subscriber")
 require "stringio"
 
 class TestLogSilence < Minitest::Test

@@ -6,19 +6,15 @@
 # directly or through `delegate`): hark caches their silenced? answer and hears every
 # change of the logger or of its level. Needs ActiveSupport on the load path.
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "active_support/log_subscriber"
-  require "active_support/configurable"
-  require "active_support/core_ext/class/attribute"
-  require "active_support/core_ext/module/attribute_accessors"
-  require "active_support/core_ext/module/delegation"
-  require "hark/rails"
-rescue LoadError
-  warn "test_logger_sources: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails(
+  "test_logger_sources",
+  "active_support/log_subscriber",
+  "active_support/configurable",
+  "active_support/core_ext/class/attribute",
+  "active_support/core_ext/module/attribute_accessors",
+  "active_support/core_ext/module/delegation"
+)
 require "stringio"
 
 module HarkSourceTest

@@ -4,15 +4,8 @@
 # silenceable ones (log subscribers, a `silenced?` listener): a test suite attaching
 # a subscriber in each setup makes hundreds on one name.
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "active_support/log_subscriber"
-  require "hark/rails"
-rescue LoadError
-  warn "test_many_subscribers: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails("test_many_subscribers", "active_support/log_subscriber")
 require "stringio"
 
 class TestManySubscribers < Minitest::Test

@@ -5,14 +5,8 @@
 # notifier is another hark fanout or an object of the application's own.
 # Needs ActiveSupport on the load path (make ruby-test adds Rails 7.2's).
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "hark/rails"
-rescue LoadError
-  warn "test_notifier_switch: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails("test_notifier_switch")
 
 class TestNotifierSwitch < Minitest::Test
   N = ActiveSupport::Notifications

@@ -5,14 +5,8 @@
 # instrumenting while others subscribe and unsubscribe, and the handle-building vs
 # subscribing race that can deadlock Rails 7.2's own fanout.
 require "minitest/autorun"
-begin
-  require "active_support"
-  require "active_support/notifications"
-  require "hark/rails"
-rescue LoadError
-  warn "test_safety: ActiveSupport not on the load path, skipped"
-  return
-end
+require_relative "rails_or_skip"
+return unless hark_test_load_rails("test_safety")
 
 class TestSafety < Minitest::Test
   N = ActiveSupport::Notifications
