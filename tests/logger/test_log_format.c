@@ -864,6 +864,42 @@ static void test_fields_render_as_every_payload(void **state)
     free(line);
 }
 
+/* A window that holds the complete rendering gets it, even when it has no room
+ * left for the "_truncated":true marker; the marker's room is taken only when
+ * something is left out. */
+static void test_payload_members_whole_when_it_fits(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(inner, 2);
+    hark_payload_set_int(&inner, "x", 1);
+    hark_payload_set_str(&inner, "y", "two");
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_int(&p, "rows", 12345);
+    hark_payload_set_str(&p, "sql", "SELECT 1");
+    hark_payload_set_payload(&p, "n", &inner);
+    hark_payload_set_int(&p, "rows_seen_in_all", 1234567890);
+    static const char whole[] = "\"rows\":12345,\"sql\":\"SELECT 1\",\"n\":{\"x\":1,\"y\":\"two\"},"
+                                "\"rows_seen_in_all\":1234567890";
+    size_t len = sizeof whole - 1;
+    char buf[256];
+    for (size_t size = len; size <= len + HARK_PAYLOAD_JSON_MIN; size++) {
+        bool cut = true;
+        size_t n = hark_payload_json_members(buf, size, &p, &cut);
+        assert_false(cut);
+        assert_int_equal(n, len);
+        buf[n] = '\0';
+        assert_string_equal(buf, whole);
+    }
+    /* One byte less: the last field is left out and the marker takes its place. */
+    bool cut = false;
+    size_t n = hark_payload_json_members(buf, len - 1, &p, &cut);
+    assert_true(cut);
+    assert_true(n <= len - 1);
+    buf[n] = '\0';
+    assert_string_equal(buf, "\"rows\":12345,\"sql\":\"SELECT 1\",\"n\":{\"x\":1,\"y\":\"two\"},"
+                             "\"_truncated\":true");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_cut_value_says_truncated),
         cmocka_unit_test(test_fields_render_as_every_payload),
+        cmocka_unit_test(test_payload_members_whole_when_it_fits),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),
