@@ -56,12 +56,19 @@ static int value(hark__jw *w, const hark_field *f)
             hark__jw_bytes(w, "\"...\"", 5);
         break;
     case HARK_TYPE_ERROR: {
-        const char *t = f->as.error.type ? f->as.error.type : "";
-        const char *m = f->as.error.message ? f->as.error.message : "";
+        /* A NULL type or message is null, as a NULL string is, in every output. */
+        const char *t = f->as.error.type;
+        const char *m = f->as.error.message;
         HARK__JW_LIT(w, "{\"type\":");
-        hark__jw_str(w, t, strlen(t));
+        if (t)
+            hark__jw_str(w, t, strlen(t));
+        else
+            hark__jw_bytes(w, "null", 4);
         HARK__JW_LIT(w, ",\"message\":");
-        hark__jw_str(w, m, strlen(m));
+        if (m)
+            hark__jw_str(w, m, strlen(m));
+        else
+            hark__jw_bytes(w, "null", 4);
         hark__jw_char(w, '}');
         break;
     }

@@ -900,6 +900,33 @@ static void test_payload_members_whole_when_it_fits(void **state)
                              "\"_truncated\":true");
 }
 
+/* An error's NULL type or message is null in every rendering, as a NULL string
+ * is: the payload members, the JSON line and logfmt agree. */
+static void test_error_null_parts_are_null(void **state)
+{
+    (void)state;
+    hark_field f[2] = {{.key = "e", .type = HARK_TYPE_ERROR, .as.error = {NULL, NULL}},
+                       {.key = "f", .type = HARK_TYPE_ERROR, .as.error = {"T", NULL}}};
+    hark_payload p = {f, 2, 2};
+    char members[256];
+    bool cut = true;
+    size_t n = hark_payload_json_members(members, sizeof members, &p, &cut);
+    assert_false(cut);
+    members[n] = '\0';
+    assert_string_equal(members, "\"e\":{\"type\":null,\"message\":null},"
+                                 "\"f\":{\"type\":\"T\",\"message\":null}");
+    hark_log_record rec = {
+        .level = HARK_LOG_INFO, .message = "m", .length = 1, .fields = f, .field_count = 2};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    char want[300];
+    snprintf(want, sizeof want, "\"fields\":{%s}}\n", members);
+    assert_non_null(strstr(line, want));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m e=null e.message=null f=T f.message=null\n"));
+    free(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -915,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_cut_value_says_truncated),
         cmocka_unit_test(test_fields_render_as_every_payload),
         cmocka_unit_test(test_payload_members_whole_when_it_fits),
+        cmocka_unit_test(test_error_null_parts_are_null),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),

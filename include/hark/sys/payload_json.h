@@ -17,7 +17,7 @@
  *   payloads      nested objects, HARK_PAYLOAD_JSON_DEPTH levels below the top one;
  *                 a payload nested deeper is the string "..."; a NULL one is null
  *   errors        {"type":"...","message":"..."} (an `exception` field: Rails'
- *                 exception class name and message)
+ *                 exception class name and message); a NULL type or message as null
  *   too long      a field that does not fit whole is left out (a string is first cut
  *                 at a character boundary, keeping what fits) and the member
  *                 "_truncated":true ends the object
