@@ -58,8 +58,10 @@ HARK_API size_t hark_log_format_json(char *buf, size_t size, const hark_log_reco
  * (keys left out as in JSON).
  * A value is quoted ("...", with \" \\ \n \r \t and \u00XX escapes) when it is empty
  * or holds a space, '=', '"' or a control character. Nested payload fields are
- * flattened as outer.inner=value; characters of a key other than letters, digits
- * and "._-/" become '_'. Returns the full length, like snprintf.
+ * flattened as outer.inner=value, the keys of every enclosing payload joined with
+ * '.' (outer.mid.inner=value); a NULL nested payload is outer=null and one nested
+ * too deep outer=... (as JSON shows them); characters of a key other than letters,
+ * digits and "._-/" become '_'. Returns the full length, like snprintf.
  * Thread-safety: safe.
  */
 HARK_API size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec,

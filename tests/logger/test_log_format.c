@@ -927,6 +927,48 @@ static void test_error_null_parts_are_null(void **state)
     free(line);
 }
 
+/* logfmt flattens a nested field under the keys of every payload it is in
+ * (outer.mid.k=1); a NULL payload is key=null and one nested too deep key=...,
+ * as JSON shows them; a nested error's message is its full key plus .message. */
+static void test_logfmt_nested_keys_full_path(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(f, 1);
+    hark_payload_set_str(&f, "x", "y");
+    HARK_PAYLOAD(e, 3);
+    hark_payload_set_payload(&e, "f", &f);
+    hark_payload_set_exception(&e, "E", "m", NULL);
+    HARK_PAYLOAD(d, 1);
+    hark_payload_set_payload(&d, "e", &e);
+    HARK_PAYLOAD(c, 1);
+    hark_payload_set_payload(&c, "d", &d);
+    HARK_PAYLOAD(b, 1);
+    hark_payload_set_payload(&b, "c", &c);
+    HARK_PAYLOAD(mid, 2);
+    hark_payload_set_int(&mid, "k", 1);
+    hark_payload_set_payload(&mid, "none", NULL);
+    HARK_PAYLOAD(outer, 2);
+    hark_payload_set_payload(&outer, "mid", &mid);
+    hark_payload_set_str(&outer, "s", "a b");
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_payload(&p, "outer", &outer);
+    hark_payload_set_payload(&p, "none", NULL);
+    hark_payload_set_payload(&p, "b", &b);
+    hark_payload_set_int(&p, "top", 2);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = T0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_string_equal(line, "time=2001-09-09T01:46:40.250000Z level=info msg=m "
+                              "outer.mid.k=1 outer.mid.none=null outer.s=\"a b\" none=null "
+                              "b.c.d.e.f=... b.c.d.e.exception=E "
+                              "b.c.d.e.exception.message=m top=2\n");
+    free(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_fields_render_as_every_payload),
         cmocka_unit_test(test_payload_members_whole_when_it_fits),
         cmocka_unit_test(test_error_null_parts_are_null),
+        cmocka_unit_test(test_logfmt_nested_keys_full_path),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),
