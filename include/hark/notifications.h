@@ -211,9 +211,9 @@ HARK_API int hark_notifier_new(hark_notifier **out);
  * Unsubscribes everything, waits until no event of this notifier is in flight,
  * runs every pending release callback, and frees the notifier with its topics.
  * NULL is accepted and ignored. The process-wide built-in notifier cannot be freed
- * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or while
- * the calling thread itself has an event in flight (waiting would never end);
- * nothing is freed then. What it waits for: see hark_notifier_quiesce().
+ * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or match
+ * function or while the calling thread itself has an event in flight (waiting
+ * would never end); nothing is changed then. What it waits for: see hark_notifier_quiesce().
  * Thread-safety: no other thread may use the notifier or its topics during or
  * after the call.
  */
@@ -221,13 +221,16 @@ HARK_API int hark_notifier_free(hark_notifier *n);
 
 /*
  * hark_notifier_free() that never waits: unsubscribes everything and frees the
- * notifier when nothing of it is still in flight, or returns HARK_EBUSY (nothing is
- * freed; the notifier stays usable, empty) when an event somewhere -- on any
- * notifier and thread, see hark_notifier_quiesce() -- must end first, or when the
- * calling thread would have to wait on itself. Call it again later. For callers
- * that must not block: a garbage collector's free function, or a thread that other
- * threads' events need in order to finish. NULL is accepted and ignored; the
- * built-in notifier is HARK_EINVAL. Thread-safety: as hark_notifier_free().
+ * notifier when nothing of it is still in flight, or returns HARK_EBUSY when an
+ * event somewhere -- on any notifier and thread, see hark_notifier_quiesce() --
+ * must end first: nothing is freed then, and the notifier stays usable, empty (and
+ * no longer the default notifier, if it was). Call it again later. Called where the
+ * calling thread would have to wait on itself (from a subscriber callback or match
+ * function, or with an event of its own in flight), it returns HARK_EBUSY and
+ * changes nothing, as hark_notifier_free() does. For callers that must not block:
+ * a garbage collector's free function, or a thread that other threads' events need
+ * in order to finish. NULL is accepted and ignored; the built-in notifier is
+ * HARK_EINVAL. Thread-safety: as hark_notifier_free().
  */
 HARK_API int hark_notifier_try_free(hark_notifier *n);
 
