@@ -678,11 +678,14 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
     HARK__INSTRUMENT_AT(HARK__UNIQUE, topic, payload, __VA_ARGS__)
 
 /*
- * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
- * NULL -- all zeroes when nobody listens, stored before the block then. `status_ptr`
- * is evaluated once, before the block, whether or not anybody listens. The macros' own variables
- * get names unique in the translation unit (__COUNTER__ where the compiler has it,
- * else the line), so nested instruments do not shadow each other.
+ * As HARK_INSTRUMENT, storing the event's hark_status in *(status_ptr) when not NULL,
+ * once the event is finished: `failures` counts the failing callbacks of start and
+ * finish together, `first_failure` is the first of them, `block` is 0 (the macro's
+ * block returns nothing). All zeroes when nobody listens, stored before the block
+ * then. `status_ptr` is evaluated once, before the block, whether or not anybody
+ * listens. The macros' own variables get names unique in the translation unit
+ * (__COUNTER__ where the compiler has it, else the line), so nested instruments do
+ * not shadow each other.
  */
 #define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                                    \
     HARK__INSTRUMENT_STATUS_AT(HARK__UNIQUE, topic, payload, status_ptr, __VA_ARGS__)
