@@ -127,9 +127,17 @@ typedef struct hark_trace_context {
  * Parses a `traceparent` header value (and `tracestate`, may be NULL) into *out,
  * as W3C Trace Context level 1 says: version 00 exactly 55 characters; a higher
  * version at least that, with "-" after the flags when longer; lowercase hex only;
- * version ff, an all-zero trace id or an all-zero span id are invalid. An invalid
- * tracestate (more than 32 members, longer than HARK_TRACESTATE_MAX, a member
- * without '=' or with bad characters) is dropped and the traceparent kept.
+ * version ff, an all-zero trace id or an all-zero span id are invalid. The
+ * tracestate is a list of members key=value separated by commas, with optional
+ * spaces and tabs around each member; empty members are allowed and not counted.
+ * A key is a simple key (a-z, then up to 255 of a-z 0-9 _ - * /) or a multi-tenant
+ * key tenant@system (the tenant a-z or 0-9, then up to 240 of those characters; the
+ * system a-z, then up to 13 of them). A value is 1 to 256 characters from 0x20 to
+ * 0x7E except ',' and '=', the last not a space. An invalid tracestate -- more than
+ * 32 members, a key given twice, a member breaking those rules, or longer than
+ * HARK_TRACESTATE_MAX -- is discarded whole (out->tracestate is "") and the
+ * traceparent still used; a valid one is kept as it is, spaces and empty members
+ * included.
  * Errors: HARK_EINVAL (NULL out or traceparent, an invalid traceparent: ignore
  * the headers and start a new trace, as the specification says); *out is then
  * untouched. Thread-safety: safe.

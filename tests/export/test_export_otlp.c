@@ -88,6 +88,109 @@ static void traceparent_invalid(void **state)
     assert_int_equal(hark_otlp_context_current(&c), HARK_ENOENT); /* no event */
 }
 
+/* `tracestate` with a valid traceparent: kept as it is, or dropped ("") while the
+ * traceparent is still used. */
+static void assert_tracestate(const char *tracestate, bool kept)
+{
+    hark_trace_context c;
+    memset(&c, 0x5a, sizeof c);
+    assert_int_equal(hark_traceparent_parse(&c, good, tracestate), 0);
+    assert_int_equal(c.trace_id[0], 0x4b);
+    if (strcmp(c.tracestate, kept ? tracestate : ""))
+        fail_msg("tracestate \"%s\": kept \"%s\", expected %s", tracestate, c.tracestate,
+                 kept ? "all of it" : "nothing");
+}
+
+/* W3C Trace Context level 1's tracestate grammar, member by member. */
+static void tracestate_rules(void **state)
+{
+    (void)state;
+    static const char *const valid[] = {
+        "",
+        " \t ",
+        "a=1",
+        " a=1 , b=2 ",
+        "a=1,,b=2",
+        "a=1, \t,b=2",
+        "a=1\t",
+        "a= 1",   /* leading spaces are the value's */
+        "a=b c",  /* and inner ones */
+        "a=!~\"", /* any printable but ',' and '=' */
+        "a/b*c_d-e9=1",
+        "tenant@vendor=x",
+        "0tenant@v=x", /* a tenant id may start with a digit */
+        "t@v_1/*-=x",
+        "a=1,a@v=2,b@a=3", /* three different keys */
+    };
+    for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++)
+        assert_tracestate(valid[i], true);
+    static const char *const invalid[] = {
+        "A=1",     /* keys are lowercase */
+        "_a=1",    /* a simple key starts with a letter */
+        "1a=1",    /* not a digit */
+        "a.b=1",   /* '.' is no key character */
+        "a@=1",    /* an empty system id */
+        "@v=1",    /* an empty tenant id */
+        "a@b@c=1", /* one '@' */
+        "a@1b=1",  /* a system id starts with a letter */
+        "_t@v=1",  /* a tenant id with a letter or digit */
+        "a=1,a=2", /* each key once */
+        "t@v=1,b=2,t@v=3",
+        "a==1", /* '=' in a value */
+        "a=1 x=2",
+        "a=",     /* an empty value */
+        "a= ",    /* spaces only */
+        "a=b\tc", /* a tab inside */
+        "a=\x7f",
+        "a=\xc3\xa9", /* not ASCII */
+        "a=1,b",      /* no '=' */
+        "=1",
+    };
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
+        assert_tracestate(invalid[i], false);
+
+    /* Lengths: a simple key of 256 characters, a tenant id of 241 and a system id of
+     * 14, a value of 256; one more of any is invalid. */
+    char ts[HARK_TRACESTATE_MAX + 1];
+    memset(ts, 'k', 256);
+    strcpy(ts + 256, "=1");
+    assert_tracestate(ts, true);
+    memset(ts, 'k', 257);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    memset(ts, 't', 241);
+    ts[241] = '@';
+    memset(ts + 242, 's', 14);
+    strcpy(ts + 256, "=1");
+    assert_tracestate(ts, true);
+    memset(ts, 't', 242);
+    ts[242] = '@';
+    memset(ts + 243, 's', 14);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    memset(ts, 't', 241);
+    ts[241] = '@';
+    memset(ts + 242, 's', 15);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    strcpy(ts, "a=");
+    memset(ts + 2, 'v', 256);
+    ts[258] = '\0';
+    assert_tracestate(ts, true);
+    strcpy(ts, "a=");
+    memset(ts + 2, 'v', 257);
+    ts[259] = '\0';
+    assert_tracestate(ts, false);
+
+    /* 32 members, empty ones not counted; a 33rd is too many. */
+    strcpy(ts, ",");
+    for (int i = 0; i < 32; i++)
+        sprintf(ts + strlen(ts), "k%d=v, ,", i);
+    assert_tracestate(ts, true);
+    strcat(ts, "k32=v");
+    assert_tracestate(ts, false);
+}
+
 /* A variable set for one call of hark_otlp_new(), whose error must name it; the
  * message is returned (valid until the next call). */
 static const char *refused(const char *var, const char *value, const char *needle)
@@ -451,7 +554,7 @@ int main(void)
         cmocka_unit_test(config_errors),         cmocka_unit_test(sampling),
         cmocka_unit_test(drops_counted),         cmocka_unit_test(forked_child),
         cmocka_unit_test(largest_record),        cmocka_unit_test(exp_index),
-        cmocka_unit_test(batch_and_queue_sizes),
+        cmocka_unit_test(batch_and_queue_sizes), cmocka_unit_test(tracestate_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
