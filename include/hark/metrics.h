@@ -281,7 +281,8 @@ typedef struct hark_metrics_server hark_metrics_server;
  * Serves the exposition of `m` over HTTP at `address` ("HOST:PORT", an IPv4
  * address or "[IPv6]:PORT"; port 0 picks a free one, see
  * hark_metrics_server_port()) from a thread of its own: GET /metrics (and GET /)
- * answers with the text format (Content-Type "text/plain; version=0.0.4"), or with
+ * answers with the text format (Content-Type "text/plain; version=0.0.4;
+ * charset=utf-8"), or with
  * the protobuf format of hark_metrics_write_prometheus_protobuf() when the request's
  * Accept header prefers `application/vnd.google.protobuf` with
  * `proto=io.prometheus.client.MetricFamily` and `encoding=delimited` (by its
