@@ -211,9 +211,9 @@ HARK_API int hark_notifier_new(hark_notifier **out);
  * Unsubscribes everything, waits until no event of this notifier is in flight,
  * runs every pending release callback, and frees the notifier with its topics.
  * NULL is accepted and ignored. The process-wide built-in notifier cannot be freed
- * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or while
- * the calling thread itself has an event in flight (waiting would never end);
- * nothing is freed then. What it waits for: see hark_notifier_quiesce().
+ * (HARK_EINVAL). Errors: HARK_EBUSY when called from a subscriber callback or match
+ * function or while the calling thread itself has an event in flight (waiting
+ * would never end); nothing is changed then. What it waits for: see hark_notifier_quiesce().
  * Thread-safety: no other thread may use the notifier or its topics during or
  * after the call.
  */
@@ -221,13 +221,16 @@ HARK_API int hark_notifier_free(hark_notifier *n);
 
 /*
  * hark_notifier_free() that never waits: unsubscribes everything and frees the
- * notifier when nothing of it is still in flight, or returns HARK_EBUSY (nothing is
- * freed; the notifier stays usable, empty) when an event somewhere -- on any
- * notifier and thread, see hark_notifier_quiesce() -- must end first, or when the
- * calling thread would have to wait on itself. Call it again later. For callers
- * that must not block: a garbage collector's free function, or a thread that other
- * threads' events need in order to finish. NULL is accepted and ignored; the
- * built-in notifier is HARK_EINVAL. Thread-safety: as hark_notifier_free().
+ * notifier when nothing of it is still in flight, or returns HARK_EBUSY when an
+ * event somewhere -- on any notifier and thread, see hark_notifier_quiesce() --
+ * must end first: nothing is freed then, and the notifier stays usable, empty (and
+ * no longer the default notifier, if it was). Call it again later. Called where the
+ * calling thread would have to wait on itself (from a subscriber callback or match
+ * function, or with an event of its own in flight), it returns HARK_EBUSY and
+ * changes nothing, as hark_notifier_free() does. For callers that must not block:
+ * a garbage collector's free function, or a thread that other threads' events need
+ * in order to finish. NULL is accepted and ignored; the built-in notifier is
+ * HARK_EINVAL. Thread-safety: as hark_notifier_free().
  */
 HARK_API int hark_notifier_try_free(hark_notifier *n);
 
@@ -675,11 +678,14 @@ HARK_API int hark_instrument_name(hark_notifier *n, const char *name, hark_paylo
     HARK__INSTRUMENT_AT(HARK__UNIQUE, topic, payload, __VA_ARGS__)
 
 /*
- * As HARK_INSTRUMENT, storing the hark_status of the finish in *(status_ptr) when not
- * NULL -- all zeroes when nobody listens, stored before the block then. `status_ptr`
- * is evaluated once, before the block, whether or not anybody listens. The macros' own variables
- * get names unique in the translation unit (__COUNTER__ where the compiler has it,
- * else the line), so nested instruments do not shadow each other.
+ * As HARK_INSTRUMENT, storing the event's hark_status in *(status_ptr) when not NULL,
+ * once the event is finished: `failures` counts the failing callbacks of start and
+ * finish together, `first_failure` is the first of them, `block` is 0 (the macro's
+ * block returns nothing). All zeroes when nobody listens, stored before the block
+ * then. `status_ptr` is evaluated once, before the block, whether or not anybody
+ * listens. The macros' own variables get names unique in the translation unit
+ * (__COUNTER__ where the compiler has it, else the line), so nested instruments do
+ * not shadow each other.
  */
 #define HARK_INSTRUMENT_STATUS(topic, payload, status_ptr, ...)                                    \
     HARK__INSTRUMENT_STATUS_AT(HARK__UNIQUE, topic, payload, status_ptr, __VA_ARGS__)

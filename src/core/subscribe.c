@@ -242,8 +242,13 @@ static int collect_matching(hark_notifier *n, hark__sub *sub, hark_topic ***matc
         if (rc != 0)
             break;
         if (sub->pattern_kind != HARK_PATTERN_ALL) {
+            /* A reader section around the match functions, as when a new name is
+             * matched: one that tries to quiesce or free this notifier from there
+             * gets HARK_EBUSY instead of freeing what this loop goes on to use. */
+            unsigned section = hark__read_enter();
             hark__unlock(n);
             rc = filter_matching(sub, more, &more_count);
+            hark__read_exit(section);
             int lrc = hark__lock(n);
             if (lrc != 0) {
                 hark__free(more);

@@ -233,6 +233,31 @@ static void test_try_free_does_not_wait_for_events_in_flight(void **state)
 }
 
 /*
+ * hark_notifier_try_free() where the calling thread would wait on itself (its own
+ * event in flight): HARK_EBUSY, and nothing changes -- the notifier keeps its
+ * subscriptions and stays the default -- as hark_notifier_free() does.
+ */
+static void test_try_free_on_its_own_event_changes_nothing(void **state)
+{
+    fx *f = *state;
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("mine"), &c);
+    hark_notifier *before = hark_set_default(f->n);
+    int rc = 0;
+    HARK_INSTRUMENT(topic(f->n, "mine"), NULL, { rc = hark_notifier_try_free(f->n); });
+    assert_int_equal(rc, HARK_EBUSY);
+    assert_ptr_equal(hark_default(), f->n);
+    assert_true(hark_enabled(topic(f->n, "mine")));
+    HARK_INSTRUMENT(topic(f->n, "mine"), NULL, { rc = hark_notifier_free(f->n); });
+    assert_int_equal(rc, HARK_EBUSY);
+    assert_ptr_equal(hark_default(), f->n);
+    assert_int_equal(atomic_load(&c.finishes), 2);
+    assert_int_equal(atomic_load(&c.releases), 0);
+    hark_set_default(before);
+    assert_reclaims(f->n, id, &c);
+}
+
+/*
  * fork() while another thread that has used hark is alive: in the child that thread
  * is gone, and a thread the child starts may be given its TLS block (and so its
  * reader record). Registry changes in the child must still end.
@@ -814,6 +839,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] =
     { cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_try_free_on_its_own_event_changes_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_registry_changes_end_in_a_forked_child, setup, teardown),
       cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free, setup,

@@ -308,6 +308,49 @@ static void test_match_may_resolve_call_sites(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* What a match function got back when it tried to end its own notifier. */
+struct ender {
+    hark_notifier *n;
+    int quiesce, free, try_free;
+};
+
+static bool end_own_notifier(const char *name, void *data)
+{
+    struct ender *e = data;
+    e->quiesce = hark_notifier_quiesce(e->n);
+    e->try_free = hark_notifier_try_free(e->n);
+    e->free = hark_notifier_free(e->n);
+    return strncmp(name, "a.", 2) == 0;
+}
+
+static void test_match_may_not_end_its_notifier(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_topic *t;
+    assert_int_equal(hark_topic_get(&t, n, "a.old"), 0);
+    struct ender e = {n, 1, 1, 1};
+    int calls = 0;
+    /* Asked at subscribe time, for the existing name: */
+    assert_int_equal(
+        hark_subscribe_timed(NULL, n, hark_match(end_own_notifier, &e), count_calls, &calls), 0);
+    assert_int_equal(e.quiesce, HARK_EBUSY);
+    assert_int_equal(e.try_free, HARK_EBUSY);
+    assert_int_equal(e.free, HARK_EBUSY);
+    /* Nothing was changed: the subscription stands and receives its events. */
+    fire(n, "a.old");
+    assert_int_equal(calls, 1);
+    /* Asked when a new name is interned: */
+    e = (struct ender){n, 1, 1, 1};
+    fire(n, "a.new");
+    assert_int_equal(e.quiesce, HARK_EBUSY);
+    assert_int_equal(e.try_free, HARK_EBUSY);
+    assert_int_equal(e.free, HARK_EBUSY);
+    assert_int_equal(calls, 2);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_match_bad_input),
         cmocka_unit_test(test_match_data_valid_until_release),
         cmocka_unit_test(test_match_may_use_other_notifiers),
+        cmocka_unit_test(test_match_may_not_end_its_notifier),
         cmocka_unit_test(test_match_runs_without_the_lock),
         cmocka_unit_test(test_match_races_with_interning),
         cmocka_unit_test(test_match_may_resolve_call_sites),
