@@ -78,7 +78,8 @@ HARK_API int hark_logger_target_level(const hark_logger *logger, const char *tar
 /*
  * hark_logger_enabled() for a line about `target` (NULL: none): the calling
  * thread's override if it has one, else the target's level if set, else the
- * logger's. Thread-safety: safe; takes no lock.
+ * logger's. The thread's current log event does not count: the question is
+ * about `target`, not about that event. Thread-safety: safe; takes no lock.
  */
 HARK_API bool hark_logger_target_enabled(const hark_logger *logger, const char *target,
                                          hark_log_level level);

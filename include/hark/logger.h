@@ -216,9 +216,13 @@ HARK_API int hark_logger_effective_level(const hark_logger *logger);
 
 /*
  * Whether a message at `level` would be written from the calling thread (Ruby's
- * info?, debug?, ...). False for a NULL logger or a level outside the enumeration.
- * Costs one relaxed load and a compare unless some thread is inside silence/log_at
- * for this logger. Thread-safety: safe.
+ * info?, debug?, ...): the same check hark_log() makes, so the thread's
+ * silence/log_at override, else the level of its current log event for this
+ * logger (hark/sys/log_event.h; a log subscriber's handler runs under one), else
+ * the logger's level. False for a NULL logger or a level outside the enumeration.
+ * Costs a thread-local load, one relaxed load and a compare unless the thread has
+ * a log event for this logger or some thread is inside silence/log_at for it.
+ * Thread-safety: safe.
  */
 HARK_API bool hark_logger_enabled(const hark_logger *logger, hark_log_level level);
 

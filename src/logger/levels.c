@@ -34,15 +34,30 @@ int hark_logger_effective_level(const hark_logger *l)
     return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 
+bool hark__line_enabled_event(const hark_logger *l, int level, const hark_log_event *ev)
+{
+    if (ev->level != -1 && ev->logger == l) {
+        int t = ev->level;
+        /* Per-target levels are rare: look for one only when the logger has any. */
+        if (t == HARK_LOG_EVENT_TARGET)
+            t = atomic_load_explicit(&l->targets, memory_order_relaxed)
+                    ? hark__logger_event_target(l, ev->name)
+                    : -1;
+        /* The thread's own override still comes first. */
+        if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
+                       hark__logger_thread_level(l) < 0))
+            return level >= t;
+    }
+    return hark__level_enabled(l, level);
+}
+
 bool hark_logger_enabled(const hark_logger *l, hark_log_level level)
 {
     if (HARK_UNLIKELY(!l || !hark__level_ok(level)))
         return false;
-    /* The common case: no thread has an override, so no thread-local lookup. A
-     * thread that has one always sees its own increment of `overrides`. */
-    if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
-        return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
-    return level >= hark_logger_effective_level(l);
+    /* The write path's own check, current log event included: HARK_LOG asks this
+     * before hark_log() decides, and the two must give one answer. */
+    return hark__line_enabled(l, (int)level);
 }
 
 bool hark_logger_overrides_active(const hark_logger *l)

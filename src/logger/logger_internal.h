@@ -272,27 +272,38 @@ static inline bool hark__level_ok(int level)
 }
 
 /*
- * Whether a line at `level` is written: the calling thread's override, else the
- * level of the event being logged (a target level) when it is for this logger,
- * else the logger's.
+ * Whether a line at `level` passes the calling thread's override, else the
+ * logger's level: the check without the current log event, for questions about
+ * an explicit target (hark_logger_target_enabled) that the event must not answer.
  */
-static inline bool hark__line_enabled(hark_logger *l, int level)
+static inline bool hark__level_enabled(const hark_logger *l, int level)
 {
-    const hark_log_event *ev = hark__log_event_tls();
-    if (HARK_UNLIKELY(ev && ev->level != -1 && ev->logger == l)) {
-        int t = ev->level;
-        /* Per-target levels are rare: look for one only when the logger has any. */
-        if (t == HARK_LOG_EVENT_TARGET)
-            t = atomic_load_explicit(&l->targets, memory_order_relaxed)
-                    ? hark__logger_event_target(l, ev->name)
-                    : -1;
-        if (t >= 0 && (atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0 ||
-                       hark__logger_thread_level(l) < 0))
-            return level >= t;
-    }
+    /* The common case: no thread has an override, so no thread-local lookup. A
+     * thread that has one always sees its own increment of `overrides`. */
     if (HARK_LIKELY(atomic_load_explicit(&l->overrides, memory_order_relaxed) == 0))
         return level >= atomic_load_explicit(&l->level, memory_order_relaxed);
     return level >= hark_logger_effective_level(l);
+}
+
+/*
+ * levels.c: hark__line_enabled() for a thread whose current log event is `ev`
+ * (not NULL). Out of line, so that the common case -- no log event -- stays a
+ * few instructions with no stack frame.
+ */
+bool hark__line_enabled_event(const hark_logger *l, int level, const hark_log_event *ev);
+
+/*
+ * Whether a line at `level` is written: the calling thread's override, else the
+ * level of the event being logged (a target level) when it is for this logger,
+ * else the logger's. The one check of every write path and of
+ * hark_logger_enabled(), so that HARK_LOG and the lines it guards cannot disagree.
+ */
+static inline bool hark__line_enabled(const hark_logger *l, int level)
+{
+    const hark_log_event *ev = hark__log_event_tls();
+    if (HARK_UNLIKELY(ev != NULL))
+        return hark__line_enabled_event(l, level, ev);
+    return hark__level_enabled(l, level);
 }
 
 #endif /* HARK_LOGGER_INTERNAL_H */

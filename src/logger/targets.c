@@ -97,7 +97,9 @@ bool hark_logger_target_enabled(const hark_logger *l, const char *target, hark_l
         if (t >= 0)
             return level >= t;
     }
-    return hark_logger_enabled(l, level);
+    /* Not hark_logger_enabled(): a line about `target` is not about the current
+     * log event, whose level (another namespace's, maybe) must not answer for it. */
+    return hark__level_enabled(l, level);
 }
 
 int hark__logger_event_target(const hark_logger *l, const char *name)

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <hark.h>
+#include <hark/sys/log_event.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -184,6 +185,81 @@ static void test_level_filters_messages(void **state)
     assert_string_equal(r.last, "100% plain\n");
     assert_int_equal(hark_logger_free(l), 0);
     assert_int_equal(r.closes, 1);
+}
+
+static int hark_log_calls;
+
+static int counted(int v)
+{
+    hark_log_calls++;
+    return v;
+}
+
+/*
+ * hark_logger_enabled() answers as the write path decides, the calling thread's
+ * log event included: HARK_LOG logs exactly the lines hark_log() would write, and
+ * evaluates its arguments only for them.
+ */
+static void test_enabled_follows_the_log_event(void **state)
+{
+    (void)state;
+    struct rec_sink r;
+    hark_logger *l = rec_logger(&r);
+    assert_int_equal(hark_logger_set_level(l, HARK_LOG_INFO), 0);
+
+    /* An event at DEBUG on this logger: DEBUG lines are written, so enabled. */
+    hark_log_event ev = {"sql.db", NULL, 0, 0, 0.0, NULL, 0, l, HARK_LOG_DEBUG, 0};
+    const hark_log_event *saved = hark_log_event_swap(&ev);
+    assert_true(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    hark_log_calls = 0;
+    HARK_LOG(l, HARK_LOG_DEBUG, "macro %d", counted(1));
+    assert_int_equal(hark_log_calls, 1);
+    assert_int_equal(r.writes, 1);
+    assert_string_equal(r.last, "macro 1\n");
+
+    /* An event at ERROR: INFO is dropped by hark_log(), so not enabled. */
+    ev.level = HARK_LOG_ERROR;
+    assert_false(hark_logger_enabled(l, HARK_LOG_INFO));
+    assert_true(hark_logger_enabled(l, HARK_LOG_ERROR));
+    HARK_LOG(l, HARK_LOG_INFO, "macro %d", counted(2));
+    assert_int_equal(hark_log_calls, 1);
+    assert_int_equal(hark_log(l, HARK_LOG_INFO, "direct"), 0);
+    assert_int_equal(r.writes, 1);
+
+    /* The event's target level (HARK_LOG_EVENT_TARGET, the name after its first
+     * '.'), when the logger has one, as hark_log() sees it. */
+    assert_int_equal(hark_logger_set_target_level(l, "db", HARK_LOG_DEBUG), 0);
+    ev.level = HARK_LOG_EVENT_TARGET;
+    assert_true(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    HARK_LOG(l, HARK_LOG_DEBUG, "macro %d", counted(3));
+    assert_int_equal(r.writes, 2);
+    assert_string_equal(r.last, "macro 3\n");
+
+    /* The calling thread's override still comes first. */
+    assert_int_equal(hark_logger_silence_begin(l, HARK_LOG_ERROR), 0);
+    assert_false(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    assert_int_equal(hark_logger_override_end(l), 0);
+
+    /* An event for another logger, or with no level, leaves this one's level. */
+    ev.level = HARK_LOG_DEBUG;
+    ev.logger = NULL;
+    assert_false(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    ev.logger = l;
+    ev.level = -1;
+    assert_false(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    assert_true(hark_logger_enabled(l, HARK_LOG_INFO));
+    hark_log_event_swap(saved);
+
+    /* A question about an explicit target is not answered by the event. */
+    ev.level = HARK_LOG_DEBUG;
+    saved = hark_log_event_swap(&ev);
+    assert_false(hark_logger_target_enabled(l, "cache", HARK_LOG_DEBUG));
+    assert_false(hark_logger_target_enabled(l, NULL, HARK_LOG_DEBUG));
+    assert_true(hark_logger_target_enabled(l, "db", HARK_LOG_DEBUG));
+    hark_log_event_swap(saved);
+
+    assert_false(hark_logger_enabled(l, HARK_LOG_DEBUG));
+    assert_int_equal(hark_logger_free(l), 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1403,6 +1479,7 @@ int main(void)
         cmocka_unit_test(test_writes_to_tty),
         cmocka_unit_test(test_reentry_through_another_logger_is_refused),
         cmocka_unit_test(test_level_filters_messages),
+        cmocka_unit_test(test_enabled_follows_the_log_event),
         cmocka_unit_test(test_default_format),
         cmocka_unit_test(test_format_flags_on_logger),
         cmocka_unit_test(test_custom_formatter),
