@@ -61,7 +61,8 @@ HARK_API int hark_logger_configure_from_env(hark_logger *logger, const char *pre
 
 /*
  * Sets the level of lines about `target` (for log subscribers: events of the
- * namespace `target`), replacing the logger's level for them, up or down;
+ * namespace `target`, the one they were attached to, so "db" for "query.sql.db"
+ * of a suffix "query.sql" attached to "db"), replacing the logger's level for them, up or down;
  * HARK_LOG_LEVEL_NONE (-1) removes it (the target keeps its place: targets are looked up without a
  * lock, so a place is never given to another name). Log subscribers bound to the logger recompute
  * their silence at once. Thread-local overrides (silence, log_at) still come first. Errors:

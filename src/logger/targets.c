@@ -78,12 +78,23 @@ out:
     return rc;
 }
 
+/* Out of line: hark_logger_target_level() without targets then needs no stack
+ * frame. */
+static __attribute__((noinline)) int target_level_lookup(const hark_logger *l, const char *target)
+{
+    int level = target_find(l, target, strlen(target));
+    return level >= 0 ? level : HARK_ENOENT;
+}
+
 int hark_logger_target_level(const hark_logger *l, const char *target)
 {
     if (!l || !target)
         return HARK_EINVAL;
-    int level = target_find(l, target, strlen(target));
-    return level >= 0 ? level : HARK_ENOENT;
+    /* Log subscribers ask this for every event they handle: without targets,
+     * answer before measuring the name. */
+    if (!atomic_load_explicit(&l->targets, memory_order_relaxed))
+        return HARK_ENOENT;
+    return target_level_lookup(l, target);
 }
 
 bool hark_logger_target_enabled(const hark_logger *l, const char *target, hark_log_level level)

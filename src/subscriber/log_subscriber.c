@@ -98,15 +98,16 @@ hark_logger *hark_log_subscriber_logger(const hark_subscriber *s)
 /* ------------------------------------------------------------------------- */
 
 /*
- * Whether `l` keeps a line at `level` about the event `name`. The namespace is the
- * target: "sql=debug" levels the events "*.sql". One rule for dispatch (the
- * silenced() callback) and for hark_log_subscriber_silenced(), so that the two
- * agree also when the logger has target levels.
+ * Whether `l` keeps a line at `level` about an event of the namespace `ns`: the
+ * namespace is the target, so "sql=debug" levels the events "*.sql" (and
+ * "query.sql.db" is of "db" for a subscriber attached to "db", not of "sql.db").
+ * One rule for dispatch (the silenced() callback) and for
+ * hark_log_subscriber_silenced(), so that the two agree also when the logger has
+ * target levels.
  */
-static bool event_level_enabled(const hark_logger *l, const char *name, int level)
+static bool event_level_enabled(const hark_logger *l, const char *ns, int level)
 {
-    const char *dot = name ? strchr(name, '.') : NULL;
-    return hark_logger_target_enabled(l, dot ? dot + 1 : NULL, level);
+    return hark_logger_target_enabled(l, ns, level);
 }
 
 /*
@@ -125,7 +126,7 @@ static bool slot_silenced(const char *name, void *data)
     int level = atomic_load_explicit(&slot->level, memory_order_relaxed);
     if (level < 0)
         return false;
-    return !event_level_enabled(l, name, level);
+    return !event_level_enabled(l, hark__log_slot_ns(slot, name), level);
 }
 
 /*
@@ -215,7 +216,7 @@ bool hark_log_subscriber_silenced(const hark_subscriber *s, const char *name)
         if (!matches)
             continue;
         any = true;
-        if (event_level_enabled(l, name, ls->levels[i].level))
+        if (event_level_enabled(l, ns, ls->levels[i].level))
             all_silenced = false;
     }
     hark__table_unlock(s);
@@ -567,6 +568,7 @@ static void slot_init_locked(hark_subscriber *s, struct hark__slot *base,
 {
     struct log_slot *slot = (struct log_slot *)base;
     atomic_init(&slot->level, level_locked(log_sub(s), slot_suffix(base)));
+    slot->ns_at = strlen(slot_suffix(base)) + 1;
     opts->silence = HARK_SILENCE_CACHED;
     opts->silenced = slot_silenced;
 }

@@ -46,7 +46,14 @@ int hark__log_slot_event(hark_event *ev, void *data)
         return 0; /* Rails' call does nothing without a logger */
     hark_failure failure = {NULL, NULL, NULL};
     /* The lines the handler logs are about this event: their records carry it,
-     * and the level of its namespace (a target level) applies to them. */
+     * and the level of the namespace the subscriber is attached to (a target
+     * level) applies to them. Looked up here, not left to HARK_LOG_EVENT_TARGET,
+     * which takes the text after the name's first dot: a suffix may hold dots
+     * ("query.sql" on "db"), and only the slot knows where the namespace starts. */
+    int target =
+        ev && ev->name
+            ? hark_logger_target_level(l, hark__log_slot_ns((struct log_slot *)slot, ev->name))
+            : -1;
     hark_log_event le = {ev ? ev->name : NULL,
                          ev ? ev->transaction_id : NULL,
                          ev ? ev->id : 0,
@@ -55,7 +62,7 @@ int hark__log_slot_event(hark_event *ev, void *data)
                          ev && ev->payload ? ev->payload->fields : NULL,
                          ev && ev->payload ? ev->payload->count : 0,
                          l,
-                         HARK_LOG_EVENT_TARGET,
+                         target >= 0 ? target : -1,
                          ev && (ev->flags & (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)) ==
                                      (HARK_EVENT_HAS_END | HARK_EVENT_MONOTONIC_END)
                              ? ev->end_ms / 1000.0

@@ -39,8 +39,20 @@ struct log_slot {
     /* The event level of this slot's suffix (-1: none). Written under the owner's
      * lock, read relaxed by silenced() on any thread. */
     atomic_int level;
+    /* Where the namespace starts in the names of this slot's events: its
+     * subscription is the exact name "<suffix>.<namespace>", so this is the
+     * suffix's length plus one. A suffix may hold dots, so the namespace -- the
+     * target of target levels -- is not what follows the name's first dot. Set
+     * before the slot is subscribed, never changed. */
+    size_t ns_at;
     bool polling; /* poll_begin() is in force; under the owner's lock */
 };
+
+/* The namespace of `name`, an event of `slot`'s subscription. */
+static inline const char *hark__log_slot_ns(const struct log_slot *slot, const char *name)
+{
+    return name + slot->ns_at;
+}
 
 /* The operations table of log subscribers (log_subscriber.c). */
 extern const struct hark__subscriber_ops hark__log_ops;

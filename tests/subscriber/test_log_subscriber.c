@@ -1207,6 +1207,69 @@ static void test_silenced_agrees_with_dispatch_under_target_levels(void **state)
     hark_subscriber_free(s);
 }
 
+/* A handler with no event level that logs a DEBUG line: dispatched always, so what
+ * it writes shows the level its lines are held to. */
+static int debug_line(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)f, (void)data;
+    return hark_log_subscriber_debug(self, "line of %s", ev->name);
+}
+
+/*
+ * A suffix with dots ("query.sql" on NS gives "query.sql." NS): the target level
+ * that applies is the attached namespace's (NS), for dispatch, for silenced() and
+ * for the lines the handler logs; "sql." NS -- the text after the first dot --
+ * is no namespace of the subscriber and levels nothing.
+ */
+static void test_target_of_dotted_suffix_is_the_attached_namespace(void **state)
+{
+    (void)state;
+    hark_subscriber *s = NULL;
+    assert_int_equal(hark_log_subscriber_new(&s, fx.logger), 0);
+    assert_int_equal(hark_log_subscriber_add(s, "query.sql", debug_only, NULL, HARK_LOG_DEBUG), 0);
+    assert_int_equal(hark_subscriber_add(s, "line.sql", debug_line, NULL), 0);
+    assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
+
+    /* INFO logger, DEBUG target NS: dispatched, and its DEBUG lines written. */
+    hark_logger_set_level(fx.logger, HARK_LOG_INFO);
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_DEBUG), 0);
+    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
+    assert_int_equal(fire("query.sql." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+    assert_int_equal(fire("line.sql." NS), 0);
+    assert_int_equal(logged(HARK_LOG_DEBUG), 2);
+    assert_string_equal(last(HARK_LOG_DEBUG), "line of line.sql." NS);
+
+    /* DEBUG logger, ERROR target NS: silenced, and DEBUG lines dropped. */
+    hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_ERROR), 0);
+    assert_false(hark_enabled(topic("query.sql." NS)));
+    assert_true(hark_log_subscriber_silenced(s, "query.sql." NS));
+    assert_int_equal(fire("query.sql." NS), 0);
+    assert_int_equal(calls_debug_only, 1);
+    assert_int_equal(fire("line.sql." NS), 0);
+    assert_int_equal(logged(HARK_LOG_DEBUG), 2);
+
+    /* No target for NS; one for "sql." NS, which is not a namespace here. */
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_LEVEL_NONE), 0);
+    assert_int_equal(hark_logger_set_target_level(fx.logger, "sql." NS, HARK_LOG_FATAL), 0);
+    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
+    assert_int_equal(fire("query.sql." NS), 0);
+    assert_int_equal(calls_debug_only, 2);
+    assert_int_equal(fire("line.sql." NS), 0);
+    assert_int_equal(logged(HARK_LOG_DEBUG), 4);
+    assert_string_equal(last(HARK_LOG_DEBUG), "line of line.sql." NS);
+
+    /* Unattached, silenced() reads the namespace from each registered suffix. */
+    assert_int_equal(hark_subscriber_detach(s, fx.notifier, NS), 0);
+    assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
+    assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_ERROR), 0);
+    assert_true(hark_log_subscriber_silenced(s, "query.sql." NS));
+    hark_subscriber_free(s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1227,6 +1290,7 @@ int main(void)
         T(test_silenced_logic),
         T(test_silenced_agrees_with_dispatch_for_dotted_suffix),
         T(test_silenced_agrees_with_dispatch_under_target_levels),
+        T(test_target_of_dotted_suffix_is_the_attached_namespace),
         T(test_event_level_set_after_attach_and_late_handler),
         T(test_event_levels_apply_in_every_namespace),
         T(test_level_changed_from_another_thread),

@@ -37,10 +37,14 @@ typedef struct hark_log_event {
     const hark_field *fields; /* the payload's fields, or NULL */
     size_t field_count;
     /* A level that replaces the level of `logger` for lines logged to it under
-     * this event, or -1 for none, or HARK_LOG_EVENT_TARGET: the target level
-     * (hark_logger_set_target_level()) of the event's namespace -- the part of
-     * `name` after its first '.' -- looked up only when the logger has targets.
-     * Thread-local overrides (silence, log_at) still come first. */
+     * this event (and for hark_logger_enabled() on it), or -1 for none, or
+     * HARK_LOG_EVENT_TARGET: the target level (hark_logger_set_target_level()) of
+     * the part of `name` after its first '.', looked up at each line, and only
+     * when the logger has targets. Thread-local overrides (silence, log_at) still
+     * come first. A log subscriber does not use HARK_LOG_EVENT_TARGET, since its
+     * suffixes may hold dots ("query.sql" on "db" is "query.sql.db"): it sets
+     * the target level of the namespace it was attached to ("db"), looked up as
+     * the handler starts, or -1 when that namespace has none. */
     const hark_logger *logger;
     int level;
     /* The event's end on CLOCK_MONOTONIC, in seconds (hark_event_end() of an event
