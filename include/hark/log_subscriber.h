@@ -31,8 +31,10 @@
  * A handler that returns nonzero does not reach the instrumenting caller: the log
  * subscriber logs, at ERROR level,
  *     Could not log "<event name>" event. <type>: <message>
- * with type and message from the handler's *failure (default "error" and
- * "handler returned <value>"), and later events log as usual.
+ * with type and message from the handler's *failure; each defaults separately: a
+ * NULL type is "error" and a NULL message "handler returned <value>" (so
+ * "error: boom" for a message alone, "IOError: handler returned -7" for a type
+ * alone). Later events log as usual.
  *
  * Every function of hark/subscriber.h works on log subscribers; the functions
  * below return HARK_EINVAL when given a plain subscriber.

@@ -78,12 +78,14 @@ int hark__log_slot_event(hark_event *ev, void *data)
     l = logger_of(s);
     if (!l)
         return 0;
-    if (failure.type)
-        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: %s", quoted, failure.type,
-                       failure.message ? failure.message : "");
+    /* Each field defaults on its own: a handler that names only the type, or
+     * gives only a message, keeps what it gave. */
+    if (failure.message)
+        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: %s", quoted,
+                       failure.type ? failure.type : "error", failure.message);
     else
-        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. error: handler returned %d",
-                       quoted, rc);
+        (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: handler returned %d", quoted,
+                       failure.type ? failure.type : "error", rc);
     return 0;
 }
 

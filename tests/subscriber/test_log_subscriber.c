@@ -921,6 +921,50 @@ static void test_failure_without_details(void **state)
     hark_subscriber_free(s);
 }
 
+static int fail_with_message_only(hark_subscriber *self, hark_event *ev, hark_failure *f,
+                                  void *data)
+{
+    (void)self, (void)ev, (void)data;
+    f->message = "boom";
+    return -7;
+}
+
+static int fail_with_type_only(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)self, (void)ev, (void)data;
+    f->type = "IOError";
+    return -8;
+}
+
+static int fail_with_both(hark_subscriber *self, hark_event *ev, hark_failure *f, void *data)
+{
+    (void)self, (void)ev, (void)data;
+    f->type = "IOError";
+    f->message = "disk full";
+    return 2;
+}
+
+/* The failure line's type and message each default on their own: what the
+ * handler set is kept, what it left NULL is filled in. */
+static void test_failure_fields_default_separately(void **state)
+{
+    (void)state;
+    hark_subscriber *s = attached_subscriber();
+    assert_int_equal(hark_subscriber_add(s, "msg", fail_with_message_only, NULL), 0);
+    assert_int_equal(hark_subscriber_add(s, "type", fail_with_type_only, NULL), 0);
+    assert_int_equal(hark_subscriber_add(s, "both", fail_with_both, NULL), 0);
+    assert_int_equal(fire("msg." NS), 0);
+    assert_string_equal(last(HARK_LOG_ERROR), "Could not log \"msg." NS "\" event. error: boom");
+    assert_int_equal(fire("type." NS), 0);
+    assert_string_equal(last(HARK_LOG_ERROR),
+                        "Could not log \"type." NS "\" event. IOError: handler returned -8");
+    assert_int_equal(fire("both." NS), 0);
+    assert_string_equal(last(HARK_LOG_ERROR),
+                        "Could not log \"both." NS "\" event. IOError: disk full");
+    assert_int_equal(logged(HARK_LOG_ERROR), 3);
+    hark_subscriber_free(s);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -1304,6 +1348,7 @@ int main(void)
         T(test_queries_from_cached_silenced_while_attaching),
         T(test_flush_all_runs_sink_flush_without_locks),
         T(test_failure_without_details),
+        T(test_failure_fields_default_separately),
         T(test_bad_input),
         T(test_allocation_failures_leave_state_unchanged),
         T(test_stress_levels_overrides_and_churn),
