@@ -278,6 +278,39 @@ class TestFanout < Minitest::Test
     assert_equal "#<Hark::Fanout (4 patterns)>", @f.inspect # évt, x, y and /x/
   end
 
+  class Recording < Regexp
+    attr_accessor :seen
+    def ===(name)
+      seen << [name, name.encoding, name.frozen?]
+      super
+    end
+  end
+
+  # A pattern is asked with the form a name was first seen in, whether it was
+  # subscribed before the name was seen or after: the same answer either way.
+  def test_a_pattern_subscribed_later_is_asked_with_the_form_first_seen
+    got = []
+    instrument("mötor")
+    instrument("höst".b)
+    instrument(:sym)
+    @f.subscribe(/^m.tor$/) { |name, *| got << [:dot, name] }
+    @f.subscribe(/ö/) { |name, *| got << [:umlaut, name] } # binary "höst": no match, no raise
+    seen = []
+    @f.subscribe(Recording.new("o").tap { |re| re.seen = seen }) { }
+    assert_equal [["höst".b, Encoding::ASCII_8BIT, true], ["mötor".b, Encoding::UTF_8, true],
+                  ["sym".b, Encoding::US_ASCII, true]], seen.sort_by(&:first).map { |n, e, f| [n.b, e, f] }
+    instrument("mötor")
+    instrument("mötor".b) # one name: the answer for "mötor" holds
+    instrument("höst")
+    assert_equal [[:dot, "mötor"], [:umlaut, "mötor"], [:dot, "mötor".b], [:umlaut, "mötor".b]], got
+    # subscribed before: asked with the first form too
+    got.clear
+    @f.subscribe(/^b.se$/) { |name, *| got << [:dot2, name] }
+    instrument("böse")
+    instrument("böse".b)
+    assert_equal [[:umlaut, "böse"], [:dot2, "böse"], [:umlaut, "böse".b], [:dot2, "böse".b]], got
+  end
+
   def test_unsubscribe_by_name_excludes_it_from_matching_regexps_only
     got = []
     @f.subscribe(/sub/) { |name, *| got << [:re, name] }
