@@ -311,6 +311,32 @@ class TestFanout < Minitest::Test
     assert_equal [[:umlaut, "böse"], [:dot2, "böse"], [:umlaut, "böse".b], [:dot2, "böse".b]], got
   end
 
+  # listeners_for and all_listeners_for answer as delivery does: by the name's bytes,
+  # exact subscribers first, then the others, each in subscribe order (Rails' order).
+  def test_listeners_for_a_name_in_another_form_are_those_it_is_delivered_to
+    got = []
+    quiet = Object.new
+    def quiet.call(*) = nil
+    def quiet.silenced?(_) = true
+    all = @f.subscribe { |name, *| got << [:all, name] }
+    re = @f.subscribe(/^fo|t$/) { |name, *| got << [:re, name] }
+    foo = @f.subscribe("foo") { |name, *| got << [:foo, name] }
+    evt = @f.subscribe("évt") { |name, *| got << [:evt, name] }
+    silenced = @f.subscribe("foo", quiet)
+    foo2 = @f.subscribe("foo") { |name, *| got << [:foo2, name] }
+    @f.subscribe("bar") { }
+    assert_equal [foo, silenced, foo2, all, re], @f.all_listeners_for(:foo)
+    assert_equal [foo, foo2, all, re], @f.listeners_for(:foo)
+    assert_equal [foo, foo2, all, re], @f.listeners_for("foo".b)
+    assert_equal [evt, all, re], @f.listeners_for("évt".b)
+    assert_equal [evt, all, re], @f.all_listeners_for(:évt)
+    assert_equal [all], @f.listeners_for("other")
+    @f.publish(:foo)
+    @f.publish("évt".b)
+    assert_equal [[:foo, :foo], [:foo2, :foo], [:all, :foo], [:re, :foo],
+                  [:evt, "évt".b], [:all, "évt".b], [:re, "évt".b]], got
+  end
+
   def test_unsubscribe_by_name_excludes_it_from_matching_regexps_only
     got = []
     @f.subscribe(/sub/) { |name, *| got << [:re, name] }
