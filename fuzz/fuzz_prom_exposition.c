@@ -5,7 +5,7 @@
  * Input: newline-separated segments. Segment 0 is a label value, segment 1 the
  * bounds (each 8 bytes one double, as they lie), the rest (up to 6) event names,
  * each recorded with a duration made from its bytes. Oracle: both writers accept
- * exactly the bounds the documentation allows (finite, > 0, strictly increasing, at
+ * exactly the bounds the documentation allows (finite, >= 1e-9, strictly increasing, at
  * most HARK_METRICS_PROM_BOUNDS_MAX) and refuse the others with the documented code,
  * writing nothing; the text is valid UTF-8; the protobuf decodes, has one metric
  * per name with the recorded count, its native buckets adding up to that count and
@@ -85,7 +85,7 @@ static bool bounds_ok(const double *b, size_t n)
     if (n > HARK_METRICS_PROM_BOUNDS_MAX)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (!(b[i] > 0) || isinf(b[i]) || (i && !(b[i] > b[i - 1])))
+        if (!(b[i] >= 1e-9) || isinf(b[i]) || (i && !(b[i] > b[i - 1])))
             return false;
     return true;
 }

@@ -12,13 +12,17 @@
  *                                        a level, and levels per target (log
  *                                        subscribers use their namespace), as Rust's
  *                                        EnvFilter writes them; the bare level wins
- *                                        over MYAPP_LOG_LEVEL
+ *                                        over MYAPP_LOG_LEVEL; blanks (spaces and
+ *                                        tabs) around a directive or its '=' are
+ *                                        ignored, and a directive with any other
+ *                                        control character is malformed
  *     MYAPP_LOG_FORMAT=text|json|logfmt  the formatter
  *     MYAPP_LOG_DEST=stderr|stdout|journald|<path>
  *                                        where lines go (a path is appended to;
- *                                        blanks around a keyword are ignored; a
- *                                        value of spaces only, or with a control
- *                                        character, is malformed)
+ *                                        blanks (spaces and tabs) around a keyword
+ *                                        are ignored; a value of spaces only, or
+ *                                        with any other control character, or a
+ *                                        path with a tab, is malformed)
  *     MYAPP_LOG_COLOR=auto|always|never  colour (hark_set_colorize_logging); auto
  *                                        colours when the destination is a terminal
  *                                        and NO_COLOR is unset or empty

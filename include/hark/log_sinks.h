@@ -104,8 +104,9 @@ HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,
  * integers in decimal, doubles as logfmt writes them (NaN, +Inf, -Inf), true/false,
  * pointers as 0x..., strings as they are (newlines and any other bytes included),
  * a NULL string as null. A nested payload's fields are HARK_<OUTER>_<INNER> (a NULL
- * payload, or one nested deeper than four levels, is HARK_<OUTER>=null), and an
- * error is two fields: HARK_<KEY> its type and HARK_<KEY>_MESSAGE its message.
+ * payload is HARK_<OUTER>=null, one nested deeper than four levels
+ * HARK_<OUTER>=...), and an error is two fields: HARK_<KEY> its type and
+ * HARK_<KEY>_MESSAGE its message.
  * A message is cut after HARK_LOG_MESSAGE_MAX bytes and any other string after
  * HARK_LOG_VALUE_MAX (at a character boundary), as in a structured line; the entry
  * then has HARK_TRUNCATED=true.

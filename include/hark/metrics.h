@@ -185,13 +185,15 @@ typedef struct hark_metrics_prom_options {
      * once), labels[2i+1] its value (any UTF-8, escaped on output). */
     const char *const *labels;
     size_t label_count; /* number of pairs */
-    /* Upper bounds (`le`) of the classic buckets in seconds: finite, > 0, strictly
+    /* Upper bounds (`le`) of the classic buckets in seconds: finite, at least 1e-9
+     * (1 ns, the lowest edge above 0: a smaller bound would round down to 0), strictly
      * increasing, at most HARK_METRICS_PROM_BOUNDS_MAX; +Inf is always added. Each is
      * rounded down to the nearest histogram bucket edge (within 6.25 %; a bound that
      * is an edge, such as hark_metrics_bucket_lower(i), stays as it is) so that the
-     * counts are exact; the label shows the rounded bound. A bucket starts at its
-     * edge: a duration equal to a bound, to the nanosecond, is counted under the
-     * next one (Prometheus' `le` is "less or equal").
+     * counts are exact; the label shows the rounded bound, and bounds that round down
+     * to the same edge make one line. A bucket starts at its edge: a duration equal
+     * to a bound, to the nanosecond, is counted under the next one (Prometheus' `le`
+     * is "less or equal").
      * NULL: HARK_METRICS_PROM_DEFAULT_BOUNDS bounds, 8 per power of two nanoseconds
      * (every other histogram edge) from 2^10 ns (1.024 us) to 2^37 ns (137 s):
      * Prometheus' histogram_quantile() then lands within 12.5 % of hark's own
@@ -225,7 +227,7 @@ typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *dat
  * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
  * (defaults). Errors: HARK_EINVAL (NULL m or sink; bad options: a version other
  * than 1 or 2, an invalid metric or label name, a label name given twice, bounds
- * not strictly increasing, not positive, not finite or NULL with a count, an
+ * not strictly increasing, below 1e-9, not finite or NULL with a count, an
  * event_bounds entry without a name or bounds or naming an event twice),
  * HARK_ELIMIT (more than HARK_METRICS_PROM_BOUNDS_MAX bounds in `bounds` or in an
  * event_bounds entry), HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output
@@ -279,7 +281,8 @@ typedef struct hark_metrics_server hark_metrics_server;
  * Serves the exposition of `m` over HTTP at `address` ("HOST:PORT", an IPv4
  * address or "[IPv6]:PORT"; port 0 picks a free one, see
  * hark_metrics_server_port()) from a thread of its own: GET /metrics (and GET /)
- * answers with the text format (Content-Type "text/plain; version=0.0.4"), or with
+ * answers with the text format (Content-Type "text/plain; version=0.0.4;
+ * charset=utf-8"), or with
  * the protobuf format of hark_metrics_write_prometheus_protobuf() when the request's
  * Accept header prefers `application/vnd.google.protobuf` with
  * `proto=io.prometheus.client.MetricFamily` and `encoding=delimited` (by its

@@ -74,14 +74,21 @@
  *   timeout_ms               OTEL_EXPORTER_OTLP_TIMEOUT (10000 ms per request)
  *   schedule_delay_ms        OTEL_BSP_SCHEDULE_DELAY (5000)
  *   export_timeout_ms        OTEL_BSP_EXPORT_TIMEOUT (30000, retries included)
- *   max_queue_size           OTEL_BSP_MAX_QUEUE_SIZE (2048; rounded up to a power of two)
- *   max_export_batch_size    OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512, at most the queue)
+ *   max_queue_size           OTEL_BSP_MAX_QUEUE_SIZE (2048; at least 1, rounded up to
+ *                            a power of two: the queue's slots)
+ *   max_export_batch_size    OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512, or the queue's slots
+ *                            when fewer; a size given is at least 1 and at most the
+ *                            slots, the queue size after rounding up: a queue of 3
+ *                            takes a batch of 4)
  *   sampler, sampler_ratio   OTEL_TRACES_SAMPLER(_ARG) (parentbased_always_on;
  *                            always_on, always_off, traceidratio and the
  *                            parentbased_ forms; the ratio in [0, 1], default 1)
  *   metrics_interval_ms      OTEL_METRIC_EXPORT_INTERVAL (60000)
  * A malformed value (from an option or a variable) makes hark_otlp_new() fail with
- * HARK_EINVAL and a message naming the variable and the value.
+ * HARK_EINVAL and a message naming the variable and the value -- except a header's
+ * value, which may be a secret (an API key): a malformed OTEL_EXPORTER_OTLP_HEADERS
+ * member is named by its header name, as written. A header name or value holding a
+ * line break (decoded from %0D or %0A) is malformed.
  *
  * W3C Trace Context: hark_traceparent_parse() and hark_traceparent_format() read
  * and write the `traceparent` and `tracestate` headers; hark_otlp_context_begin()
@@ -120,9 +127,17 @@ typedef struct hark_trace_context {
  * Parses a `traceparent` header value (and `tracestate`, may be NULL) into *out,
  * as W3C Trace Context level 1 says: version 00 exactly 55 characters; a higher
  * version at least that, with "-" after the flags when longer; lowercase hex only;
- * version ff, an all-zero trace id or an all-zero span id are invalid. An invalid
- * tracestate (more than 32 members, longer than HARK_TRACESTATE_MAX, a member
- * without '=' or with bad characters) is dropped and the traceparent kept.
+ * version ff, an all-zero trace id or an all-zero span id are invalid. The
+ * tracestate is a list of members key=value separated by commas, with optional
+ * spaces and tabs around each member; empty members are allowed and not counted.
+ * A key is a simple key (a-z, then up to 255 of a-z 0-9 _ - * /) or a multi-tenant
+ * key tenant@system (the tenant a-z or 0-9, then up to 240 of those characters; the
+ * system a-z, then up to 13 of them). A value is 1 to 256 characters from 0x20 to
+ * 0x7E except ',' and '=', the last not a space. An invalid tracestate -- more than
+ * 32 members, a key given twice, a member breaking those rules, or longer than
+ * HARK_TRACESTATE_MAX -- is discarded whole (out->tracestate is "") and the
+ * traceparent still used; a valid one is kept as it is, spaces and empty members
+ * included.
  * Errors: HARK_EINVAL (NULL out or traceparent, an invalid traceparent: ignore
  * the headers and start a new trace, as the specification says); *out is then
  * untouched. Thread-safety: safe.

@@ -33,9 +33,11 @@
  *              booleans, strings (JSON-escaped; NULL as null), pointers as "0x..."
  *              strings, nested payloads as objects (4 levels below the top, deeper
  *              ones as "..."), and a failure (`exception`) as
- *              {"type":"...","message":"..."}. At most `args_max` bytes of JSON: a
- *              field that does not fit is left out (a string is cut at a character
- *              boundary first), and "_truncated":true is added.
+ *              {"type":"...","message":"..."}. The object's members -- the JSON
+ *              between its braces, "_truncated":true included -- take at most
+ *              `args_max` bytes (the braces are 2 more): a field that does not fit
+ *              is left out (a string is cut at a character boundary first), and
+ *              "_truncated":true is added.
  *
  * Recording: the subscription is an event-object subscription (without CPU time).
  * Each thread records into its own buffer -- a single-producer ring of
@@ -79,7 +81,7 @@ typedef struct hark_trace hark_trace;
 /* Defaults and limits of hark_trace_options. */
 #define HARK_TRACE_BUFFER_DEFAULT (1u << 20) /* bytes per thread */
 #define HARK_TRACE_BUFFER_MIN 4096u
-#define HARK_TRACE_ARGS_DEFAULT 512u /* bytes of args JSON per event */
+#define HARK_TRACE_ARGS_DEFAULT 512u /* bytes of the args members per event */
 #define HARK_TRACE_ARGS_MIN 64u
 #define HARK_TRACE_ARGS_MAX 65536u
 #define HARK_TRACE_ATTACH_MAX 16 /* notifiers (patterns) one trace can follow */
@@ -101,7 +103,8 @@ typedef struct hark_trace_options {
     unsigned version;           /* HARK_TRACE_OPTIONS_VERSION */
     size_t buffer_bytes;        /* per-thread ring, 0 = HARK_TRACE_BUFFER_DEFAULT; rounded
                                    down to a multiple of 8 */
-    size_t args_max;            /* bytes of args JSON per event, 0 = HARK_TRACE_ARGS_DEFAULT */
+    size_t args_max;            /* bytes of the args object's members per event, braces
+                                   aside; 0 = HARK_TRACE_ARGS_DEFAULT */
     unsigned flush_interval_ms; /* background writer period; 0 = no writer thread: only
                                    hark_trace_flush() and hark_trace_close() write */
     hark_trace_write_fn write;  /* optional: replaces the file (path must then be NULL) */

@@ -56,12 +56,19 @@ static int value(hark__jw *w, const hark_field *f)
             hark__jw_bytes(w, "\"...\"", 5);
         break;
     case HARK_TYPE_ERROR: {
-        const char *t = f->as.error.type ? f->as.error.type : "";
-        const char *m = f->as.error.message ? f->as.error.message : "";
+        /* A NULL type or message is null, as a NULL string is, in every output. */
+        const char *t = f->as.error.type;
+        const char *m = f->as.error.message;
         HARK__JW_LIT(w, "{\"type\":");
-        hark__jw_str(w, t, strlen(t));
+        if (t)
+            hark__jw_str(w, t, strlen(t));
+        else
+            hark__jw_bytes(w, "null", 4);
         HARK__JW_LIT(w, ",\"message\":");
-        hark__jw_str(w, m, strlen(m));
+        if (m)
+            hark__jw_str(w, m, strlen(m));
+        else
+            hark__jw_bytes(w, "null", 4);
         hark__jw_char(w, '}');
         break;
     }
@@ -129,18 +136,31 @@ static bool has_fields(const hark_payload *p)
     return !hark_payload_walk(p, SIZE_MAX, any_field, NULL);
 }
 
+/* The fields from w->len on, within w->cap; true when something was left out. */
+static bool fields_within(hark__jw *w, const hark_payload *p)
+{
+    emit e = {w, false, {w->len}};
+    (void)hark_payload_walk(p, SIZE_MAX, member, &e);
+    return e.cut;
+}
+
 static bool payload_members(hark__jw *w, const hark_payload *p)
 {
     if (!p || !p->fields)
         return false;
     if (w->cap < TRUNC_RESERVE)
         return has_fields(p);
-    /* The fields get the window less room for the marker. */
+    /* The whole rendering when it fits the window: the marker needs room only
+     * when something is left out, and then the fields are written again, into
+     * the window less that room. */
+    size_t start = w->len;
+    if (!fields_within(w, p))
+        return false;
     size_t cap = w->cap;
+    w->len = start;
+    w->over = false;
     w->cap -= TRUNC_RESERVE;
-    emit e = {w, false, {w->len}};
-    (void)hark_payload_walk(p, SIZE_MAX, member, &e);
-    bool cut = e.cut;
+    bool cut = fields_within(w, p);
     w->cap = cap;
     if (cut) {
         if (w->len > 0)

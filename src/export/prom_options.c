@@ -31,7 +31,8 @@ bool hark__prom_valid_name(const char *s, bool colon)
     return true;
 }
 
-/* Bounds in seconds: finite, > 0, strictly increasing, not too many. */
+/* Bounds in seconds: finite, strictly increasing, not too many, and at least the
+ * lowest edge above 0 (1 ns): a smaller one would round down to an `le` of 0. */
 static int check_bounds(const double *bounds, size_t count)
 {
     if (count && !bounds)
@@ -40,7 +41,8 @@ static int check_bounds(const double *bounds, size_t count)
         return HARK_ELIMIT;
     for (size_t i = 0; i < count; i++) {
         double b = bounds[i];
-        if (!(b > 0) || isinf(b) || (i && !(b > bounds[i - 1]))) /* NaN fails `>` */
+        if (!(b > 0) || isinf(b) || (i && !(b > bounds[i - 1])) || /* NaN fails `>` */
+            hark__metrics_edge_index(b) == 0)
             return HARK_EINVAL;
     }
     return 0;
@@ -126,7 +128,7 @@ size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *even
     }
     for (size_t i = 0; i < count && n < HARK__PROM_LADDER_MAX; i++) {
         size_t idx = hark__metrics_edge_index(bounds[i]);
-        if (idx == 0 || (n && out[n - 1] == idx))
+        if (n && out[n - 1] == idx) /* bounds that round to one edge: one `le` */
             continue;
         out[n++] = idx;
     }

@@ -43,14 +43,21 @@ static const char *getenv_of(char *name, size_t cap, const char *prefix, const c
 
 static const char level_names[] = "debug, info, warn, error, fatal or unknown";
 
+/* Blanks are spaces and tabs only: any other control character (a newline
+ * pasted into a value, say) stays, and makes the value malformed. */
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
 /* Trims blanks at both ends of [s, s+n) in place; returns the new length. */
 static size_t trim(const char **s, size_t n)
 {
-    while (n > 0 && isspace((unsigned char)**s)) {
+    while (n > 0 && blank(**s)) {
         (*s)++;
         n--;
     }
-    while (n > 0 && isspace((unsigned char)(*s)[n - 1]))
+    while (n > 0 && blank((*s)[n - 1]))
         n--;
     return n;
 }

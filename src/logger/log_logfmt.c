@@ -1,7 +1,7 @@
 /*
  * The logfmt formatter, hark_log_format_logfmt() (hark/log_format.h): key=value
  * pairs, quoted when needed, payload fields as the one walk yields them (a nested
- * field's key joined to its payload's).
+ * field's key joined to the keys of every payload it is in).
  */
 #include "log_struct.h"
 #include "utf8.h"
@@ -39,17 +39,17 @@ static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
     return keep < n;
 }
 
-static void logfmt_key(sbuf *o, const char *prefix, const char *key)
+/* " a.b.c=": the `n` parts joined with '.', each cut at HARK_LOG_VALUE_MAX bytes
+ * as any key is (the line says so: hark__log_record_fields_cut()). */
+static void logfmt_key(sbuf *o, const char *const *parts, size_t n)
 {
     put(o, ' ');
-    for (int part = 0; part < 2; part++) {
-        const char *k = part == 0 ? prefix : key;
-        if (!k)
-            continue;
-        if (part == 1 && prefix)
+    for (size_t part = 0; part < n; part++) {
+        const char *k = parts[part];
+        if (part > 0)
             put(o, '.');
-        size_t n = strnlen(k, HARK_LOG_VALUE_MAX);
-        for (size_t i = 0; i < n; i++) {
+        size_t len = strnlen(k, HARK_LOG_VALUE_MAX);
+        for (size_t i = 0; i < len; i++) {
             char c = k[i];
             bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-' || c == '/';
@@ -69,15 +69,28 @@ static bool logfmt_cstr(sbuf *o, const char *s)
     return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
 }
 
-/* One field the walk yields. One level of prefix is kept: a nested field's key is
- * joined to its payload's as payload.key; a NULL or too deep payload shows nothing. */
+/* The walk's state: the line, and the keys of the payloads entered, outermost
+ * first (a field is at most HARK_PAYLOAD_JSON_DEPTH levels below the top). */
+typedef struct logfmt_walk {
+    sbuf *o;
+    const char *parts[HARK_PAYLOAD_JSON_DEPTH + 2]; /* the payloads', the field's, "message" */
+} logfmt_walk;
+
+/* One field the walk yields, its key the full path from the top, as
+ * outer.mid.key, the way journald's HARK_OUTER_MID_KEY is built; a NULL payload
+ * is null and one nested too deep "...", as in JSON. */
 static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
-    sbuf *o = ctx;
+    logfmt_walk *w = ctx;
+    sbuf *o = w->o;
     const hark_field *f = v->field;
-    if (step != HARK_PAYLOAD_FIELD || f->type == HARK_TYPE_PAYLOAD)
+    size_t depth = (size_t)v->depth;
+    if (step == HARK_PAYLOAD_LEAVE)
         return true;
-    logfmt_key(o, v->parent, f->key);
+    w->parts[depth] = f->key;
+    if (step == HARK_PAYLOAD_ENTER)
+        return true;
+    logfmt_key(o, w->parts, depth + 1);
     if (hark__log_put_scalar(o, f, false))
         return true;
     switch (f->type) {
@@ -87,9 +100,17 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
     case HARK_TYPE_POINTER:
         hark__log_put_pointer(o, f->as.p);
         break;
+    case HARK_TYPE_PAYLOAD:
+        /* The walk enters every other one. */
+        if (!f->as.payload)
+            puts_n(o, "null", 4);
+        else
+            puts_n(o, "...", 3);
+        break;
     case HARK_TYPE_ERROR:
         logfmt_cstr(o, f->as.error.type);
-        logfmt_key(o, f->key, "message");
+        w->parts[depth + 1] = "message";
+        logfmt_key(o, w->parts, depth + 2);
         logfmt_cstr(o, f->as.error.message);
         break;
     default:
@@ -153,7 +174,8 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
     if (cut || hark__log_record_fields_cut(rec))
         PUTS_LIT(&o, " _truncated=true");
     if (rec->field_count > 0 && rec->fields) {
-        hark__log_walk_record(rec, logfmt_member, &o);
+        logfmt_walk w = {&o, {NULL}};
+        hark__log_walk_record(rec, logfmt_member, &w);
     }
     put(&o, '\n');
     return finish(&o);

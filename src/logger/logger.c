@@ -44,7 +44,8 @@ static void logger_dealloc(hark_logger *l)
     hark__free(l);
 }
 
-int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, int fd, bool user)
+int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, hark__sink_fd_fn fd,
+                               bool user)
 {
     struct hark__sink *s = hark__malloc(sizeof *s);
     hark_logger *l = s ? logger_alloc() : NULL;

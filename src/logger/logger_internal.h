@@ -20,10 +20,14 @@
 
 /* A logger's sink: the table (hark_log_sink, the user's or one of sinks/), and
  * what the logger knows of it. Built whole, then swapped in by one pointer. */
+/* The descriptor a stream, fd or path sink writes to now, read from the sink's
+ * own data: a path sink's changes when hark_logger_reopen() opens the file again. */
+typedef int (*hark__sink_fd_fn)(void *data);
+
 struct hark__sink {
     hark_log_sink ops;
-    int fd;    /* the descriptor a stream, fd or path sink writes to, else -1 */
-    bool user; /* the user's table: a failure it returns is reported as HARK_EIO */
+    hark__sink_fd_fn fd; /* NULL for every other sink */
+    bool user;           /* the user's table: a failure it returns is reported as HARK_EIO */
 };
 
 /*
@@ -167,10 +171,11 @@ double hark__log_line_time(const struct hark_log_event *ev);
 
 /*
  * logger.c: a logger at level DEBUG, synchronous, writing to `sink` (copied);
- * `fd` is the descriptor the sink writes to, or -1. Returns 0 or HARK_ENOMEM (the
- * sink is then not closed: it is still the caller's).
+ * `fd` tells the descriptor the sink writes to, or is NULL. Returns 0 or
+ * HARK_ENOMEM (the sink is then not closed: it is still the caller's).
  */
-int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, int fd, bool user);
+int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, hark__sink_fd_fn fd,
+                               bool user);
 
 /* sink.c. Must be called with io_lock held; return 0 or HARK_EIO. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len);
@@ -181,7 +186,7 @@ void hark__sink_free(struct hark__sink *s);
  * the lines logged before the call; the old one is flushed and closed. Returns 0,
  * HARK_ENOMEM (`next` not closed) or HARK_EBUSY (from the logger's own callback;
  * `next` not closed). */
-int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd);
+int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn fd);
 
 /*
  * sink.c: hands `rec` to the sink: as it is to a sink that takes records, else
@@ -221,7 +226,10 @@ int hark__write_all(int fd, const char *p, size_t len);
  * HARK_ENOTSUP.
  */
 int hark__sink_stream(hark_log_sink *out, FILE *fp);
-int hark__sink_path(hark_log_sink *out, const char *path, int *fd);
+int hark__sink_path(hark_log_sink *out, const char *path);
+/* The descriptors of the stream sink's and the fd sink's `data`. */
+int hark__sink_stream_fd(void *data);
+int hark__sink_fd_fd(void *data);
 int hark__sink_journald(hark_log_sink *out, const char *identifier);
 
 /* Characters of a journal field name at most (journald drops longer ones). */

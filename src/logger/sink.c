@@ -74,7 +74,7 @@ void hark__sink_free(struct hark__sink *s)
     hark__free(s);
 }
 
-int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd)
+int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn fd)
 {
     struct hark__sink *s = hark__malloc(sizeof *s);
     if (!s)
@@ -96,19 +96,19 @@ int hark__sink_swap(hark_logger *l, const hark_log_sink *next, int fd)
     return 0;
 }
 
-static int build_stderr(hark_log_sink *out, int *fd)
+static int build_stderr(hark_log_sink *out, hark__sink_fd_fn *fd)
 {
-    *fd = fileno(stderr);
+    *fd = hark__sink_stream_fd;
     return hark__sink_stream(out, stderr);
 }
 
-static int build_stdout(hark_log_sink *out, int *fd)
+static int build_stdout(hark_log_sink *out, hark__sink_fd_fn *fd)
 {
-    *fd = fileno(stdout);
+    *fd = hark__sink_stream_fd;
     return hark__sink_stream(out, stdout);
 }
 
-static int build_journald(hark_log_sink *out, int *fd)
+static int build_journald(hark_log_sink *out, hark__sink_fd_fn *fd)
 {
     (void)fd;
     return hark__sink_journald(out, NULL);
@@ -118,7 +118,7 @@ static int build_journald(hark_log_sink *out, int *fd)
  * path. A sink of sinks/ that can be built from a word adds one line here. */
 static const struct named_sink {
     const char *name;
-    int (*build)(hark_log_sink *out, int *fd);
+    int (*build)(hark_log_sink *out, hark__sink_fd_fn *fd);
 } named_sinks[] = {
     {"stderr", build_stderr},
     {"stdout", build_stdout},
@@ -144,11 +144,17 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
     if (!l || !dest || dest_malformed(dest))
         return HARK_EINVAL;
     hark_log_sink next;
-    int fd = -1, rc;
+    hark__sink_fd_fn fd = NULL;
+    int rc;
     size_t i = 0, n = sizeof named_sinks / sizeof named_sinks[0];
     while (i < n && strcmp(dest, named_sinks[i].name) != 0)
         i++;
-    rc = i < n ? named_sinks[i].build(&next, &fd) : hark__sink_path(&next, dest, &fd);
+    if (i < n) {
+        rc = named_sinks[i].build(&next, &fd);
+    } else {
+        rc = hark__sink_path(&next, dest);
+        fd = hark__sink_fd_fd;
+    }
     if (rc != 0)
         return rc;
     rc = hark__sink_swap(l, &next, fd);
@@ -164,7 +170,10 @@ bool hark_logger_writes_to_tty(hark_logger *l)
 {
     if (!l || hark__io_lock(l) != 0)
         return false;
-    bool tty = l->sink->fd >= 0 && isatty(l->sink->fd) == 1;
+    /* Asked of the sink's descriptor now: a reopened path has a new one. */
+    const struct hark__sink *s = l->sink;
+    int fd = s->fd ? s->fd(s->ops.data) : -1;
+    bool tty = fd >= 0 && isatty(fd) == 1;
     hark__io_unlock(l);
     return tty;
 }

@@ -83,10 +83,18 @@ static void test_small_window(void **state)
     (void)state;
     HARK_PAYLOAD(p, 3);
     hark_payload_set_int(&p, "n", 1);
-    hark_payload_set_str(&p, "s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
+    hark_payload_set_str(
+        &p, "s", "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac");
     hark_payload_set_int(&p, "after", 2);
     char buf[64];
-    bool cut = false;
+    bool cut = true;
+    /* A window the whole rendering fits is written whole, without room for the
+     * marker. */
+    static const char whole[] =
+        "\"n\":1,\"s\":"
+        "\"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\",\"after\":2";
+    assert_string_equal(render(buf, sizeof whole - 1, &p, &cut), whole);
+    assert_false(cut);
     /* "n":1, "s":"€ + the marker: the string cut at a character boundary. */
     size_t size = strlen("\"n\":1,\"s\":\"\xe2\x82\xac\"") + HARK_PAYLOAD_JSON_MIN + 1;
     assert_string_equal(render(buf, size, &p, &cut),

@@ -88,17 +88,132 @@ static void traceparent_invalid(void **state)
     assert_int_equal(hark_otlp_context_current(&c), HARK_ENOENT); /* no event */
 }
 
-/* A variable set for one call of hark_otlp_new(), whose error must name it. */
-static void refused(const char *var, const char *value, const char *needle)
+/* `tracestate` with a valid traceparent: kept as it is, or dropped ("") while the
+ * traceparent is still used. */
+static void assert_tracestate(const char *tracestate, bool kept)
 {
+    hark_trace_context c;
+    memset(&c, 0x5a, sizeof c);
+    assert_int_equal(hark_traceparent_parse(&c, good, tracestate), 0);
+    assert_int_equal(c.trace_id[0], 0x4b);
+    if (strcmp(c.tracestate, kept ? tracestate : ""))
+        fail_msg("tracestate \"%s\": kept \"%s\", expected %s", tracestate, c.tracestate,
+                 kept ? "all of it" : "nothing");
+}
+
+/* W3C Trace Context level 1's tracestate grammar, member by member. */
+static void tracestate_rules(void **state)
+{
+    (void)state;
+    static const char *const valid[] = {
+        "",
+        " \t ",
+        "a=1",
+        " a=1 , b=2 ",
+        "a=1,,b=2",
+        "a=1, \t,b=2",
+        "a=1\t",
+        "a= 1",   /* leading spaces are the value's */
+        "a=b c",  /* and inner ones */
+        "a=!~\"", /* any printable but ',' and '=' */
+        "a/b*c_d-e9=1",
+        "tenant@vendor=x",
+        "0tenant@v=x", /* a tenant id may start with a digit */
+        "t@v_1/*-=x",
+        "a=1,a@v=2,b@a=3", /* three different keys */
+    };
+    for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++)
+        assert_tracestate(valid[i], true);
+    static const char *const invalid[] = {
+        "A=1",     /* keys are lowercase */
+        "_a=1",    /* a simple key starts with a letter */
+        "1a=1",    /* not a digit */
+        "a.b=1",   /* '.' is no key character */
+        "a@=1",    /* an empty system id */
+        "@v=1",    /* an empty tenant id */
+        "a@b@c=1", /* one '@' */
+        "a@1b=1",  /* a system id starts with a letter */
+        "_t@v=1",  /* a tenant id with a letter or digit */
+        "a=1,a=2", /* each key once */
+        "t@v=1,b=2,t@v=3",
+        "a==1", /* '=' in a value */
+        "a=1 x=2",
+        "a=",     /* an empty value */
+        "a= ",    /* spaces only */
+        "a=b\tc", /* a tab inside */
+        "a=\x7f",
+        "a=\xc3\xa9", /* not ASCII */
+        "a=1,b",      /* no '=' */
+        "=1",
+    };
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
+        assert_tracestate(invalid[i], false);
+
+    /* Lengths: a simple key of 256 characters, a tenant id of 241 and a system id of
+     * 14, a value of 256; one more of any is invalid. */
+    char ts[HARK_TRACESTATE_MAX + 1];
+    memset(ts, 'k', 256);
+    strcpy(ts + 256, "=1");
+    assert_tracestate(ts, true);
+    memset(ts, 'k', 257);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    memset(ts, 't', 241);
+    ts[241] = '@';
+    memset(ts + 242, 's', 14);
+    strcpy(ts + 256, "=1");
+    assert_tracestate(ts, true);
+    memset(ts, 't', 242);
+    ts[242] = '@';
+    memset(ts + 243, 's', 14);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    memset(ts, 't', 241);
+    ts[241] = '@';
+    memset(ts + 242, 's', 15);
+    strcpy(ts + 257, "=1");
+    assert_tracestate(ts, false);
+    strcpy(ts, "a=");
+    memset(ts + 2, 'v', 256);
+    ts[258] = '\0';
+    assert_tracestate(ts, true);
+    strcpy(ts, "a=");
+    memset(ts + 2, 'v', 257);
+    ts[259] = '\0';
+    assert_tracestate(ts, false);
+
+    /* 32 members, empty ones not counted; a 33rd is too many. */
+    strcpy(ts, ",");
+    for (int i = 0; i < 32; i++)
+        sprintf(ts + strlen(ts), "k%d=v, ,", i);
+    assert_tracestate(ts, true);
+    strcat(ts, "k32=v");
+    assert_tracestate(ts, false);
+}
+
+/* A variable set for one call of hark_otlp_new(), whose error must name it; the
+ * message is returned (valid until the next call). */
+static const char *refused(const char *var, const char *value, const char *needle)
+{
+    static char err[256];
     setenv(var, value, 1);
     hark_otlp *x = (hark_otlp *)&x;
-    char err[256];
     assert_int_equal(hark_otlp_new(&x, NULL, err, sizeof err), HARK_EINVAL);
     assert_ptr_equal(x, (hark_otlp *)&x);
     if (!strstr(err, needle) || !strstr(err, var))
         fail_msg("%s=%s: message \"%s\" lacks \"%s\"", var, value, err, needle);
     unsetenv(var);
+    return err;
+}
+
+/* hark_otlp_new() with `o`: its return code, the message in err. */
+static int create(const hark_otlp_options *o, char *err, size_t n)
+{
+    hark_otlp *x = NULL;
+    int rc = hark_otlp_new(&x, o, err, n);
+    if (rc == 0)
+        assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+    return rc;
 }
 
 static void config_errors(void **state)
@@ -120,11 +235,35 @@ static void config_errors(void **state)
     refused("OTEL_TRACES_SAMPLER_ARG", "1.5", "\"1.5\" is not a ratio");
     refused("OTEL_TRACES_SAMPLER_ARG", "half", "OTEL_TRACES_SAMPLER_ARG");
     unsetenv("OTEL_TRACES_SAMPLER");
+    /* Every message names the value; a header by its name only, as its value may be
+     * a secret. */
+    assert_string_equal(refused("OTEL_BSP_MAX_QUEUE_SIZE", "0", "\"0\""),
+                        "OTEL_BSP_MAX_QUEUE_SIZE: \"0\" is not a whole number from 1 to 16777216");
+    assert_string_equal(
+        refused("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "0", "\"0\""),
+        "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: \"0\" is not a whole number from 1 to 16777216");
+    assert_string_equal(
+        refused("OTEL_EXPORTER_OTLP_HEADERS", "a=1,api-key=s3cret%0d%0aX-Evil: 1", "\"api-key\""),
+        "OTEL_EXPORTER_OTLP_HEADERS: header \"api-key\" holds a line break "
+        "(values are not shown)");
+    assert_string_equal(refused("OTEL_EXPORTER_OTLP_HEADERS", "x-ev%0Ail=1", "line break"),
+                        "OTEL_EXPORTER_OTLP_HEADERS: header \"x-ev%0Ail\" holds a line break "
+                        "(values are not shown)");
+    assert_string_equal(refused("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cret%zz", "\"api-key\""),
+                        "OTEL_EXPORTER_OTLP_HEADERS: header \"api-key\" has a bad %-escape "
+                        "(values are not shown)");
+    assert_null(strstr(refused("OTEL_EXPORTER_OTLP_HEADERS", "=s3cret", "empty key"), "s3cret"));
+    /* Resource attributes are no secret: the whole member is shown. */
+    assert_string_equal(refused("OTEL_RESOURCE_ATTRIBUTES", "a=%zz", "bad"),
+                        "OTEL_RESOURCE_ATTRIBUTES: \"a=%zz\" has a bad %-escape");
 
     hark_otlp *x = NULL;
     hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
     o.version = 99;
     assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), HARK_EINVAL);
+    char err[256];
+    assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
+    assert_string_equal(err, "options.version: 99 is not HARK_OTLP_OPTIONS_VERSION (1)");
     assert_int_equal(hark_otlp_new(NULL, NULL, NULL, 0), HARK_EINVAL);
     o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
     o.span_bytes = 10;
@@ -343,6 +482,50 @@ static void largest_record(void **state)
     hark_notifier_free(n);
 }
 
+/* The batch size, when not given, is 512 or the whole queue when that is smaller; a
+ * batch size given is compared with the queue's slots (its size rounded up to a
+ * power of two), and refused above them. */
+static void batch_and_queue_sizes(void **state)
+{
+    (void)state;
+    char err[256];
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = "http://127.0.0.1:1";
+    o.ignore_env = true;
+    o.max_queue_size = 100; /* below the default batch of 512, which follows it */
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    o.max_queue_size = 1;
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    o.max_queue_size = 3; /* 4 slots: a batch of 4 fits, 5 does not */
+    o.max_export_batch_size = 4;
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    o.max_export_batch_size = 5;
+    assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
+    assert_string_equal(err, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 5 is above the queue size (4 slots: "
+                             "OTEL_BSP_MAX_QUEUE_SIZE 3 rounded up to a power of two)");
+    o.max_queue_size = 0; /* the default queue, 2048 */
+    o.max_export_batch_size = 2049;
+    assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
+    assert_string_equal(err, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 2049 is above the queue size "
+                             "(2048 slots: OTEL_BSP_MAX_QUEUE_SIZE 2048 rounded up to a power "
+                             "of two)");
+
+    /* The same from the variables. */
+    o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = "http://127.0.0.1:1";
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "256", 1);
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    setenv("OTEL_BSP_MAX_QUEUE_SIZE", "200", 1);
+    setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "256", 1);
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "257", 1);
+    assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
+    assert_string_equal(err, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 257 is above the queue size (256 "
+                             "slots: OTEL_BSP_MAX_QUEUE_SIZE 200 rounded up to a power of two)");
+    unsetenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE");
+    unsetenv("OTEL_BSP_MAX_QUEUE_SIZE");
+}
+
 static void exp_index(void **state)
 {
     (void)state;
@@ -367,10 +550,11 @@ static void exp_index(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(traceparent_valid), cmocka_unit_test(traceparent_invalid),
-        cmocka_unit_test(config_errors),     cmocka_unit_test(sampling),
-        cmocka_unit_test(drops_counted),     cmocka_unit_test(forked_child),
-        cmocka_unit_test(largest_record),    cmocka_unit_test(exp_index),
+        cmocka_unit_test(traceparent_valid),     cmocka_unit_test(traceparent_invalid),
+        cmocka_unit_test(config_errors),         cmocka_unit_test(sampling),
+        cmocka_unit_test(drops_counted),         cmocka_unit_test(forked_child),
+        cmocka_unit_test(largest_record),        cmocka_unit_test(exp_index),
+        cmocka_unit_test(batch_and_queue_sizes), cmocka_unit_test(tracestate_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,37 @@ static void test_event_bounds(void **state)
     hark_metrics_free(m);
 }
 
+/* The lowest bound allowed is 1 ns, an edge itself; bounds that round down to one
+ * edge make one `le` line, labelled with that edge. */
+static void test_bounds_rounded(void **state)
+{
+    (void)state;
+    size_t i = 1;
+    while (hark_metrics_bucket_lower(i + 1) <= 0.001)
+        i++;
+    double lo = hark_metrics_bucket_lower(i), hi = hark_metrics_bucket_lower(i + 1);
+    double mid = (lo + hi) / 2;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    assert_int_equal(hark_metrics_record(m, "a", 0.0), 0);
+    assert_int_equal(hark_metrics_record(m, "a", 2e-9), 0);
+    assert_int_equal(hark_metrics_record(m, "a", mid), 0);
+    const double bounds[] = {1e-9, lo, mid, hi}; /* mid rounds down to lo */
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
+    o.bounds = bounds;
+    o.bound_count = 4;
+    struct buf b = {NULL, 0, 0, -1};
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
+    double upper[8];
+    uint64_t cum[8];
+    assert_int_equal(text_buckets(b.p, "a", upper, cum, 8), 3);
+    assert_true(upper[0] == 1e-9 && cum[0] == 1); /* the 0 s duration */
+    assert_true(upper[1] == lo && cum[1] == 2);
+    assert_true(upper[2] == hi && cum[2] == 3);
+    free(b.p);
+    hark_metrics_free(m);
+}
+
 /* Bounds refused: not increasing, not positive, not finite, too many; nothing written. */
 static void test_bad_bounds(void **state)
 {
@@ -191,8 +222,18 @@ static void test_bad_bounds(void **state)
     assert_int_equal(hark_metrics_record(m, "a", 0.001), 0);
     struct buf b = {NULL, 0, 0, -1};
     static const double bad[][3] = {
-        {0.1, 0.2, 0.15}, {0.1, 0.1, 0.2}, {0, 0.1, 0.2},        {-1, 0.1, 0.2},
-        {0.1, 0.2, NAN},  {NAN, 0.1, 0.2}, {0.1, 0.2, INFINITY}, {-INFINITY, 0.1, 0.2},
+        {0.1, 0.2, 0.15},
+        {0.1, 0.1, 0.2},
+        {0, 0.1, 0.2},
+        {-1, 0.1, 0.2},
+        {0.1, 0.2, NAN},
+        {NAN, 0.1, 0.2},
+        {0.1, 0.2, INFINITY},
+        {-INFINITY, 0.1, 0.2},
+        /* Below 1 ns, the lowest edge above 0: it would round down to an `le` of 0. */
+        {5e-10, 0.1, 0.2},
+        {4.9e-324, 1e-9, 0.2},
+        {0.9999999e-9, 1e-9, 0.2},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
@@ -508,9 +549,10 @@ static void test_http_negotiation(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_ladder),  cmocka_unit_test(test_event_bounds),
-        cmocka_unit_test(test_bad_bounds),      cmocka_unit_test(test_options_versions),
-        cmocka_unit_test(test_protobuf_native), cmocka_unit_test(test_http_negotiation),
+        cmocka_unit_test(test_default_ladder),   cmocka_unit_test(test_event_bounds),
+        cmocka_unit_test(test_bad_bounds),       cmocka_unit_test(test_options_versions),
+        cmocka_unit_test(test_bounds_rounded),   cmocka_unit_test(test_protobuf_native),
+        cmocka_unit_test(test_http_negotiation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

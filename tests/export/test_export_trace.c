@@ -402,7 +402,8 @@ static void test_args(void **state)
     HARK_INSTRUMENT(tp, &p, { (void)0; });
     HARK_PAYLOAD(big, 2);
     hark_payload_set_int(&big, "n", 1);
-    hark_payload_set_str(&big, "sql", "SELECT * FROM a_table_with_a_long_name WHERE x = 1");
+    hark_payload_set_str(&big, "sql",
+                         "SELECT * FROM a_table_with_a_long_name WHERE x = 1 AND y = 2");
     HARK_INSTRUMENT(tp, &big, { (void)0; });
     assert_int_equal(hark_trace_close(t, NULL), 0);
     assert_non_null(strstr(s.buf, "\"args\":{\"q\":\"a\\\"b\\\\c\\n\",\"rows\":-3,\"ok\":true}"));

@@ -228,6 +228,58 @@ static void test_dest_keywords_any_case(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* Blanks are spaces and tabs only: a keyword next to any other control character
+ * (a newline, a carriage return, a form feed, a vertical tab) is malformed, as a
+ * path holding one is, and the destination is kept. MYAPP_LOG's directives are
+ * trimmed the same way. */
+static void test_only_spaces_and_tabs_are_blanks(void **state)
+{
+    (void)state;
+    static const char *const malformed[] = {"stderr\n", "\nstderr", "journald\f", "stdout\r",
+                                            "\vstdout"};
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        unlink(path);
+        clear_env();
+        hark_logger *l = logger_to_file();
+        setenv("T_LOG_DEST", malformed[i], 1);
+        assert_int_equal(hark_logger_configure_from_env(l, "T"), HARK_EINVAL);
+        assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "still here"), 0);
+        assert_int_equal(hark_logger_free(l), 0);
+        char *text = slurp(path);
+        assert_int_equal(count(text, "T_LOG_DEST=\""), 1);
+        assert_int_equal(count(text, "without control characters"), 1);
+        assert_int_equal(count(text, "still here"), 1);
+        free(text);
+    }
+
+    /* Spaces and tabs around a keyword are blanks: the stream, no report. */
+    unlink(path);
+    clear_env();
+    hark_logger *l = logger_to_file();
+    setenv("T_LOG_DEST", " \tstdout\t ", 1);
+    assert_int_equal(hark_logger_configure_from_env(l, "T"), 0);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "to stdout"), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    char *text = slurp(path);
+    assert_string_equal(text, "");
+    free(text);
+
+    /* MYAPP_LOG: "\tsql = debug " is a directive, "info\n" and "cache=warn\r" are
+     * malformed (each reported, ignored). */
+    unlink(path);
+    clear_env();
+    l = logger_to_file();
+    setenv("T_LOG", "info\n,\tsql = debug ,cache=warn\r", 1);
+    assert_int_equal(hark_logger_configure_from_env(l, "T"), HARK_EINVAL);
+    assert_int_equal(hark_logger_level(l), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_target_level(l, "sql"), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_target_level(l, "cache"), HARK_ENOENT);
+    assert_int_equal(hark_logger_free(l), 0);
+    text = slurp(path);
+    assert_int_equal(count(text, "hark: T_LOG=\""), 2);
+    free(text);
+}
+
 static void test_target_levels_api(void **state)
 {
     (void)state;
@@ -353,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup(test_every_variable, setup),
         cmocka_unit_test_setup(test_malformed_reported_once_rest_applied, setup),
         cmocka_unit_test_setup(test_dest_keywords_any_case, setup),
+        cmocka_unit_test_setup(test_only_spaces_and_tabs_are_blanks, setup),
         cmocka_unit_test_setup(test_target_levels_api, setup),
         cmocka_unit_test_setup(test_targets_through_log_subscribers, setup),
         cmocka_unit_test_setup(test_destinations, setup),

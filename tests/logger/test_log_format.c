@@ -864,6 +864,111 @@ static void test_fields_render_as_every_payload(void **state)
     free(line);
 }
 
+/* A window that holds the complete rendering gets it, even when it has no room
+ * left for the "_truncated":true marker; the marker's room is taken only when
+ * something is left out. */
+static void test_payload_members_whole_when_it_fits(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(inner, 2);
+    hark_payload_set_int(&inner, "x", 1);
+    hark_payload_set_str(&inner, "y", "two");
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_int(&p, "rows", 12345);
+    hark_payload_set_str(&p, "sql", "SELECT 1");
+    hark_payload_set_payload(&p, "n", &inner);
+    hark_payload_set_int(&p, "rows_seen_in_all", 1234567890);
+    static const char whole[] = "\"rows\":12345,\"sql\":\"SELECT 1\",\"n\":{\"x\":1,\"y\":\"two\"},"
+                                "\"rows_seen_in_all\":1234567890";
+    size_t len = sizeof whole - 1;
+    char buf[256];
+    for (size_t size = len; size <= len + HARK_PAYLOAD_JSON_MIN; size++) {
+        bool cut = true;
+        size_t n = hark_payload_json_members(buf, size, &p, &cut);
+        assert_false(cut);
+        assert_int_equal(n, len);
+        buf[n] = '\0';
+        assert_string_equal(buf, whole);
+    }
+    /* One byte less: the last field is left out and the marker takes its place. */
+    bool cut = false;
+    size_t n = hark_payload_json_members(buf, len - 1, &p, &cut);
+    assert_true(cut);
+    assert_true(n <= len - 1);
+    buf[n] = '\0';
+    assert_string_equal(buf, "\"rows\":12345,\"sql\":\"SELECT 1\",\"n\":{\"x\":1,\"y\":\"two\"},"
+                             "\"_truncated\":true");
+}
+
+/* An error's NULL type or message is null in every rendering, as a NULL string
+ * is: the payload members, the JSON line and logfmt agree. */
+static void test_error_null_parts_are_null(void **state)
+{
+    (void)state;
+    hark_field f[2] = {{.key = "e", .type = HARK_TYPE_ERROR, .as.error = {NULL, NULL}},
+                       {.key = "f", .type = HARK_TYPE_ERROR, .as.error = {"T", NULL}}};
+    hark_payload p = {f, 2, 2};
+    char members[256];
+    bool cut = true;
+    size_t n = hark_payload_json_members(members, sizeof members, &p, &cut);
+    assert_false(cut);
+    members[n] = '\0';
+    assert_string_equal(members, "\"e\":{\"type\":null,\"message\":null},"
+                                 "\"f\":{\"type\":\"T\",\"message\":null}");
+    hark_log_record rec = {
+        .level = HARK_LOG_INFO, .message = "m", .length = 1, .fields = f, .field_count = 2};
+    char *line = fmt_line(hark_log_format_json, &rec);
+    char want[300];
+    snprintf(want, sizeof want, "\"fields\":{%s}}\n", members);
+    assert_non_null(strstr(line, want));
+    free(line);
+    line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_non_null(strstr(line, " msg=m e=null e.message=null f=T f.message=null\n"));
+    free(line);
+}
+
+/* logfmt flattens a nested field under the keys of every payload it is in
+ * (outer.mid.k=1); a NULL payload is key=null and one nested too deep key=...,
+ * as JSON shows them; a nested error's message is its full key plus .message. */
+static void test_logfmt_nested_keys_full_path(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(f, 1);
+    hark_payload_set_str(&f, "x", "y");
+    HARK_PAYLOAD(e, 3);
+    hark_payload_set_payload(&e, "f", &f);
+    hark_payload_set_exception(&e, "E", "m", NULL);
+    HARK_PAYLOAD(d, 1);
+    hark_payload_set_payload(&d, "e", &e);
+    HARK_PAYLOAD(c, 1);
+    hark_payload_set_payload(&c, "d", &d);
+    HARK_PAYLOAD(b, 1);
+    hark_payload_set_payload(&b, "c", &c);
+    HARK_PAYLOAD(mid, 2);
+    hark_payload_set_int(&mid, "k", 1);
+    hark_payload_set_payload(&mid, "none", NULL);
+    HARK_PAYLOAD(outer, 2);
+    hark_payload_set_payload(&outer, "mid", &mid);
+    hark_payload_set_str(&outer, "s", "a b");
+    HARK_PAYLOAD(p, 4);
+    hark_payload_set_payload(&p, "outer", &outer);
+    hark_payload_set_payload(&p, "none", NULL);
+    hark_payload_set_payload(&p, "b", &b);
+    hark_payload_set_int(&p, "top", 2);
+    hark_log_record rec = {.level = HARK_LOG_INFO,
+                           .time = T0,
+                           .message = "m",
+                           .length = 1,
+                           .fields = p.fields,
+                           .field_count = p.count};
+    char *line = fmt_line(hark_log_format_logfmt, &rec);
+    assert_string_equal(line, "time=2001-09-09T01:46:40.250000Z level=info msg=m "
+                              "outer.mid.k=1 outer.mid.none=null outer.s=\"a b\" none=null "
+                              "b.c.d.e.f=... b.c.d.e.exception=E "
+                              "b.c.d.e.exception.message=m top=2\n");
+    free(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +983,9 @@ int main(void)
         cmocka_unit_test(test_bounds_and_snprintf),
         cmocka_unit_test(test_cut_value_says_truncated),
         cmocka_unit_test(test_fields_render_as_every_payload),
+        cmocka_unit_test(test_payload_members_whole_when_it_fits),
+        cmocka_unit_test(test_error_null_parts_are_null),
+        cmocka_unit_test(test_logfmt_nested_keys_full_path),
         cmocka_unit_test(test_tags_stack),
         cmocka_unit_test(test_tags_across_threads),
         cmocka_unit_test(test_tags_in_lines),

@@ -1370,6 +1370,26 @@ static void test_writes_to_tty(void **state)
     assert_int_equal(hark_logger_set_destination(l, "/dev/null"), 0);
     assert_false(hark_logger_writes_to_tty(l));
     assert_int_equal(hark_logger_free(l), 0);
+
+    /* A path is asked about the descriptor it writes to after a reopen, not the
+     * one the reopen closed: a terminal stays one... */
+    assert_int_equal(hark_logger_new_path(&l, ptsname(pty)), 0);
+    assert_true(hark_logger_writes_to_tty(l));
+    assert_int_equal(hark_logger_reopen(l), 0);
+    assert_true(hark_logger_writes_to_tty(l));
+    assert_int_equal(hark_logger_free(l), 0);
+    /* ...and a file stays none, even when a terminal now has the closed number. */
+    char file[64];
+    snprintf(file, sizeof file, "/tmp/hark-tty-%d.log", (int)getpid());
+    assert_int_equal(hark_logger_new_path(&l, file), 0);
+    assert_int_equal(hark_logger_reopen(l), 0);
+    /* The lowest free number: the one the reopen closed. */
+    tty = open(ptsname(pty), O_WRONLY | O_NOCTTY);
+    assert_true(tty >= 0);
+    assert_false(hark_logger_writes_to_tty(l));
+    close(tty);
+    assert_int_equal(hark_logger_free(l), 0);
+    unlink(file);
     close(pty);
 }
 

@@ -17,7 +17,7 @@
  *   payloads      nested objects, HARK_PAYLOAD_JSON_DEPTH levels below the top one;
  *                 a payload nested deeper is the string "..."; a NULL one is null
  *   errors        {"type":"...","message":"..."} (an `exception` field: Rails'
- *                 exception class name and message)
+ *                 exception class name and message); a NULL type or message as null
  *   too long      a field that does not fit whole is left out (a string is first cut
  *                 at a character boundary, keeping what fits) and the member
  *                 "_truncated":true ends the object
@@ -50,9 +50,11 @@ extern "C" {
 
 /*
  * Writes the fields of `p` as the members of a JSON object, without its braces
- * ("key":value,...), into `buf`: at most `size` bytes, not NUL-terminated. What
- * does not fit is left out as described above, "_truncated":true included in the
- * `size` bytes. Returns the number of bytes written; *truncated (may be NULL) says
+ * ("key":value,...), into `buf`: at most `size` bytes, not NUL-terminated. A
+ * complete rendering that fits in `size` bytes is written whole (room for the
+ * marker is kept only when something must be left out); otherwise what does not
+ * fit is left out as described above, "_truncated":true included in the `size`
+ * bytes. Returns the number of bytes written; *truncated (may be NULL) says
  * whether something was left out or cut. A NULL or empty payload writes nothing,
  * and so does a `size` below HARK_PAYLOAD_JSON_MIN (then *truncated is true when
  * the payload has fields). Nothing is allocated.

@@ -85,9 +85,11 @@ static char *decode(const char *s, size_t n, bool *bad)
     return o;
 }
 
-/* "k=v,k2=v2" into pairs (out[2i], out[2i+1]); keys must be non-empty. */
-static int pairs_inner(const char *what, const char *s, char ***out, size_t *count, char *err,
-                       size_t n)
+/* "k=v,k2=v2" into pairs (out[2i], out[2i+1]); keys must be non-empty. A `secret`
+ * list (headers: a value may be an API key) is named in messages by its keys alone,
+ * and neither its keys nor its values may hold a line break (a header injected). */
+static int pairs_inner(const char *what, bool secret, const char *s, char ***out, size_t *count,
+                       char *err, size_t n)
 {
     *out = NULL;
     *count = 0;
@@ -105,14 +107,20 @@ static int pairs_inner(const char *what, const char *s, char ***out, size_t *cou
             bool bad = false;
             char *k = decode(s, (size_t)(eq - s), &bad);
             char *v = k ? decode(eq + 1, len - (size_t)(eq - s) - 1, &bad) : NULL;
-            if (!k || !v || !*k) {
-                bool empty = k && !*k;
+            bool empty = k && !*k;
+            bool line_break = secret && v && (strpbrk(k, "\r\n") || strpbrk(v, "\r\n"));
+            if (!k || !v || empty || line_break) {
                 hark__free(k);
                 hark__free(v);
-                if (bad || empty)
-                    return fail(err, n, "%s: \"%.*s\" has %s", what, (int)len, s,
-                                bad ? "a bad %-escape" : "an empty key");
-                return HARK_ENOMEM;
+                if (!bad && !empty && !line_break)
+                    return HARK_ENOMEM;
+                const char *why = bad     ? "has a bad %-escape"
+                                  : empty ? "has an empty key"
+                                          : "holds a line break";
+                if (secret)
+                    return fail(err, n, "%s: header \"%.*s\" %s (values are not shown)", what,
+                                (int)(eq - s), s, why);
+                return fail(err, n, "%s: \"%.*s\" %s", what, (int)len, s, why);
             }
             if (*count * 2 + 2 > cap) {
                 size_t nc = cap ? cap * 2 : 8;
@@ -136,10 +144,10 @@ static int pairs_inner(const char *what, const char *s, char ***out, size_t *cou
     return 0;
 }
 
-static int parse_pairs(const char *what, const char *s, char ***out, size_t *count, char *err,
-                       size_t n)
+static int parse_pairs(const char *what, bool secret, const char *s, char ***out, size_t *count,
+                       char *err, size_t n)
 {
-    int rc = pairs_inner(what, s, out, count, err, n);
+    int rc = pairs_inner(what, secret, s, out, count, err, n);
     if (rc) {
         for (size_t i = 0; i < 2 * *count; i++)
             hark__free((*out)[i]);
@@ -155,8 +163,10 @@ static bool url_ok(const char *u)
     return (!strncmp(u, "http://", 7) && u[7]) || (!strncmp(u, "https://", 8) && u[8]);
 }
 
+/* An option (0: not given) or else its variable, from `min` to `max`; `def` when
+ * neither is given. */
 static int set_unsigned(unsigned *out, unsigned opt, const hark_otlp_options *o, const char *var,
-                        unsigned def, unsigned max, char *err, size_t n)
+                        unsigned def, unsigned min, unsigned max, char *err, size_t n)
 {
     if (opt) {
         if (opt > max)
@@ -169,8 +179,8 @@ static int set_unsigned(unsigned *out, unsigned opt, const hark_otlp_options *o,
         *out = def;
         return 0;
     }
-    if (!parse_uint(v, max, out))
-        return fail(err, n, "%s: \"%s\" is not a whole number from 0 to %u", var, v, max);
+    if (!parse_uint(v, max, out) || *out < min)
+        return fail(err, n, "%s: \"%s\" is not a whole number from %u to %u", var, v, min, max);
     return 0;
 }
 
@@ -189,8 +199,8 @@ static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *
         return HARK_ENOMEM;
 
     v = o->resource_attributes ? o->resource_attributes : env(o, "OTEL_RESOURCE_ATTRIBUTES");
-    if (v &&
-        (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", v, &c->resource, &c->resource_count, err, n)))
+    if (v && (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", false, v, &c->resource,
+                               &c->resource_count, err, n)))
         return rc;
     /* service.name from the resource attributes when no service name was given. */
     if (!o->service_name && !env(o, "OTEL_SERVICE_NAME"))
@@ -245,7 +255,7 @@ static int config_headers(hark__otlp_cfg *c, const hark_otlp_options *o, char *e
     if (v) {
         char **pairs;
         size_t count;
-        if ((rc = parse_pairs("OTEL_EXPORTER_OTLP_HEADERS", v, &pairs, &count, err, n)))
+        if ((rc = parse_pairs("OTEL_EXPORTER_OTLP_HEADERS", true, v, &pairs, &count, err, n)))
             return rc;
         c->headers = hark__calloc(count ? count : 1, sizeof *c->headers);
         for (size_t i = 0; c->headers && i < count; i++) {
@@ -259,12 +269,9 @@ static int config_headers(hark__otlp_cfg *c, const hark_otlp_options *o, char *e
         hark__free(pairs);
         if (!c->headers)
             return HARK_ENOMEM;
-        for (size_t i = 0; i < c->header_count; i++) {
+        for (size_t i = 0; i < c->header_count; i++)
             if (!c->headers[i])
                 return HARK_ENOMEM;
-            if (strpbrk(c->headers[i], "\r\n"))
-                return fail(err, n, "OTEL_EXPORTER_OTLP_HEADERS: a header holds a line break");
-        }
     }
     return 0;
 }
@@ -306,19 +313,19 @@ static int config_transport(hark__otlp_cfg *c, const hark_otlp_options *o, char 
 static int config_batching(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
     int rc;
-    enum { HOUR_MS = 3600000 };
-    if ((rc = set_unsigned(&c->timeout_ms, o->timeout_ms, o, "OTEL_EXPORTER_OTLP_TIMEOUT", 10000,
+    enum { HOUR_MS = 3600000, DEFAULT_BATCH = 512 };
+    if ((rc = set_unsigned(&c->timeout_ms, o->timeout_ms, o, "OTEL_EXPORTER_OTLP_TIMEOUT", 10000, 0,
                            HOUR_MS, err, n)) ||
         (rc = set_unsigned(&c->schedule_delay_ms, o->schedule_delay_ms, o,
-                           "OTEL_BSP_SCHEDULE_DELAY", 5000, HOUR_MS, err, n)) ||
+                           "OTEL_BSP_SCHEDULE_DELAY", 5000, 0, HOUR_MS, err, n)) ||
         (rc = set_unsigned(&c->export_timeout_ms, o->export_timeout_ms, o,
-                           "OTEL_BSP_EXPORT_TIMEOUT", 30000, HOUR_MS, err, n)) ||
+                           "OTEL_BSP_EXPORT_TIMEOUT", 30000, 0, HOUR_MS, err, n)) ||
         (rc = set_unsigned(&c->max_queue_size, o->max_queue_size, o, "OTEL_BSP_MAX_QUEUE_SIZE",
-                           2048, 1u << 24, err, n)) ||
+                           2048, 1, 1u << 24, err, n)) ||
         (rc = set_unsigned(&c->max_export_batch_size, o->max_export_batch_size, o,
-                           "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, 1u << 24, err, n)) ||
+                           "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 0, 1, 1u << 24, err, n)) ||
         (rc = set_unsigned(&c->metrics_interval_ms, o->metrics_interval_ms, o,
-                           "OTEL_METRIC_EXPORT_INTERVAL", 60000, 24 * HOUR_MS, err, n)))
+                           "OTEL_METRIC_EXPORT_INTERVAL", 60000, 0, 24 * HOUR_MS, err, n)))
         return rc;
     if (c->timeout_ms == 0)
         c->timeout_ms = 10000;
@@ -326,12 +333,20 @@ static int config_batching(hark__otlp_cfg *c, const hark_otlp_options *o, char *
         c->schedule_delay_ms = 1;
     if (c->metrics_interval_ms == 0)
         c->metrics_interval_ms = 60000;
-    if (c->max_queue_size == 0)
-        return fail(err, n, "OTEL_BSP_MAX_QUEUE_SIZE: must be at least 1");
-    if (c->max_export_batch_size == 0 || c->max_export_batch_size > c->max_queue_size)
+    /* The queue has a power of two of slots (an index is a mask); a batch is
+     * compared with those slots, the size the queue really has. */
+    unsigned asked = c->max_queue_size;
+    c->max_queue_size = 1;
+    while (c->max_queue_size < asked)
+        c->max_queue_size <<= 1;
+    if (c->max_export_batch_size == 0) /* not given: the default, or the whole queue */
+        c->max_export_batch_size =
+            c->max_queue_size < DEFAULT_BATCH ? c->max_queue_size : DEFAULT_BATCH;
+    else if (c->max_export_batch_size > c->max_queue_size)
         return fail(err, n,
-                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %u must be from 1 to the queue size (%u)",
-                    c->max_export_batch_size, c->max_queue_size);
+                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %u is above the queue size (%u slots: "
+                    "OTEL_BSP_MAX_QUEUE_SIZE %u rounded up to a power of two)",
+                    c->max_export_batch_size, c->max_queue_size, asked);
     c->span_bytes = o->span_bytes ? o->span_bytes : 1024;
     if (c->span_bytes < 256 || c->span_bytes > 65536)
         return fail(err, n, "options.span_bytes: %u is outside [256, 65536]", c->span_bytes);

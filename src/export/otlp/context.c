@@ -179,16 +179,64 @@ static bool hex_bytes(uint8_t *out, const char *s, size_t n)
     return nonzero || n == 1;
 }
 
-static bool key_char(char c)
+static bool lcalpha(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' ||
-           c == '/' || c == '@';
+    return c >= 'a' && c <= 'z';
 }
 
-/* A tracestate list as W3C describes it: up to 32 members key=value separated by
- * commas (optional whitespace around them); empty members are allowed. */
+static bool lcalpha_digit(char c)
+{
+    return lcalpha(c) || (c >= '0' && c <= '9');
+}
+
+/* The characters of a tracestate key after its first. */
+static bool key_char(char c)
+{
+    return lcalpha_digit(c) || c == '_' || c == '-' || c == '*' || c == '/';
+}
+
+static bool key_chars(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!key_char(s[i]))
+            return false;
+    return true;
+}
+
+/* A W3C Trace Context level 1 key: a simple key, lcalpha then up to 255 key
+ * characters; or a multi-tenant key, tenant-id "@" system-id: a tenant id of
+ * lcalpha or DIGIT then up to 240 key characters, a system id of lcalpha then up
+ * to 13. */
+static bool tracestate_key_ok(const char *k, size_t n)
+{
+    const char *at = memchr(k, '@', n);
+    if (!at)
+        return n >= 1 && n <= 256 && lcalpha(k[0]) && key_chars(k + 1, n - 1);
+    size_t tenant = (size_t)(at - k), system = n - tenant - 1;
+    return tenant >= 1 && tenant <= 241 && lcalpha_digit(k[0]) && key_chars(k + 1, tenant - 1) &&
+           system >= 1 && system <= 14 && lcalpha(at[1]) && key_chars(at + 2, system - 1);
+}
+
+/* A value: 1 to 256 characters from 0x20 to 0x7e except ',' and '=', the last not
+ * a space (trailing spaces are the list's optional whitespace, trimmed before). */
+static bool tracestate_value_ok(const char *v, size_t n)
+{
+    if (n < 1 || n > 256 || v[n - 1] == ' ')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0x20 || v[i] > 0x7e || v[i] == ',' || v[i] == '=')
+            return false;
+    return true;
+}
+
+/* A tracestate list as W3C Trace Context level 1 defines it: members key=value
+ * separated by commas, optional spaces and tabs around each; empty members allowed
+ * and not counted; at most 32 members, each key once. */
 static bool tracestate_ok(const char *s, size_t len)
 {
+    enum { MEMBERS_MAX = 32 };
+    const char *keys[MEMBERS_MAX];
+    size_t key_len[MEMBERS_MAX];
     size_t members = 0, i = 0;
     while (i < len) {
         while (i < len && (s[i] == ' ' || s[i] == '\t'))
@@ -200,17 +248,17 @@ static bool tracestate_ok(const char *s, size_t len)
         while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
             end--;
         if (end > start) {
-            const char *eq = memchr(s + start, '=', end - start);
-            if (!eq || eq == s + start || eq + 1 == s + end)
+            const char *m = s + start, *eq = memchr(m, '=', end - start);
+            if (!eq || members == MEMBERS_MAX)
                 return false;
-            for (const char *k = s + start; k < eq; k++)
-                if (!key_char(*k))
-                    return false;
-            for (const char *v = eq + 1; v < s + end; v++)
-                if (*v < 0x20 || *v > 0x7e || *v == ',' || *v == '=')
-                    return false;
-            if (++members > 32)
+            size_t kn = (size_t)(eq - m);
+            if (!tracestate_key_ok(m, kn) || !tracestate_value_ok(eq + 1, end - start - kn - 1))
                 return false;
+            for (size_t j = 0; j < members; j++)
+                if (key_len[j] == kn && !memcmp(keys[j], m, kn))
+                    return false; /* one entry per key */
+            keys[members] = m;
+            key_len[members++] = kn;
         }
         if (i < len)
             i++; /* the comma */

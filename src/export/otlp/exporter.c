@@ -55,10 +55,11 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     if (opts)
         o = *opts;
     if (!out || o.version != HARK_OTLP_OPTIONS_VERSION) {
-        if (err && err_len)
-            snprintf(err, err_len, "%s",
-                     out ? "options.version is not HARK_OTLP_OPTIONS_VERSION"
-                         : "no place for the exporter (out is NULL)");
+        if (err && err_len && out)
+            snprintf(err, err_len, "options.version: %u is not HARK_OTLP_OPTIONS_VERSION (%u)",
+                     o.version, (unsigned)HARK_OTLP_OPTIONS_VERSION);
+        else if (err && err_len)
+            snprintf(err, err_len, "no place for the exporter (out is NULL)");
         return HARK_EINVAL;
     }
     hark__otlp_context_init();

@@ -63,6 +63,13 @@ static int fd_reopen(void *data)
     return 0;
 }
 
+/* Read under io_lock, as fd_reopen() writes it. */
+int hark__sink_fd_fd(void *data)
+{
+    const fd_sink *f = data;
+    return f->fd;
+}
+
 static void fd_close(void *data)
 {
     fd_sink *f = data;
@@ -86,21 +93,21 @@ static int fd_sink_new(hark_log_sink *out, int fd, bool own, char *path)
     return 0;
 }
 
-int hark__sink_path(hark_log_sink *out, const char *path, int *fd)
+int hark__sink_path(hark_log_sink *out, const char *path)
 {
     char *copy = hark__strdup(path);
     if (!copy)
         return HARK_ENOMEM;
-    *fd = hark__open_append(path);
-    if (*fd < 0) {
+    int fd = hark__open_append(path);
+    if (fd < 0) {
         int saved = errno;
         hark__free(copy);
         errno = saved;
         return HARK_EIO;
     }
-    int rc = fd_sink_new(out, *fd, true, copy);
+    int rc = fd_sink_new(out, fd, true, copy);
     if (rc != 0) {
-        close(*fd);
+        close(fd);
         hark__free(copy);
     }
     return rc;
@@ -111,9 +118,8 @@ int hark_logger_new_path(hark_logger **out, const char *path)
     if (!out || !path || path[0] == '\0')
         return HARK_EINVAL;
     hark_log_sink s;
-    int fd;
-    int rc = hark__sink_path(&s, path, &fd);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, fd, false)) != 0)
+    int rc = hark__sink_path(&s, path);
+    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, hark__sink_fd_fd, false)) != 0)
         s.close(s.data);
     return rc;
 }
@@ -124,7 +130,7 @@ int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
         return HARK_EINVAL;
     hark_log_sink s;
     int rc = fd_sink_new(&s, fd, false, NULL);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, fd, false)) != 0)
+    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, hark__sink_fd_fd, false)) != 0)
         s.close(s.data);
     /* Owned only once the logger exists: on failure the caller keeps `fd`. */
     if (rc == 0)

@@ -344,7 +344,7 @@ int hark_logger_new_journald(hark_logger **out, const char *identifier)
         return HARK_EINVAL;
     hark_log_sink s;
     int rc = hark__sink_journald(&s, identifier);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, -1, false)) != 0)
+    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, NULL, false)) != 0)
         s.close(s.data);
     return rc;
 }

@@ -17,6 +17,11 @@ static int stream_flush(void *data)
     return fflush(data) == 0 ? 0 : HARK_EIO;
 }
 
+int hark__sink_stream_fd(void *data)
+{
+    return fileno(data);
+}
+
 int hark__sink_stream(hark_log_sink *out, FILE *fp)
 {
     *out = (hark_log_sink){
@@ -30,5 +35,5 @@ int hark_logger_new_file(hark_logger **out, FILE *fp)
         return HARK_EINVAL;
     hark_log_sink s;
     (void)hark__sink_stream(&s, fp);
-    return hark__logger_new_with_sink(out, &s, fileno(fp), false);
+    return hark__logger_new_with_sink(out, &s, hark__sink_stream_fd, false);
 }

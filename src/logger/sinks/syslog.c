@@ -52,7 +52,7 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
     }
     hark_log_sink t = {
         .write = syslog_write, .close = syslog_close, .data = s, .version = HARK_LOG_SINK_VERSION};
-    int rc = hark__logger_new_with_sink(out, &t, -1, false);
+    int rc = hark__logger_new_with_sink(out, &t, NULL, false);
     if (rc != 0) {
         syslog_close(s);
         return rc;

@@ -23,5 +23,5 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     copy.version = HARK_LOG_SINK_VERSION;
     if (!copy.write && !copy.write_record)
         return HARK_EINVAL;
-    return hark__logger_new_with_sink(out, &copy, -1, true);
+    return hark__logger_new_with_sink(out, &copy, NULL, true);
 }
