@@ -258,13 +258,18 @@ HARK_API int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock);
 
 /*
  * Waits until every unsubscribed subscription and superseded listener list of `n`
- * has been reclaimed and every pending release callback has run.
+ * has been reclaimed and every pending release callback has run (also one that
+ * another thread is running).
  * What it waits for: reclamation is process-wide -- one grace period shared by
  * every notifier -- so it waits until every event that was in flight when it was
  * called, on any notifier and any thread, has finished (or been discarded, or
  * ended by its thread's exit). A long instrumented block of another notifier
  * delays it by as long; an event that never ends (a handle built and never
- * finished) delays it for ever. Events that start after the call do not.
+ * finished) delays it for ever. An event that starts after the call holds it only
+ * if it starts while one that was in flight at the call is still running (the
+ * grace period's epoch cannot move on until those end); events that start once
+ * they have all ended do not. Called from a release callback, it also runs the
+ * releases reclaimed together with that one.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (called from a callback or with an event
  * of the calling thread in flight). Thread-safety: safe.
  */
@@ -534,7 +539,7 @@ struct hark__snapshot;
  */
 typedef struct hark_handle {
     const struct hark__snapshot *snap_; /* NULL: nobody takes part in this event */
-    uint64_t owner_;                    /* the starting thread's identity (never reused) */
+    uint64_t owner_; /* the thread that built it, then the one that started it (never reused) */
     hark_topic *topic_;
     const char *name_;
     const char *txn_id_; /* the id subscribers get: id_, or the legacy stack caller's */

@@ -269,10 +269,21 @@ HARK_HOT int start(hark_handle *h)
     return store_status(h, failures, first_failure);
 }
 
+/* A handle started on another thread than the one that built it: the starting
+ * thread takes its section over, so that it owns the event as its starter -- its
+ * nesting ends there when it finishes or is discarded there. */
+static __attribute__((noinline)) void take_over(hark_handle *h)
+{
+    if (hark__read_take(h->owner_, h->epoch_))
+        h->owner_ = hark__self.serial;
+}
+
 int hark_handle_start(hark_handle *h)
 {
     if (!h || h->state_ != STATE_BUILT)
         return HARK_ESTATE;
+    if (h->snap_ && HARK_UNLIKELY(h->owner_ != hark__self.serial))
+        take_over(h);
     return start(h);
 }
 

@@ -132,8 +132,11 @@ static void fork_parent(void)
     pthread_mutex_unlock(&domain_lock);
 }
 
+static void requeue_batches_of_others(void);
+
 static void fork_child(void)
 {
+    requeue_batches_of_others();
     struct hark__reader *r = readers;
     readers = NULL;
     while (r) {
@@ -176,6 +179,17 @@ bool hark__read_adopt(uint64_t serial, unsigned section)
     }
     pthread_mutex_unlock(&domain_lock);
     return adopted;
+}
+
+bool hark__read_take(uint64_t serial, unsigned section)
+{
+    if (!hark__read_adopt(serial, section))
+        return false;
+    struct hark__reader *self = &hark__self;
+    if (!self->serial)
+        hark__reader_register();
+    self->open++; /* as if entered here: left here with same_thread */
+    return true;
 }
 
 bool hark__reader_alive(uint64_t serial)
@@ -255,22 +269,110 @@ static struct hark__retired *take_ripe(void)
     return ripe;
 }
 
-static bool pending(const void *owner)
+/*
+ * Ripe nodes a thread has taken out and is reclaiming with domain_lock dropped:
+ * still pending for hark__epoch_wait(), which must not return while a release of
+ * its owner runs on another thread. One per reclaim_all() call, on its stack.
+ */
+struct batch {
+    struct batch *next;
+    const struct hark__reader *thread;
+    struct hark__retired *rest; /* not yet started */
+    const void *running;        /* owner of the node being reclaimed; NULL between */
+    bool busy;                  /* a node is being reclaimed */
+};
+static struct batch *batches; /* guarded by domain_lock */
+
+static bool owned(const struct hark__retired *list, const void *owner)
 {
-    for (struct hark__retired *n = retired_head; n; n = n->next)
+    for (const struct hark__retired *n = list; n; n = n->next)
         if (!owner || n->owner == owner)
             return true;
     return false;
 }
 
-/* Runs reclaim callbacks (user release functions among them) with no lock held. */
+/* fork(): batches other threads were reclaiming are in the child's copy of their
+ * stacks, with nobody to finish them. What they had not started goes back on the
+ * retired list (it is ripe: the child reclaims it); the node each was reclaiming
+ * is left as it is, half done in the parent's terms. Locking: domain_lock held. */
+static void requeue_batches_of_others(void)
+{
+    for (struct batch **p = &batches; *p;) {
+        struct batch *b = *p;
+        if (b->thread == &hark__self) {
+            p = &b->next;
+            continue;
+        }
+        if (b->rest) {
+            *retired_tail = b->rest;
+            while (*retired_tail)
+                retired_tail = &(*retired_tail)->next;
+        }
+        *p = b->next;
+    }
+}
+
+/* Whether anything of `owner` (anyone's, when NULL) is left to reclaim: retired,
+ * or taken by another thread and not yet reclaimed. The calling thread's own
+ * batches are not waited for: their rest is taken over by steal_own_batches(),
+ * and the node being reclaimed is the one whose release called the wait.
+ * Locking: domain_lock held. */
+static bool pending(const void *owner)
+{
+    if (owned(retired_head, owner))
+        return true;
+    for (const struct batch *b = batches; b; b = b->next)
+        if (b->thread != &hark__self &&
+            ((b->busy && (!owner || b->running == owner)) || owned(b->rest, owner)))
+            return true;
+    return false;
+}
+
+/* Appends to `ripe` what the calling thread's batches have not started: a release
+ * callback that quiesces reclaims them itself rather than return before they ran.
+ * Locking: domain_lock held. */
+static struct hark__retired *steal_own_batches(struct hark__retired *ripe)
+{
+    struct hark__retired **tail = &ripe;
+    while (*tail)
+        tail = &(*tail)->next;
+    for (struct batch *b = batches; b; b = b->next) {
+        if (b->thread == &hark__self && b->rest) {
+            *tail = b->rest;
+            b->rest = NULL;
+            while (*tail)
+                tail = &(*tail)->next;
+        }
+    }
+    return ripe;
+}
+
+/* Runs reclaim callbacks (user release functions among them) with no lock held,
+ * one node at a time, each taken from the batch under domain_lock so that waiters
+ * see what is left and a release on this thread may take the rest over. */
 static void reclaim_all(struct hark__retired *ripe)
 {
-    while (ripe) {
-        struct hark__retired *next = ripe->next;
-        ripe->reclaim(ripe);
-        ripe = next;
+    if (!ripe)
+        return;
+    struct batch b = {.thread = &hark__self, .rest = ripe};
+    pthread_mutex_lock(&domain_lock);
+    b.next = batches;
+    batches = &b;
+    for (struct hark__retired *node; (node = b.rest) != NULL;) {
+        b.rest = node->next;
+        b.running = node->owner;
+        b.busy = true;
+        pthread_mutex_unlock(&domain_lock);
+        node->reclaim(node);
+        pthread_mutex_lock(&domain_lock);
+        b.busy = false;
+        b.running = NULL;
     }
+    struct batch **p = &batches;
+    while (*p != &b)
+        p = &(*p)->next;
+    *p = b.next;
+    pthread_mutex_unlock(&domain_lock);
 }
 
 void hark__epoch_poll(void)
@@ -327,7 +429,7 @@ static bool reclaim_pass(const void *owner, bool *reclaimed)
     pthread_mutex_lock(&domain_lock);
     try_advance();
     try_advance();
-    struct hark__retired *ripe = take_ripe();
+    struct hark__retired *ripe = steal_own_batches(take_ripe());
     bool more = pending(owner);
     pthread_mutex_unlock(&domain_lock);
     *reclaimed = ripe != NULL;

@@ -167,6 +167,13 @@ static inline void hark__read_exit_portable(unsigned section, bool same_thread)
  */
 bool hark__read_adopt(uint64_t serial, unsigned section);
 
+/*
+ * Makes the calling thread the owner of a portable section entered by the thread
+ * `serial`, as if it had entered it (hark__read_exit_portable(section, true) leaves
+ * it here). False when the section is over already, as for hark__read_adopt().
+ */
+bool hark__read_take(uint64_t serial, unsigned section);
+
 /* Whether the thread `serial` names is still registered (has not exited). */
 bool hark__reader_alive(uint64_t serial);
 

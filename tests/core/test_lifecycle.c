@@ -233,6 +233,193 @@ static void test_try_free_does_not_wait_for_events_in_flight(void **state)
 }
 
 /*
+ * A handle built on one thread and started on another belongs to the thread that
+ * started it: finished (or discarded) there, it is that thread's current event no
+ * more, and the building thread is free of it (it may quiesce).
+ */
+typedef struct built_elsewhere {
+    hark_handle *h;
+    hark_topic *t;
+    bool discard;
+    hark_event_ids started, after, next_parent;
+} built_elsewhere;
+
+static void *start_and_end_here(void *arg)
+{
+    built_elsewhere *b = arg;
+    assert_int_equal(hark_handle_start(b->h), 0);
+    b->started = hark_handle_ids(b->h);
+    assert_int_equal(hark_current_event_ids().id, b->started.id);
+    assert_int_equal(b->discard ? hark_handle_discard(b->h) : hark_handle_finish(b->h), 0);
+    b->after = hark_current_event_ids();
+    hark_handle next;
+    assert_int_equal(hark_handle_build(&next, b->t, NULL), 0);
+    assert_int_equal(hark_handle_start(&next), 0);
+    b->next_parent = hark_handle_ids(&next);
+    assert_int_equal(hark_handle_finish(&next), 0);
+    return NULL;
+}
+
+static void start_on_another_thread(fx *f, bool discard)
+{
+    counts c = {0};
+    hark_subscription_id id = sub_counts(f->n, hark_exact("moved"), &c);
+    hark_handle h;
+    built_elsewhere b = {&h, topic(f->n, "moved"), discard, {0, 0}, {1, 1}, {1, 1}};
+    assert_int_equal(hark_handle_build(&h, b.t, NULL), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, start_and_end_here, &b), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(b.started.id != 0);
+    assert_int_equal(b.after.id, 0);
+    assert_int_equal(b.after.parent, 0);
+    assert_int_equal(b.next_parent.parent, 0); /* not enclosed by the ended handle */
+    assert_int_equal(hark_current_event_ids().id, 0);
+    assert_int_equal(atomic_load(&c.starts), 2);
+    assert_int_equal(atomic_load(&c.finishes), discard ? 1 : 2);
+    assert_reclaims(f->n, id, &c); /* the building thread holds nothing */
+}
+
+static void test_start_on_another_thread_then_finish_there(void **state)
+{
+    start_on_another_thread(*state, false);
+}
+
+static void test_start_on_another_thread_then_discard_there(void **state)
+{
+    start_on_another_thread(*state, true);
+}
+
+/*
+ * A release callback that another thread's registry change is running: quiesce and
+ * free of its notifier wait for it to return, even though that thread took it off
+ * the retired list before calling it.
+ */
+typedef struct slow_release {
+    steps s; /* 1: the release runs; 2: the main thread is about to wait */
+    atomic_int done;
+} slow_release;
+
+static int no_op_timed(const char *name, double st, double fi, const char *id, hark_payload *p,
+                       void *data)
+{
+    (void)name, (void)st, (void)fi, (void)id, (void)p, (void)data;
+    return 0;
+}
+
+static void release_slowly(void *data)
+{
+    slow_release *r = data;
+    set_step(&r->s, 1);
+    wait_step(&r->s, 2);
+    /* Long enough that a wait that did not wait would return first. */
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    atomic_store(&r->done, 1);
+}
+
+static void *churn_other_notifier(void *arg)
+{
+    hark_notifier *m = arg;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe_timed(&id, m, hark_exact("x"), no_op_timed, NULL), 0);
+    assert_int_equal(hark_unsubscribe(m, id), 0); /* reclaims what is ripe, of any notifier */
+    return NULL;
+}
+
+static void wait_for_release_on_another_thread(bool free_it)
+{
+    hark_notifier *n, *m;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_notifier_new(&m), 0);
+    slow_release r = {STEPS_INIT, 0};
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.pattern = hark_exact("a");
+    o.timed = no_op_timed;
+    o.release = release_slowly;
+    o.data = &r;
+    hark_subscription_id id;
+    assert_int_equal(hark_subscribe(&id, n, &o), 0);
+    /* An event in flight keeps the unsubscribed subscription from being reclaimed
+     * at once; the other thread's unsubscribe then reclaims it. */
+    assert_int_equal(hark_subscribe_timed(NULL, m, hark_exact("y"), no_op_timed, NULL), 0);
+    hark_handle h;
+    assert_int_equal(hark_handle_build(&h, topic(m, "y"), NULL), 0);
+    assert_int_equal(hark_handle_start(&h), 0);
+    assert_int_equal(hark_unsubscribe(n, id), 0);
+    assert_int_equal(hark_handle_finish(&h), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, churn_other_notifier, m), 0);
+    wait_step(&r.s, 1);
+    set_step(&r.s, 2);
+    assert_int_equal(free_it ? hark_notifier_free(n) : hark_notifier_quiesce(n), 0);
+    assert_int_equal(atomic_load(&r.done), 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (!free_it)
+        assert_int_equal(hark_notifier_free(n), 0);
+    assert_int_equal(hark_notifier_free(m), 0);
+}
+
+static void test_quiesce_waits_for_a_release_running_elsewhere(void **state)
+{
+    (void)state;
+    wait_for_release_on_another_thread(false);
+}
+
+static void test_free_waits_for_a_release_running_elsewhere(void **state)
+{
+    (void)state;
+    wait_for_release_on_another_thread(true);
+}
+
+/*
+ * A release callback that quiesces its own notifier: the releases reclaimed with it
+ * (taken out together, not yet run) have run when that quiesce returns.
+ */
+typedef struct nested_release {
+    hark_notifier *n;
+    atomic_int releases;
+    int seen_by_quiesce; /* releases run when the first release's quiesce returned */
+    int quiesce_rc;
+} nested_release;
+
+static void release_and_quiesce(void *data)
+{
+    nested_release *r = data;
+    if (atomic_fetch_add(&r->releases, 1) == 0) {
+        r->quiesce_rc = hark_notifier_quiesce(r->n);
+        r->seen_by_quiesce = atomic_load(&r->releases);
+    }
+}
+
+static void test_quiesce_in_a_release_runs_the_rest(void **state)
+{
+    fx *f = *state;
+    nested_release r = {f->n, 0, -1, 1};
+    hark_subscription_id ids[3];
+    for (int i = 0; i < 3; i++) {
+        hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+        o.pattern = hark_exact("a");
+        o.timed = no_op_timed;
+        o.release = release_and_quiesce;
+        o.data = &r;
+        assert_int_equal(hark_subscribe(&ids[i], f->n, &o), 0);
+    }
+    /* All three retired while an event holds them, then reclaimed in one batch. */
+    hark_handle h;
+    assert_int_equal(hark_handle_build(&h, topic(f->n, "a"), NULL), 0);
+    assert_int_equal(hark_handle_start(&h), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hark_unsubscribe(f->n, ids[i]), 0);
+    assert_int_equal(atomic_load(&r.releases), 0);
+    assert_int_equal(hark_handle_finish(&h), 0);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+    assert_int_equal(r.quiesce_rc, 0);
+    assert_int_equal(r.seen_by_quiesce, 3);
+    assert_int_equal(atomic_load(&r.releases), 3);
+}
+
+/*
  * hark_notifier_try_free() where the calling thread would wait on itself (its own
  * event in flight): HARK_EBUSY, and nothing changes -- the notifier keeps its
  * subscriptions and stays the default -- as hark_notifier_free() does.
@@ -840,6 +1027,13 @@ int main(void)
     const struct CMUnitTest tests[] =
     { cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_start_on_another_thread_then_finish_there, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_start_on_another_thread_then_discard_there, setup,
+                                      teardown),
+      cmocka_unit_test(test_quiesce_waits_for_a_release_running_elsewhere),
+      cmocka_unit_test(test_free_waits_for_a_release_running_elsewhere),
+      cmocka_unit_test_setup_teardown(test_quiesce_in_a_release_runs_the_rest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_try_free_on_its_own_event_changes_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_registry_changes_end_in_a_forked_child, setup, teardown),

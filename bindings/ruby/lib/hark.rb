@@ -159,10 +159,13 @@ module Hark
       handle.finish_with_values(name, id, payload)
     end
 
+    # Rails' order: the subscribers of exactly this name, then the others, each in
+    # subscribe order. Which of them match is hark's answer, the one delivery uses: a
+    # name is its bytes (:foo is "foo", "évt".b is "évt").
     def all_listeners_for(name)
       subs = @subscriptions.dup
       exact, other = subs.partition { |s| String === s.raw_pattern }
-      exact.select { |s| s.raw_pattern == name } + other.select { |s| s.subscribed_to?(name) }
+      (exact + other).select { |s| s.subscribed_to?(name) }
     end
 
     def listeners_for(name)

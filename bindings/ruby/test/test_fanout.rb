@@ -278,6 +278,65 @@ class TestFanout < Minitest::Test
     assert_equal "#<Hark::Fanout (4 patterns)>", @f.inspect # évt, x, y and /x/
   end
 
+  class Recording < Regexp
+    attr_accessor :seen
+    def ===(name)
+      seen << [name, name.encoding, name.frozen?]
+      super
+    end
+  end
+
+  # A pattern is asked with the form a name was first seen in, whether it was
+  # subscribed before the name was seen or after: the same answer either way.
+  def test_a_pattern_subscribed_later_is_asked_with_the_form_first_seen
+    got = []
+    instrument("mötor")
+    instrument("höst".b)
+    instrument(:sym)
+    @f.subscribe(/^m.tor$/) { |name, *| got << [:dot, name] }
+    @f.subscribe(/ö/) { |name, *| got << [:umlaut, name] } # binary "höst": no match, no raise
+    seen = []
+    @f.subscribe(Recording.new("o").tap { |re| re.seen = seen }) { }
+    assert_equal [["höst".b, Encoding::ASCII_8BIT, true], ["mötor".b, Encoding::UTF_8, true],
+                  ["sym".b, Encoding::US_ASCII, true]], seen.sort_by(&:first).map { |n, e, f| [n.b, e, f] }
+    instrument("mötor")
+    instrument("mötor".b) # one name: the answer for "mötor" holds
+    instrument("höst")
+    assert_equal [[:dot, "mötor"], [:umlaut, "mötor"], [:dot, "mötor".b], [:umlaut, "mötor".b]], got
+    # subscribed before: asked with the first form too
+    got.clear
+    @f.subscribe(/^b.se$/) { |name, *| got << [:dot2, name] }
+    instrument("böse")
+    instrument("böse".b)
+    assert_equal [[:umlaut, "böse"], [:dot2, "böse"], [:umlaut, "böse".b], [:dot2, "böse".b]], got
+  end
+
+  # listeners_for and all_listeners_for answer as delivery does: by the name's bytes,
+  # exact subscribers first, then the others, each in subscribe order (Rails' order).
+  def test_listeners_for_a_name_in_another_form_are_those_it_is_delivered_to
+    got = []
+    quiet = Object.new
+    def quiet.call(*) = nil
+    def quiet.silenced?(_) = true
+    all = @f.subscribe { |name, *| got << [:all, name] }
+    re = @f.subscribe(/^fo|t$/) { |name, *| got << [:re, name] }
+    foo = @f.subscribe("foo") { |name, *| got << [:foo, name] }
+    evt = @f.subscribe("évt") { |name, *| got << [:evt, name] }
+    silenced = @f.subscribe("foo", quiet)
+    foo2 = @f.subscribe("foo") { |name, *| got << [:foo2, name] }
+    @f.subscribe("bar") { }
+    assert_equal [foo, silenced, foo2, all, re], @f.all_listeners_for(:foo)
+    assert_equal [foo, foo2, all, re], @f.listeners_for(:foo)
+    assert_equal [foo, foo2, all, re], @f.listeners_for("foo".b)
+    assert_equal [evt, all, re], @f.listeners_for("évt".b)
+    assert_equal [evt, all, re], @f.all_listeners_for(:évt)
+    assert_equal [all], @f.listeners_for("other")
+    @f.publish(:foo)
+    @f.publish("évt".b)
+    assert_equal [[:foo, :foo], [:foo2, :foo], [:all, :foo], [:re, :foo],
+                  [:evt, "évt".b], [:all, "évt".b], [:re, "évt".b]], got
+  end
+
   def test_unsubscribe_by_name_excludes_it_from_matching_regexps_only
     got = []
     @f.subscribe(/sub/) { |name, *| got << [:re, name] }

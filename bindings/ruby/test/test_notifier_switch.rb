@@ -72,6 +72,40 @@ class TestNotifierSwitch < Minitest::Test
     assert_equal 2, recorder.log.size
   end
 
+  # Setting @notifier directly is not seen: instrument asks whether anyone listens and
+  # delivers through the same notifier, the one it keeps until notifier= is called.
+  def test_setting_the_notifier_variable_directly_is_not_seen
+    got = []
+    kept = N::Fanout.new
+    N.notifier = kept
+    kept.subscribe("x") { got << :kept_x }
+    other = N::Fanout.new
+    other.subscribe("x") { got << :other_x }
+    other.subscribe("y") { got << :other_y }
+    N.instrument("x") { }
+    N.instance_variable_set(:@notifier, other)
+    assert_equal :block, N.instrument("x") { :block }
+    assert_equal :block, N.instrument("y") { :block }
+    assert_equal [:kept_x, :kept_x], got
+    N.notifier = other
+    N.instrument("x") { }
+    N.instrument("y") { }
+    assert_equal [:kept_x, :kept_x, :other_x, :other_y], got
+  end
+
+  def test_setting_the_variable_directly_after_a_notifier_of_its_own_is_not_seen
+    recorder = Recorder.new
+    N.notifier = recorder
+    N.instrument("switch.test", n: 0) { }
+    hark = N::Fanout.new
+    heard = names_heard_by(hark)
+    N.instance_variable_set(:@notifier, hark)
+    assert_equal :block, N.instrument("switch.test", n: 1) { :block }
+    assert_equal [], heard
+    assert_equal [[:start, "switch.test"], [:finish, "switch.test", { n: 0 }],
+                  [:start, "switch.test"], [:finish, "switch.test", { n: 1 }]], recorder.log
+  end
+
   def test_a_writer_that_raises_still_leaves_instrument_current
     quiet = N::Fanout.new
     N.notifier = quiet

@@ -33,6 +33,7 @@ static bool fanout_destroy(fanout *f)
         s = next;
     }
     st_free_table(f->topics);
+    st_free_table(f->forms);
     free(f);
     return true;
 }
@@ -118,6 +119,7 @@ VALUE fanout_alloc(VALUE klass)
         rb_raise(rb_eNoMemError, "hark: out of memory");
     }
     f->topics = st_init_strtable();
+    f->forms = st_init_numtable();
     f->subs_tail = &f->subs;
     f->refs = 1;
     hark_clock clock = {wall_clock, NULL, NULL, NULL};

@@ -81,7 +81,11 @@ typedef struct fanout {
     rsub *subs;       /* in subscription order: Ruby patterns are asked in it, as Rails does */
     rsub **subs_tail; /* the last one's `next` (or `subs`) */
     st_table *topics; /* name (topic-owned char *) -> hark_topic * */
-    long refs;        /* the Ruby object + every live handle */
+    /* name (the same topic-owned char *) -> encoding index of the String it was first
+     * seen as: a pattern subscribed later is asked with that form, as the patterns
+     * subscribed before were (names equal in bytes are one name, answered once). */
+    st_table *forms;
+    long refs; /* the Ruby object + every live handle */
     /* Walks of `subs` that run Ruby (a pattern's ===) in progress: Ruby may unsubscribe
      * meanwhile, so sweep() frees nothing until they are over. */
     int walkers;

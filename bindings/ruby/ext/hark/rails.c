@@ -5,11 +5,13 @@
  */
 #include "hark_ext.h"
 
-static ID id_at_notifier, id_at_id, id_instrumenter, id_instrument, id_rails_instrument;
+static ID id_at_notifier, id_at_id, id_instrumenter_for, id_instrument, id_instrument_with;
 
 /* ActiveSupport::Notifications' @notifier as last read, or Qundef: a module's instance
  * variable is a table lookup, so the module-level instrument reads it once per change.
- * Every ActiveSupport::Notifications.notifier= clears it (Hark._notifier_changed). */
+ * Every ActiveSupport::Notifications.notifier= clears it (Hark._notifier_changed).
+ * Whether anyone listens and where the event goes are both decided by this notifier,
+ * never by @notifier read again: one event, one notifier. */
 static VALUE cached_notifier = Qundef;
 static fanout *cached_fanout; /* its fanout; NULL when the notifier is not hark's */
 
@@ -29,9 +31,9 @@ void rails_init_ids(void)
 {
     id_at_notifier = rb_intern("@notifier");
     id_at_id = rb_intern("@id");
-    id_instrumenter = rb_intern("instrumenter");
+    id_instrumenter_for = rb_intern("hark_instrumenter_for");
     id_instrument = rb_intern("instrument");
-    id_rails_instrument = rb_intern("hark_rails_instrument");
+    id_instrument_with = rb_intern("hark_instrument_with");
 }
 
 /* Prepended to ActiveSupport::Notifications::Instrumenter: instrument(name, payload = {}) */
@@ -51,8 +53,11 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
 {
     rb_check_arity(argc, 1, 2);
     fanout *f = current_fanout(mod);
-    if (!f)
-        return rb_funcall_passing_block(mod, id_rails_instrument, argc, argv);
+    if (!f) {
+        /* Not hark's: Rails' instrument, on the notifier kept (hark/rails.rb). */
+        VALUE args[3] = {cached_notifier, argv[0], argc > 1 ? argv[1] : rb_hash_new()};
+        return rb_funcall_passing_block(mod, id_instrument_with, 3, args);
+    }
     hark_topic *t = topic_for(f, argv[0]);
     bool on = hark_enabled(t);
     if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
@@ -64,7 +69,9 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
             return Qnil;
         return rb_yield(argc > 1 ? argv[1] : rb_hash_new());
     }
-    VALUE instrumenter = rb_funcall(mod, id_instrumenter, 0);
+    /* Rails' instrumenter for the notifier kept (not Rails' `instrumenter`, which
+     * would read @notifier again). */
+    VALUE instrumenter = rb_funcall(mod, id_instrumenter_for, 1, cached_notifier);
     VALUE args[2] = {argv[0], argc > 1 ? argv[1] : rb_hash_new()};
     return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
 }
@@ -78,7 +85,7 @@ VALUE hark_notifier_changed(VALUE mod)
 }
 
 /* Hark._install_rails(ActiveSupport::Notifications, hooks_module): `instrument` of the
- * module (the original kept as hark_rails_instrument) and of the instrumenter. */
+ * module and of the instrumenter. */
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks)
 {
     (void)mod;
@@ -89,7 +96,6 @@ VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hook
     }
     cached_notifier = Qundef;
     VALUE singleton = rb_singleton_class(notifications);
-    rb_define_alias(singleton, "hark_rails_instrument", "instrument");
     rb_define_method(singleton, "instrument", notifications_instrument, -1);
     rb_define_method(instrumenter_hooks, "instrument", instrumenter_instrument, -1);
     return Qtrue;

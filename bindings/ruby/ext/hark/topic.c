@@ -3,11 +3,15 @@
  * with ===) answered for hark ahead of time: hark asks a match pattern under its
  * notifier lock, where Ruby cannot run, so every pattern is asked in Ruby about a
  * name before hark needs the answer -- when the name is first seen, and when the
- * pattern is subscribed about every name seen so far.
+ * pattern is subscribed about every name seen so far. Both are asked with the form
+ * the name was first seen in, so that the answer is the same whichever came first.
  */
 #include "hark_ext.h"
 
+#include <ruby/encoding.h>
+
 #include <stdlib.h>
+#include <string.h>
 
 __thread st_table *tls_new_name_answers;
 
@@ -102,6 +106,7 @@ static hark_topic *topic_lookup(fanout *f, VALUE name)
     if (answers)
         keep_answers(f, answers, key);
     st_insert(f->topics, (st_data_t)key, (st_data_t)t);
+    st_insert(f->forms, (st_data_t)key, (st_data_t)rb_enc_get_index(str));
     return t;
 }
 
@@ -140,10 +145,47 @@ static int fill_cb(st_data_t key, st_data_t val, st_data_t arg)
 }
 
 /*
+ * The String a pattern subscribed now is asked about an interned name with: the
+ * name's bytes in the encoding of the String it was first seen as, which is what the
+ * patterns subscribed before it were asked with. Every name of a fanout is interned
+ * through Ruby, so it has one; were it not, the name would be asked as UTF-8 when its
+ * bytes are valid UTF-8, else as binary.
+ */
+static VALUE first_form(fanout *f, const char *name)
+{
+    long len = (long)strlen(name);
+    st_data_t enc;
+    VALUE str;
+    if (st_lookup(f->forms, (st_data_t)name, &enc)) {
+        str = rb_enc_str_new(name, len, rb_enc_from_index((int)enc));
+    } else {
+        str = rb_utf8_str_new(name, len);
+        if (rb_enc_str_coderange(str) == ENC_CODERANGE_BROKEN)
+            rb_enc_associate_index(str, rb_ascii8bit_encindex());
+    }
+    return rb_obj_freeze(str);
+}
+
+/* Whether the pending exception is an Encoding::CompatibilityError (which it then
+ * clears). */
+static bool take_compat_error(void)
+{
+    if (!rb_obj_is_kind_of(rb_errinfo(), rb_eEncCompatError))
+        return false;
+    rb_set_errinfo(Qnil);
+    return true;
+}
+
+/*
  * Asks a new matcher's pattern about every name interned so far, into s->names.
  * Ruby runs, so another thread may intern names meanwhile: repeats until the table
  * is stable. Returns 0, -1 when out of memory, or the jump tag a pattern's === left
  * by (the caller then frees s and resumes the jump).
+ *
+ * A pattern that cannot be matched against a name's form (a non-ASCII Regexp and a
+ * name first seen in another encoding: Encoding::CompatibilityError) does not match
+ * that name. Rails never asks at subscribe time, so raising here would refuse a
+ * subscription Rails makes, over a name it may never instrument again.
  */
 int ask_known_names(fanout *f, rsub *s)
 {
@@ -158,9 +200,13 @@ int ask_known_names(fanout *f, rsub *s)
         for (st_index_t j = 0; j < fill.i && !state; j++) {
             if (st_lookup(s->names, (st_data_t)names[j], NULL))
                 continue;
-            VALUE str = rb_str_new_cstr(names[j]);
+            VALUE str = first_form(f, names[j]);
             struct call cl = {s->pattern, id_eqq, 1, &str};
             VALUE r = rb_protect(do_call, (VALUE)&cl, &state);
+            if (state == TAG_RAISE && take_compat_error()) {
+                state = 0;
+                r = Qfalse;
+            }
             if (!state)
                 st_insert(s->names, (st_data_t)names[j], RTEST(r) ? 1 : 0);
         }

@@ -27,6 +27,29 @@ module Hark
   module InstrumenterHooks
   end
 end
+
+module ActiveSupport
+  module Notifications
+    class << self
+      # Rails' instrumenter, for the notifier the C instrument keeps rather than the one
+      # @notifier holds now: the event goes where the listening check looked.
+      def hark_instrumenter_for(notifier) # :nodoc:
+        registry[notifier] ||= Instrumenter.new(notifier)
+      end
+
+      # Rails' instrument, on the notifier the C instrument keeps when it is not hark's
+      # (public: the C instrument passes its block on, which a private call refuses).
+      def hark_instrument_with(notifier, name, payload) # :nodoc:
+        if notifier.listening?(name)
+          hark_instrumenter_for(notifier).instrument(name, payload) { yield payload if block_given? }
+        else
+          yield payload if block_given?
+        end
+      end
+    end
+  end
+end
+
 module Hark
   # ActiveSupport::Notifications.notifier= also tells the C instrument, which keeps the
   # notifier it last read (setting the @notifier variable directly is not seen).
@@ -41,7 +64,7 @@ end
 ActiveSupport::Notifications.singleton_class.prepend(Hark::NotifierWriterHook)
 
 # ActiveSupport::Notifications.instrument: nobody listening costs one lookup and one load;
-# otherwise it goes through the instrumenter as Rails' does.
+# otherwise it goes through the kept notifier's instrumenter as Rails' does.
 Hark._install_rails(ActiveSupport::Notifications, Hark::InstrumenterHooks)
 ActiveSupport::Notifications::Instrumenter.prepend(Hark::InstrumenterHooks)
 
