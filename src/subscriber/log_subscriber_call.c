@@ -4,6 +4,7 @@
  * a failing handler is logged, not passed on) and the logging helpers handlers use.
  */
 #include "log_subscriber_internal.h"
+#include "hark/log_env.h"
 #include "hark/sys/log_event.h"
 
 #include <stdarg.h>
