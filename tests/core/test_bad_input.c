@@ -169,13 +169,16 @@ static int sub_with(hark_subscribe_options o)
 }
 
 /* Results of calls made from inside a subscriber callback. */
-static int inside_quiesce, inside_free, inside_unsub_self, inside_subscribe;
+static int inside_quiesce, inside_free, inside_try_free, inside_unsub_self, inside_subscribe;
+static bool inside_kept; /* still subscribed after those */
 static hark_subscription_id inside_id;
 static int inside_cb(const char *name, double s, double f, const char *id, hark_payload *p, void *d)
 {
     (void)name, (void)s, (void)f, (void)id, (void)p, (void)d;
     inside_quiesce = hark_notifier_quiesce(N);
     inside_free = hark_notifier_free(N);
+    inside_try_free = hark_notifier_try_free(N);
+    inside_kept = hark_subscribed_to(N, inside_id, "bad.inside") == 1;
     hark_subscription_id tmp = 0;
     inside_subscribe = hark_subscribe_timed(&tmp, N, hark_exact("bad.other"), timed_cb, NULL);
     if (inside_subscribe == 0)
@@ -185,13 +188,26 @@ static int inside_cb(const char *name, double s, double f, const char *id, hark_
 }
 
 /* The block of an event: calls that must refuse to wait for it. */
-static int block_quiesce, block_free;
+static int block_quiesce, block_free, block_try_free;
 static int block_fn(hark_payload *p, hark_failure *f, void *d)
 {
     (void)p, (void)f, (void)d;
     block_quiesce = hark_notifier_quiesce(N);
     block_free = hark_notifier_free(N);
+    block_try_free = hark_notifier_try_free(N);
     return 0;
+}
+
+/* A match function of N: what ending N from inside it returned, by when it was asked. */
+enum { AT_SUBSCRIBE, AT_INTERN };
+static int match_quiesce[2], match_free[2], match_try_free[2], match_when;
+static bool match_ends_n(const char *name, void *data)
+{
+    (void)data;
+    match_quiesce[match_when] = hark_notifier_quiesce(N);
+    match_free[match_when] = hark_notifier_free(N);
+    match_try_free[match_when] = hark_notifier_try_free(N);
+    return strcmp(name, "bad.match") == 0;
 }
 
 static size_t count_topics(void)
@@ -245,6 +261,9 @@ static void rows_notifier(void)
     ROW("hark_notifier_quiesce", "from inside a subscriber callback", HARK_EBUSY, inside_quiesce);
     ROW("hark_notifier_free", "from inside a subscriber callback (nothing is freed)", HARK_EBUSY,
         inside_free);
+    ROW("hark_notifier_try_free",
+        "from inside a subscriber callback (nothing is changed: its subscriptions stay)",
+        HARK_EBUSY, inside_kept ? inside_try_free : 0);
     ROW("hark_subscribe", "from inside a subscriber callback", 0, inside_subscribe);
     ROW("hark_unsubscribe", "its own subscription, from inside its callback", 0, inside_unsub_self);
     hark_topic *bt = NULL;
@@ -255,7 +274,33 @@ static void rows_notifier(void)
         block_quiesce);
     ROW("hark_notifier_free", "inside an instrumented block of the calling thread", HARK_EBUSY,
         block_free);
+    ROW("hark_notifier_try_free", "inside an instrumented block of the calling thread", HARK_EBUSY,
+        block_try_free);
     assert_int_equal(hark_unsubscribe_name(N, "bad.block"), 1);
+    /* From a match function of N, asked for an existing name, then for a new one. */
+    assert_int_equal(hark_topic_get(&bt, N, "bad.match.old"), 0);
+    match_when = AT_SUBSCRIBE;
+    hark_subscription_id mid = 0;
+    assert_int_equal(hark_subscribe_timed(&mid, N, hark_match(match_ends_n, NULL), timed_cb, NULL),
+                     0);
+    match_when = AT_INTERN;
+    assert_int_equal(hark_topic_get(&bt, N, "bad.match"), 0);
+    assert_true(hark_enabled(bt)); /* the subscription stands */
+    assert_int_equal(hark_unsubscribe(N, mid), 0);
+    ROW("hark_notifier_quiesce", "from a match function of that notifier, at subscribe time",
+        HARK_EBUSY, match_quiesce[AT_SUBSCRIBE]);
+    ROW("hark_notifier_free",
+        "from a match function of that notifier, at subscribe time (nothing is freed)", HARK_EBUSY,
+        match_free[AT_SUBSCRIBE]);
+    ROW("hark_notifier_try_free", "from a match function of that notifier, at subscribe time",
+        HARK_EBUSY, match_try_free[AT_SUBSCRIBE]);
+    ROW("hark_notifier_quiesce", "from a match function of that notifier, for a new name",
+        HARK_EBUSY, match_quiesce[AT_INTERN]);
+    ROW("hark_notifier_free",
+        "from a match function of that notifier, for a new name (nothing is freed)", HARK_EBUSY,
+        match_free[AT_INTERN]);
+    ROW("hark_notifier_try_free", "from a match function of that notifier, for a new name",
+        HARK_EBUSY, match_try_free[AT_INTERN]);
     hark_reclaim_hold();
     int held_quiesce = hark_notifier_quiesce(N);
     hark_reclaim_resume();
