@@ -54,9 +54,9 @@
  * Transport: OTLP/HTTP, protobuf (default) or JSON bodies, optionally gzip, over
  * libcurl. 429, 502, 503 and 504 answers, and failed connections, are retried with
  * exponential backoff (1 s doubling, at most 32 s, with jitter) or after the
- * answer's Retry-After, within `export_timeout_ms` per batch; other failures drop
- * the batch. Every span not exported is counted: `dropped` in hark_otlp_stats is
- * exact.
+ * answer's Retry-After, within `export_timeout_ms` per batch (a Retry-After that
+ * would end past it drops the batch at once); other failures drop the batch. Every span not
+ * exported is counted: `dropped` in hark_otlp_stats is exact.
  *
  * Configuration: each option left 0/NULL takes its value from the standard
  * variable (unless `ignore_env`), else from OpenTelemetry's default:
@@ -71,9 +71,11 @@
  *   headers                  OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", percent-decoded)
  *   protocol                 OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, http/json)
  *   compression              OTEL_EXPORTER_OTLP_COMPRESSION (none, gzip)
- *   timeout_ms               OTEL_EXPORTER_OTLP_TIMEOUT (10000 ms per request)
- *   schedule_delay_ms        OTEL_BSP_SCHEDULE_DELAY (5000)
- *   export_timeout_ms        OTEL_BSP_EXPORT_TIMEOUT (30000, retries included)
+ *   timeout_ms               OTEL_EXPORTER_OTLP_TIMEOUT (10000 ms per request; 0:
+ *                            the default)
+ *   schedule_delay_ms        OTEL_BSP_SCHEDULE_DELAY (5000; 0: 1 ms)
+ *   export_timeout_ms        OTEL_BSP_EXPORT_TIMEOUT (30000, retries included; 0:
+ *                            the default)
  *   max_queue_size           OTEL_BSP_MAX_QUEUE_SIZE (2048; at least 1, rounded up to
  *                            a power of two: the queue's slots)
  *   max_export_batch_size    OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512, or the queue's slots
@@ -308,7 +310,9 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
 
 /*
  * Exports everything queued before the call (and a metrics snapshot, if
- * attached), waiting at most `timeout_ms`.
+ * attached), waiting at most `timeout_ms`. In a forked child, which has no worker
+ * thread, the calling thread exports: a batch it has begun runs to its end, so
+ * the call may take up to `export_timeout_ms` longer.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
  * export goes on in the background), HARK_EIO (records were dropped since the
  * previous flush -- a full queue, a failed export: hark_otlp_stats says how many).
@@ -322,11 +326,12 @@ HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
 /*
  * Unsubscribes, waits for events in flight, exports what is queued (and a last
  * metrics snapshot) within `timeout_ms`, counts what could not be exported as
- * dropped, stops the worker and frees the exporter. NULL is accepted. `stats` (may
- * be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was
- * dropped over the exporter's life (the stats say how many).
- * Thread-safety: once per exporter; not from a subscriber callback, nor
- * concurrently with freeing a notifier it is attached to.
+ * dropped, stops the worker and frees the exporter. A request still in progress
+ * at the deadline is ended (libcurl checks about once a second while it waits
+ * for an answer, so the call can run up to a second past `timeout_ms`). NULL is accepted. `stats`
+ * (may be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was dropped
+ * over the exporter's life (the stats say how many). Thread-safety: once per exporter; not from a
+ * subscriber callback, nor concurrently with freeing a notifier it is attached to.
  */
 HARK_API int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats);
 

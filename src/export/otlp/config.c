@@ -327,8 +327,12 @@ static int config_batching(hark__otlp_cfg *c, const hark_otlp_options *o, char *
         (rc = set_unsigned(&c->metrics_interval_ms, o->metrics_interval_ms, o,
                            "OTEL_METRIC_EXPORT_INTERVAL", 60000, 0, 24 * HOUR_MS, err, n)))
         return rc;
+    /* 0 in a variable means the default, as for the request timeout: an export
+     * timeout of 0 would drop every batch without a request. */
     if (c->timeout_ms == 0)
         c->timeout_ms = 10000;
+    if (c->export_timeout_ms == 0)
+        c->export_timeout_ms = 30000;
     if (c->schedule_delay_ms == 0)
         c->schedule_delay_ms = 1;
     if (c->metrics_interval_ms == 0)

@@ -151,6 +151,17 @@ static int64_t current_deadline(hark_otlp *x)
     return d;
 }
 
+/* libcurl's progress callback: ends a request in progress once shutdown's deadline
+ * has passed (set after the request started, so its own timeout does not know it).
+ * libcurl calls it often while data moves and about once a second while waiting. */
+static int past_deadline(void *data, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                         curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    int64_t dl = current_deadline(data);
+    return dl && hark__otlp_mono_ns() >= dl;
+}
+
 int hark__otlp_post(hark_otlp *x, int signal)
 {
     CURL *c = x->curl;
@@ -187,6 +198,9 @@ int hark__otlp_post(hark_otlp *x, int signal)
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, past_deadline);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
         CURLcode rc = curl_easy_perform(c);
         atomic_fetch_add_explicit(&x->requests, 1, memory_order_relaxed);
         long status = 0;
@@ -204,6 +218,9 @@ int hark__otlp_post(hark_otlp *x, int signal)
             return HARK_EIO;
         int64_t wait_ms;
         if (a.retry_after_s >= 0) {
+            /* A delay past this batch's time drops it now (and cannot overflow). */
+            if (a.retry_after_s > (give_up - hark__otlp_mono_ns()) / 1000000000)
+                return HARK_EIO;
             wait_ms = a.retry_after_s * 1000;
         } else {
             uint32_t r;
