@@ -18,6 +18,15 @@ static const char truncated_member[] = HARK_PAYLOAD_JSON_TRUNCATED;
 enum { FIT = 0, CUT = 1, MISS = 2 }; /* whole / shortened but valid / did not fit */
 
 /* Writes one value within w->cap. */
+/* A string, or null for NULL. */
+static void str_or_null(hark__jw *w, const char *s)
+{
+    if (s)
+        hark__jw_str(w, s, strlen(s));
+    else
+        hark__jw_bytes(w, "null", 4);
+}
+
 static int value(hark__jw *w, const hark_field *f)
 {
     switch (f->type) {
@@ -57,18 +66,10 @@ static int value(hark__jw *w, const hark_field *f)
         break;
     case HARK_TYPE_ERROR: {
         /* A NULL type or message is null, as a NULL string is, in every output. */
-        const char *t = f->as.error.type;
-        const char *m = f->as.error.message;
         HARK__JW_LIT(w, "{\"type\":");
-        if (t)
-            hark__jw_str(w, t, strlen(t));
-        else
-            hark__jw_bytes(w, "null", 4);
+        str_or_null(w, f->as.error.type);
         HARK__JW_LIT(w, ",\"message\":");
-        if (m)
-            hark__jw_str(w, m, strlen(m));
-        else
-            hark__jw_bytes(w, "null", 4);
+        str_or_null(w, f->as.error.message);
         hark__jw_char(w, '}');
         break;
     }
