@@ -278,10 +278,18 @@ struct batch {
     struct batch *next;
     const struct hark__reader *thread;
     struct hark__retired *rest; /* not yet started */
-    const void *running;        /* owner of the node being reclaimed; NULL between */
-    bool busy;                  /* a node is being reclaimed */
+    const void *running;        /* owner of the node being reclaimed (never NULL); NULL between */
 };
 static struct batch *batches; /* guarded by domain_lock */
+
+/* Appends `list` at `tail`; returns the new tail (the last node's `next`). */
+static struct hark__retired **append(struct hark__retired **tail, struct hark__retired *list)
+{
+    *tail = list;
+    while (*tail)
+        tail = &(*tail)->next;
+    return tail;
+}
 
 static bool owned(const struct hark__retired *list, const void *owner)
 {
@@ -303,11 +311,8 @@ static void requeue_batches_of_others(void)
             p = &b->next;
             continue;
         }
-        if (b->rest) {
-            *retired_tail = b->rest;
-            while (*retired_tail)
-                retired_tail = &(*retired_tail)->next;
-        }
+        if (b->rest)
+            retired_tail = append(retired_tail, b->rest);
         *p = b->next;
     }
 }
@@ -323,7 +328,7 @@ static bool pending(const void *owner)
         return true;
     for (const struct batch *b = batches; b; b = b->next)
         if (b->thread != &hark__self &&
-            ((b->busy && (!owner || b->running == owner)) || owned(b->rest, owner)))
+            ((b->running && (!owner || b->running == owner)) || owned(b->rest, owner)))
             return true;
     return false;
 }
@@ -333,15 +338,11 @@ static bool pending(const void *owner)
  * Locking: domain_lock held. */
 static struct hark__retired *steal_own_batches(struct hark__retired *ripe)
 {
-    struct hark__retired **tail = &ripe;
-    while (*tail)
-        tail = &(*tail)->next;
+    struct hark__retired **tail = append(&ripe, ripe); /* the end of `ripe` */
     for (struct batch *b = batches; b; b = b->next) {
         if (b->thread == &hark__self && b->rest) {
-            *tail = b->rest;
+            tail = append(tail, b->rest);
             b->rest = NULL;
-            while (*tail)
-                tail = &(*tail)->next;
         }
     }
     return ripe;
@@ -361,11 +362,9 @@ static void reclaim_all(struct hark__retired *ripe)
     for (struct hark__retired *node; (node = b.rest) != NULL;) {
         b.rest = node->next;
         b.running = node->owner;
-        b.busy = true;
         pthread_mutex_unlock(&domain_lock);
         node->reclaim(node);
         pthread_mutex_lock(&domain_lock);
-        b.busy = false;
         b.running = NULL;
     }
     struct batch **p = &batches;

@@ -182,7 +182,7 @@ struct hark__retired {
     struct hark__retired *next;
     unsigned long epoch;
     void (*reclaim)(struct hark__retired *node);
-    const void *owner; /* the notifier it belongs to, for hark__epoch_wait() */
+    const void *owner; /* the notifier it belongs to (never NULL), for hark__epoch_wait() */
 };
 
 /* Queues `node` for reclamation once no reader can reach it. Call after unlinking. */
