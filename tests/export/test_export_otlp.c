@@ -101,6 +101,24 @@ static void assert_tracestate(const char *tracestate, bool kept)
                  kept ? "all of it" : "nothing");
 }
 
+/* One member in `ts`: a key of `key` 'k's -- or, with `system` > 0, a tenant id of
+ * `key` 't's, '@' and a system id of `system` 's's -- then '=' and `value` 'v's. */
+static const char *member_of_lengths(char *ts, size_t key, size_t system, size_t value)
+{
+    char *p = ts;
+    memset(p, system ? 't' : 'k', key);
+    p += key;
+    if (system) {
+        *p++ = '@';
+        memset(p, 's', system);
+        p += system;
+    }
+    *p++ = '=';
+    memset(p, 'v', value);
+    p[value] = '\0';
+    return ts;
+}
+
 /* W3C Trace Context level 1's tracestate grammar, member by member. */
 static void tracestate_rules(void **state)
 {
@@ -152,35 +170,13 @@ static void tracestate_rules(void **state)
     /* Lengths: a simple key of 256 characters, a tenant id of 241 and a system id of
      * 14, a value of 256; one more of any is invalid. */
     char ts[HARK_TRACESTATE_MAX + 1];
-    memset(ts, 'k', 256);
-    strcpy(ts + 256, "=1");
-    assert_tracestate(ts, true);
-    memset(ts, 'k', 257);
-    strcpy(ts + 257, "=1");
-    assert_tracestate(ts, false);
-    memset(ts, 't', 241);
-    ts[241] = '@';
-    memset(ts + 242, 's', 14);
-    strcpy(ts + 256, "=1");
-    assert_tracestate(ts, true);
-    memset(ts, 't', 242);
-    ts[242] = '@';
-    memset(ts + 243, 's', 14);
-    strcpy(ts + 257, "=1");
-    assert_tracestate(ts, false);
-    memset(ts, 't', 241);
-    ts[241] = '@';
-    memset(ts + 242, 's', 15);
-    strcpy(ts + 257, "=1");
-    assert_tracestate(ts, false);
-    strcpy(ts, "a=");
-    memset(ts + 2, 'v', 256);
-    ts[258] = '\0';
-    assert_tracestate(ts, true);
-    strcpy(ts, "a=");
-    memset(ts + 2, 'v', 257);
-    ts[259] = '\0';
-    assert_tracestate(ts, false);
+    assert_tracestate(member_of_lengths(ts, 256, 0, 1), true);
+    assert_tracestate(member_of_lengths(ts, 257, 0, 1), false);
+    assert_tracestate(member_of_lengths(ts, 241, 14, 1), true);
+    assert_tracestate(member_of_lengths(ts, 242, 14, 1), false);
+    assert_tracestate(member_of_lengths(ts, 241, 15, 1), false);
+    assert_tracestate(member_of_lengths(ts, 1, 0, 256), true);
+    assert_tracestate(member_of_lengths(ts, 1, 0, 257), false);
 
     /* 32 members, empty ones not counted; a 33rd is too many. */
     strcpy(ts, ",");
