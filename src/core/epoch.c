@@ -351,6 +351,27 @@ static struct hark__retired *steal_own_batches(struct hark__retired *ripe)
 /* Runs reclaim callbacks (user release functions among them) with no lock held,
  * one node at a time, each taken from the batch under domain_lock so that waiters
  * see what is left and a release on this thread may take the rest over. */
+static void unlink_batch(struct batch *b)
+{
+    struct batch **p = &batches;
+    while (*p != b)
+        p = &(*p)->next;
+    *p = b->next;
+}
+
+/* A release callback ended its thread (pthread_exit, cancellation) mid-batch: what
+ * the batch had not started goes back on the retired list for a later pass, and no
+ * wait is left waiting on a thread that is gone. */
+static void batch_abandoned(void *arg)
+{
+    struct batch *b = arg;
+    pthread_mutex_lock(&domain_lock);
+    if (b->rest)
+        retired_tail = append(retired_tail, b->rest);
+    unlink_batch(b);
+    pthread_mutex_unlock(&domain_lock);
+}
+
 static void reclaim_all(struct hark__retired *ripe)
 {
     if (!ripe)
@@ -363,14 +384,13 @@ static void reclaim_all(struct hark__retired *ripe)
         b.rest = node->next;
         b.running = node->owner;
         pthread_mutex_unlock(&domain_lock);
+        pthread_cleanup_push(batch_abandoned, &b);
         node->reclaim(node);
+        pthread_cleanup_pop(0);
         pthread_mutex_lock(&domain_lock);
         b.running = NULL;
     }
-    struct batch **p = &batches;
-    while (*p != &b)
-        p = &(*p)->next;
-    *p = b.next;
+    unlink_batch(&b);
     pthread_mutex_unlock(&domain_lock);
 }
 

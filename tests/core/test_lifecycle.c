@@ -420,6 +420,58 @@ static void test_quiesce_in_a_release_runs_the_rest(void **state)
 }
 
 /*
+ * A release callback that ends its thread (pthread_exit) in the middle of a batch:
+ * the releases reclaimed with it still run, on a later pass, and quiesce does not
+ * wait for the thread that is gone.
+ */
+typedef struct exiting_release {
+    hark_notifier *n;
+    atomic_int releases;
+} exiting_release;
+
+static void release_then_exit(void *data)
+{
+    exiting_release *r = data;
+    if (atomic_fetch_add(&r->releases, 1) == 0)
+        pthread_exit(NULL);
+}
+
+static void *quiesce_on_a_thread(void *arg)
+{
+    exiting_release *r = arg;
+    (void)hark_notifier_quiesce(r->n); /* the first release ends this thread */
+    return NULL;
+}
+
+static void test_release_that_exits_its_thread(void **state)
+{
+    fx *f = *state;
+    exiting_release r = {f->n, 0};
+    hark_subscription_id ids[3];
+    for (int i = 0; i < 3; i++) {
+        hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+        o.pattern = hark_exact("a");
+        o.timed = no_op_timed;
+        o.release = release_then_exit;
+        o.data = &r;
+        assert_int_equal(hark_subscribe(&ids[i], f->n, &o), 0);
+    }
+    /* All three retired while an event holds them: then reclaimed in one batch. */
+    hark_handle h;
+    assert_int_equal(hark_handle_build(&h, topic(f->n, "a"), NULL), 0);
+    assert_int_equal(hark_handle_start(&h), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hark_unsubscribe(f->n, ids[i]), 0);
+    assert_int_equal(hark_handle_finish(&h), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, quiesce_on_a_thread, &r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(atomic_load(&r.releases), 1);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+    assert_int_equal(atomic_load(&r.releases), 3);
+}
+
+/*
  * hark_notifier_try_free() where the calling thread would wait on itself (its own
  * event in flight): HARK_EBUSY, and nothing changes -- the notifier keeps its
  * subscriptions and stays the default -- as hark_notifier_free() does.
@@ -1034,6 +1086,7 @@ int main(void)
       cmocka_unit_test(test_quiesce_waits_for_a_release_running_elsewhere),
       cmocka_unit_test(test_free_waits_for_a_release_running_elsewhere),
       cmocka_unit_test_setup_teardown(test_quiesce_in_a_release_runs_the_rest, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_that_exits_its_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_try_free_on_its_own_event_changes_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_registry_changes_end_in_a_forked_child, setup, teardown),
