@@ -514,11 +514,15 @@ hark_notifier *hark_topic_notifier(const hark_topic *t)
 static void reclaim_sub(struct hark__retired *node)
 {
     hark__sub *sub = (hark__sub *)((char *)node - offsetof(hark__sub, retired));
-    /* The last moment anything could call into the subscription has passed. */
-    if (sub->release)
-        sub->release(sub->data);
+    /* The last moment anything could call into the subscription has passed. It is
+     * freed before its release runs, so that a release that ends its thread
+     * (pthread_exit) leaks nothing; the release gets only its data. */
+    void (*release)(void *) = sub->release;
+    void *data = sub->data;
     hark__sub_free_pattern(sub);
     hark__free(sub);
+    if (release)
+        release(data);
 }
 
 void hark__subs_link_locked(hark_notifier *n, hark__sub *sub)
