@@ -7,6 +7,8 @@
 #define HARK_H
 
 #include "hark/common.h"
+#include "hark/error.h"
+#include "hark/exporter.h"
 #include "hark/version.h"
 #include "hark/payload.h"
 #include "hark/event.h"

@@ -6,6 +6,20 @@
  *   - Outputs come first in the parameter list, a callback's `void *data` last.
  *   - Strings passed in are copied unless a function says it borrows them.
  *   - "Thread-safety:" on each function says whether it may be called concurrently.
+ *   - A failing call records why on the calling thread: hark_error_last() gives the
+ *     code, a message and, for a pattern, the offset (hark/error.h).
+ *   - Options structs (hark_<x>_options) all follow one versioning policy, as
+ *     libgit2's do. Each starts with `unsigned version` and comes with
+ *     HARK_<X>_OPTIONS_VERSION (its current version), HARK_<X>_OPTIONS_INIT (the
+ *     defaults, current version) and int hark_<x>_options_init(opts, version) (the
+ *     defaults of a struct of that version). Fields are only ever appended, each
+ *     addition bumping the version. Every function that takes one accepts any
+ *     version from 1 to the current one: a struct of an older version (a program
+ *     built against an older hark) is read up to its last field, and newer fields
+ *     take their defaults. Version 0 (a struct nobody initialised) and versions
+ *     newer than the library are refused with HARK_EINVAL and a message naming the
+ *     struct and the versions accepted. Start from _INIT or _init(), then set what
+ *     you need. See docs/conventions.md.
  */
 #ifndef HARK_COMMON_H
 #define HARK_COMMON_H
@@ -90,5 +104,8 @@ HARK_API void hark_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)
 #ifdef __cplusplus
 }
 #endif
+
+/* Every header that includes this one also declares hark_error_last(). */
+#include "hark/error.h"
 
 #endif /* HARK_COMMON_H */
