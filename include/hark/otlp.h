@@ -90,7 +90,15 @@
  * HARK_EINVAL and a message naming the variable and the value -- except a header's
  * value, which may be a secret (an API key): a malformed OTEL_EXPORTER_OTLP_HEADERS
  * member is named by its header name, as written. A header name or value holding a
- * line break (decoded from %0D or %0A) is malformed.
+ * line break (decoded from %0D or %0A) is malformed. An endpoint is an absolute
+ * http:// or https:// URL (the scheme in any case): a host -- a DNS name, a
+ * dotted IPv4 address or a bracketed IPv6 one ("[::1]", a zone as "%25eth0") --
+ * an optional port from 1 to 65535, then an optional path and query. Refused, with
+ * the reason: any other scheme, an empty host, a port out of range, an unclosed
+ * or invalid IPv6 literal, spaces, control characters and non-ASCII bytes (they
+ * must be percent-encoded), a '%' without two hex digits, a fragment (#...), user
+ * information (user:password@, refused without showing the URL), and a query on
+ * the base endpoint (the /v1/... paths are appended to it).
  *
  * W3C Trace Context: hark_traceparent_parse() and hark_traceparent_format() read
  * and write the `traceparent` and `tracestate` headers; hark_otlp_context_begin()

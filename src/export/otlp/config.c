@@ -5,6 +5,8 @@
  */
 #include "exporter.h"
 #include "alloc.h"
+#include "error.h"
+#include "url.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,13 +24,14 @@ static const char *env(const hark_otlp_options *o, const char *name)
 static int fail(char *err, size_t n, const char *fmt, ...) HARK_PRINTF(3, 4);
 static int fail(char *err, size_t n, const char *fmt, ...)
 {
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return HARK_EINVAL;
+    char text[HARK_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (err && n)
+        snprintf(err, n, "%s", text);
+    return hark__error(HARK_EINVAL, "%s", text);
 }
 
 /* A non-negative integer of milliseconds (or a count) up to `max`. */
@@ -158,9 +161,23 @@ static int parse_pairs(const char *what, bool secret, const char *s, char ***out
     return rc;
 }
 
-static bool url_ok(const char *u)
+/* An endpoint from `var` (its option or variable), refused with the reason when
+ * malformed. The base endpoint takes no query: the signal paths go after it. */
+static int check_url(const char *var, const char *v, bool base, char *err, size_t n)
 {
-    return (!strncmp(u, "http://", 7) && u[7]) || (!strncmp(u, "https://", 8) && u[8]);
+    hark__url u;
+    char why[200];
+    int rc = hark__url_parse(&u, v, why, sizeof why);
+    if (rc == -2) /* user information: maybe a password, not shown */
+        return fail(err, n, "%s: %s", var, why);
+    if (rc < 0)
+        return fail(err, n, "%s: \"%s\" is not a valid URL: %s", var, v, why);
+    if (base && v[u.query])
+        return fail(err, n,
+                    "%s: \"%s\" has a query (?...), but /v1/traces, /v1/metrics and /v1/logs "
+                    "are appended to it: set the per-signal endpoints instead",
+                    var, v);
+    return 0;
 }
 
 /* An option (0: not given) or else its variable, from `min` to `max`; `def` when
@@ -222,16 +239,15 @@ static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char 
     const char *base = o->endpoint ? o->endpoint : env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
     if (!base)
         base = "http://localhost:4318";
-    if (!url_ok(base))
-        return fail(err, n, "OTEL_EXPORTER_OTLP_ENDPOINT: \"%s\" is not an http:// or https:// URL",
-                    base);
+    int rc = check_url("OTEL_EXPORTER_OTLP_ENDPOINT", base, true, err, n);
+    if (rc < 0)
+        return rc;
     const char *sig_opt[SIG_COUNT] = {o->traces_endpoint, o->metrics_endpoint, o->logs_endpoint};
     for (int s = 0; s < SIG_COUNT; s++) {
         v = sig_opt[s] ? sig_opt[s] : env(o, signal_var[s]);
         if (v) {
-            if (!url_ok(v))
-                return fail(err, n, "%s: \"%s\" is not an http:// or https:// URL", signal_var[s],
-                            v);
+            if ((rc = check_url(signal_var[s], v, false, err, n)) < 0)
+                return rc;
             c->url[s] = hark__strdup(v);
         } else {
             size_t bl = strlen(base);
@@ -413,8 +429,11 @@ int hark__otlp_config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, 
         err[0] = '\0';
     int rc = config(c, o, err, n);
     if (rc) {
-        if (rc == HARK_ENOMEM)
-            fail(err, n, "out of memory");
+        if (rc == HARK_ENOMEM) {
+            if (err && n)
+                snprintf(err, n, "out of memory");
+            hark__error(HARK_ENOMEM, "hark_otlp_new: out of memory");
+        }
         hark__otlp_config_free(c);
     }
     return rc;

@@ -1,0 +1,163 @@
+/*
+ * The OTLP exporter's endpoint URLs (src/export/url.c through hark_otlp_new()):
+ * every malformed one -- an out-of-range port, an unclosed or invalid IPv6
+ * literal, a space, a bad host, user information, a fragment -- is refused at
+ * creation with HARK_EINVAL and the reason, in the err buffer and in
+ * hark_error_last(); well-formed ones are taken. A URL with a password is refused
+ * without being shown.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark/otlp.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* hark_otlp_new() with only `endpoint` (or a per-signal one) set. */
+static int create(const char *endpoint, const char *traces, char *err, size_t n)
+{
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.ignore_env = true;
+    o.endpoint = endpoint;
+    o.traces_endpoint = traces;
+    o.schedule_delay_ms = 1000;
+    hark_otlp *x = NULL;
+    hark_error_clear();
+    int rc = hark_otlp_new(&x, &o, err, n);
+    if (rc == 0) {
+        assert_non_null(x);
+        assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+    } else {
+        assert_null(x);
+    }
+    return rc;
+}
+
+struct bad_url {
+    const char *url;
+    const char *reason; /* the message is "<var>: \"<url>\" is not a valid URL: <reason>" */
+};
+
+static const struct bad_url bad_urls[] = {
+    {"http://127.0.0.1:99999", "port 99999 is above 65535"},
+    {"http://127.0.0.1:0", "port 0 is below 1"},
+    {"http://127.0.0.1:", "no port after ':'"},
+    {"http://127.0.0.1:43x8", "port \"43x8\" is not a number"},
+    {"http://127.0.0.1:0004318", "port 0004318 is above 65535"},
+    {"http://[::1", "'[' opens an IPv6 address that no ']' closes"},
+    {"http://[::1]x:4318", "'x' after the IPv6 address (a port goes after ':')"},
+    {"http://[]:4318", "the IPv6 address between [ and ] is empty"},
+    {"http://[::g]:4318", "\"::g\" is not an IPv6 address"},
+    {"http://[fe80::1%25]:4318", "the IPv6 zone after '%' is empty"},
+    {"http://::1:4318", "an IPv6 address must be in brackets, as [::1]"},
+    {"http://exa mple.com", "a space at byte 10 (percent-encode it as %20)"},
+    {"http://example.com/v1 /traces", "a space at byte 21 (percent-encode it as %20)"},
+    {"http://example.com/\t", "control character 0x09 at byte 19"},
+    {"http://ex\xc3\xa4mple.com", "byte 0xC3 at byte 9: percent-encode what is not ASCII"},
+    {"http://example.com/%zz", "'%' at byte 19 is not followed by two hex digits"},
+    {"http://example.com/#top", "a fragment (#...) at byte 19 has no meaning here"},
+    {"http://", "the host is empty"},
+    {"http:///v1/traces", "the host is empty"},
+    {"http://:4318", "the host is empty"},
+    {"http://256.1.1.1:4318", "\"256.1.1.1\" is not an IPv4 address (four numbers from 0 to 255)"},
+    {"http://1.2.3:4318", "\"1.2.3\" is not an IPv4 address (four numbers from 0 to 255)"},
+    {"http://a..b:4318", "the host name \"a..b\" has an empty label"},
+    {"http://-a.b:4318", "a label of the host name starts or ends with '-'"},
+    {"http://a!b:4318", "'!' cannot appear in a host name"},
+    {"ftp://example.com", "the scheme \"ftp\" is not http or https"},
+    {"localhost:4318", "not an absolute URL: it starts with http:// or https://"},
+    {"/v1/traces", "not an absolute URL: it starts with http:// or https://"},
+    {"", "not an absolute URL: it starts with http:// or https://"},
+};
+
+static void malformed_urls_refused_with_the_reason(void **state)
+{
+    (void)state;
+    char err[512], want[512];
+    for (size_t i = 0; i < sizeof bad_urls / sizeof bad_urls[0]; i++) {
+        const struct bad_url *b = &bad_urls[i];
+        /* As the base endpoint and as a signal's own. */
+        for (int as_signal = 0; as_signal < 2; as_signal++) {
+            const char *var =
+                as_signal ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+            snprintf(want, sizeof want, "%s: \"%s\" is not a valid URL: %s", var, b->url,
+                     b->reason);
+            int rc = as_signal ? create(NULL, b->url, err, sizeof err)
+                               : create(b->url, NULL, err, sizeof err);
+            if (rc != HARK_EINVAL || strcmp(err, want) != 0)
+                fail_msg("%s: rc %d, message\n  \"%s\", expected\n  \"%s\"", b->url, rc, err, want);
+            const hark_error *e = hark_error_last();
+            assert_int_equal(e->code, HARK_EINVAL);
+            assert_string_equal(e->message, want);
+            assert_int_equal(e->offset, -1);
+        }
+    }
+}
+
+static void urls_with_a_password_are_not_shown(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_int_equal(create("https://user:s3cret@example.com:4318", NULL, err, sizeof err),
+                     HARK_EINVAL);
+    assert_string_equal(err, "OTEL_EXPORTER_OTLP_ENDPOINT: user information (user:password@) is "
+                             "not taken in the URL; pass credentials as headers");
+    assert_string_equal(hark_error_last()->message, err);
+    assert_null(strstr(hark_error_last()->message, "s3cret"));
+}
+
+static void base_endpoint_takes_no_query(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_int_equal(create("http://example.com:4318/otlp?tenant=a", NULL, err, sizeof err),
+                     HARK_EINVAL);
+    assert_non_null(strstr(err, "has a query (?...)"));
+    assert_string_equal(hark_error_last()->message, err);
+    /* A signal's own URL is used as it is, query included. */
+    assert_int_equal(create(NULL, "http://example.com:4318/v1/traces?tenant=a", err, sizeof err),
+                     0);
+}
+
+static void well_formed_urls_taken(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "http://127.0.0.1:4318",
+        "http://127.0.0.1:65535/",
+        "http://127.0.0.1:1",
+        "https://collector.example.com",
+        "HTTPS://Collector.Example.COM:443/otlp/",
+        "http://[::1]:4318",
+        "http://[::1]",
+        "http://[2001:db8::7]:4318/base",
+        "http://[fe80::1%25eth0]:4318",
+        "http://[::ffff:127.0.0.1]:4318",
+        "http://otel_collector:4318",
+        "http://localhost.:4318",
+        "http://example.com/a%20b",
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        int rc = create(good[i], NULL, err, sizeof err);
+        if (rc != 0)
+            fail_msg("%s refused: %s", good[i], err);
+        rc = create(NULL, good[i], err, sizeof err);
+        if (rc != 0)
+            fail_msg("%s refused as a signal URL: %s", good[i], err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(malformed_urls_refused_with_the_reason),
+        cmocka_unit_test(urls_with_a_password_are_not_shown),
+        cmocka_unit_test(base_endpoint_takes_no_query),
+        cmocka_unit_test(well_formed_urls_taken),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
