@@ -235,7 +235,7 @@ static void case_otlp_encode(bench_ctx *b)
             hark_payload_set_str(&p, "sql", "SELECT * FROM users WHERE id = ?");
             hark_payload_set_int(&p, "rows", 1);
             hark_payload_set_bool(&p, "cached", false);
-            hark__wire w = {(uint8_t *)(r + 1) + r->name_len, 0, 400, false, true};
+            hark__wire w = hark__buf_fixed((uint8_t *)(r + 1) + r->name_len, 400);
             unsigned dropped = 0;
             const hark_field *err = NULL;
             extern void hark__otlp_attrs(hark__wire *, unsigned, const hark_payload *, unsigned *,

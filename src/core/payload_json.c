@@ -6,10 +6,9 @@
  */
 #include "hark/sys/payload_json.h"
 #include "json.h"
+#include "number.h"
 
-#include <inttypes.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 static const char truncated_member[] = HARK_PAYLOAD_JSON_TRUNCATED;
@@ -18,63 +17,52 @@ static const char truncated_member[] = HARK_PAYLOAD_JSON_TRUNCATED;
 enum { FIT = 0, CUT = 1, MISS = 2 }; /* whole / shortened but valid / did not fit */
 
 /* Writes one value within w->cap. */
-/* A string, or null for NULL. */
-static void str_or_null(hark__jw *w, const char *s)
-{
-    if (s)
-        hark__jw_str(w, s, strlen(s));
-    else
-        hark__jw_bytes(w, "null", 4);
-}
-
-static int value(hark__jw *w, const hark_field *f)
+static int value(hark__buf *w, const hark_field *f)
 {
     switch (f->type) {
     case HARK_TYPE_INT:
-        hark__jw_i64(w, f->as.i);
+        hark__buf_i64(w, f->as.i);
         break;
     case HARK_TYPE_UINT:
-        hark__jw_u64(w, f->as.u);
+        hark__buf_u64(w, f->as.u);
         break;
     case HARK_TYPE_DOUBLE:
-        hark__jw_double(w, f->as.d);
+        hark__buf_double(w, f->as.d, HARK__DOUBLE_JSON);
         break;
     case HARK_TYPE_BOOL:
         if (f->as.b)
-            hark__jw_bytes(w, "true", 4);
+            HARK__BUF_LIT(w, "true");
         else
-            hark__jw_bytes(w, "false", 5);
+            HARK__BUF_LIT(w, "false");
         break;
     case HARK_TYPE_STRING:
         if (!f->as.s)
-            hark__jw_bytes(w, "null", 4);
-        else if (hark__jw_str_cut(w, f->as.s, strlen(f->as.s), 0))
+            HARK__BUF_LIT(w, "null");
+        else if (hark__json_str_cut(w, f->as.s, strlen(f->as.s), 0))
             return w->over ? MISS : CUT;
         break;
-    case HARK_TYPE_POINTER: {
-        char tmp[24];
-        int k = snprintf(tmp, sizeof tmp, "\"0x%" PRIxPTR "\"", (uintptr_t)f->as.p);
-        hark__jw_bytes(w, tmp, k > 0 ? (size_t)k : 0);
+    case HARK_TYPE_POINTER:
+        hark__buf_putc(w, '"');
+        hark__buf_ptr(w, f->as.p);
+        hark__buf_putc(w, '"');
         break;
-    }
     case HARK_TYPE_PAYLOAD:
         /* The walk enters every other one. */
         if (!f->as.payload)
-            hark__jw_bytes(w, "null", 4);
+            HARK__BUF_LIT(w, "null");
         else
-            hark__jw_bytes(w, "\"...\"", 5);
+            HARK__BUF_LIT(w, "\"...\"");
         break;
-    case HARK_TYPE_ERROR: {
+    case HARK_TYPE_ERROR:
         /* A NULL type or message is null, as a NULL string is, in every output. */
-        HARK__JW_LIT(w, "{\"type\":");
-        str_or_null(w, f->as.error.type);
-        HARK__JW_LIT(w, ",\"message\":");
-        str_or_null(w, f->as.error.message);
-        hark__jw_char(w, '}');
+        HARK__BUF_LIT(w, "{\"type\":");
+        hark__json_cstr(w, f->as.error.type);
+        HARK__BUF_LIT(w, ",\"message\":");
+        hark__json_cstr(w, f->as.error.message);
+        hark__buf_putc(w, '}');
         break;
-    }
     default:
-        hark__jw_bytes(w, "null", 4);
+        HARK__BUF_LIT(w, "null");
         break;
     }
     return w->over ? MISS : FIT;
@@ -82,7 +70,7 @@ static int value(hark__jw *w, const hark_field *f)
 
 /* The walk's state: where each open level's members start. */
 typedef struct emit {
-    hark__jw *w;
+    hark__buf *w;
     bool cut;
     size_t first[HARK_PAYLOAD_JSON_DEPTH + 1];
 } emit;
@@ -92,21 +80,21 @@ typedef struct emit {
 static bool member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
     emit *e = ctx;
-    hark__jw *w = e->w;
+    hark__buf *w = e->w;
     if (step == HARK_PAYLOAD_LEAVE) {
         w->cap++; /* the byte kept for the brace */
-        hark__jw_char(w, '}');
+        hark__buf_putc(w, '}');
         return true;
     }
     size_t mark = w->len;
     if (w->len > e->first[v->depth])
-        hark__jw_char(w, ',');
-    hark__jw_str(w, v->field->key, strlen(v->field->key));
-    hark__jw_char(w, ':');
+        hark__buf_putc(w, ',');
+    hark__json_str(w, v->field->key, strlen(v->field->key));
+    hark__buf_putc(w, ':');
     int r;
     if (step == HARK_PAYLOAD_ENTER) {
         /* Keep one byte for the closing brace. */
-        hark__jw_char(w, '{');
+        hark__buf_putc(w, '{');
         r = w->over || w->cap - w->len < 1 ? MISS : FIT;
         if (r == FIT) {
             w->cap--;
@@ -118,10 +106,8 @@ static bool member(void *ctx, hark_payload_step step, const hark_payload_visit *
         if (r == FIT)
             return true;
     }
-    if (r == MISS) {
-        w->over = false;
-        w->len = mark;
-    }
+    if (r == MISS)
+        hark__buf_rewind(w, mark);
     e->cut = true;
     return false;
 }
@@ -138,14 +124,14 @@ static bool has_fields(const hark_payload *p)
 }
 
 /* The fields from w->len on, within w->cap; true when something was left out. */
-static bool fields_within(hark__jw *w, const hark_payload *p)
+static bool fields_within(hark__buf *w, const hark_payload *p)
 {
     emit e = {w, false, {w->len}};
     (void)hark_payload_walk(p, SIZE_MAX, member, &e);
     return e.cut;
 }
 
-static bool payload_members(hark__jw *w, const hark_payload *p)
+static bool payload_members(hark__buf *w, const hark_payload *p)
 {
     if (!p || !p->fields)
         return false;
@@ -158,22 +144,21 @@ static bool payload_members(hark__jw *w, const hark_payload *p)
     if (!fields_within(w, p))
         return false;
     size_t cap = w->cap;
-    w->len = start;
-    w->over = false;
+    hark__buf_rewind(w, start);
     w->cap -= TRUNC_RESERVE;
     bool cut = fields_within(w, p);
     w->cap = cap;
     if (cut) {
         if (w->len > 0)
-            hark__jw_char(w, ',');
-        hark__jw_bytes(w, truncated_member, sizeof truncated_member - 1);
+            hark__buf_putc(w, ',');
+        hark__buf_put(w, truncated_member, sizeof truncated_member - 1);
     }
     return cut;
 }
 
 size_t hark_payload_json_members(char *buf, size_t size, const hark_payload *p, bool *truncated)
 {
-    hark__jw w = {buf, 0, buf ? size : 0, false};
+    hark__buf w = hark__buf_fixed(buf, size);
     bool cut = payload_members(&w, p);
     if (truncated)
         *truncated = cut;

@@ -8,7 +8,6 @@
 #include "prom_internal.h"
 #include "wire.h"
 #include "alloc.h"
-#include "utf8.h"
 
 #include <math.h>
 #include <string.h>
@@ -38,36 +37,23 @@ enum { SPAN_OFFSET = 1, SPAN_LENGTH = 2 };
 
 /* Scratch space for one exposition, reused series after series. */
 struct work {
-    hark__wire family, metric, part, text, deltas;
+    hark__wire family, metric, part, deltas;
     size_t ladder[HARK__PROM_LADDER_MAX];
     int32_t keys[HARK_METRICS_BUCKETS];
     uint64_t counts[HARK_METRICS_BUCKETS];
 };
 
-/* A string field, any byte that is not part of valid UTF-8 replaced by U+FFFD
- * (protobuf strings must be UTF-8, and so must Prometheus' label values). */
-static void put_string(hark__wire *b, unsigned field, const char *s, hark__wire *scratch)
+/* A string field, invalid UTF-8 replaced (Prometheus' label values must be UTF-8). */
+static void put_string(hark__wire *b, unsigned field, const char *s)
 {
-    hark__wire_reset(scratch);
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t bad, k = hark__utf8_seq((const unsigned char *)s + i, n - i, &bad);
-        if (k) {
-            hark__wire_raw(scratch, s + i, k);
-            i += k;
-        } else {
-            hark__wire_raw(scratch, "\xef\xbf\xbd", 3);
-            i += bad;
-        }
-    }
-    hark__wire_message(b, field, scratch);
+    hark__wire_text(b, field, s, strlen(s));
 }
 
 static void put_label(struct work *w, const char *name, const char *value)
 {
     hark__wire_reset(&w->part);
-    put_string(&w->part, LABEL_NAME, name, &w->text);
-    put_string(&w->part, LABEL_VALUE, value, &w->text);
+    put_string(&w->part, LABEL_NAME, name);
+    put_string(&w->part, LABEL_VALUE, value);
     hark__wire_message(&w->metric, METRIC_LABEL, &w->part);
 }
 
@@ -188,7 +174,6 @@ static void work_free(struct work *w)
     hark__wire_free(&w->family);
     hark__wire_free(&w->metric);
     hark__wire_free(&w->part);
-    hark__wire_free(&w->text);
     hark__wire_free(&w->deltas);
     hark__free(w);
 }
@@ -209,8 +194,8 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
         hark__free(w);
         return rc ? rc : HARK_ENOMEM;
     }
-    put_string(&w->family, FAMILY_NAME, o.metric ? o.metric : DEFAULT_METRIC, &w->text);
-    put_string(&w->family, FAMILY_HELP, o.help ? o.help : DEFAULT_HELP, &w->text);
+    put_string(&w->family, FAMILY_NAME, o.metric ? o.metric : DEFAULT_METRIC);
+    put_string(&w->family, FAMILY_HELP, o.help ? o.help : DEFAULT_HELP);
     hark__wire_uint(&w->family, FAMILY_TYPE, TYPE_HISTOGRAM);
     for (size_t i = 0; i < snap->count && !w->family.over; i++) {
         const hark_metrics_series *s = &snap->series[i];

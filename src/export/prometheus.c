@@ -4,6 +4,8 @@
  */
 #include "prom_internal.h"
 #include "alloc.h"
+#include "escape.h"
+#include "number.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,29 +22,24 @@ struct out {
     hark_metrics_prom_sink sink;
     void *data;
     int rc;
-    size_t used;
-    char buf[4096];
+    hark__buf b;
 };
+
+/* Bytes gathered before they go to the sink (at the end of a line). */
+#define OUT_CHUNK 4096
 
 static void flush(struct out *o)
 {
-    if (o->rc == 0 && o->used && o->sink(o->buf, o->used, o->data) != 0)
+    if (o->rc == 0 && o->b.over)
+        o->rc = HARK_ENOMEM;
+    if (o->rc == 0 && o->b.len && o->sink(hark__buf_text(&o->b), o->b.len, o->data) != 0)
         o->rc = HARK_EIO;
-    o->used = 0;
+    o->b.len = 0;
 }
 
 static void put(struct out *o, const char *s, size_t n)
 {
-    while (n && o->rc == 0) {
-        if (o->used == sizeof o->buf)
-            flush(o);
-        size_t k = sizeof o->buf - o->used;
-        k = k < n ? k : n;
-        memcpy(o->buf + o->used, s, k);
-        o->used += k;
-        s += k;
-        n -= k;
-    }
+    hark__buf_put(&o->b, s, n);
 }
 
 static void puts_(struct out *o, const char *s)
@@ -50,85 +47,33 @@ static void puts_(struct out *o, const char *s)
     put(o, s, strlen(s));
 }
 
+/* The end of a line: the sink gets the lines gathered by now in chunks. */
+static void end_line(struct out *o)
+{
+    hark__buf_putc(&o->b, '\n');
+    if (o->b.len >= OUT_CHUNK)
+        flush(o);
+}
+
 /* A float as Go's ParseFloat reads it, in the fewest digits that round-trip. */
 static void put_double(struct out *o, double v)
 {
-    char tmp[40];
-    if (isinf(v)) {
-        puts_(o, v > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    if (isnan(v)) {
-        puts_(o, "NaN");
-        return;
-    }
-    for (int digits = 6; digits <= 17; digits++) {
-        snprintf(tmp, sizeof tmp, "%.*g", digits, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    puts_(o, tmp);
+    hark__buf_double(&o->b, v, HARK__DOUBLE_TEXT);
 }
 
 static void put_u64(struct out *o, uint64_t v)
 {
-    char tmp[24];
-    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-    puts_(o, tmp);
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_length(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t min, cp;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xe0) == 0xc0)
-        n = 2, min = 0x80, cp = c & 0x1f;
-    else if ((c & 0xf0) == 0xe0)
-        n = 3, min = 0x800, cp = c & 0x0f;
-    else if ((c & 0xf8) == 0xf0)
-        n = 4, min = 0x10000, cp = c & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
+    hark__buf_u64(&o->b, v);
 }
 
 /*
- * Escaped text: backslash and newline (and in a label value, the double quote); a
- * byte that is not part of valid UTF-8 becomes U+FFFD, since Prometheus refuses
- * the whole scrape otherwise.
+ * Escaped text: backslash and newline (and in a label value, the double quote);
+ * invalid UTF-8 becomes U+FFFD, since Prometheus refuses the whole scrape otherwise.
  */
 static void put_escaped(struct out *o, const char *s, bool quote)
 {
-    while (*s) {
-        size_t n = utf8_length((const unsigned char *)s);
-        if (n == 0) {
-            puts_(o, "\xef\xbf\xbd");
-            s++;
-        } else if (*s == '\\') {
-            puts_(o, "\\\\");
-            s++;
-        } else if (quote && *s == '"') {
-            puts_(o, "\\\"");
-            s++;
-        } else if (*s == '\n') {
-            puts_(o, "\\n");
-            s++;
-        } else {
-            put(o, s, n);
-            s += n;
-        }
-    }
+    (void)hark__escape(&o->b, s, strlen(s), quote ? HARK__ESC_PROM_LABEL : HARK__ESC_PROM_HELP,
+                       HARK__ESC_NO_LIMIT);
 }
 
 static void put_label_value(struct out *o, const char *s)
@@ -189,10 +134,7 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
         hark__free(o);
         return rc ? rc : HARK_ENOMEM;
     }
-    o->sink = sink;
-    o->data = data;
-    o->rc = 0;
-    o->used = 0;
+    *o = (struct out){.sink = sink, .data = data};
     const char *metric = opts->metric ? opts->metric : DEFAULT_METRIC;
     puts_(o, "# HELP ");
     puts_(o, metric);
@@ -200,7 +142,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
     put_help(o, opts->help ? opts->help : DEFAULT_HELP);
     puts_(o, "\n# TYPE ");
     puts_(o, metric);
-    puts_(o, " histogram\n");
+    puts_(o, " histogram");
+    end_line(o);
     for (size_t i = 0; i < snap->count && o->rc == 0; i++) {
         const hark_metrics_series *s = &snap->series[i];
         size_t nedges = hark__prom_ladder(opts, s->name, idx);
@@ -215,23 +158,24 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
             put_double(o, hark_metrics_bucket_lower(idx[k]));
             puts_(o, "\"} ");
             put_u64(o, cumulative);
-            puts_(o, "\n");
+            end_line(o);
         }
         put_series(o, metric, "_bucket", opts, s->name);
         puts_(o, ",le=\"+Inf\"} ");
         put_u64(o, s->count);
-        puts_(o, "\n");
+        end_line(o);
         put_series(o, metric, "_sum", opts, s->name);
         puts_(o, "} ");
         put_double(o, s->sum);
-        puts_(o, "\n");
+        end_line(o);
         put_series(o, metric, "_count", opts, s->name);
         puts_(o, "} ");
         put_u64(o, s->count);
-        puts_(o, "\n");
+        end_line(o);
     }
     flush(o);
     rc = o->rc;
+    hark__buf_free(&o->b);
     hark__free(o);
     hark__free(idx);
     hark_metrics_snapshot_free(snap);

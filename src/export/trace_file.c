@@ -24,6 +24,7 @@
  */
 #include "trace_internal.h"
 #include "json.h"
+#include "number.h"
 #include "alloc.h"
 
 #include <errno.h>
@@ -90,11 +91,12 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     stats_locked(t, &s);
     pthread_mutex_unlock(&t->lock);
     if (rc == 0) {
-        hark__jw w = {t->out, t->out_len, t->out_cap, false};
-        HARK__JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
+        hark__buf w = hark__buf_fixed(t->out, t->out_cap);
+    w.len = t->out_len;
+        HARK__BUF_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
                          "\"dropped_events\":");
-        hark__jw_u64(&w, s.dropped);
-        HARK__JW_LIT(&w, "}}\n");
+        hark__buf_u64(&w, s.dropped);
+        HARK__BUF_LIT(&w, "}}\n");
         t->out_len = w.len;
         rc = hark__trace_write_out(t);
         err = rc ? errno : 0;

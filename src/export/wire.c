@@ -1,37 +1,16 @@
 /* The protocol-buffers writer and reader (wire.h). */
 #include "wire.h"
-#include "alloc.h"
+#include "utf8.h"
 
-#include <stdlib.h>
-
-bool hark__wire_room_slow(hark__wire *b, size_t n)
+void hark__wire_text(hark__wire *b, unsigned field, const char *s, size_t n)
 {
-    if (b->over)
-        return false;
-    if (b->fixed || n > SIZE_MAX / 2 - b->len) {
-        b->over = true;
-        return false;
+    if (hark__utf8_valid_len(s, n) == n) { /* the usual case: copied as it is */
+        hark__wire_bytes(b, field, s, n);
+        return;
     }
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < n)
-        cap *= 2;
-    uint8_t *p = hark__realloc(b->buf, cap);
-    if (!p) {
-        b->over = true;
-        return false;
-    }
-    b->buf = p;
-    b->cap = cap;
-    return true;
-}
-
-void hark__wire_free(hark__wire *b)
-{
-    if (!b->fixed)
-        hark__free(b->buf);
-    b->buf = NULL;
-    b->len = b->cap = 0;
-    b->over = false;
+    size_t at = hark__wire_begin(b, field);
+    hark__utf8_put(b, s, n);
+    hark__wire_end(b, at);
 }
 
 size_t hark__wire_begin(hark__wire *b, unsigned field)
@@ -50,7 +29,7 @@ void hark__wire_end(hark__wire *b, size_t start)
     size_t n = b->len - start;
     size_t k = hark__wire_varint_size(n);
     size_t at = start - HARK__WIRE_LEN_ROOM;
-    hark__wire w = {b->buf, at, b->cap, false, true};
+    hark__wire w = hark__buf_fixed(b->buf + at, HARK__WIRE_LEN_ROOM);
     hark__wire_put_varint(&w, n);
     if (k < HARK__WIRE_LEN_ROOM)
         memmove(b->buf + at + k, b->buf + start, n);

@@ -13,27 +13,21 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "buf.h"
+
 /* Wire types. */
 enum { HARK__WIRE_VARINT = 0, HARK__WIRE_I64 = 1, HARK__WIRE_LEN = 2, HARK__WIRE_I32 = 5 };
 
 /*
- * An output buffer. With `fixed` set it never grows: writes past `cap` are not
- * made and `over` records them (the instrumenting threads write into fixed slots).
- * Otherwise it grows with realloc(); a failed growth sets `over` too.
+ * A message is written into hark's one output buffer (buf.h): growable, or fixed
+ * (the instrumenting threads write into fixed slots). A write that does not fit
+ * sets `over` and is not made; the name says what the bytes are.
  */
-typedef struct hark__wire {
-    uint8_t *buf;
-    size_t len, cap;
-    bool over, fixed;
-} hark__wire;
+typedef hark__buf hark__wire;
 
-/* Makes room for `n` more bytes; false (and `over` set) when it cannot. */
-bool hark__wire_room_slow(hark__wire *b, size_t n);
 static inline bool hark__wire_room(hark__wire *b, size_t n)
 {
-    if (__builtin_expect(b->cap - b->len >= n, 1))
-        return true;
-    return hark__wire_room_slow(b, n);
+    return hark__buf_room(b, n);
 }
 
 /* Empties the buffer, keeping its memory (and a failure, which sticks). */
@@ -43,7 +37,10 @@ static inline void hark__wire_reset(hark__wire *b)
 }
 
 /* Frees a growable buffer's memory; it is empty and usable again after. */
-void hark__wire_free(hark__wire *b);
+static inline void hark__wire_free(hark__wire *b)
+{
+    hark__buf_free(b);
+}
 
 /* The zigzag mapping of sint32/sint64: 0, -1, 1, -2 ... to 0, 1, 2, 3 ... */
 static inline uint64_t hark__wire_zigzag(int64_t v)
@@ -153,6 +150,13 @@ static inline void hark__wire_str(hark__wire *b, unsigned field, const char *s)
 {
     hark__wire_bytes(b, field, s, s ? strlen(s) : 0);
 }
+
+/*
+ * A string field of the `n` bytes at s, each maximal invalid UTF-8 subpart replaced
+ * by U+FFFD (utf8.h): protobuf strings must be valid UTF-8, and so must OTLP's
+ * attributes and Prometheus' label values. Valid text is copied as it is.
+ */
+void hark__wire_text(hark__wire *b, unsigned field, const char *s, size_t n);
 
 /*
  * Nested messages: hark__wire_begin() writes the tag and keeps room for the length,

@@ -10,31 +10,12 @@
 #include "hark/logger.h"
 #include "hark/sys/log_event.h"
 #include "tls.h"
+#include "utf8.h"
 
 /* Writes "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (UTC) for `time` into `out` (at least 40
  * bytes, NUL-terminated) and returns its length (27). A time outside years 1..9999
  * (or NaN) is written as the epoch. */
 size_t hark__log_time_iso(char *out, double time);
-
-/* Where to cut `s` (n bytes) to keep at most `max` bytes without splitting a UTF-8
- * character: every sink and formatter cuts strings alike. */
-static inline size_t hark__log_cut(const char *s, size_t n, size_t max)
-{
-    if (n <= max)
-        return n;
-    size_t cut = max;
-    for (int back = 0; back < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; back++)
-        cut--;
-    return cut;
-}
-
-/* Bytes the text of a double takes at most, NUL included. */
-#define HARK__LOG_DOUBLE_TEXT 40
-
-/* Writes the shortest of %.15g / %.17g that reads back as `d` into `out`
- * (HARK__LOG_DOUBLE_TEXT bytes, NUL-terminated) and returns its length; NaN and
- * infinities as null (`json`) or NaN, +Inf, -Inf. */
-size_t hark__log_double(char *out, double d, bool json);
 
 /* Bytes "[tag] " takes for a full tag stack. */
 #define HARK__LOG_TAGS_TEXT (HARK_LOG_TAGS_MAX * (HARK_LOG_TAG_LEN + 3))

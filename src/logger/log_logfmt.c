@@ -4,7 +4,6 @@
  * field's key joined to the keys of every payload it is in).
  */
 #include "log_struct.h"
-#include "utf8.h"
 
 #include <string.h>
 
@@ -26,44 +25,44 @@ static bool needs_quotes(const char *s, size_t n)
 }
 
 /* A logfmt value of at most `max` bytes of input; true when it was cut. */
-static bool logfmt_str(sbuf *o, const char *s, size_t n, size_t max)
+static bool logfmt_str(hark__buf *o, const char *s, size_t n, size_t max)
 {
-    size_t keep = hark__log_cut(s, n, max);
+    size_t keep = hark__utf8_cut(s, n, max);
     if (!needs_quotes(s, keep)) {
-        puts_n(o, s, keep);
+        hark__buf_put(o, s, keep);
         return keep < n;
     }
-    put(o, '"');
-    hark__log_json_chars(o, s, keep, true); /* \" \\ \n \r \t \uXXXX */
-    put(o, '"');
+    hark__buf_putc(o, '"');
+    (void)hark__escape(o, s, keep, HARK__ESC_LOGFMT, HARK__ESC_NO_LIMIT);
+    hark__buf_putc(o, '"');
     return keep < n;
 }
 
 /* " a.b.c=": the `n` parts joined with '.', each cut at HARK_LOG_VALUE_MAX bytes
  * as any key is (the line says so: hark__log_record_fields_cut()). */
-static void logfmt_key(sbuf *o, const char *const *parts, size_t n)
+static void logfmt_key(hark__buf *o, const char *const *parts, size_t n)
 {
-    put(o, ' ');
+    hark__buf_putc(o, ' ');
     for (size_t part = 0; part < n; part++) {
         const char *k = parts[part];
         if (part > 0)
-            put(o, '.');
+            hark__buf_putc(o, '.');
         size_t len = strnlen(k, HARK_LOG_VALUE_MAX);
         for (size_t i = 0; i < len; i++) {
             char c = k[i];
             bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-' || c == '/';
-            put(o, ok ? c : '_');
+            hark__buf_putc(o, ok ? c : '_');
         }
     }
-    put(o, '=');
+    hark__buf_putc(o, '=');
 }
 
 /* A string value, or null; true when it was cut. */
-static bool logfmt_cstr(sbuf *o, const char *s)
+static bool logfmt_cstr(hark__buf *o, const char *s)
 {
     if (!s) {
-        puts_n(o, "null", 4);
+        HARK__BUF_LIT(o, "null");
         return false;
     }
     return logfmt_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
@@ -72,7 +71,7 @@ static bool logfmt_cstr(sbuf *o, const char *s)
 /* The walk's state: the line, and the keys of the payloads entered, outermost
  * first (a field is at most HARK_PAYLOAD_JSON_DEPTH levels below the top). */
 typedef struct logfmt_walk {
-    sbuf *o;
+    hark__buf *o;
     const char *parts[HARK_PAYLOAD_JSON_DEPTH + 2]; /* the payloads', the field's, "message" */
 } logfmt_walk;
 
@@ -82,7 +81,7 @@ typedef struct logfmt_walk {
 static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 {
     logfmt_walk *w = ctx;
-    sbuf *o = w->o;
+    hark__buf *o = w->o;
     const hark_field *f = v->field;
     size_t depth = (size_t)v->depth;
     if (step == HARK_PAYLOAD_LEAVE)
@@ -98,14 +97,14 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
         logfmt_cstr(o, f->as.s);
         break;
     case HARK_TYPE_POINTER:
-        hark__log_put_pointer(o, f->as.p);
+        hark__buf_ptr(o, f->as.p);
         break;
     case HARK_TYPE_PAYLOAD:
         /* The walk enters every other one. */
         if (!f->as.payload)
-            puts_n(o, "null", 4);
+            HARK__BUF_LIT(o, "null");
         else
-            puts_n(o, "...", 3);
+            HARK__BUF_LIT(o, "...");
         break;
     case HARK_TYPE_ERROR:
         logfmt_cstr(o, f->as.error.type);
@@ -114,7 +113,7 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
         logfmt_cstr(o, f->as.error.message);
         break;
     default:
-        puts_n(o, "null", 4);
+        HARK__BUF_LIT(o, "null");
         break;
     }
     return true;
@@ -136,17 +135,17 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
     (void)data;
     static const char *const lower[HARK_LOG_LEVELS] = {"debug", "info",  "warn",
                                                        "error", "fatal", "unknown"};
-    sbuf o = {buf, buf ? size : 0, 0};
+    hark__buf o = hark__log_out(buf, size);
     if (!rec)
-        return finish(&o);
+        return hark__log_out_end(&o);
     int lv = (int)rec->level;
-    PUTS_LIT(&o, "time=");
+    HARK__BUF_LIT(&o, "time=");
     hark__log_put_time(&o, rec->time);
-    PUTS_LIT(&o, " level=");
-    puts_z(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
+    HARK__BUF_LIT(&o, " level=");
+    hark__buf_puts(&o, lv >= 0 && lv < HARK_LOG_LEVELS ? lower[lv] : "unknown");
     if (rec->thread_id) {
-        PUTS_LIT(&o, " thread=");
-        hark__log_put_uint(&o, rec->thread_id);
+        HARK__BUF_LIT(&o, " thread=");
+        hark__buf_u64(&o, rec->thread_id);
     }
     /* Whether some string of the line is cut: the line then says so. */
     bool cut = false;
@@ -163,20 +162,20 @@ size_t hark_log_format_logfmt(char *buf, size_t size, const hark_log_record *rec
             memcpy(joined + n, t, tl);
             n += tl;
         }
-        PUTS_LIT(&o, " tags=");
+        HARK__BUF_LIT(&o, " tags=");
         (void)logfmt_str(&o, joined, n, sizeof joined);
     }
     cut = hark__log_put_event(&o, rec, &event_keys) || cut;
-    PUTS_LIT(&o, " msg=");
+    HARK__BUF_LIT(&o, " msg=");
     cut = logfmt_str(&o, rec->message ? rec->message : "", hark__log_message_len(rec),
                      HARK_LOG_MESSAGE_MAX) ||
           cut;
     if (cut || hark__log_record_fields_cut(rec))
-        PUTS_LIT(&o, " _truncated=true");
+        HARK__BUF_LIT(&o, " _truncated=true");
     if (rec->field_count > 0 && rec->fields) {
         logfmt_walk w = {&o, {NULL}};
         hark__log_walk_record(rec, logfmt_member, &w);
     }
-    put(&o, '\n');
-    return finish(&o);
+    hark__buf_putc(&o, '\n');
+    return hark__log_out_end(&o);
 }

@@ -1,18 +1,25 @@
 /*
- * Internal: UTF-8 validation, as the JSON writers of the logger and the exporters
- * need it. Header-only (static inline): the export libraries are built from their
- * own objects and may be linked statically beside libhark, so a function defined
- * once in util would be either hidden from them or defined twice.
+ * Internal: hark's one UTF-8 validation and replacement. Every output that must be
+ * valid UTF-8 (JSON, logfmt, the Prometheus text, protobuf strings) replaces each
+ * maximal invalid subpart of its input with one U+FFFD, as the Unicode standard
+ * recommends; the escaper (escape.h) and the protobuf writer (wire.h) use these.
  */
 #ifndef HARK_UTF8_H
 #define HARK_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "private.h"
+
+/* U+FFFD REPLACEMENT CHARACTER, encoded. */
+#define HARK__UTF8_REPLACEMENT "\xEF\xBF\xBD"
 
 /*
  * Length of the valid UTF-8 sequence at p (at most `n` bytes, n >= 1), or 0 when it
  * is invalid; then *bad is the length of the maximal invalid subpart to replace with
- * one U+FFFD, as the Unicode standard recommends.
+ * one U+FFFD.
  */
 static inline size_t hark__utf8_seq(const unsigned char *p, size_t n, size_t *bad)
 {
@@ -49,4 +56,40 @@ static inline size_t hark__utf8_seq(const unsigned char *p, size_t n, size_t *ba
     return need;
 }
 
-#endif
+/*
+ * The output for the character at p (n >= 1 bytes left): the bytes to write, their
+ * count in *out_len (the valid sequence itself, or U+FFFD), and in *used the input
+ * bytes it stands for.
+ */
+static inline const char *hark__utf8_char(const unsigned char *p, size_t n, size_t *used,
+                                          size_t *out_len)
+{
+    size_t bad, k = hark__utf8_seq(p, n, &bad);
+    if (k == 0) {
+        *used = bad;
+        *out_len = 3;
+        return HARK__UTF8_REPLACEMENT;
+    }
+    *used = *out_len = k;
+    return (const char *)p;
+}
+
+/* Where to cut `s` (n bytes) to keep at most `max` bytes without splitting a UTF-8
+ * character: every output that bounds a string cuts it alike. */
+static inline size_t hark__utf8_cut(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    size_t cut = max;
+    for (int back = 0; back < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; back++)
+        cut--;
+    return cut;
+}
+
+/* Bytes of the longest valid UTF-8 prefix of the `n` bytes at s (n when all are). */
+HARK__PRIVATE size_t hark__utf8_valid_len(const char *s, size_t n);
+
+/* Writes the `n` bytes at s, each maximal invalid subpart replaced by U+FFFD. */
+HARK__PRIVATE void hark__utf8_put(hark__buf *b, const char *s, size_t n);
+
+#endif /* HARK_UTF8_H */

@@ -1,6 +1,5 @@
 /* A payload as OTLP attributes (attrs.h). */
 #include "attrs.h"
-#include "utf8.h"
 
 #include "hark/sys/payload_json.h"
 
@@ -12,42 +11,7 @@
 
 void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, bad;
-    while (i < n) {
-        if (p[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k = hark__utf8_seq(p + i, n - i, &bad);
-        if (!k)
-            break;
-        i += k;
-    }
-    if (i == n) { /* the usual case: valid, copied as it is */
-        hark__wire_bytes(b, field, s, n);
-        return;
-    }
-    size_t at = hark__wire_begin(b, field);
-    if (!hark__wire_room(b, n - i + 3 * n)) {
-        b->over = true;
-        return;
-    }
-    memcpy(b->buf + b->len, s, i);
-    b->len += i;
-    while (i < n) {
-        size_t k = hark__utf8_seq(p + i, n - i, &bad);
-        if (k) {
-            memcpy(b->buf + b->len, p + i, k);
-            b->len += k;
-            i += k;
-        } else {
-            memcpy(b->buf + b->len, "\xEF\xBF\xBD", 3);
-            b->len += 3;
-            i += bad;
-        }
-    }
-    hark__wire_end(b, at);
+    hark__wire_text(b, field, s, n);
 }
 
 void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n)

@@ -1,33 +1,19 @@
 /*
- * OTLP/JSON output into a growable buffer: the exporter's bodies, written with the
- * JSON writer of util (json.h) in windows of the buffer.
+ * OTLP/JSON output into a growable buffer: the exporter's bodies, written with
+ * util's JSON strings (json.h) and numbers (number.h).
  */
 #include "exporter.h"
 #include "json.h"
-
-#include <math.h>
+#include "number.h"
 
 void hark__oj_lit(hark__wire *b, const char *s, size_t n)
 {
-    if (hark__wire_room(b, n)) {
-        memcpy(b->buf + b->len, s, n);
-        b->len += n;
-    }
+    hark__buf_put(b, s, n);
 }
-
-/* Runs a bounded writer over the next `need` bytes of b. */
-#define OJ_WINDOW(b, need, w, body)                                                                \
-    do {                                                                                           \
-        if (!hark__wire_room((b), (need)))                                                         \
-            break;                                                                                 \
-        hark__jw w = {(char *)(b)->buf + (b)->len, 0, (need), false};                              \
-        body;                                                                                      \
-        (b)->len += w.len;                                                                         \
-    } while (0)
 
 void hark__oj_str(hark__wire *b, const char *s, size_t n)
 {
-    OJ_WINDOW(b, 6 * n + 2, w, hark__jw_str(&w, s, n));
+    hark__json_str(b, s, n);
 }
 
 void hark__oj_hex(hark__wire *b, const uint8_t *p, size_t n)
@@ -47,35 +33,26 @@ void hark__oj_hex(hark__wire *b, const uint8_t *p, size_t n)
 
 void hark__oj_u64(hark__wire *b, uint64_t v)
 {
-    OJ_WINDOW(b, 24, w, hark__jw_u64(&w, v));
+    hark__buf_u64(b, v);
 }
 
 void hark__oj_u64q(hark__wire *b, uint64_t v)
 {
-    OJ_WINDOW(b, 24, w, {
-        hark__jw_char(&w, '"');
-        hark__jw_u64(&w, v);
-        hark__jw_char(&w, '"');
-    });
+    hark__buf_putc(b, '"');
+    hark__buf_u64(b, v);
+    hark__buf_putc(b, '"');
 }
 
 void hark__oj_i64q(hark__wire *b, int64_t v)
 {
-    OJ_WINDOW(b, 24, w, {
-        hark__jw_char(&w, '"');
-        hark__jw_i64(&w, v);
-        hark__jw_char(&w, '"');
-    });
+    hark__buf_putc(b, '"');
+    hark__buf_i64(b, v);
+    hark__buf_putc(b, '"');
 }
 
 void hark__oj_double(hark__wire *b, double d)
 {
-    if (isnan(d))
-        HARK__OJ_LIT(b, "\"NaN\"");
-    else if (isinf(d))
-        d > 0 ? HARK__OJ_LIT(b, "\"Infinity\"") : HARK__OJ_LIT(b, "\"-Infinity\"");
-    else
-        OJ_WINDOW(b, 32, w, hark__jw_double(&w, d));
+    hark__buf_double(b, d, HARK__DOUBLE_PROTO_JSON);
 }
 
 static void oj_any(hark__wire *b, const uint8_t *p, size_t n);

@@ -73,7 +73,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     }
     unsigned dropped = 0;
     const hark_field *err = NULL;
-    hark__wire b = {(uint8_t *)p + used, 0, room - used, false, true};
+    hark__wire b = hark__buf_fixed(p + used, room - used);
     hark__otlp_attrs(&b, 9, payload, &dropped, &err);
     r->attr_len = (uint32_t)b.len;
     used += b.len;

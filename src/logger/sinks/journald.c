@@ -10,6 +10,7 @@
 #include "hark/log_sinks.h"
 #include "hark/sys/payload_json.h"
 #include "alloc.h"
+#include "number.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ static void put_text(walk *w, const char *name, const char *s, size_t max)
         return;
     }
     size_t n = strnlen(s, max + 1);
-    size_t keep = hark__log_cut(s, n, max);
+    size_t keep = hark__utf8_cut(s, n, max);
     w->cut = w->cut || keep < n;
     w->fn(w->ctx, name, s, keep);
 }
@@ -92,18 +93,17 @@ static bool put_field(void *ctx, hark_payload_step step, const hark_payload_visi
         j->len[v->depth + 1] = n;
         return true;
     }
-    char text[HARK__LOG_DOUBLE_TEXT];
+    /* Numbers as logfmt writes them (number.h). */
+    char text[HARK__DOUBLE_TEXT_MAX];
     switch (f->type) {
     case HARK_TYPE_INT:
-        snprintf(text, sizeof text, "%" PRId64, f->as.i);
-        put_z(j->w, j->name, text);
+        j->w->fn(j->w->ctx, j->name, text, hark__fmt_i64(text, f->as.i));
         break;
     case HARK_TYPE_UINT:
-        snprintf(text, sizeof text, "%" PRIu64, f->as.u);
-        put_z(j->w, j->name, text);
+        j->w->fn(j->w->ctx, j->name, text, hark__fmt_u64(text, f->as.u));
         break;
     case HARK_TYPE_DOUBLE:
-        j->w->fn(j->w->ctx, j->name, text, hark__log_double(text, f->as.d, false));
+        j->w->fn(j->w->ctx, j->name, text, hark__fmt_double(text, f->as.d, HARK__DOUBLE_TEXT));
         break;
     case HARK_TYPE_BOOL:
         put_z(j->w, j->name, f->as.b ? "true" : "false");
@@ -112,9 +112,7 @@ static bool put_field(void *ctx, hark_payload_step step, const hark_payload_visi
         put_text(j->w, j->name, f->as.s, HARK_LOG_VALUE_MAX);
         break;
     case HARK_TYPE_POINTER:
-        /* "0x0" for NULL too: glibc's %p writes "(nil)". */
-        snprintf(text, sizeof text, "0x%" PRIxPTR, (uintptr_t)f->as.p);
-        put_z(j->w, j->name, text);
+        j->w->fn(j->w->ctx, j->name, text, hark__fmt_ptr(text, f->as.p));
         break;
     case HARK_TYPE_PAYLOAD:
         /* null and "..." as every JSON rendering (hark/sys/payload_json.h);
@@ -148,7 +146,7 @@ void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn f
     size_t mlen = rec->message ? rec->length : 0;
     if (mlen > 0 && rec->message[mlen - 1] == '\n')
         mlen--;
-    size_t keep = rec->message ? hark__log_cut(rec->message, mlen, HARK_LOG_MESSAGE_MAX) : 0;
+    size_t keep = rec->message ? hark__utf8_cut(rec->message, mlen, HARK_LOG_MESSAGE_MAX) : 0;
     w.cut = keep < mlen;
     fn(ctx, "MESSAGE", rec->message ? rec->message : "", keep);
     snprintf(v, sizeof v, "%d", priority(rec->level));
@@ -161,7 +159,7 @@ void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn f
              * write them. */
             const char *t = rec->tags[i] ? rec->tags[i] : "";
             size_t tn = strnlen(t, HARK_LOG_TAG_LEN + 1);
-            size_t tl = hark__log_cut(t, tn, HARK_LOG_TAG_LEN);
+            size_t tl = hark__utf8_cut(t, tn, HARK_LOG_TAG_LEN);
             w.cut = w.cut || tl < tn;
             if (i > 0)
                 tags[n++] = ',';
