@@ -92,9 +92,9 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     pthread_mutex_unlock(&t->lock);
     if (rc == 0) {
         hark__buf w = hark__buf_fixed(t->out, t->out_cap);
-    w.len = t->out_len;
+        w.len = t->out_len;
         HARK__BUF_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
-                         "\"dropped_events\":");
+                          "\"dropped_events\":");
         hark__buf_u64(&w, s.dropped);
         HARK__BUF_LIT(&w, "}}\n");
         t->out_len = w.len;

@@ -21,7 +21,8 @@ enum { HARK__WIRE_VARINT = 0, HARK__WIRE_I64 = 1, HARK__WIRE_LEN = 2, HARK__WIRE
 /*
  * A message is written into hark's one output buffer (buf.h): growable, or fixed
  * (the instrumenting threads write into fixed slots). A write that does not fit
- * sets `over` and is not made; the name says what the bytes are.
+ * sets `over` and is not made: each field asks for room for its tag and length at
+ * their longest (15 bytes) besides its data. The name says what the bytes are.
  */
 typedef hark__buf hark__wire;
 

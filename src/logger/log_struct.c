@@ -1,7 +1,8 @@
 /*
  * The field rendering the structured formatters share (log_struct.h): durations,
  * times, thread ids, and the record's payload fields through the one walk (strings
- * and numbers are util's: escape.h, number.h). The formatters themselves are log_json.c and log_logfmt.c.
+ * and numbers are util's: escape.h, number.h). The formatters themselves are log_json.c and
+ * log_logfmt.c.
  */
 #include "log_struct.h"
 #include "tls.h"

@@ -55,7 +55,7 @@ typedef struct hark__log_key {
 typedef struct hark__log_event_keys {
     hark__log_key event, transaction_id, event_id, parent_id, duration_ms;
     bool (*str)(hark__buf *o, const char *s); /* a string value; true when it was cut */
-    bool json;                           /* numbers as JSON (non-finite as null) */
+    bool json;                                /* numbers as JSON (non-finite as null) */
 } hark__log_event_keys;
 
 /* The event part of a record (name, transaction id, ids, duration), when it has an
