@@ -239,7 +239,7 @@ int hark__handle_finish_bound(hark_handle *h);
 /* Ends the reader section of a handle that will never be finished. */
 void hark__handle_abandon(hark_handle *h);
 
-/* instrumenter.c: the calling thread's transaction id for the notifier it used last. */
+/* transaction_id.c: the calling thread's transaction id for the notifier it used last. */
 struct hark__id_cache {
     uint64_t seed[2];
     uint64_t serial; /* notifier serial of `id`, 0 when empty */

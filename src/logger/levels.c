@@ -1,6 +1,7 @@
 /*
  * A logger's level: set, read, and checked on every log call. Thread-local
- * overrides (silence, log_at) are logger_local.c's; per-target levels targets.c's.
+ * overrides (silence, log_at) and the level they make effective are
+ * logger_local.c's; per-target levels targets.c's.
  */
 #include "logger_internal.h"
 
@@ -19,18 +20,6 @@ int hark_logger_level(const hark_logger *l)
 {
     if (!l)
         return HARK_EINVAL;
-    return atomic_load_explicit(&l->level, memory_order_relaxed);
-}
-
-int hark_logger_effective_level(const hark_logger *l)
-{
-    if (!l)
-        return HARK_EINVAL;
-    if (atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0) {
-        int local = hark__logger_thread_level(l);
-        if (local >= 0)
-            return local;
-    }
     return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 

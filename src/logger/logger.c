@@ -7,15 +7,17 @@
 #include "log_ext.h"
 #include "alloc.h"
 
+#include <errno.h>
 #include <string.h>
 
-HARK__TLS hark_logger *hark__io_held;
-
-static hark_logger *logger_alloc(void)
+int hark__logger_alloc(hark_logger **out)
 {
     hark_logger *l = hark__calloc(1, sizeof *l);
     if (!l)
-        return NULL;
+        return HARK_ENOMEM;
+    l->sink = hark__calloc(1, sizeof *l->sink);
+    if (!l->sink)
+        goto fail_sink;
     if (pthread_mutex_init(&l->io_lock, NULL) != 0)
         goto fail_io;
     if (pthread_mutex_init(&l->observer_lock, NULL) != 0)
@@ -25,16 +27,20 @@ static hark_logger *logger_alloc(void)
     atomic_init(&l->level, HARK_LOG_DEBUG);
     atomic_init(&l->overrides, 0);
     l->backend = &hark__backend_sync;
-    return l;
+    *out = l;
+    return 0;
 fail_idle:
     pthread_mutex_destroy(&l->observer_lock);
 fail_observer:
     pthread_mutex_destroy(&l->io_lock);
 fail_io:
+    hark__free(l->sink);
+fail_sink:
     hark__free(l);
-    return NULL;
+    return HARK_ENOMEM;
 }
 
+/* Frees what hark__logger_alloc() made; the sink, if any, is the caller's. */
 static void logger_dealloc(hark_logger *l)
 {
     pthread_cond_destroy(&l->observer_cond);
@@ -44,18 +50,17 @@ static void logger_dealloc(hark_logger *l)
     hark__free(l);
 }
 
-int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, hark__sink_fd_fn fd,
-                               bool user)
+int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struct hark__sink *sink)
 {
-    struct hark__sink *s = hark__malloc(sizeof *s);
-    hark_logger *l = s ? logger_alloc() : NULL;
-    if (!l) {
-        hark__free(s);
-        return HARK_ENOMEM;
+    if (built != 0) {
+        int saved = errno; /* a builder's HARK_EIO says why in errno */
+        hark__free(l->sink);
+        logger_dealloc(l);
+        errno = saved;
+        return built;
     }
-    *s = (struct hark__sink){*sink, fd, user};
-    l->sink = s;
-    atomic_init(&l->sink_records, sink->write_record != NULL);
+    *l->sink = *sink;
+    atomic_init(&l->sink_records, sink->ops.write_record != NULL);
     *out = l;
     return 0;
 }

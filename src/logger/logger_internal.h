@@ -18,12 +18,13 @@
 /* Bytes of message text kept on the stack before a line spills to the heap. */
 #define HARK__LOG_STACK 1024
 
-/* A logger's sink: the table (hark_log_sink, the user's or one of sinks/), and
- * what the logger knows of it. Built whole, then swapped in by one pointer. */
 /* The descriptor a stream, fd or path sink writes to now, read from the sink's
  * own data: a path sink's changes when hark_logger_reopen() opens the file again. */
 typedef int (*hark__sink_fd_fn)(void *data);
 
+/* A logger's sink: the table (hark_log_sink, the user's or one of sinks/), and
+ * what the logger knows of it. Built whole by a builder of sinks/sinks.h, then
+ * swapped in by one pointer. */
 struct hark__sink {
     hark_log_sink ops;
     hark__sink_fd_fn fd; /* NULL for every other sink */
@@ -124,7 +125,7 @@ int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time,
                       const char *const *tags, size_t tag_count);
 
 /* The loggers whose io_lock the calling thread holds, the last taken first, linked
- * through io_outer (logger.c). */
+ * through io_outer (sink.c). */
 extern HARK__TLS hark_logger *hark__io_held;
 
 /*
@@ -170,23 +171,22 @@ struct hark_log_event;
 double hark__log_line_time(const struct hark_log_event *ev);
 
 /*
- * logger.c: a logger at level DEBUG, synchronous, writing to `sink` (copied);
- * `fd` tells the descriptor the sink writes to, or is NULL. Returns 0 or
- * HARK_ENOMEM (the sink is then not closed: it is still the caller's).
+ * logger.c: how the constructors (logger_new.c) make a logger. hark__logger_alloc()
+ * makes one at level DEBUG, synchronous, with room for a sink but none yet; the
+ * constructor then builds its sink (sinks/sinks.h), the step with effects outside
+ * (a file opened, openlog()), and hands the builder's return to
+ * hark__logger_adopt(), which cannot fail: with 0 it gives `l` the sink (copied)
+ * and stores it in *out; otherwise it frees `l`, keeps errno and returns `built`.
+ * hark__logger_alloc() returns 0 or HARK_ENOMEM.
  */
-int hark__logger_new_with_sink(hark_logger **out, const hark_log_sink *sink, hark__sink_fd_fn fd,
-                               bool user);
+int hark__logger_alloc(hark_logger **out);
+int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struct hark__sink *sink);
 
 /* sink.c. Must be called with io_lock held; return 0 or HARK_EIO. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len);
 int hark__sink_flush(hark_logger *l);
 /* sink.c: closes the sink and frees it; no other thread may use it. */
 void hark__sink_free(struct hark__sink *s);
-/* sink.c: replaces the logger's sink with one writing to `next` (copied), after
- * the lines logged before the call; the old one is flushed and closed. Returns 0,
- * HARK_ENOMEM (`next` not closed) or HARK_EBUSY (from the logger's own callback;
- * `next` not closed). */
-int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn fd);
 
 /*
  * sink.c: hands `rec` to the sink: as it is to a sink that takes records, else
@@ -195,13 +195,6 @@ int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn 
  * held. Returns 0, HARK_ENOMEM or HARK_EIO.
  */
 int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct hark_log_buf *line);
-
-/* async/: the asynchronous back end's calls, which its table holds. */
-int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
-    HARK_PRINTF(3, 0);
-int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
-int hark__async_drain(hark_logger *l);
-void hark__async_stop(hark_logger *l);
 
 /* targets.c: frees the target table. */
 void hark__logger_targets_free(hark_logger *l);
@@ -212,47 +205,6 @@ static inline bool hark__logger_structured(const hark_logger *l)
 {
     return l->formatter || atomic_load_explicit(&l->sink_records, memory_order_relaxed);
 }
-
-/* sinks/fd.c: opens `path` for appending (created 0644, close-on-exec), retrying
- * on EINTR; the descriptor, or -1 with errno set. */
-int hark__open_append(const char *path);
-/* sinks/fd.c: writes all of `len` bytes with as few write(2) calls as the kernel
- * allows, retrying on EINTR. Returns 0 or HARK_EIO (errno set). */
-int hark__write_all(int fd, const char *p, size_t len);
-
-/*
- * The sinks that hark_logger_set_destination() builds by name (sinks/): each
- * fills `out` with its table. Return 0, HARK_ENOMEM, HARK_EIO (errno set) or
- * HARK_ENOTSUP.
- */
-int hark__sink_stream(hark_log_sink *out, FILE *fp);
-int hark__sink_path(hark_log_sink *out, const char *path);
-/* The descriptors of the stream sink's and the fd sink's `data`. */
-int hark__sink_stream_fd(void *data);
-int hark__sink_fd_fd(void *data);
-int hark__sink_journald(hark_log_sink *out, const char *identifier);
-
-/* Characters of a journal field name at most (journald drops longer ones). */
-#define HARK__JOURNALD_NAME_MAX 64
-
-/*
- * sinks/journald.c: appends '_' and `key` to the field name `name` holds (`len`
- * characters, HARK__JOURNALD_NAME_MAX + 1 bytes), ASCII letters upper-cased and
- * every other byte but a digit as '_', cut at HARK__JOURNALD_NAME_MAX characters;
- * returns the new length. Starting from "HARK", the result is always a valid
- * journal field name.
- */
-size_t hark__journald_name(char *name, size_t len, const char *key);
-
-/* Receives one journal field: `name` (NUL-terminated) and `len` bytes of value. */
-typedef void (*hark__journald_field_fn)(void *ctx, const char *name, const char *value, size_t len);
-
-/*
- * sinks/journald.c: calls `fn` for each journal field of `rec` (all but
- * SYSLOG_IDENTIFIER), as hark_logger_new_journald() documents them. Reads the
- * record only; the values passed are valid during the call.
- */
-void hark__journald_fields(const hark_log_record *rec, hark__journald_field_fn fn, void *ctx);
 
 /* logger_local.c: the calling thread's override for `l`, or -1 when it has none. */
 int hark__logger_thread_level(const hark_logger *l);

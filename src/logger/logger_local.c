@@ -1,6 +1,6 @@
 /*
  * Thread-local level overrides: silence (raise the level) and log_at (set it) for
- * the calling thread only.
+ * the calling thread only, and the level they make effective.
  *
  * Each thread keeps a small stack of (logger, level) pairs. Each logger counts the
  * overrides active on all threads: while that count is zero, hark_logger_enabled()
@@ -63,6 +63,18 @@ int hark__logger_thread_level(const hark_logger *l)
             return tl_stack[i - 1].level;
     }
     return -1;
+}
+
+int hark_logger_effective_level(const hark_logger *l)
+{
+    if (!l)
+        return HARK_EINVAL;
+    if (atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0) {
+        int local = hark__logger_thread_level(l);
+        if (local >= 0)
+            return local;
+    }
+    return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 
 /* silence and log_at are one thing, as in Rails (silence is log_at(severity)): the

@@ -6,14 +6,16 @@
  */
 #include "logger_internal.h"
 #include "log_ext.h"
+#include "sinks/sinks.h"
 #include "hark/log_env.h"
-#include "hark/log_sinks.h"
 #include "alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+HARK__TLS hark_logger *hark__io_held;
 
 /* Locking contract: l->io_lock held. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len)
@@ -74,12 +76,15 @@ void hark__sink_free(struct hark__sink *s)
     hark__free(s);
 }
 
-int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn fd)
+/* Replaces the logger's sink with `next` (copied), after the lines logged before
+ * the call; the old one is flushed and closed. Returns 0, HARK_ENOMEM or HARK_EBUSY
+ * (from the logger's own callback); `next` is not closed on failure. */
+static int sink_swap(hark_logger *l, const struct hark__sink *next)
 {
     struct hark__sink *s = hark__malloc(sizeof *s);
     if (!s)
         return HARK_ENOMEM;
-    *s = (struct hark__sink){*next, fd, false};
+    *s = *next;
     /* Lines already queued for an asynchronous writer go to the old sink. */
     if (l->backend->drain(l) != 0 || hark__io_lock(l) != 0) {
         /* From a sink callback or formatter of this logger (its writer thread, for
@@ -90,27 +95,24 @@ int hark__sink_swap(hark_logger *l, const hark_log_sink *next, hark__sink_fd_fn 
     (void)hark__sink_flush(l);
     struct hark__sink *old = l->sink;
     l->sink = s;
-    atomic_store_explicit(&l->sink_records, next->write_record != NULL, memory_order_relaxed);
+    atomic_store_explicit(&l->sink_records, next->ops.write_record != NULL, memory_order_relaxed);
     hark__io_unlock(l);
     hark__sink_free(old);
     return 0;
 }
 
-static int build_stderr(hark_log_sink *out, hark__sink_fd_fn *fd)
+static int build_stderr(struct hark__sink *out)
 {
-    *fd = hark__sink_stream_fd;
     return hark__sink_stream(out, stderr);
 }
 
-static int build_stdout(hark_log_sink *out, hark__sink_fd_fn *fd)
+static int build_stdout(struct hark__sink *out)
 {
-    *fd = hark__sink_stream_fd;
     return hark__sink_stream(out, stdout);
 }
 
-static int build_journald(hark_log_sink *out, hark__sink_fd_fn *fd)
+static int build_journald(struct hark__sink *out)
 {
-    (void)fd;
     return hark__sink_journald(out, NULL);
 }
 
@@ -118,7 +120,7 @@ static int build_journald(hark_log_sink *out, hark__sink_fd_fn *fd)
  * path. A sink of sinks/ that can be built from a word adds one line here. */
 static const struct named_sink {
     const char *name;
-    int (*build)(hark_log_sink *out, hark__sink_fd_fn *fd);
+    int (*build)(struct hark__sink *out);
 } named_sinks[] = {
     {"stderr", build_stderr},
     {"stdout", build_stdout},
@@ -143,24 +145,21 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
 {
     if (!l || !dest || dest_malformed(dest))
         return HARK_EINVAL;
-    hark_log_sink next;
-    hark__sink_fd_fn fd = NULL;
+    struct hark__sink next;
     int rc;
     size_t i = 0, n = sizeof named_sinks / sizeof named_sinks[0];
     while (i < n && strcmp(dest, named_sinks[i].name) != 0)
         i++;
-    if (i < n) {
-        rc = named_sinks[i].build(&next, &fd);
-    } else {
+    if (i < n)
+        rc = named_sinks[i].build(&next);
+    else
         rc = hark__sink_path(&next, dest);
-        fd = hark__sink_fd_fd;
-    }
     if (rc != 0)
         return rc;
-    rc = hark__sink_swap(l, &next, fd);
-    if (rc != 0 && next.close) {
+    rc = sink_swap(l, &next);
+    if (rc != 0 && next.ops.close) {
         int saved = errno;
-        next.close(next.data);
+        next.ops.close(next.ops.data);
         errno = saved;
     }
     return rc;

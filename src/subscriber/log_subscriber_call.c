@@ -1,18 +1,14 @@
 /*
- * The log subscriber's calls: the event callback of its subscriptions (Rails'
+ * The log subscriber's call: the event callback of its subscriptions (Rails'
  * LogSubscriber#call: the handler runs with the event as the current log event, and
- * a failing handler is logged, not passed on) and the logging helpers handlers use.
+ * a failing handler is logged, not passed on). The logging helpers handlers use
+ * are log_subscriber_log.c's.
  */
 #include "log_subscriber_internal.h"
 #include "hark/log_env.h"
 #include "hark/sys/log_event.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-/* ------------------------------------------------------------------------- */
-/* Dispatch                                                                  */
-/* ------------------------------------------------------------------------- */
 
 /* Ruby's String#inspect, enough for event names: quotes, backslashes, controls. */
 static void inspect_name(char *out, size_t size, const char *name)
@@ -88,58 +84,4 @@ int hark__log_slot_event(hark_event *ev, void *data)
         (void)hark_log(l, HARK_LOG_ERROR, "Could not log %s event. %s: handler returned %d", quoted,
                        failure.type ? failure.type : "error", rc);
     return 0;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Logging helpers                                                           */
-/* ------------------------------------------------------------------------- */
-
-static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
-    HARK_PRINTF(3, 0);
-
-static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
-{
-    if (!hark__is_log(s) || !fmt)
-        return HARK_EINVAL;
-    hark_logger *l = logger_of(s);
-    if (!l)
-        return 0;
-    return hark_logv(l, level, fmt, ap);
-}
-
-int hark_log_subscriber_log(hark_subscriber *s, hark_log_level level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = vlog(s, level, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-#define HARK__LEVEL_HELPER(fname, level)                                                           \
-    int fname(hark_subscriber *s, const char *fmt, ...)                                            \
-    {                                                                                              \
-        va_list ap;                                                                                \
-        va_start(ap, fmt);                                                                         \
-        int rc = vlog(s, level, fmt, ap);                                                          \
-        va_end(ap);                                                                                \
-        return rc;                                                                                 \
-    }
-
-HARK__LEVEL_HELPER(hark_log_subscriber_debug, HARK_LOG_DEBUG)
-HARK__LEVEL_HELPER(hark_log_subscriber_info, HARK_LOG_INFO)
-HARK__LEVEL_HELPER(hark_log_subscriber_warn, HARK_LOG_WARN)
-HARK__LEVEL_HELPER(hark_log_subscriber_error, HARK_LOG_ERROR)
-HARK__LEVEL_HELPER(hark_log_subscriber_fatal, HARK_LOG_FATAL)
-HARK__LEVEL_HELPER(hark_log_subscriber_unknown, HARK_LOG_UNKNOWN)
-
-int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_log_message_fn fn,
-                                 void *data)
-{
-    if (!hark__is_log(s) || !fn)
-        return HARK_EINVAL;
-    hark_logger *l = logger_of(s);
-    if (!l)
-        return 0;
-    return hark_log_lazy(l, level, fn, data);
 }

@@ -1,8 +1,8 @@
 /*
  * Internal: the log subscriber's records, shared by its files -- log_subscriber.c
- * (binding to a logger, cached silence, event levels, flush_all) and
- * log_subscriber_call.c (the event callback and the logging helpers). Never
- * installed.
+ * (binding to a logger, cached silence, event levels, flush_all),
+ * log_subscriber_call.c (the event callback) and log_subscriber_log.c (the logging
+ * helpers). Never installed.
  */
 #ifndef HARK_LOG_SUBSCRIBER_INTERNAL_H
 #define HARK_LOG_SUBSCRIBER_INTERNAL_H

@@ -11,7 +11,7 @@
 
 #include <hark.h>
 
-#include "logger_internal.h"
+#include "sinks/journald.h"
 
 #include <math.h>
 #include <stdio.h>

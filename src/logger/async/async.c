@@ -1,41 +1,58 @@
 /*
- * The asynchronous writer's lifetime: hark_logger_set_async(), the drain a flush
- * waits for, and the stop. See ring.h for how the ring works.
+ * The asynchronous writer's lifetime: hark_logger_set_async(), the stop, and the
+ * list of asynchronous loggers still running, drained (and their sinks flushed)
+ * when the process exits normally. See ring.h for how the ring works, writer.c
+ * for the writer and the drain a flush waits for.
  */
 #include "ring.h"
 #include "alloc.h"
+
+#include <stdlib.h>
 
 /* The writer polls every 2 ms while lines come, and sleeps up to 200 ms after 50
  * empty polls; producers wake a sleeping writer at once, a polling one only when
  * a quarter of the ring is in use. */
 const hark__worker_timing hark__writer_timing = {2, 50, 200};
 
-struct drops_wait {
-    struct hark__async *a;
-    uint64_t ticket;
-};
+/* The asynchronous loggers still running: drained, and their sinks flushed, when
+ * the process exits normally (an atexit() hook, installed with the first). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hark__async *live;
+static bool exit_hook;
 
-static bool drops_reported(void *ctx)
+static void drain_all_at_exit(void)
 {
-    struct drops_wait *d = ctx;
-    /* Acquire: pairs with report_dropped()'s release add. */
-    return atomic_load_explicit(&d->a->reported, memory_order_acquire) >= d->ticket;
+    pthread_mutex_lock(&live_lock);
+    for (struct hark__async *a = live; a; a = a->next_live) {
+        hark__async_drain(a->logger);
+        /* Not when exit() was called from this logger's own sink callback. */
+        if (hark__io_lock(a->logger) == 0) {
+            (void)hark__sink_flush(a->logger);
+            hark__io_unlock(a->logger);
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
 }
 
-int hark__async_drain(hark_logger *l)
+static void live_add(struct hark__async *a)
 {
-    struct hark__async *a = l->async;
-    if (!a)
-        return 0;
-    if (on_writer(a))
-        return HARK_EBUSY; /* a callback of the writer would wait for itself */
-    /* Two tickets, both taken now: the lines queued and the lines dropped so far.
-     * Lines queued or dropped later are not waited for. */
-    struct drops_wait d = {a, atomic_load_explicit(&a->dropped_total, memory_order_relaxed)};
-    int rc = hark__worker_flush(&a->worker);
-    if (rc == 0)
-        rc = hark__worker_await(&a->worker, drops_reported, &d);
-    return rc;
+    pthread_mutex_lock(&live_lock);
+    if (!exit_hook)
+        exit_hook = atexit(drain_all_at_exit) == 0;
+    a->next_live = live;
+    live = a;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(struct hark__async *a)
+{
+    pthread_mutex_lock(&live_lock);
+    for (struct hark__async **p = &live; *p; p = &(*p)->next_live)
+        if (*p == a) {
+            *p = a->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
 }
 
 static void async_free(struct hark__async *a)
@@ -49,13 +66,13 @@ static void async_free(struct hark__async *a)
     hark__free_lines(a);
 }
 
-void hark__async_stop(hark_logger *l)
+static void async_stop(hark_logger *l)
 {
     struct hark__async *a = l->async;
     if (!a)
         return;
     l->backend = &hark__backend_sync;
-    hark__async_live_remove(a);
+    live_remove(a);
     /* The writer drains what is left first (inline in a forked child). */
     (void)hark__worker_stop(&a->worker); /* callers refused the writer itself */
     l->async = NULL;
@@ -113,7 +130,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
     if (!opt) {
         if (l->async && on_writer(l->async))
             return HARK_EBUSY; /* the writer cannot stop and join itself */
-        hark__async_stop(l);
+        async_stop(l);
         return 0;
     }
     if (opt->version != HARK_LOG_ASYNC_OPTIONS_VERSION ||
@@ -134,7 +151,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
         async_free(a);
         return HARK_ENOMEM;
     }
-    hark__async_live_add(a);
+    live_add(a);
     l->backend = &hark__backend_async;
     return 0;
 }
@@ -161,4 +178,4 @@ static int async_log_fill(hark_logger *l, hark_log_level level, hark_log_message
 }
 
 const struct hark__backend hark__backend_async = {hark__async_logv, async_log_fill,
-                                                  hark__async_drain, hark__async_stop};
+                                                  hark__async_drain, async_stop};

@@ -211,12 +211,16 @@ enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE, FIELD_DEEP_PAYLOAD =
 /* Bits of the byte that follows an error field's key: which strings it has. */
 enum { ERROR_TYPE = 1, ERROR_MESSAGE = 2 };
 
+/* The asynchronous back end's calls, which its table (async.c) holds: entry.c
+ * queues lines, writer.c drains, async.c stops. */
+int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
+    HARK_PRINTF(3, 0);
+int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
+int hark__async_drain(hark_logger *l);
+
 /* async.c: the writer's schedule (worker.h). */
 extern const hark__worker_timing hark__writer_timing;
 /* writer.c: the writer's operations (worker.h). */
 extern const hark__worker_ops hark__writer_ops;
-/* exit.c: the list of asynchronous loggers drained at exit. */
-void hark__async_live_add(struct hark__async *a);
-void hark__async_live_remove(struct hark__async *a);
 
 #endif /* HARK_ASYNC_RING_H */

@@ -1,7 +1,8 @@
 /*
  * The writer thread's work (src/util/worker.h runs it): it takes the published
  * entries in reservation order, reads each back into a record, renders it with
- * the logger's formatter and writes it to the sink, and reports drops.
+ * the logger's formatter and writes it to the sink, and reports drops. And the
+ * drain: waiting for the writer to have written what was queued before.
  */
 #include "ring.h"
 #include "alloc.h"
@@ -297,3 +298,31 @@ const hark__worker_ops hark__writer_ops = {
     .ready = writer_ready,
     .fork_child = writer_fork_child,
 };
+
+struct drops_wait {
+    struct hark__async *a;
+    uint64_t ticket;
+};
+
+static bool drops_reported(void *ctx)
+{
+    struct drops_wait *d = ctx;
+    /* Acquire: pairs with report_dropped()'s release add. */
+    return atomic_load_explicit(&d->a->reported, memory_order_acquire) >= d->ticket;
+}
+
+int hark__async_drain(hark_logger *l)
+{
+    struct hark__async *a = l->async;
+    if (!a)
+        return 0;
+    if (on_writer(a))
+        return HARK_EBUSY; /* a callback of the writer would wait for itself */
+    /* Two tickets, both taken now: the lines queued and the lines dropped so far.
+     * Lines queued or dropped later are not waited for. */
+    struct drops_wait d = {a, atomic_load_explicit(&a->dropped_total, memory_order_relaxed)};
+    int rc = hark__worker_flush(&a->worker);
+    if (rc == 0)
+        rc = hark__worker_await(&a->worker, drops_reported, &d);
+    return rc;
+}

@@ -3,8 +3,9 @@
  * owned, or to a path opened in append mode, which hark_logger_reopen() opens
  * again (after log rotation by another tool).
  */
-#include "logger_internal.h"
+#include "sinks.h"
 #include "alloc.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,30 +16,6 @@ typedef struct fd_sink {
     bool own;
     char *path; /* NULL: a descriptor, not reopened */
 } fd_sink;
-
-int hark__open_append(const char *path)
-{
-    int fd;
-    do {
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    } while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
-int hark__write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return HARK_EIO;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 static int fd_write(hark_log_level level, const char *line, size_t len, void *data)
 {
@@ -64,7 +41,7 @@ static int fd_reopen(void *data)
 }
 
 /* Read under io_lock, as fd_reopen() writes it. */
-int hark__sink_fd_fd(void *data)
+static int fd_fd(void *data)
 {
     const fd_sink *f = data;
     return f->fd;
@@ -79,21 +56,27 @@ static void fd_close(void *data)
     hark__free(f);
 }
 
-static int fd_sink_new(hark_log_sink *out, int fd, bool own, char *path)
+static int fd_sink_new(struct hark__sink *out, int fd, bool own, char *path)
 {
     fd_sink *f = hark__calloc(1, sizeof *f);
     if (!f)
         return HARK_ENOMEM;
     *f = (fd_sink){fd, own, path};
-    *out = (hark_log_sink){.write = fd_write,
-                           .reopen = fd_reopen,
-                           .close = fd_close,
-                           .data = f,
-                           .version = HARK_LOG_SINK_VERSION};
+    *out = (struct hark__sink){.ops = {.write = fd_write,
+                                       .reopen = fd_reopen,
+                                       .close = fd_close,
+                                       .data = f,
+                                       .version = HARK_LOG_SINK_VERSION},
+                               .fd = fd_fd};
     return 0;
 }
 
-int hark__sink_path(hark_log_sink *out, const char *path)
+int hark__sink_fd(struct hark__sink *out, int fd, bool own)
+{
+    return fd_sink_new(out, fd, own, NULL);
+}
+
+int hark__sink_path(struct hark__sink *out, const char *path)
 {
     char *copy = hark__strdup(path);
     if (!copy)
@@ -110,30 +93,5 @@ int hark__sink_path(hark_log_sink *out, const char *path)
         close(fd);
         hark__free(copy);
     }
-    return rc;
-}
-
-int hark_logger_new_path(hark_logger **out, const char *path)
-{
-    if (!out || !path || path[0] == '\0')
-        return HARK_EINVAL;
-    hark_log_sink s;
-    int rc = hark__sink_path(&s, path);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, hark__sink_fd_fd, false)) != 0)
-        s.close(s.data);
-    return rc;
-}
-
-int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
-{
-    if (!out || fd < 0)
-        return HARK_EINVAL;
-    hark_log_sink s;
-    int rc = fd_sink_new(&s, fd, false, NULL);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, hark__sink_fd_fd, false)) != 0)
-        s.close(s.data);
-    /* Owned only once the logger exists: on failure the caller keeps `fd`. */
-    if (rc == 0)
-        ((fd_sink *)s.data)->own = take_ownership;
     return rc;
 }

@@ -5,9 +5,9 @@
  * Without libsystemd at build time the constructor reports HARK_ENOTSUP; the
  * fields of a record are still computed the same way (and unit-tested) then.
  */
-#include "logger_internal.h"
+#include "sinks.h"
+#include "journald.h"
 #include "log_ext.h"
-#include "hark/log_sinks.h"
 #include "hark/sys/payload_json.h"
 #include "alloc.h"
 #include "number.h"
@@ -309,7 +309,7 @@ static void journald_close(void *data)
     hark__free(j);
 }
 
-int hark__sink_journald(hark_log_sink *out, const char *identifier)
+int hark__sink_journald(struct hark__sink *out, const char *identifier)
 {
     journald_sink *j = hark__calloc(1, sizeof *j);
     if (!j)
@@ -318,36 +318,20 @@ int hark__sink_journald(hark_log_sink *out, const char *identifier)
         hark__free(j);
         return HARK_ENOMEM;
     }
-    *out = (hark_log_sink){.write = journald_write,
-                           .write_record = journald_write_record,
-                           .close = journald_close,
-                           .data = j,
-                           .version = HARK_LOG_SINK_VERSION};
+    *out = (struct hark__sink){.ops = {.write = journald_write,
+                                       .write_record = journald_write_record,
+                                       .close = journald_close,
+                                       .data = j,
+                                       .version = HARK_LOG_SINK_VERSION}};
     return 0;
 }
 
 #else /* !HARK_HAVE_JOURNALD */
 
-int hark__sink_journald(hark_log_sink *out, const char *identifier)
+int hark__sink_journald(struct hark__sink *out, const char *identifier)
 {
     (void)out, (void)identifier;
     return HARK_ENOTSUP;
 }
 
 #endif
-
-int hark_logger_new_journald(hark_logger **out, const char *identifier)
-{
-    if (!out)
-        return HARK_EINVAL;
-    hark_log_sink s;
-    int rc = hark__sink_journald(&s, identifier);
-    if (rc == 0 && (rc = hark__logger_new_with_sink(out, &s, NULL, false)) != 0)
-        s.close(s.data);
-    return rc;
-}
-
-bool hark_log_journald_available(void)
-{
-    return HARK_HAVE_JOURNALD ? true : false;
-}

@@ -1,12 +1,12 @@
 /*
  * The rotating file sink (Ruby's Logger::LogDevice): by size with shift_age files
- * kept, or daily/hourly. It is a user sink underneath, so the logger's write mutex
+ * kept, or daily/hourly. Like every sink it runs under the logger's io_lock, which
  * serialises every write and rotation: a line lands whole in exactly one file.
  */
-#include "logger_internal.h"
+#include "sinks.h"
 #include "log_ext.h"
-#include "hark/log_sinks.h"
 #include "alloc.h"
+#include "fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,14 +130,14 @@ static int rotor_write(hark_log_level level, const char *line, size_t len, void 
     rotor *r = data;
     maybe_rotate(r, len);
     if (hark__write_all(r->fd, line, len) != 0)
-        return -1;
+        return HARK_EIO;
     r->size += len;
     return 0;
 }
 
 static int rotor_reopen(void *data)
 {
-    return open_current(data) == 0 ? 0 : -1;
+    return open_current(data);
 }
 
 static void rotor_close(void *data)
@@ -149,23 +149,9 @@ static void rotor_close(void *data)
     hark__free(r);
 }
 
-void hark_log_rotate_options_init(hark_log_rotate_options *opt)
+int hark__sink_rotating(struct hark__sink *out, const char *path,
+                        const hark_log_rotate_options *opt)
 {
-    if (opt)
-        *opt = (hark_log_rotate_options)HARK_LOG_ROTATE_OPTIONS_INIT;
-}
-
-int hark_logger_new_rotating(hark_logger **out, const char *path,
-                             const hark_log_rotate_options *opt)
-{
-    hark_log_rotate_options defaults = HARK_LOG_ROTATE_OPTIONS_INIT;
-    if (!opt)
-        opt = &defaults;
-    if (!out || !path || !path[0] || strlen(path) >= PATH_MAX ||
-        opt->version != HARK_LOG_ROTATE_OPTIONS_VERSION ||
-        (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
-        (opt->period == HARK_LOG_ROTATE_BY_SIZE && opt->shift_age < 2))
-        return HARK_EINVAL;
     rotor *r = hark__calloc(1, sizeof *r);
     if (!r)
         return HARK_ENOMEM;
@@ -185,13 +171,10 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
         errno = saved;
         return HARK_EIO;
     }
-    hark_log_sink sink = {.write = rotor_write,
-                          .reopen = rotor_reopen,
-                          .close = rotor_close,
-                          .data = r,
-                          .version = HARK_LOG_SINK_VERSION};
-    int rc = hark_logger_new_sink(out, &sink);
-    if (rc != 0)
-        rotor_close(r);
-    return rc;
+    *out = (struct hark__sink){.ops = {.write = rotor_write,
+                                       .reopen = rotor_reopen,
+                                       .close = rotor_close,
+                                       .data = r,
+                                       .version = HARK_LOG_SINK_VERSION}};
+    return 0;
 }

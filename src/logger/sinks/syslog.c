@@ -2,7 +2,7 @@
  * The syslog sink: each line to syslog(3) without its trailing newline, at the
  * priority its level maps to.
  */
-#include "logger_internal.h"
+#include "sinks.h"
 #include "alloc.h"
 
 #include <syslog.h>
@@ -38,10 +38,8 @@ static void syslog_close(void *data)
     hark__free(s);
 }
 
-int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
+int hark__sink_syslog(struct hark__sink *out, const char *ident, int facility)
 {
-    if (!out || (facility & ~LOG_FACMASK) != 0)
-        return HARK_EINVAL;
     syslog_sink *s = hark__calloc(1, sizeof *s);
     if (!s)
         return HARK_ENOMEM;
@@ -50,13 +48,11 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
         hark__free(s);
         return HARK_ENOMEM;
     }
-    hark_log_sink t = {
-        .write = syslog_write, .close = syslog_close, .data = s, .version = HARK_LOG_SINK_VERSION};
-    int rc = hark__logger_new_with_sink(out, &t, NULL, false);
-    if (rc != 0) {
-        syslog_close(s);
-        return rc;
-    }
+    *out = (struct hark__sink){.ops = {.write = syslog_write,
+                                       .close = syslog_close,
+                                       .data = s,
+                                       .version = HARK_LOG_SINK_VERSION}};
+    /* Last: the process-wide effect, once nothing can fail. */
     if (s->ident)
         openlog(s->ident, LOG_PID, facility);
     return 0;

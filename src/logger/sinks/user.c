@@ -2,20 +2,14 @@
  * The user's sink: a hark_log_sink table of the caller's, copied. A failure it
  * returns (any nonzero value) is reported as HARK_EIO.
  */
-#include "logger_internal.h"
+#include "sinks.h"
 
 #include <stddef.h>
 #include <string.h>
 
-void hark_log_sink_init(hark_log_sink *sink)
+int hark__sink_user(struct hark__sink *out, const hark_log_sink *sink)
 {
-    if (sink)
-        *sink = (hark_log_sink)HARK_LOG_SINK_INIT;
-}
-
-int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
-{
-    if (!out || !sink || sink->version > HARK_LOG_SINK_VERSION)
+    if (sink->version > HARK_LOG_SINK_VERSION)
         return HARK_EINVAL;
     hark_log_sink copy = HARK_LOG_SINK_INIT;
     /* Version 0: a table written before `version` existed ends at `data`. */
@@ -23,5 +17,6 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     copy.version = HARK_LOG_SINK_VERSION;
     if (!copy.write && !copy.write_record)
         return HARK_EINVAL;
-    return hark__logger_new_with_sink(out, &copy, NULL, true);
+    *out = (struct hark__sink){.ops = copy, .user = true};
+    return 0;
 }

@@ -1,0 +1,122 @@
+/*
+ * The public constructors of loggers (hark/logger.h, hark/log_sinks.h), all in one
+ * place. Each checks its arguments, allocates the logger, then builds its sink with
+ * a builder of sinks/ -- the step with effects outside the process's memory (a
+ * file opened, openlog()) -- and hands it to the logger, which cannot fail: a
+ * constructor that fails has opened nothing and taken nothing it was given.
+ */
+#include "logger_internal.h"
+#include "sinks/sinks.h"
+
+#include <limits.h>
+#include <string.h>
+#include <syslog.h>
+
+#ifndef HARK_HAVE_JOURNALD
+#define HARK_HAVE_JOURNALD 0
+#endif
+
+int hark_logger_new_file(hark_logger **out, FILE *fp)
+{
+    if (!out || !fp)
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, hark__sink_stream(&s, fp), &s);
+}
+
+int hark_logger_new_path(hark_logger **out, const char *path)
+{
+    if (!out || !path || path[0] == '\0')
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, hark__sink_path(&s, path), &s);
+}
+
+int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
+{
+    if (!out || fd < 0)
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    /* Owned only by a sink that exists: on failure the caller keeps `fd`. */
+    return hark__logger_adopt(out, l, hark__sink_fd(&s, fd, take_ownership), &s);
+}
+
+int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
+{
+    if (!out || (facility & ~LOG_FACMASK) != 0)
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, hark__sink_syslog(&s, ident, facility), &s);
+}
+
+void hark_log_sink_init(hark_log_sink *sink)
+{
+    if (sink)
+        *sink = (hark_log_sink)HARK_LOG_SINK_INIT;
+}
+
+int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
+{
+    if (!out || !sink)
+        return HARK_EINVAL;
+    struct hark__sink s;
+    int rc = hark__sink_user(&s, sink); /* nothing to undo: checked before the logger */
+    if (rc != 0)
+        return rc;
+    hark_logger *l;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, 0, &s);
+}
+
+void hark_log_rotate_options_init(hark_log_rotate_options *opt)
+{
+    if (opt)
+        *opt = (hark_log_rotate_options)HARK_LOG_ROTATE_OPTIONS_INIT;
+}
+
+int hark_logger_new_rotating(hark_logger **out, const char *path,
+                             const hark_log_rotate_options *opt)
+{
+    hark_log_rotate_options defaults = HARK_LOG_ROTATE_OPTIONS_INIT;
+    if (!opt)
+        opt = &defaults;
+    if (!out || !path || !path[0] || strlen(path) >= PATH_MAX ||
+        opt->version != HARK_LOG_ROTATE_OPTIONS_VERSION ||
+        (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
+        (opt->period == HARK_LOG_ROTATE_BY_SIZE && opt->shift_age < 2))
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, hark__sink_rotating(&s, path, opt), &s);
+}
+
+int hark_logger_new_journald(hark_logger **out, const char *identifier)
+{
+    if (!out)
+        return HARK_EINVAL;
+    hark_logger *l;
+    struct hark__sink s;
+    if (hark__logger_alloc(&l) != 0)
+        return HARK_ENOMEM;
+    return hark__logger_adopt(out, l, hark__sink_journald(&s, identifier), &s);
+}
+
+bool hark_log_journald_available(void)
+{
+    return HARK_HAVE_JOURNALD ? true : false;
+}
