@@ -32,7 +32,8 @@ typedef enum hark_log_async_policy {
 
 typedef struct hark_log_async_options {
     /* HARK_LOG_ASYNC_OPTIONS_VERSION: set by HARK_LOG_ASYNC_OPTIONS_INIT and
-     * hark_log_async_options_init(). */
+     * hark_log_async_options_init(); any version from 1 to it is accepted
+     * (hark/common.h). */
     unsigned version;
     /* Bytes of the ring, 4 KiB to 1 GiB, rounded up to a power of two; a line with
      * a few numbers takes 32 to 64 bytes, strings add their length. Default 1 MiB. */
@@ -45,9 +46,13 @@ typedef struct hark_log_async_options {
         HARK_LOG_ASYNC_OPTIONS_VERSION, (size_t)1 << 20, HARK_LOG_ASYNC_BLOCK                      \
     }
 
-/* Sets `*opt` to HARK_LOG_ASYNC_OPTIONS_INIT. Does nothing for NULL.
- * Thread-safety: safe. */
-HARK_API void hark_log_async_options_init(hark_log_async_options *opt);
+/*
+ * Fills *opt with the defaults of HARK_LOG_ASYNC_OPTIONS_INIT as a struct of `version` has them
+ * (HARK_LOG_ASYNC_OPTIONS_VERSION, or an older one: only the fields that version has are written).
+ * Errors: HARK_EINVAL (NULL opt; version 0 or newer than the library, *opt then
+ * untouched). Thread-safety: safe.
+ */
+HARK_API int hark_log_async_options_init(hark_log_async_options *opt, unsigned version);
 
 /*
  * Makes `logger` asynchronous (`opt` not NULL) or synchronous again (NULL: every queued

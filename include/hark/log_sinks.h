@@ -35,7 +35,8 @@ typedef enum hark_log_rotate_period {
 
 typedef struct hark_log_rotate_options {
     /* HARK_LOG_ROTATE_OPTIONS_VERSION: set by HARK_LOG_ROTATE_OPTIONS_INIT and
-     * hark_log_rotate_options_init(). */
+     * hark_log_rotate_options_init(); any version from 1 to it is accepted
+     * (hark/common.h). */
     unsigned version;
     /* By size: the file is rotated before a line would take it past shift_size
      * bytes (a longer line goes alone into a fresh file); 0 never rotates by size. */
@@ -57,9 +58,13 @@ typedef struct hark_log_rotate_options {
         HARK_LOG_ROTATE_OPTIONS_VERSION, 1048576u, 7u, HARK_LOG_ROTATE_BY_SIZE, false, NULL, NULL  \
     }
 
-/* Sets `*opt` to HARK_LOG_ROTATE_OPTIONS_INIT. Does nothing for NULL.
- * Thread-safety: safe. */
-HARK_API void hark_log_rotate_options_init(hark_log_rotate_options *opt);
+/*
+ * Fills *opt with the defaults of HARK_LOG_ROTATE_OPTIONS_INIT as a struct of `version` has them
+ * (HARK_LOG_ROTATE_OPTIONS_VERSION, or an older one: only the fields that version has are written).
+ * Errors: HARK_EINVAL (NULL opt; version 0 or newer than the library, *opt then
+ * untouched). Thread-safety: safe.
+ */
+HARK_API int hark_log_rotate_options_init(hark_log_rotate_options *opt, unsigned version);
 
 /*
  * A logger appending to `path` (created if needed, mode 0644 before umask) that
@@ -74,7 +79,7 @@ HARK_API void hark_log_rotate_options_init(hark_log_rotate_options *opt);
  * this process only: two processes rotating one file is not supported.
  * hark_logger_reopen() opens `path` again (after an outside tool moved it).
  * Errors: HARK_EINVAL (NULL/empty path or one of PATH_MAX bytes or more, shift_age
- * < 2 by size, unknown period, a `version` other than HARK_LOG_ROTATE_OPTIONS_VERSION),
+ * < 2 by size, unknown period, a `version` refused as hark/common.h says),
  * HARK_EIO (the open failed; errno says why), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_logger_new_rotating(hark_logger **out, const char *path,

@@ -132,9 +132,11 @@ HARK_API int hark_logger_new_syslog(hark_logger **out, const char *ident, int fa
  * end, a synchronous or asynchronous back end, and one sink behind this table.
  *
  * Versions. Initialise a table with HARK_LOG_SINK_INIT or hark_log_sink_init(),
- * then set its callbacks: `version` is then HARK_LOG_SINK_VERSION, and the fields
- * after it are read. A table whose `version` is 0 (initialised by position before
- * the field existed: {write, flush, reopen, close, data}) is read up to `data`.
+ * then set its callbacks: `version` is then HARK_LOG_SINK_VERSION. The table is
+ * versioned as options structs are (hark/common.h): any version from 1 to
+ * HARK_LOG_SINK_VERSION is accepted, fields a version lacks taking their defaults,
+ * and 0 (a table initialised without it, by position or by field names) or a newer
+ * version is refused with HARK_EINVAL.
  */
 struct hark_log_record;
 
@@ -146,7 +148,7 @@ typedef struct hark_log_sink {
     int (*reopen)(void *data); /* hark_logger_reopen() */
     void (*close)(void *data); /* once, from hark_logger_free() */
     void *data;
-    /* HARK_LOG_SINK_VERSION, or 0 (see above). */
+    /* HARK_LOG_SINK_VERSION, or an older version from 1 (see above). */
     unsigned version;
     /* Version 1, optional: takes each line as its record (message, level, time,
      * tags, event, fields; borrowed for the call) instead of a formatted line, as
@@ -160,15 +162,20 @@ typedef struct hark_log_sink {
         NULL, NULL, NULL, NULL, NULL, HARK_LOG_SINK_VERSION, NULL                                  \
     }
 
-/* Sets `*sink` to HARK_LOG_SINK_INIT (for languages without the macro). Does nothing
- * for NULL. Thread-safety: safe. */
-HARK_API void hark_log_sink_init(hark_log_sink *sink);
+/*
+ * Fills *sink with HARK_LOG_SINK_INIT as a table of `version` has it (for languages
+ * without the macro): every callback NULL and `version` set. Errors: HARK_EINVAL
+ * (NULL sink; version 0 or newer than the library, *sink then untouched).
+ * Thread-safety: safe.
+ */
+HARK_API int hark_log_sink_init(hark_log_sink *sink, unsigned version);
 
 /*
  * A logger handing each formatted line (or record) to `sink` (copied; `sink->data`
  * is passed back unchanged). On failure nothing is closed: the sink is still the
  * caller's. Errors: HARK_EINVAL (NULL argument, neither `write` nor (version 1)
- * `write_record`, or a `version` above HARK_LOG_SINK_VERSION), HARK_ENOMEM.
+ * `write_record`, or a `version` refused: 0 or above HARK_LOG_SINK_VERSION),
+ * HARK_ENOMEM.
  * Thread-safety: safe.
  */
 HARK_API int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink);

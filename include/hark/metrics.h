@@ -157,7 +157,7 @@ HARK_API double hark_metrics_bucket_upper(size_t i);
 /* Prometheus exposition (text format 0.0.4)                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Version 2 added event_bounds; a version 1 struct is still accepted as it is. */
+/* Version 2 added event_bounds. Any version from 1 is accepted (hark/common.h). */
 #define HARK_METRICS_PROM_OPTIONS_VERSION 2
 
 /* Most `le` bounds one series may be given (+Inf aside); more is HARK_ELIMIT. */
@@ -177,7 +177,7 @@ typedef struct hark_metrics_prom_event_bounds {
  * need: fields added by later versions keep their defaults.
  */
 typedef struct hark_metrics_prom_options {
-    unsigned version;   /* HARK_METRICS_PROM_OPTIONS_VERSION (1 is accepted too) */
+    unsigned version;   /* HARK_METRICS_PROM_OPTIONS_VERSION, or older (hark/common.h) */
     const char *metric; /* family name; NULL: "hark_event_duration_seconds" */
     const char *help;   /* HELP text; NULL: a default */
     /* Extra labels on every series, as name/value pairs: labels[2i] is a name
@@ -215,8 +215,13 @@ typedef struct hark_metrics_prom_options {
         HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0                   \
     }
 
-/* Sets *opts to HARK_METRICS_PROM_OPTIONS_INIT. NULL is ignored. Thread-safety: safe. */
-HARK_API void hark_metrics_prom_options_init(hark_metrics_prom_options *opts);
+/*
+ * Fills *opts with the defaults of HARK_METRICS_PROM_OPTIONS_INIT as a struct of
+ * `version` has them (HARK_METRICS_PROM_OPTIONS_VERSION, or an older one: only the
+ * fields that version has are written). Errors: HARK_EINVAL (NULL opts; version 0
+ * or newer than the library, *opts then untouched). Thread-safety: safe.
+ */
+HARK_API int hark_metrics_prom_options_init(hark_metrics_prom_options *opts, unsigned version);
 
 /* Receives the exposition text in pieces; returns 0, or nonzero to stop (HARK_EIO). */
 typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *data);
@@ -225,8 +230,8 @@ typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *dat
  * Writes the exposition of a snapshot of `m` to `sink` in the Prometheus text
  * format 0.0.4 (`# HELP`, `# TYPE ... histogram`, `_bucket{...,le="..."}`,
  * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
- * (defaults). Errors: HARK_EINVAL (NULL m or sink; bad options: a version other
- * than 1 or 2, an invalid metric or label name, a label name given twice, bounds
+ * (defaults). Errors: HARK_EINVAL (NULL m or sink; bad options: a version refused
+ * (hark/common.h), an invalid metric or label name, a label name given twice, bounds
  * not strictly increasing, below 1e-9, not finite or NULL with a count, an
  * event_bounds entry without a name or bounds or naming an event twice),
  * HARK_ELIMIT (more than HARK_METRICS_PROM_BOUNDS_MAX bounds in `bounds` or in an

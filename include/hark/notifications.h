@@ -356,7 +356,8 @@ HARK_API bool hark_listening(hark_topic *t);
 
 /*
  * Everything a subscription can be. Start from HARK_SUBSCRIBE_OPTIONS_INIT (or
- * hark_subscribe_options_init()) and set what you need.
+ * hark_subscribe_options_init()) and set what you need. Versioned as every options
+ * struct (hark/common.h): any version from 1 to HARK_SUBSCRIBE_OPTIONS_VERSION.
  */
 typedef struct hark_subscribe_options {
     unsigned version; /* HARK_SUBSCRIBE_OPTIONS_VERSION */
@@ -387,9 +388,13 @@ typedef struct hark_subscribe_options {
             NULL, NULL, NULL, NULL, NULL, NULL, HARK_SILENCE_NEVER, NULL, false, false, NULL, NULL \
     }
 
-/* Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT (NULL is ignored).
- * Thread-safety: the caller's options only. */
-HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
+/*
+ * Fills *opts with the defaults of HARK_SUBSCRIBE_OPTIONS_INIT as a struct of `version` has them
+ * (HARK_SUBSCRIBE_OPTIONS_VERSION, or an older one: only the fields that version has are written).
+ * Errors: HARK_EINVAL (NULL opts; version 0 or newer than the library, opts then
+ * untouched). Thread-safety: safe.
+ */
+HARK_API int hark_subscribe_options_init(hark_subscribe_options *opts, unsigned version);
 
 /*
  * Subscribes as `opts` says and stores the new id in *out (out may be NULL).
@@ -397,7 +402,7 @@ HARK_API void hark_subscribe_options_init(hark_subscribe_options *opts);
  * when topics are created or the registry changes, never per event. Regexes and
  * match functions run with no hark lock held. A subscription
  * made while an event is in flight does not receive that event.
- * Errors: HARK_EINVAL (NULL notifier/opts, wrong version, unknown kind or mode, a
+ * Errors: HARK_EINVAL (NULL notifier/opts, a version refused, unknown kind or mode, a
  * required callback missing, `publish_event` on an EVENT subscription, a MATCH
  * pattern without a function), HARK_ENAME,
  * HARK_ENAMETOOLONG, HARK_EPATTERN (the regex does not compile), HARK_EMATCHLIMIT

@@ -207,7 +207,7 @@ typedef enum hark_otlp_compression {
 /* Every string is copied by hark_otlp_new(); NULL or 0 means "from the environment,
  * else the default" (see the list at the top of this header). */
 typedef struct hark_otlp_options {
-    unsigned version; /* HARK_OTLP_OPTIONS_VERSION */
+    unsigned version; /* HARK_OTLP_OPTIONS_VERSION, or older (hark/common.h) */
     const char *service_name;
     const char *resource_attributes; /* "k=v,k2=v2" */
     const char *endpoint;            /* base URL */
@@ -239,6 +239,14 @@ typedef struct hark_otlp_options {
             0, 0, false                                                                            \
     }
 
+/*
+ * Fills *opts with the defaults of HARK_OTLP_OPTIONS_INIT as a struct of `version`
+ * has them (HARK_OTLP_OPTIONS_VERSION, or an older one: only the fields that
+ * version has are written). Errors: HARK_EINVAL (NULL opts; version 0 or newer
+ * than the library, *opts then untouched). Thread-safety: safe.
+ */
+HARK_API int hark_otlp_options_init(hark_otlp_options *opts, unsigned version);
+
 /* What an exporter has done so far, per signal. */
 typedef struct hark_otlp_signal_stats {
     uint64_t queued;   /* records put into the queue */
@@ -258,8 +266,9 @@ typedef struct hark_otlp_stats {
  * (HARK_OTLP_OPTIONS_INIT). Nothing is exported until something is attached.
  * Its sampler also becomes the one whose decision a trace propagates
  * (hark_otlp_context_current(), log records).
- * Errors: HARK_EINVAL (NULL out, wrong version, a malformed option or variable:
- * `err` (may be NULL; `err_len` bytes, NUL-terminated) says which and why),
+ * Errors: HARK_EINVAL (NULL out, a version refused (hark/common.h), a malformed
+ * option or variable: `err` (may be NULL; `err_len` bytes, NUL-terminated) and
+ * hark_error_last() say which and why),
  * HARK_ENOMEM, HARK_EIO (libcurl could not be initialised). *out is untouched on
  * error. Thread-safety: safe.
  */

@@ -100,7 +100,7 @@ typedef struct hark_trace hark_trace;
 typedef int (*hark_trace_write_fn)(const char *buf, size_t len, size_t *done, void *data);
 
 typedef struct hark_trace_options {
-    unsigned version;           /* HARK_TRACE_OPTIONS_VERSION */
+    unsigned version;           /* HARK_TRACE_OPTIONS_VERSION (or older, hark/common.h) */
     size_t buffer_bytes;        /* per-thread ring, 0 = HARK_TRACE_BUFFER_DEFAULT; rounded
                                    down to a multiple of 8 */
     size_t args_max;            /* bytes of the args object's members per event, braces
@@ -116,9 +116,13 @@ typedef struct hark_trace_options {
         HARK_TRACE_OPTIONS_VERSION, 0, 0, 100, NULL, NULL                                          \
     }
 
-/* Fills *opts with the defaults of HARK_TRACE_OPTIONS_INIT (NULL is ignored).
- * Thread-safety: safe. */
-HARK_API void hark_trace_options_init(hark_trace_options *opts);
+/*
+ * Fills *opts with the defaults of HARK_TRACE_OPTIONS_INIT as a struct of `version` has them
+ * (HARK_TRACE_OPTIONS_VERSION, or an older one: only the fields that version has are written).
+ * Errors: HARK_EINVAL (NULL opts; version 0 or newer than the library, *opts then
+ * untouched). Thread-safety: safe.
+ */
+HARK_API int hark_trace_options_init(hark_trace_options *opts, unsigned version);
 
 /* What a trace has done so far. */
 typedef struct hark_trace_stats {
@@ -135,8 +139,8 @@ typedef struct hark_trace_stats {
  * to it, and starts the background writer unless opts->flush_interval_ms is 0.
  * `opts` may be NULL (HARK_TRACE_OPTIONS_INIT); it is copied. Nothing is recorded
  * until hark_trace_attach().
- * Errors: HARK_EINVAL (NULL out; NULL path without a write hook, or both; wrong
- * version; buffer_bytes below HARK_TRACE_BUFFER_MIN; args_max outside
+ * Errors: HARK_EINVAL (NULL out; NULL path without a write hook, or both; a
+ * version refused (hark/common.h); buffer_bytes below HARK_TRACE_BUFFER_MIN; args_max outside
  * [HARK_TRACE_ARGS_MIN, HARK_TRACE_ARGS_MAX]), HARK_EIO (the file cannot be
  * created or opened for writing: errno says why, e.g. ENOENT, EACCES, EISDIR),
  * HARK_ENOMEM. *out is untouched and nothing is created on error (except the file,

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "alloc.h"
 #include "grow.h"
+#include "options.h"
 
 #include <string.h>
 
@@ -44,10 +45,11 @@ static void free_unpublished(hark__sub *sub)
 /* Validation                                                                */
 /* ------------------------------------------------------------------------- */
 
+HARK__OPTIONS_DEFINE(hark_subscribe_options_init, hark_subscribe_options,
+                     HARK_SUBSCRIBE_OPTIONS_INIT, 0, sizeof(hark_subscribe_options))
+
 static int validate(const hark_subscribe_options *o)
 {
-    if (o->version != HARK_SUBSCRIBE_OPTIONS_VERSION)
-        return HARK_EINVAL;
     switch (o->kind) {
     case HARK_KIND_TIMED:
     case HARK_KIND_MONOTONIC:
@@ -331,9 +333,12 @@ int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subsc
 {
     if (!n || !opts)
         return HARK_EINVAL;
-    int rc = validate(opts);
+    hark_subscribe_options o;
+    int rc = hark__options_take(&options_type, &o, opts);
+    if (rc == 0)
+        rc = validate(&o);
     hark__sub *sub;
-    if (rc != 0 || (rc = make_sub(&sub, opts)) != 0)
+    if (rc != 0 || (rc = make_sub(&sub, &o)) != 0)
         return rc;
     rc = sub->pattern_kind == HARK_PATTERN_EXACT ? add_exact(n, sub) : add_pattern(n, sub);
     if (rc != 0) {
@@ -344,13 +349,6 @@ int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subsc
         *out = sub->id;
     hark__epoch_poll();
     return 0;
-}
-
-void hark_subscribe_options_init(hark_subscribe_options *opts)
-{
-    static const hark_subscribe_options defaults = HARK_SUBSCRIBE_OPTIONS_INIT;
-    if (opts)
-        *opts = defaults;
 }
 
 static int subscribe_simple(hark_subscription_id *out, hark_notifier *n, hark_kind kind,

@@ -3,17 +3,13 @@
  * gets (the classic buckets of the text format and of the protobuf format alike).
  */
 #include "prom_internal.h"
+#include "error.h"
+#include "options.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
-
-void hark_metrics_prom_options_init(hark_metrics_prom_options *opts)
-{
-    static const hark_metrics_prom_options defaults = HARK_METRICS_PROM_OPTIONS_INIT;
-    if (opts)
-        *opts = defaults;
-}
 
 static bool name_char(char c, bool first, bool colon)
 {
@@ -32,18 +28,24 @@ bool hark__prom_valid_name(const char *s, bool colon)
 }
 
 /* Bounds in seconds: finite, strictly increasing, not too many, and at least the
- * lowest edge above 0 (1 ns): a smaller one would round down to an `le` of 0. */
-static int check_bounds(const double *bounds, size_t count)
+ * lowest edge above 0 (1 ns): a smaller one would round down to an `le` of 0.
+ * `what` names the array in messages. */
+static int check_bounds(const char *what, const double *bounds, size_t count)
 {
     if (count && !bounds)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "%s: NULL with a count of %zu", what, count);
     if (count > HARK_METRICS_PROM_BOUNDS_MAX)
-        return HARK_ELIMIT;
+        return hark__error(HARK_ELIMIT,
+                           "%s: %zu bounds, more than HARK_METRICS_PROM_BOUNDS_MAX (%d)", what,
+                           count, HARK_METRICS_PROM_BOUNDS_MAX);
     for (size_t i = 0; i < count; i++) {
         double b = bounds[i];
-        if (!(b > 0) || isinf(b) || (i && !(b > bounds[i - 1])) || /* NaN fails `>` */
-            hark__metrics_edge_index(b) == 0)
-            return HARK_EINVAL;
+        if (!(b > 0) || isinf(b) || hark__metrics_edge_index(b) == 0) /* NaN fails `>` */
+            return hark__error(HARK_EINVAL, "%s[%zu]: %g is not a finite bound of at least 1e-9",
+                               what, i, b);
+        if (i && !(b > bounds[i - 1]))
+            return hark__error(HARK_EINVAL, "%s[%zu]: %g does not follow %g: bounds increase", what,
+                               i, b, bounds[i - 1]);
     }
     return 0;
 }
@@ -51,16 +53,32 @@ static int check_bounds(const double *bounds, size_t count)
 static int check_labels(const hark_metrics_prom_options *o)
 {
     if (o->label_count && !o->labels)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_prom_options.labels: NULL with %zu pairs",
+                           o->label_count);
     for (size_t i = 0; i < o->label_count; i++) {
         const char *k = o->labels[2 * i], *v = o->labels[2 * i + 1];
-        if (!hark__prom_valid_name(k, false) || !v || !strcmp(k, "event") || !strcmp(k, "le") ||
-            !strncmp(k, "__", 2))
-            return HARK_EINVAL;
+        if (!hark__prom_valid_name(k, false))
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.labels[%zu]: \"%s\" is not a label name "
+                               "([a-zA-Z_][a-zA-Z0-9_]*)",
+                               2 * i, k ? k : "(null)");
+        if (!strcmp(k, "event") || !strcmp(k, "le") || !strncmp(k, "__", 2))
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.labels[%zu]: \"%s\" is reserved (event, "
+                               "le and names starting with __)",
+                               2 * i, k);
+        if (!v)
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.labels[%zu]: label \"%s\" has a NULL "
+                               "value",
+                               2 * i + 1, k);
         /* A label name twice in one series makes Prometheus refuse the whole scrape. */
         for (size_t j = 0; j < i; j++)
             if (!strcmp(k, o->labels[2 * j]))
-                return HARK_EINVAL;
+                return hark__error(HARK_EINVAL,
+                                   "hark_metrics_prom_options.labels[%zu]: label \"%s\" is given "
+                                   "twice",
+                                   2 * i, k);
     }
     return 0;
 }
@@ -68,38 +86,50 @@ static int check_labels(const hark_metrics_prom_options *o)
 static int check_event_bounds(const hark_metrics_prom_options *o)
 {
     if (o->event_bounds_count && !o->event_bounds)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics_prom_options.event_bounds: NULL with a count of %zu",
+                           o->event_bounds_count);
     for (size_t i = 0; i < o->event_bounds_count; i++) {
         const hark_metrics_prom_event_bounds *e = &o->event_bounds[i];
-        if (!e->event || !*e->event || !e->bounds || !e->bound_count)
-            return HARK_EINVAL;
-        int rc = check_bounds(e->bounds, e->bound_count);
+        char what[80];
+        snprintf(what, sizeof what, "hark_metrics_prom_options.event_bounds[%zu].bounds", i);
+        if (!e->event || !*e->event)
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.event_bounds[%zu]: no event name", i);
+        if (!e->bounds || !e->bound_count)
+            return hark__error(HARK_EINVAL, "%s: none given for \"%s\"", what, e->event);
+        int rc = check_bounds(what, e->bounds, e->bound_count);
         if (rc != 0)
             return rc;
         for (size_t j = 0; j < i; j++)
             if (!strcmp(e->event, o->event_bounds[j].event))
-                return HARK_EINVAL;
+                return hark__error(HARK_EINVAL,
+                                   "hark_metrics_prom_options.event_bounds[%zu]: \"%s\" is given "
+                                   "twice",
+                                   i, e->event);
     }
     return 0;
 }
 
+/* Version 2 added event_bounds. */
+HARK__OPTIONS_DEFINE(hark_metrics_prom_options_init, hark_metrics_prom_options,
+                     HARK_METRICS_PROM_OPTIONS_INIT, 0,
+                     offsetof(hark_metrics_prom_options, event_bounds),
+                     sizeof(hark_metrics_prom_options))
+
 int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_prom_options *src)
 {
-    hark_metrics_prom_options_init(dst);
-    if (!src)
-        return 0;
-    if (src->version == 1) /* a caller built against version 1: its struct ends earlier */
-        memcpy(dst, src, offsetof(hark_metrics_prom_options, event_bounds));
-    else if (src->version == HARK_METRICS_PROM_OPTIONS_VERSION)
-        *dst = *src;
-    else
-        return HARK_EINVAL;
-    dst->version = HARK_METRICS_PROM_OPTIONS_VERSION;
+    int rc = hark__options_take(&options_type, dst, src);
+    if (rc < 0)
+        return rc;
     if (dst->metric && !hark__prom_valid_name(dst->metric, true))
-        return HARK_EINVAL;
-    int rc = check_labels(dst);
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics_prom_options.metric: \"%s\" is not a metric name "
+                           "([a-zA-Z_:][a-zA-Z0-9_:]*)",
+                           dst->metric);
+    rc = check_labels(dst);
     if (rc == 0)
-        rc = check_bounds(dst->bounds, dst->bound_count);
+        rc = check_bounds("hark_metrics_prom_options.bounds", dst->bounds, dst->bound_count);
     if (rc == 0)
         rc = check_event_bounds(dst);
     return rc;

@@ -26,6 +26,7 @@
 #include "json.h"
 #include "number.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -134,18 +135,16 @@ static void on_release(void *data)
 
 int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options *opts)
 {
-    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
-    if (opts)
-        o = *opts;
-    if (!out || o.version != HARK_TRACE_OPTIONS_VERSION || !path == !o.write)
-        return HARK_EINVAL;
-    if (o.buffer_bytes == 0)
-        o.buffer_bytes = HARK_TRACE_BUFFER_DEFAULT;
-    if (o.args_max == 0)
-        o.args_max = HARK_TRACE_ARGS_DEFAULT;
-    if (o.buffer_bytes < HARK_TRACE_BUFFER_MIN || o.args_max < HARK_TRACE_ARGS_MIN ||
-        o.args_max > HARK_TRACE_ARGS_MAX)
-        return HARK_EINVAL;
+    hark_trace_options o;
+    if (!out)
+        return hark__error(HARK_EINVAL, "hark_trace_open: out is NULL");
+    int rc = hark__trace_options_load(&o, opts);
+    if (rc < 0)
+        return rc;
+    if (!path == !o.write)
+        return hark__error(HARK_EINVAL, "hark_trace_open: %s",
+                           path ? "a path and a write hook are both given: give one"
+                                : "neither a path nor a write hook is given");
 
     hark_trace *t = hark__calloc_lines(sizeof *t); /* the worker's line of its own */
     if (!t)

@@ -69,6 +69,10 @@ struct hark_trace {
     struct hark__worker worker; /* the background writer (worker.h); has_worker */
 };
 
+/* trace_options.c: *dst gets `src` (NULL: the defaults) read by its version, with
+ * the sizes of 0 resolved; HARK_EINVAL (recorded) when refused. */
+int hark__trace_options_load(hark_trace_options *dst, const hark_trace_options *src);
+
 /* trace_record.c: the event callback (data: the struct hark__attach of the subscription). */
 int hark__trace_on_event(hark_event *ev, void *data);
 /* Frees a buffer node and its memory. */

@@ -7,6 +7,7 @@
  */
 #include "logger_internal.h"
 #include "sinks/sinks.h"
+#include "error.h"
 
 #include <limits.h>
 #include <string.h>
@@ -61,16 +62,10 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
     return hark__logger_adopt(out, l, hark__sink_syslog(&s, ident, facility), &s);
 }
 
-void hark_log_sink_init(hark_log_sink *sink)
-{
-    if (sink)
-        *sink = (hark_log_sink)HARK_LOG_SINK_INIT;
-}
-
 int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
 {
     if (!out || !sink)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_new_sink: %s is NULL", !out ? "out" : "sink");
     struct hark__sink s;
     int rc = hark__sink_user(&s, sink); /* nothing to undo: checked before the logger */
     if (rc != 0)
@@ -81,28 +76,24 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     return hark__logger_adopt(out, l, 0, &s);
 }
 
-void hark_log_rotate_options_init(hark_log_rotate_options *opt)
-{
-    if (opt)
-        *opt = (hark_log_rotate_options)HARK_LOG_ROTATE_OPTIONS_INIT;
-}
-
 int hark_logger_new_rotating(hark_logger **out, const char *path,
                              const hark_log_rotate_options *opt)
 {
-    hark_log_rotate_options defaults = HARK_LOG_ROTATE_OPTIONS_INIT;
-    if (!opt)
-        opt = &defaults;
-    if (!out || !path || !path[0] || strlen(path) >= PATH_MAX ||
-        opt->version != HARK_LOG_ROTATE_OPTIONS_VERSION ||
-        (unsigned)opt->period > HARK_LOG_ROTATE_HOURLY ||
-        (opt->period == HARK_LOG_ROTATE_BY_SIZE && opt->shift_age < 2))
-        return HARK_EINVAL;
+    if (!out || !path)
+        return hark__error(HARK_EINVAL, "hark_logger_new_rotating: %s is NULL",
+                           !out ? "out" : "path");
+    if (!path[0] || strlen(path) >= PATH_MAX)
+        return hark__error(HARK_EINVAL, "hark_logger_new_rotating: the path is %s",
+                           !path[0] ? "empty" : "PATH_MAX bytes or longer");
+    hark_log_rotate_options o;
+    int rc = hark__sink_rotate_options(&o, opt);
+    if (rc < 0)
+        return rc;
     hark_logger *l;
     struct hark__sink s;
     if (hark__logger_alloc(&l) != 0)
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_rotating(&s, path, opt), &s);
+    return hark__logger_adopt(out, l, hark__sink_rotating(&s, path, &o), &s);
 }
 
 int hark_logger_new_journald(hark_logger **out, const char *identifier)

@@ -154,8 +154,7 @@ static int slot_subscribe(hark_subscriber *s, struct hark__attachment *att, stru
     atomic_init(&slot->handler, h);
     slot->notifier = att->notifier;
 
-    hark_subscribe_options opts;
-    hark_subscribe_options_init(&opts);
+    hark_subscribe_options opts = HARK_SUBSCRIBE_OPTIONS_INIT;
     opts.kind = HARK_KIND_EVENT;
     opts.pattern = hark_exact(name);
     opts.event = s->ops->slot_event ? s->ops->slot_event : slot_event;

@@ -34,7 +34,7 @@ int hark__options_init(const hark__options_type *t, void *opts, unsigned version
     if (rc < 0)
         return rc;
     memcpy(opts, t->defaults, t->sizes[version - 1]);
-    memcpy(opts, &version, sizeof version); /* `version` is every struct's first field */
+    memcpy((char *)opts + t->version_at, &version, sizeof version);
     return 0;
 }
 
@@ -42,7 +42,7 @@ int hark__options_take(const hark__options_type *t, void *dst, const void *src)
 {
     unsigned version = t->current;
     if (src) {
-        memcpy(&version, src, sizeof version);
+        memcpy(&version, (const char *)src + t->version_at, sizeof version);
         int rc = hark__options_check(t, version);
         if (rc < 0)
             return rc;
@@ -50,6 +50,6 @@ int hark__options_take(const hark__options_type *t, void *dst, const void *src)
     memcpy(dst, t->defaults, t->sizes[t->current - 1]);
     if (src)
         memcpy(dst, src, t->sizes[version - 1]);
-    memcpy(dst, &t->current, sizeof t->current);
+    memcpy((char *)dst + t->version_at, &t->current, sizeof t->current);
     return 0;
 }

@@ -343,6 +343,9 @@ static void rows_subscribe(void)
     ROW("hark_subscribe", "NULL options", HARK_EINVAL, hark_subscribe(&id, N, NULL));
     o.version = 0;
     ROW("hark_subscribe", "options version 0", HARK_EINVAL, sub_with(o));
+    o.version = HARK_SUBSCRIBE_OPTIONS_VERSION + 1;
+    ROW("hark_subscribe", "options version HARK_SUBSCRIBE_OPTIONS_VERSION + 1", HARK_EINVAL,
+        sub_with(o));
     o = opts_timed(hark_exact("bad.sub"));
     o.kind = (hark_kind)0;
     ROW("hark_subscribe", "kind 0", HARK_EINVAL, sub_with(o));
@@ -462,8 +465,12 @@ static void rows_subscribe(void)
         hark_subscribe_timed(NULL, NULL, hark_exact("x"), timed_cb, NULL));
     ROW("hark_subscribe_event", "invalid regex", HARK_EPATTERN,
         hark_subscribe_event(NULL, N, hark_regex("("), event_cb, NULL));
-    hark_subscribe_options_init(NULL);
-    ROWT("hark_subscribe_options_init", "NULL", "ignored", 1);
+    ROW("hark_subscribe_options_init", "NULL opts", HARK_EINVAL,
+        hark_subscribe_options_init(NULL, HARK_SUBSCRIBE_OPTIONS_VERSION));
+    ROW("hark_subscribe_options_init", "version 0", HARK_EINVAL,
+        hark_subscribe_options_init(&o, 0));
+    ROW("hark_subscribe_options_init", "version HARK_SUBSCRIBE_OPTIONS_VERSION + 1", HARK_EINVAL,
+        hark_subscribe_options_init(&o, HARK_SUBSCRIBE_OPTIONS_VERSION + 1));
 }
 
 static void rows_unsubscribe(void)

@@ -304,7 +304,7 @@ static void test_subscribe_with_a_single_arity_callable_listener(void **state)
     fx *f = *state;
     struct name_seen seen = {""};
     hark_subscribe_options o;
-    hark_subscribe_options_init(&o);
+    hark_subscribe_options_init(&o, HARK_SUBSCRIBE_OPTIONS_VERSION);
     o.kind = HARK_KIND_EVENT;
     o.pattern = hark_all();
     o.event = keep_name;

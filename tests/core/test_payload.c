@@ -402,7 +402,7 @@ static void test_payload_pointer_passed_through(void **state)
     o.publish = got_timed; /* what hark_publish gives an event-object subscriber */
     o.data = &r[2];
     assert_int_equal(hark_subscribe(NULL, n, &o), 0);
-    hark_subscribe_options_init(&o);
+    hark_subscribe_options_init(&o, HARK_SUBSCRIBE_OPTIONS_VERSION);
     o.kind = HARK_KIND_EVENTED;
     o.start = got_start;
     o.finish = got_finish;

@@ -967,7 +967,7 @@ static void test_prom_options_init(void **state)
     (void)state;
     hark_metrics_prom_options a = HARK_METRICS_PROM_OPTIONS_INIT, b;
     memset(&b, 0x5a, sizeof b);
-    hark_metrics_prom_options_init(&b);
+    assert_int_equal(hark_metrics_prom_options_init(&b, HARK_METRICS_PROM_OPTIONS_VERSION), 0);
     assert_int_equal(b.version, HARK_METRICS_PROM_OPTIONS_VERSION);
     assert_int_equal(b.version, a.version);
     assert_null(b.metric);
@@ -976,7 +976,8 @@ static void test_prom_options_init(void **state)
     assert_int_equal(b.label_count, 0);
     assert_null(b.bounds);
     assert_int_equal(b.bound_count, 0);
-    hark_metrics_prom_options_init(NULL);
+    assert_int_equal(hark_metrics_prom_options_init(NULL, HARK_METRICS_PROM_OPTIONS_VERSION),
+                     HARK_EINVAL);
 
     hark_prom_options old = HARK_PROM_OPTIONS_INIT;
     hark_metrics *m;

@@ -259,7 +259,9 @@ static void config_errors(void **state)
     assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), HARK_EINVAL);
     char err[256];
     assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
-    assert_string_equal(err, "options.version: 99 is not HARK_OTLP_OPTIONS_VERSION (1)");
+    assert_string_equal(err, "hark_otlp_options: version 99 is not accepted (this build takes 1 "
+                             "to 1); start from HARK_OTLP_OPTIONS_INIT or "
+                             "hark_otlp_options_init(&opts, HARK_OTLP_OPTIONS_VERSION)");
     assert_int_equal(hark_otlp_new(NULL, NULL, NULL, 0), HARK_EINVAL);
     o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
     o.span_bytes = 10;

@@ -4,7 +4,7 @@
  * literal, a space, a bad host, user information, a fragment -- is refused at
  * creation with HARK_EINVAL and the reason, in the err buffer and in
  * hark_error_last(); well-formed ones are taken. A URL with a password is refused
- * without being shown.
+ * without being shown. The options struct follows the one versioning policy.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +151,44 @@ static void well_formed_urls_taken(void **state)
     }
 }
 
+/* hark_otlp_options: any version from 1 to the current one, as every options struct. */
+static void options_versions(void **state)
+{
+    (void)state;
+    hark_otlp_options o, before;
+    memset(&o, 0x5a, sizeof o);
+    assert_int_equal(hark_otlp_options_init(&o, HARK_OTLP_OPTIONS_VERSION), 0);
+    assert_int_equal(o.version, HARK_OTLP_OPTIONS_VERSION);
+    assert_null(o.endpoint);
+    assert_false(o.ignore_env);
+    memcpy(&before, &o, sizeof o);
+    assert_int_equal(hark_otlp_options_init(&o, 0), HARK_EINVAL);
+    assert_int_equal(hark_otlp_options_init(&o, HARK_OTLP_OPTIONS_VERSION + 1), HARK_EINVAL);
+    assert_memory_equal(&o, &before, sizeof o);
+    assert_int_equal(hark_otlp_options_init(NULL, 1), HARK_EINVAL);
+    char err[512], want[512];
+    for (unsigned v = 0; v <= HARK_OTLP_OPTIONS_VERSION + 1; v++) {
+        o.version = v;
+        o.ignore_env = true;
+        hark_otlp *x = NULL;
+        int rc = hark_otlp_new(&x, &o, err, sizeof err);
+        if (v >= 1 && v <= HARK_OTLP_OPTIONS_VERSION) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+            continue;
+        }
+        assert_int_equal(rc, HARK_EINVAL);
+        assert_null(x);
+        snprintf(want, sizeof want,
+                 "hark_otlp_options: version %u is not accepted (this build takes 1 to %u); start "
+                 "from HARK_OTLP_OPTIONS_INIT or hark_otlp_options_init(&opts, "
+                 "HARK_OTLP_OPTIONS_VERSION)",
+                 v, (unsigned)HARK_OTLP_OPTIONS_VERSION);
+        assert_string_equal(err, want);
+        assert_string_equal(hark_error_last()->message, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +196,7 @@ int main(void)
         cmocka_unit_test(urls_with_a_password_are_not_shown),
         cmocka_unit_test(base_endpoint_takes_no_query),
         cmocka_unit_test(well_formed_urls_taken),
+        cmocka_unit_test(options_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

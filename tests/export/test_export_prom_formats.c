@@ -136,7 +136,7 @@ static void test_event_bounds(void **state)
     static const double sql[] = {0.000262144, 0.001048576, 0.004194304};
     hark_metrics_prom_event_bounds per[] = {{"sql.db", sql, 3}, {"never.seen", family, 1}};
     hark_metrics_prom_options o;
-    hark_metrics_prom_options_init(&o);
+    assert_int_equal(hark_metrics_prom_options_init(&o, HARK_METRICS_PROM_OPTIONS_VERSION), 0);
     o.bounds = family;
     o.bound_count = 1;
     o.event_bounds = per;
@@ -305,11 +305,18 @@ static void test_options_versions(void **state)
     (void)state;
     hark_metrics_prom_options a = HARK_METRICS_PROM_OPTIONS_INIT, b;
     memset(&b, 0xa5, sizeof b);
-    hark_metrics_prom_options_init(&b);
+    assert_int_equal(hark_metrics_prom_options_init(&b, HARK_METRICS_PROM_OPTIONS_VERSION), 0);
     assert_int_equal(b.version, HARK_METRICS_PROM_OPTIONS_VERSION);
     assert_true(a.version == b.version && !b.metric && !b.help && !b.labels && !b.label_count &&
                 !b.bounds && !b.bound_count && !b.event_bounds && !b.event_bounds_count);
-    hark_metrics_prom_options_init(NULL);
+    assert_int_equal(hark_metrics_prom_options_init(NULL, HARK_METRICS_PROM_OPTIONS_VERSION),
+                     HARK_EINVAL);
+    /* A version-1 struct from _init(): its fields only, event_bounds left alone. */
+    memset(&b, 0xa5, sizeof b);
+    assert_int_equal(hark_metrics_prom_options_init(&b, 1), 0);
+    assert_int_equal(b.version, 1);
+    assert_null(b.bounds);
+    assert_int_equal(b.event_bounds_count, (size_t)0xa5a5a5a5a5a5a5a5u);
 
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);

@@ -156,14 +156,16 @@ static void test_options_init(void **state)
     (void)state;
     hark_trace_options a = HARK_TRACE_OPTIONS_INIT, b;
     memset(&b, 0x5a, sizeof b);
-    hark_trace_options_init(&b);
+    assert_int_equal(hark_trace_options_init(&b, HARK_TRACE_OPTIONS_VERSION), 0);
     assert_int_equal(b.version, HARK_TRACE_OPTIONS_VERSION);
     assert_int_equal(b.buffer_bytes, a.buffer_bytes);
     assert_int_equal(b.args_max, a.args_max);
     assert_int_equal(b.flush_interval_ms, a.flush_interval_ms);
     assert_null(b.write);
     assert_null(b.write_data);
-    hark_trace_options_init(NULL);
+    assert_int_equal(hark_trace_options_init(NULL, HARK_TRACE_OPTIONS_VERSION), HARK_EINVAL);
+    assert_int_equal(hark_trace_options_init(&b, 0), HARK_EINVAL);
+    assert_int_equal(hark_trace_options_init(&b, HARK_TRACE_OPTIONS_VERSION + 1), HARK_EINVAL);
 }
 
 static void test_open_bad_input(void **state)

@@ -1336,21 +1336,21 @@ static int old_write(hark_log_level level, const char *line, size_t len, void *d
 }
 
 /*
- * The sink table is versioned: a table initialised with HARK_LOG_SINK_INIT (or
- * hark_log_sink_init) is read whole; one of version 0 (written by position before
- * the version existed) up to `data`, whatever follows it; a later version is
- * refused. A sink with write_record alone takes records, not formatted lines.
+ * The sink table is versioned as options structs are: a table initialised with
+ * HARK_LOG_SINK_INIT (or hark_log_sink_init) is read whole; version 0 (a table
+ * initialised without it) and a later version are refused, with the reason. A sink
+ * with write_record alone takes records, not formatted lines.
  */
 static void test_sink_table_versions_and_records(void **state)
 {
     (void)state;
     hark_log_sink s;
     memset(&s, 0x5a, sizeof s);
-    hark_log_sink_init(&s);
+    assert_int_equal(hark_log_sink_init(&s, HARK_LOG_SINK_VERSION), 0);
     assert_int_equal(s.version, HARK_LOG_SINK_VERSION);
     assert_null(s.write);
     assert_null(s.write_record);
-    hark_log_sink_init(NULL);
+    assert_int_equal(hark_log_sink_init(NULL, HARK_LOG_SINK_VERSION), HARK_EINVAL);
 
     struct record_sink r = {0};
     s.write_record = take_record;
@@ -1367,24 +1367,20 @@ static void test_sink_table_versions_and_records(void **state)
     assert_false(hark_logger_writes_to_tty(l));
     assert_int_equal(hark_logger_free(l), 0);
 
-    /* Version 0: the bytes after `data` are not read (here: garbage). */
-    hark_log_sink old;
-    memset(&old, 0x5a, sizeof old);
-    old.write = old_write;
-    old.flush = NULL;
-    old.reopen = NULL;
-    old.close = NULL;
-    old.data = NULL;
-    old.version = 0;
+    /* Version 0: a table written by position, {write, flush, reopen, close, data}. */
+    hark_log_sink old = {old_write, NULL, NULL, NULL, NULL, 0, NULL};
+    l = NULL;
+    assert_int_equal(hark_logger_new_sink(&l, &old), HARK_EINVAL);
+    assert_null(l);
+    assert_non_null(strstr(hark_error_last()->message, "hark_log_sink: version 0"));
+    old.version = HARK_LOG_SINK_VERSION + 1;
+    assert_int_equal(hark_logger_new_sink(&l, &old), HARK_EINVAL);
+    assert_null(l);
+    old.version = HARK_LOG_SINK_VERSION;
     assert_int_equal(hark_logger_new_sink(&l, &old), 0);
     assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "x"), 0);
     assert_int_equal(old_write_calls, 1);
     assert_int_equal(hark_logger_free(l), 0);
-
-    old.version = HARK_LOG_SINK_VERSION + 1;
-    l = NULL;
-    assert_int_equal(hark_logger_new_sink(&l, &old), HARK_EINVAL);
-    assert_null(l);
     assert_false(hark_logger_writes_to_tty(NULL));
 }
 
@@ -1394,20 +1390,22 @@ static void test_options_versions(void **state)
     (void)state;
     hark_log_async_options ao;
     memset(&ao, 0, sizeof ao);
-    hark_log_async_options_init(&ao);
+    assert_int_equal(hark_log_async_options_init(&ao, HARK_LOG_ASYNC_OPTIONS_VERSION), 0);
     hark_log_async_options ai = HARK_LOG_ASYNC_OPTIONS_INIT;
     assert_int_equal(ao.version, HARK_LOG_ASYNC_OPTIONS_VERSION);
     assert_int_equal(ao.capacity, ai.capacity);
     assert_int_equal(ao.policy, ai.policy);
     hark_log_rotate_options ro;
     memset(&ro, 0, sizeof ro);
-    hark_log_rotate_options_init(&ro);
+    assert_int_equal(hark_log_rotate_options_init(&ro, HARK_LOG_ROTATE_OPTIONS_VERSION), 0);
     hark_log_rotate_options ri = HARK_LOG_ROTATE_OPTIONS_INIT;
     assert_int_equal(ro.version, HARK_LOG_ROTATE_OPTIONS_VERSION);
     assert_int_equal(ro.shift_size, ri.shift_size);
     assert_int_equal(ro.shift_age, ri.shift_age);
-    hark_log_async_options_init(NULL);
-    hark_log_rotate_options_init(NULL);
+    assert_int_equal(hark_log_async_options_init(NULL, HARK_LOG_ASYNC_OPTIONS_VERSION),
+                     HARK_EINVAL);
+    assert_int_equal(hark_log_rotate_options_init(NULL, HARK_LOG_ROTATE_OPTIONS_VERSION),
+                     HARK_EINVAL);
 
     /* Another version: refused, nothing changed. */
     hark_logger *l;

@@ -287,7 +287,7 @@ static void test_user_cached_silence_subscriber(void **state)
     assert_int_equal(hark_notifier_new(&m.notifier), 0);
     m.logger = new_logger();
     hark_subscribe_options o;
-    hark_subscribe_options_init(&o);
+    hark_subscribe_options_init(&o, HARK_SUBSCRIBE_OPTIONS_VERSION);
     o.kind = HARK_KIND_TIMED;
     o.pattern = hark_exact("sql.db");
     o.timed = my_event;

@@ -442,7 +442,7 @@ static void test_free_while_subscribed_elsewhere_is_clean(void **state)
     (void)state;
     /* An unrelated subscription to the same name survives the subscriber's free. */
     hark_subscribe_options o;
-    hark_subscribe_options_init(&o);
+    hark_subscribe_options_init(&o, HARK_SUBSCRIBE_OPTIONS_VERSION);
     o.kind = HARK_KIND_TIMED;
     o.pattern = hark_exact("open_party.doodle");
     o.timed = on_timed;

@@ -5,6 +5,8 @@
 #include "exporter.h"
 
 #include "alloc.h"
+#include "error.h"
+#include "otlp_options.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,22 +53,19 @@ static void destroy(hark_otlp *x)
 
 int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, size_t err_len)
 {
-    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
-    if (opts)
-        o = *opts;
-    if (!out || o.version != HARK_OTLP_OPTIONS_VERSION) {
-        if (err && err_len && out)
-            snprintf(err, err_len, "options.version: %u is not HARK_OTLP_OPTIONS_VERSION (%u)",
-                     o.version, (unsigned)HARK_OTLP_OPTIONS_VERSION);
-        else if (err && err_len)
-            snprintf(err, err_len, "no place for the exporter (out is NULL)");
-        return HARK_EINVAL;
+    hark_otlp_options o;
+    int rc = !out ? hark__error(HARK_EINVAL, "hark_otlp_new: out is NULL")
+                  : hark__otlp_options_load(&o, opts);
+    if (rc < 0) {
+        if (err && err_len)
+            snprintf(err, err_len, "%s", hark_error_last()->message);
+        return rc;
     }
     hark__otlp_context_init();
     hark_otlp *x = hark__calloc(1, sizeof *x);
     if (!x)
         return HARK_ENOMEM;
-    int rc = hark__otlp_config(&x->cfg, &o, err, err_len);
+    rc = hark__otlp_config(&x->cfg, &o, err, err_len);
     if (rc) {
         hark__free(x);
         return rc;

@@ -6,6 +6,8 @@
  */
 #include "ring.h"
 #include "alloc.h"
+#include "error.h"
+#include "options.h"
 
 #include <stdlib.h>
 
@@ -117,26 +119,31 @@ static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_a
     return a;
 }
 
-void hark_log_async_options_init(hark_log_async_options *opt)
-{
-    if (opt)
-        *opt = (hark_log_async_options)HARK_LOG_ASYNC_OPTIONS_INIT;
-}
+HARK__OPTIONS_DEFINE(hark_log_async_options_init, hark_log_async_options,
+                     HARK_LOG_ASYNC_OPTIONS_INIT, 0, sizeof(hark_log_async_options))
 
-int hark_logger_set_async(hark_logger *l, const hark_log_async_options *opt)
+int hark_logger_set_async(hark_logger *l, const hark_log_async_options *given)
 {
     if (!l)
-        return HARK_EINVAL;
-    if (!opt) {
+        return hark__error(HARK_EINVAL, "hark_logger_set_async: logger is NULL");
+    if (!given) {
         if (l->async && on_writer(l->async))
             return HARK_EBUSY; /* the writer cannot stop and join itself */
         async_stop(l);
         return 0;
     }
-    if (opt->version != HARK_LOG_ASYNC_OPTIONS_VERSION ||
-        (unsigned)opt->policy > HARK_LOG_ASYNC_DROP || opt->capacity < 4096 ||
-        opt->capacity > ((size_t)1 << 30))
-        return HARK_EINVAL;
+    hark_log_async_options copy;
+    const hark_log_async_options *opt = &copy;
+    int rc = hark__options_take(&options_type, &copy, given);
+    if (rc < 0)
+        return rc;
+    if ((unsigned)opt->policy > HARK_LOG_ASYNC_DROP)
+        return hark__error(HARK_EINVAL, "hark_log_async_options.policy: %u is not a policy",
+                           (unsigned)opt->policy);
+    if (opt->capacity < 4096 || opt->capacity > ((size_t)1 << 30))
+        return hark__error(HARK_EINVAL,
+                           "hark_log_async_options.capacity: %zu bytes is outside 4096 to 2^30",
+                           opt->capacity);
     if (l->async)
         return HARK_ESTATE;
     size_t nslots = 64;

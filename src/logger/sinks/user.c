@@ -1,22 +1,26 @@
 /*
  * The user's sink: a hark_log_sink table of the caller's, copied. A failure it
- * returns (any nonzero value) is reported as HARK_EIO.
+ * returns (any nonzero value) is reported as HARK_EIO. The table is versioned as
+ * options structs are (src/util/options.h).
  */
 #include "sinks.h"
+#include "error.h"
+#include "options.h"
 
 #include <stddef.h>
-#include <string.h>
+
+HARK__OPTIONS_DEFINE(hark_log_sink_init, hark_log_sink, HARK_LOG_SINK_INIT,
+                     offsetof(hark_log_sink, version), sizeof(hark_log_sink))
 
 int hark__sink_user(struct hark__sink *out, const hark_log_sink *sink)
 {
-    if (sink->version > HARK_LOG_SINK_VERSION)
-        return HARK_EINVAL;
-    hark_log_sink copy = HARK_LOG_SINK_INIT;
-    /* Version 0: a table written before `version` existed ends at `data`. */
-    memcpy(&copy, sink, sink->version == 0 ? offsetof(hark_log_sink, version) : sizeof copy);
-    copy.version = HARK_LOG_SINK_VERSION;
+    hark_log_sink copy;
+    int rc = hark__options_take(&options_type, &copy, sink);
+    if (rc < 0)
+        return rc;
     if (!copy.write && !copy.write_record)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL,
+                           "hark_logger_new_sink: the sink has neither write nor write_record");
     *out = (struct hark__sink){.ops = copy, .user = true};
     return 0;
 }
