@@ -100,9 +100,10 @@
  * information (user:password@, refused without showing the URL), and a query on
  * the base endpoint (the /v1/... paths are appended to it).
  *
- * W3C Trace Context: hark_traceparent_parse() and hark_traceparent_format() read
- * and write the `traceparent` and `tracestate` headers; hark_otlp_context_begin()
- * makes the next root event of the calling thread continue an incoming trace, and
+ * W3C Trace Context (Level 2, checked against W3C's own test suite):
+ * hark_traceparent_parse() and hark_traceparent_format() read and write the
+ * `traceparent` and `tracestate` headers; hark_otlp_context_begin() makes the next
+ * root event of the calling thread continue an incoming trace, and
  * hark_otlp_context_current() gives the headers to pass to the next hop.
  */
 #ifndef HARK_OTLP_H
@@ -122,32 +123,41 @@ extern "C" {
 
 /* Length of a version-00 traceparent header value: 00-<32 hex>-<16 hex>-<2 hex>. */
 #define HARK_TRACEPARENT_LEN 55
-/* Longest tracestate value kept (the W3C limit); a longer one is dropped. */
+/* Longest tracestate kept (the W3C limit): a longer list is cut to it (see
+ * hark_traceparent_parse()). */
 #define HARK_TRACESTATE_MAX 512
+/* The trace flags hark knows and passes on: sampled, and Level 2's random (the
+ * trace id's last 7 bytes at least are random). Other bits are not passed on. */
 #define HARK_TRACE_FLAG_SAMPLED 0x01u
+#define HARK_TRACE_FLAG_RANDOM 0x02u
 
 typedef struct hark_trace_context {
     uint8_t trace_id[16];
     uint8_t span_id[8];                       /* the parent span, seen from the receiving side */
-    uint8_t flags;                            /* HARK_TRACE_FLAG_SAMPLED */
-    char tracestate[HARK_TRACESTATE_MAX + 1]; /* "" when none */
+    uint8_t flags;                            /* HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM */
+    char tracestate[HARK_TRACESTATE_MAX + 1]; /* "" when none; clean, as parsed */
 } hark_trace_context;
 
 /*
  * Parses a `traceparent` header value (and `tracestate`, may be NULL) into *out,
- * as W3C Trace Context level 1 says: version 00 exactly 55 characters; a higher
+ * as W3C Trace Context Level 2 and W3C's test suite say. Spaces and tabs around
+ * the traceparent are ignored; then version 00 is exactly 55 characters; a higher
  * version at least that, with "-" after the flags when longer; lowercase hex only;
- * version ff, an all-zero trace id or an all-zero span id are invalid. The
- * tracestate is a list of members key=value separated by commas, with optional
- * spaces and tabs around each member; empty members are allowed and not counted.
- * A key is a simple key (a-z, then up to 255 of a-z 0-9 _ - * /) or a multi-tenant
- * key tenant@system (the tenant a-z or 0-9, then up to 240 of those characters; the
- * system a-z, then up to 13 of them). A value is 1 to 256 characters from 0x20 to
- * 0x7E except ',' and '=', the last not a space. An invalid tracestate -- more than
- * 32 members, a key given twice, a member breaking those rules, or longer than
- * HARK_TRACESTATE_MAX -- is discarded whole (out->tracestate is "") and the
- * traceparent still used; a valid one is kept as it is, spaces and empty members
- * included.
+ * version ff, an all-zero trace id or an all-zero span id are invalid. Of the
+ * flags, sampled (0x01) and random (0x02) are kept, others cleared.
+ *
+ * The tracestate (several headers joined with commas, as HTTP joins them) is a
+ * list of members key=value separated by commas; spaces and tabs around a member
+ * are ignored and empty members skipped. A key is a lowercase letter or a digit,
+ * then up to 255 of a-z 0-9 _ - * / @ (Level 2's grammar, which the suite tests:
+ * `foo@`, `t@vvv...` are keys, `@foo` is not). A value is 1 to 256 characters
+ * from 0x20 to 0x7E except ',' and '=', the last not a space. A key given twice
+ * keeps its first (leftmost, most recent) member. out->tracestate is the list
+ * written back clean: the members kept, without whitespace, joined by single
+ * commas; a list longer than HARK_TRACESTATE_MAX is cut as W3C advises (members
+ * over 128 characters first, then from the right end). An invalid list -- a
+ * member breaking the grammar, more than 32 members -- is discarded whole
+ * (out->tracestate is "") and the traceparent still used.
  * Errors: HARK_EINVAL (NULL out or traceparent, an invalid traceparent: ignore
  * the headers and start a new trace, as the specification says); *out is then
  * untouched. Thread-safety: safe.
@@ -157,8 +167,8 @@ HARK_API int hark_traceparent_parse(hark_trace_context *out, const char *tracepa
 
 /*
  * Writes the version-00 traceparent of `ctx` into `out` (HARK_TRACEPARENT_LEN
- * characters and a NUL). Errors: HARK_EINVAL (NULL, or an all-zero id).
- * Thread-safety: safe.
+ * characters and a NUL); of ctx->flags, the sampled and random bits are written.
+ * Errors: HARK_EINVAL (NULL, or an all-zero id). Thread-safety: safe.
  */
 HARK_API int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1],
                                      const hark_trace_context *ctx);
@@ -167,8 +177,11 @@ HARK_API int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1],
  * Continues `ctx` (copied) on the calling thread: the next root event that
  * finishes on this thread (and every event it encloses) gets ctx's trace id and
  * tracestate, the root's parent span is ctx->span_id, and the trace is sampled
- * as ctx->flags says. Replaces a context begun but not yet used, and the trace of
- * events still open on the thread.
+ * as ctx->flags says (under a parentbased_ sampler) and keeps its random flag.
+ * ctx->tracestate is read as hark_traceparent_parse() reads one (cleaned, or
+ * dropped when invalid), so a context filled by hand is passed on clean too.
+ * Replaces a context begun but not yet used, and the trace of events still open
+ * on the thread.
  * Errors: HARK_EINVAL (NULL, all-zero ids), HARK_ENOMEM (the thread's trace state
  * could not be allocated). Thread-safety: safe; affects the calling thread only.
  */
@@ -176,9 +189,12 @@ HARK_API int hark_otlp_context_begin(const hark_trace_context *ctx);
 
 /*
  * The context to propagate from inside the calling thread's current event
- * (hark_current_event_ids()): the trace id of the thread's trace (starting one,
- * with its sampling decision, if none is open), that event's span id, the sampled
- * flag and the tracestate. Pass it on with hark_traceparent_format().
+ * (hark_current_event_ids()), ready to send on: the trace id of the thread's
+ * trace (starting one, with its sampling decision, if none is open), that event's
+ * span id as the next hop's parent, the flags -- sampled as the trace's sampler
+ * decided; random when hark drew the trace id itself (always at random) or the
+ * remote caller's flag said so -- and the tracestate, clean (a `tracestate`
+ * header to send when not ""). Pass it on with hark_traceparent_format().
  * Errors: HARK_EINVAL (NULL), HARK_ENOENT (no event is current on the thread),
  * HARK_ENOMEM. Thread-safety: safe; reads the calling thread's state.
  */

@@ -43,6 +43,37 @@ static void traceparent_valid(void **state)
         0);
     assert_int_equal(c.flags, HARK_TRACE_FLAG_SAMPLED);
     assert_string_equal(c.tracestate, "");
+    /* Level 2's random flag is kept, alone or with sampled, and written back. */
+    static const struct {
+        const char *in;
+        unsigned flags;
+    } flagged[] = {{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-02", 0x02},
+                   {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03", 0x03},
+                   {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff", 0x03},
+                   {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-fc", 0x00}};
+    for (size_t i = 0; i < sizeof flagged / sizeof flagged[0]; i++) {
+        assert_int_equal(hark_traceparent_parse(&c, flagged[i].in, NULL), 0);
+        assert_int_equal(c.flags, flagged[i].flags);
+        assert_int_equal(hark_traceparent_format(out, &c), 0);
+        char want[HARK_TRACEPARENT_LEN + 1];
+        snprintf(want, sizeof want, "%.53s%02x", good, flagged[i].flags);
+        assert_string_equal(out, want);
+    }
+    /* Spaces and tabs around the value are the header's, not the value's. */
+    static const char *const padded[] = {
+        " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "\t00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\t",
+        "\t 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 \t",
+        "  cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later \t",
+    };
+    for (size_t i = 0; i < sizeof padded / sizeof padded[0]; i++) {
+        memset(&c, 0, sizeof c);
+        assert_int_equal(hark_traceparent_parse(&c, padded[i], NULL), 0);
+        assert_int_equal(hark_traceparent_format(out, &c), 0);
+        assert_string_equal(out, good);
+    }
 }
 
 static void traceparent_invalid(void **state)
@@ -50,15 +81,19 @@ static void traceparent_invalid(void **state)
     (void)state;
     static const char *const bad[] = {
         "",
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",   /* short */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-", /* v00 too long */
-        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  /* uppercase */
-        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* version ff */
-        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  /* zero trace id */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  /* zero span id */
-        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* separator */
-        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",  /* not hex */
-        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", /* v>00, no '-' */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",    /* short */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",  /* v00 too long */
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",   /* uppercase */
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* version ff */
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",   /* zero trace id */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",   /* zero span id */
+        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* separator */
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",   /* not hex */
+        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",  /* v>00, no '-' */
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.",  /* v00 with more */
+        " \t ",                                                      /* whitespace only */
+        "00 -4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* space inside */
+        "\n00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", /* not OWS */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_trace_context c;
@@ -88,17 +123,16 @@ static void traceparent_invalid(void **state)
     assert_int_equal(hark_otlp_context_current(&c), HARK_ENOENT); /* no event */
 }
 
-/* `tracestate` with a valid traceparent: kept as it is, or dropped ("") while the
- * traceparent is still used. */
-static void assert_tracestate(const char *tracestate, bool kept)
+/* `tracestate` with a valid traceparent: read into `want` (clean), or dropped
+ * (want "") while the traceparent is still used. */
+static void assert_tracestate(const char *tracestate, const char *want)
 {
     hark_trace_context c;
     memset(&c, 0x5a, sizeof c);
     assert_int_equal(hark_traceparent_parse(&c, good, tracestate), 0);
     assert_int_equal(c.trace_id[0], 0x4b);
-    if (strcmp(c.tracestate, kept ? tracestate : ""))
-        fail_msg("tracestate \"%s\": kept \"%s\", expected %s", tracestate, c.tracestate,
-                 kept ? "all of it" : "nothing");
+    if (strcmp(c.tracestate, want))
+        fail_msg("tracestate \"%s\": kept \"%s\", expected \"%s\"", tracestate, c.tracestate, want);
 }
 
 /* One member in `ts`: a key of `key` 'k's -- or, with `system` > 0, a tenant id of
@@ -119,72 +153,126 @@ static const char *member_of_lengths(char *ts, size_t key, size_t system, size_t
     return ts;
 }
 
-/* W3C Trace Context level 1's tracestate grammar, member by member. */
+/* The tracestate grammar W3C's test suite checks (Level 2's keys), member by
+ * member, and the clean list written back. */
 static void tracestate_rules(void **state)
 {
     (void)state;
-    static const char *const valid[] = {
-        "",
-        " \t ",
-        "a=1",
-        " a=1 , b=2 ",
-        "a=1,,b=2",
-        "a=1, \t,b=2",
-        "a=1\t",
-        "a= 1",   /* leading spaces are the value's */
-        "a=b c",  /* and inner ones */
-        "a=!~\"", /* any printable but ',' and '=' */
-        "a/b*c_d-e9=1",
-        "tenant@vendor=x",
-        "0tenant@v=x", /* a tenant id may start with a digit */
-        "t@v_1/*-=x",
-        "a=1,a@v=2,b@a=3", /* three different keys */
+    static const char *const valid[][2] = {
+        {"", ""},
+        {" \t ", ""},
+        {"a=1", "a=1"},
+        {" a=1 , b=2 ", "a=1,b=2"}, /* whitespace around members is the list's */
+        {"foo=1 \t , \t bar=2, \t baz=3", "foo=1,bar=2,baz=3"},
+        {"\t foo=1 \t", "foo=1"},
+        {"a=1,,b=2", "a=1,b=2"}, /* empty members are skipped */
+        {"a=1, \t,b=2,", "a=1,b=2"},
+        {"a=1\t", "a=1"},
+        {"a= 1", "a= 1"},     /* leading spaces are the value's */
+        {"a=b c", "a=b c"},   /* and inner ones */
+        {"a=!~\"", "a=!~\""}, /* any printable but ',' and '=' */
+        {"a/b*c_d-e9=1", "a/b*c_d-e9=1"},
+        {"tenant@vendor=x", "tenant@vendor=x"},
+        {"0tenant@v=x", "0tenant@v=x"},
+        {"t@v_1/*-=x", "t@v_1/*-=x"},
+        {"1a=1", "1a=1"},             /* Level 2: a key may start with a digit */
+        {"a@=1,b=2", "a@=1,b=2"},     /* '@' is a key character like the others */
+        {"a@@b=1,b=2", "a@@b=1,b=2"}, /* (Level 1 had one '@' between a tenant */
+        {"a@b@c=1", "a@b@c=1"},       /* and a system id of its own rules) */
+        {"a@1b=1", "a@1b=1"},
+        {"a=1,a@v=2,b@a=3", "a=1,a@v=2,b@a=3"},
+        {"a=1,a=1", "a=1"}, /* a key twice: its first member is kept */
+        {"a=1,a=2", "a=1"},
+        {"t@v=1,b=2,t@v=3", "t@v=1,b=2"},
+        {"a=1, b=2 ,a=3,c=4", "a=1,b=2,c=4"},
     };
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++)
-        assert_tracestate(valid[i], true);
+        assert_tracestate(valid[i][0], valid[i][1]);
     static const char *const invalid[] = {
-        "A=1",     /* keys are lowercase */
-        "_a=1",    /* a simple key starts with a letter */
-        "1a=1",    /* not a digit */
-        "a.b=1",   /* '.' is no key character */
-        "a@=1",    /* an empty system id */
-        "@v=1",    /* an empty tenant id */
-        "a@b@c=1", /* one '@' */
-        "a@1b=1",  /* a system id starts with a letter */
-        "_t@v=1",  /* a tenant id with a letter or digit */
-        "a=1,a=2", /* each key once */
-        "t@v=1,b=2,t@v=3",
-        "a==1", /* '=' in a value */
-        "a=1 x=2",
-        "a=",     /* an empty value */
-        "a= ",    /* spaces only */
-        "a=b\tc", /* a tab inside */
-        "a=\x7f",
-        "a=\xc3\xa9", /* not ASCII */
-        "a=1,b",      /* no '=' */
+        "A=1",                              /* keys are lowercase */
+        "_a=1",                             /* a key starts with a letter or a digit */
+        "@v=1",                             /* not '@' */
+        "@foo=1,bar=2", "a.b=1",            /* '.' is no key character */
+        "foo =1",                           /* nor a space */
+        "_t@v=1",       "a==1",             /* '=' in a value */
+        "foo=bar=baz",  "a=1 x=2",    "a=", /* an empty value */
+        "foo=,bar=3",   "a= ",              /* spaces only */
+        "a=b\tc",                           /* a tab inside */
+        "a=\x7f",       "a=\xc3\xa9",       /* not ASCII */
+        "a=1,b",                            /* no '=' */
         "=1",
     };
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
-        assert_tracestate(invalid[i], false);
+        assert_tracestate(invalid[i], "");
 
-    /* Lengths: a simple key of 256 characters, a tenant id of 241 and a system id of
-     * 14, a value of 256; one more of any is invalid. */
+    /* Lengths: a key of 256 characters, '@'s anywhere after the first, a value of
+     * 256; one more of either is invalid. */
     char ts[HARK_TRACESTATE_MAX + 1];
-    assert_tracestate(member_of_lengths(ts, 256, 0, 1), true);
-    assert_tracestate(member_of_lengths(ts, 257, 0, 1), false);
-    assert_tracestate(member_of_lengths(ts, 241, 14, 1), true);
-    assert_tracestate(member_of_lengths(ts, 242, 14, 1), false);
-    assert_tracestate(member_of_lengths(ts, 241, 15, 1), false);
-    assert_tracestate(member_of_lengths(ts, 1, 0, 256), true);
-    assert_tracestate(member_of_lengths(ts, 1, 0, 257), false);
+    assert_tracestate(member_of_lengths(ts, 256, 0, 1), ts);
+    assert_tracestate(member_of_lengths(ts, 257, 0, 1), "");
+    assert_tracestate(member_of_lengths(ts, 241, 14, 1), ts);
+    assert_tracestate(member_of_lengths(ts, 242, 1, 1), ts);
+    assert_tracestate(member_of_lengths(ts, 1, 15, 1), ts);
+    assert_tracestate(member_of_lengths(ts, 242, 14, 1), "");
+    assert_tracestate(member_of_lengths(ts, 1, 0, 256), ts);
+    assert_tracestate(member_of_lengths(ts, 1, 0, 257), "");
 
-    /* 32 members, empty ones not counted; a 33rd is too many. */
-    strcpy(ts, ",");
+    /* 32 members, empty ones not counted, duplicates counted as written; a 33rd
+     * is too many. */
+    char list[1024], want[1024];
+    strcpy(list, ",");
+    want[0] = '\0';
+    for (int i = 0; i < 32; i++) {
+        sprintf(list + strlen(list), "k%d=v, ,", i);
+        sprintf(want + strlen(want), "%sk%d=v", i ? "," : "", i);
+    }
+    assert_tracestate(list, want);
+    strcat(list, "k32=v");
+    assert_tracestate(list, "");
+    strcpy(list + strlen(list) - 5, "k0=w");
+    assert_tracestate(list, "");
+}
+
+/* A list longer than HARK_TRACESTATE_MAX is cut as W3C advises: its members over
+ * 128 characters first, from the right, then members from the right end. */
+static void tracestate_cut(void **state)
+{
+    (void)state;
+    char big[200], list[2048], want[2048];
+    memset(big, 'x', 150);
+    big[150] = '\0';
+    /* 20 short members of 20 characters (419 with commas), two long ones of 154
+     * among them: the long ones go (the right one first, then the left), and the
+     * short ones all stay. */
+    list[0] = want[0] = '\0';
+    for (int i = 0; i < 20; i++) {
+        sprintf(list + strlen(list), "%sshort%02d=vvvvvvvvvvvv", i ? "," : "", i);
+        sprintf(want + strlen(want), "%sshort%02d=vvvvvvvvvvvv", i ? "," : "", i);
+        if (i == 3 || i == 10)
+            sprintf(list + strlen(list), ",lg%d=%s", i, big);
+    }
+    assert_tracestate(list, want);
+    /* One long member at the end: it goes, the short ones before it stay. */
+    char one[sizeof list + sizeof big + 8];
+    snprintf(one, sizeof one, "%s,long=%s", want, big);
+    assert_tracestate(one, want);
+    /* 30 members of 20 characters (629): the last ones go until it fits. */
+    list[0] = want[0] = '\0';
+    for (int i = 0; i < 30; i++) {
+        sprintf(list + strlen(list), "%sshort%02d=vvvvvvvvvvvv", i ? "," : "", i);
+        if (i < 24) /* 24 * 21 - 1 = 503 */
+            sprintf(want + strlen(want), "%sshort%02d=vvvvvvvvvvvv", i ? "," : "", i);
+    }
+    assert_tracestate(list, want);
+    /* Exactly HARK_TRACESTATE_MAX stays whole, whitespace around it not counted. */
+    list[0] = '\0';
     for (int i = 0; i < 32; i++)
-        sprintf(ts + strlen(ts), "k%d=v, ,", i);
-    assert_tracestate(ts, true);
-    strcat(ts, "k32=v");
-    assert_tracestate(ts, false);
+        sprintf(list + strlen(list), "%sk%02d=%s", i ? "," : "", i,
+                i ? "vvvvvvvvvvv" : "vvvvvvvvvvvv");
+    assert_int_equal(strlen(list), HARK_TRACESTATE_MAX);
+    assert_tracestate(list, list);
+    snprintf(one, sizeof one, "  %s \t", list);
+    assert_tracestate(one, list);
 }
 
 /* A variable set for one call of hark_otlp_new(), whose error must name it; the
@@ -375,6 +463,80 @@ static void sampling(void **state)
     hark_notifier_free(n);
 }
 
+static int current_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    assert_int_equal(hark_otlp_context_current(data), 0);
+    return 0;
+}
+
+/* What hark_otlp_context_current() gives inside an event of `n`, after `in` was
+ * begun (NULL: none). */
+static hark_trace_context sent_on(hark_notifier *n, const hark_trace_context *in)
+{
+    if (in)
+        assert_int_equal(hark_otlp_context_begin(in), 0);
+    hark_trace_context out;
+    memset(&out, 0x5a, sizeof out);
+    hark_instrument_name(n, "request", NULL, current_block, &out, NULL);
+    return out;
+}
+
+/* hark_otlp_context_current() gives what to send on: the random flag on hark's
+ * own trace ids, the caller's flags on a continued trace, the tracestate clean. */
+static void propagation(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_otlp *x = unreachable(NULL, 0, 4096); /* parentbased_always_on */
+    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    char tp[HARK_TRACEPARENT_LEN + 1];
+
+    /* A trace of hark's own: sampled, its id random. */
+    hark_trace_context out = sent_on(n, NULL);
+    assert_int_equal(out.flags, HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM);
+    assert_string_equal(out.tracestate, "");
+    assert_int_equal(hark_traceparent_format(tp, &out), 0);
+    assert_string_equal(tp + 53, "03");
+
+    /* A caller's random flag without sampled: both carried as they came. */
+    hark_trace_context in;
+    assert_int_equal(hark_traceparent_parse(&in,
+                                            "\t00-12345678901234567890123456789012-"
+                                            "1234567890123456-02 ",
+                                            " foo=1 \t, foo=2,,\tbar=3 "),
+                     0);
+    out = sent_on(n, &in);
+    assert_memory_equal(out.trace_id, in.trace_id, 16);
+    assert_memory_not_equal(out.span_id, in.span_id, 8);
+    assert_int_equal(out.flags, HARK_TRACE_FLAG_RANDOM);
+    assert_string_equal(out.tracestate, "foo=1,bar=3");
+    assert_int_equal(hark_traceparent_format(tp, &out), 0);
+    assert_memory_equal(tp, "00-12345678901234567890123456789012-", 36);
+    assert_string_equal(tp + 53, "02");
+
+    /* Sampled without random: no random flag is made up for the caller's id. */
+    in.flags = HARK_TRACE_FLAG_SAMPLED;
+    out = sent_on(n, &in);
+    assert_int_equal(out.flags, HARK_TRACE_FLAG_SAMPLED);
+
+    /* A context filled by hand: its tracestate read by the parser's rules. */
+    strcpy(in.tracestate, "b=1 , a=2,b=3");
+    assert_string_equal(sent_on(n, &in).tracestate, "b=1,a=2");
+    strcpy(in.tracestate, "FOO=1,bar=2");
+    assert_string_equal(sent_on(n, &in).tracestate, "");
+
+    /* The next request without a caller starts a trace of its own again. */
+    out = sent_on(n, NULL);
+    assert_memory_not_equal(out.trace_id, in.trace_id, 16);
+    assert_int_equal(out.flags, HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM);
+    assert_string_equal(out.tracestate, "");
+    hark_otlp_shutdown(x, 0, NULL);
+    hark_notifier_free(n);
+}
+
 static void drops_counted(void **state)
 {
     (void)state;
@@ -459,9 +621,10 @@ static void largest_record(void **state)
     char name[HARK_NAME_MAX + 1];
     memset(name, 'n', HARK_NAME_MAX);
     name[HARK_NAME_MAX] = '\0';
-    char ts[HARK_TRACESTATE_MAX + 1] = "";
-    for (int i = 0; strlen(ts) + 16 <= HARK_TRACESTATE_MAX; i++)
-        sprintf(ts + strlen(ts), "%sk%02d=vvvvvvvvv", i ? "," : "", i % 32);
+    char ts[HARK_TRACESTATE_MAX + 1] = ""; /* 32 members of 15 characters, one of 16 */
+    for (int i = 0; i < 32; i++)
+        sprintf(ts + strlen(ts), "%sk%02d=%s", i ? "," : "", i, i ? "vvvvvvvvvvv" : "vvvvvvvvvvvv");
+    assert_int_equal(strlen(ts), HARK_TRACESTATE_MAX);
     hark_trace_context c;
     assert_int_equal(hark_traceparent_parse(&c, good, NULL), 0);
     memcpy(c.tracestate, ts, strlen(ts) + 1);
@@ -553,6 +716,7 @@ int main(void)
         cmocka_unit_test(drops_counted),         cmocka_unit_test(forked_child),
         cmocka_unit_test(largest_record),        cmocka_unit_test(exp_index),
         cmocka_unit_test(batch_and_queue_sizes), cmocka_unit_test(tracestate_rules),
+        cmocka_unit_test(tracestate_cut),        cmocka_unit_test(propagation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

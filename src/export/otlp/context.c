@@ -179,98 +179,18 @@ static bool hex_bytes(uint8_t *out, const char *s, size_t n)
     return nonzero || n == 1;
 }
 
-static bool lcalpha(char c)
+int hark_traceparent_parse(hark_trace_context *out, const char *traceparent, const char *tracestate)
 {
-    return c >= 'a' && c <= 'z';
-}
-
-static bool lcalpha_digit(char c)
-{
-    return lcalpha(c) || (c >= '0' && c <= '9');
-}
-
-/* The characters of a tracestate key after its first. */
-static bool key_char(char c)
-{
-    return lcalpha_digit(c) || c == '_' || c == '-' || c == '*' || c == '/';
-}
-
-static bool key_chars(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!key_char(s[i]))
-            return false;
-    return true;
-}
-
-/* A W3C Trace Context level 1 key: a simple key, lcalpha then up to 255 key
- * characters; or a multi-tenant key, tenant-id "@" system-id: a tenant id of
- * lcalpha or DIGIT then up to 240 key characters, a system id of lcalpha then up
- * to 13. */
-static bool tracestate_key_ok(const char *k, size_t n)
-{
-    const char *at = memchr(k, '@', n);
-    if (!at)
-        return n >= 1 && n <= 256 && lcalpha(k[0]) && key_chars(k + 1, n - 1);
-    size_t tenant = (size_t)(at - k), system = n - tenant - 1;
-    return tenant >= 1 && tenant <= 241 && lcalpha_digit(k[0]) && key_chars(k + 1, tenant - 1) &&
-           system >= 1 && system <= 14 && lcalpha(at[1]) && key_chars(at + 2, system - 1);
-}
-
-/* A value: 1 to 256 characters from 0x20 to 0x7e except ',' and '=', the last not
- * a space (trailing spaces are the list's optional whitespace, trimmed before). */
-static bool tracestate_value_ok(const char *v, size_t n)
-{
-    if (n < 1 || n > 256 || v[n - 1] == ' ')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (v[i] < 0x20 || v[i] > 0x7e || v[i] == ',' || v[i] == '=')
-            return false;
-    return true;
-}
-
-/* A tracestate list as W3C Trace Context level 1 defines it: members key=value
- * separated by commas, optional spaces and tabs around each; empty members allowed
- * and not counted; at most 32 members, each key once. */
-static bool tracestate_ok(const char *s, size_t len)
-{
-    enum { MEMBERS_MAX = 32 };
-    const char *keys[MEMBERS_MAX];
-    size_t key_len[MEMBERS_MAX];
-    size_t members = 0, i = 0;
-    while (i < len) {
-        while (i < len && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        size_t start = i;
-        while (i < len && s[i] != ',')
-            i++;
-        size_t end = i;
-        while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
-            end--;
-        if (end > start) {
-            const char *m = s + start, *eq = memchr(m, '=', end - start);
-            if (!eq || members == MEMBERS_MAX)
-                return false;
-            size_t kn = (size_t)(eq - m);
-            if (!tracestate_key_ok(m, kn) || !tracestate_value_ok(eq + 1, end - start - kn - 1))
-                return false;
-            for (size_t j = 0; j < members; j++)
-                if (key_len[j] == kn && !memcmp(keys[j], m, kn))
-                    return false; /* one entry per key */
-            keys[members] = m;
-            key_len[members++] = kn;
-        }
-        if (i < len)
-            i++; /* the comma */
-    }
-    return true;
-}
-
-int hark_traceparent_parse(hark_trace_context *out, const char *tp, const char *tracestate)
-{
-    if (!out || !tp)
+    if (!out || !traceparent)
         return HARK_EINVAL;
+    /* Whitespace around the value is the header's, not the value's (RFC 9110's
+     * OWS): the suite sends it and expects the trace kept. */
+    const char *tp = traceparent;
     size_t len = strlen(tp);
+    while (len && hark__otlp_ows(*tp))
+        tp++, len--;
+    while (len && hark__otlp_ows(tp[len - 1]))
+        len--;
     if (len < HARK_TRACEPARENT_LEN)
         return HARK_EINVAL;
     uint8_t version;
@@ -284,13 +204,11 @@ int hark_traceparent_parse(hark_trace_context *out, const char *tp, const char *
     if (!hex_bytes(c.trace_id, tp + 3, 16) || !hex_bytes(c.span_id, tp + 36, 8) ||
         !hex_bytes(&c.flags, tp + 53, 1))
         return HARK_EINVAL;
-    /* Only the sampled flag is defined for version 00; keep nothing else. */
-    c.flags &= HARK_TRACE_FLAG_SAMPLED;
-    if (tracestate) {
-        size_t n = strlen(tracestate);
-        if (n <= HARK_TRACESTATE_MAX && tracestate_ok(tracestate, n))
-            memcpy(c.tracestate, tracestate, n + 1);
-    }
+    /* The flags defined so far, sampled and (Level 2) random; others are not
+     * passed on, as the specification says. */
+    c.flags &= HARK_TRACE_FLAGS_KNOWN;
+    if (tracestate)
+        hark__otlp_tracestate_clean(c.tracestate, tracestate, strlen(tracestate));
     *out = c;
     return 0;
 }
@@ -327,8 +245,8 @@ int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace
         *p++ = hex[ctx->span_id[i] & 15];
     }
     *p++ = '-';
-    *p++ = '0';
-    *p++ = hex[ctx->flags & HARK_TRACE_FLAG_SAMPLED];
+    *p++ = '0'; /* the known flags are the low bits */
+    *p++ = hex[ctx->flags & HARK_TRACE_FLAGS_KNOWN];
     *p = '\0';
     return 0;
 }
@@ -346,12 +264,13 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
     t->remote_parent = hark__otlp_get_be64(ctx->span_id);
     t->rand = hark__otlp_get_be64(ctx->trace_id + 8);
     t->remote_sampled = ctx->flags & HARK_TRACE_FLAG_SAMPLED;
+    t->remote_random = ctx->flags & HARK_TRACE_FLAG_RANDOM;
     t->remote = true;
     t->id_full = true;
-    size_t n = strnlen(ctx->tracestate, HARK_TRACESTATE_MAX);
-    memcpy(t->tracestate, ctx->tracestate, n);
-    t->tracestate[n] = '\0';
-    t->tracestate_len = (uint16_t)n;
+    /* A context made by hand goes through the parser's rules too, so that what
+     * hark_otlp_context_current() gives is always fit to send. */
+    t->tracestate_len = (uint16_t)hark__otlp_tracestate_clean(
+        t->tracestate, ctx->tracestate, strnlen(ctx->tracestate, sizeof ctx->tracestate));
     t->ended_root = 0;
     t->open = true;
     return 0;
@@ -372,6 +291,10 @@ int hark_otlp_context_current(hark_trace_context *out)
     memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
     hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
     out->flags = hark__otlp_trace_flag(t) ? HARK_TRACE_FLAG_SAMPLED : 0;
+    /* hark's own trace ids are drawn at random (hark__otlp_rand64()), all 16 bytes:
+     * Level 2's random flag says so; a remote trace keeps its caller's flag. */
+    if (!t->remote || t->remote_random)
+        out->flags |= HARK_TRACE_FLAG_RANDOM;
     memcpy(out->tracestate, t->tracestate, t->tracestate_len);
     out->tracestate[t->tracestate_len] = '\0';
     return 0;

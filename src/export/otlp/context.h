@@ -24,6 +24,7 @@
 typedef struct hark__otlp_thread {
     bool open;           /* a trace is open on the thread */
     bool remote_sampled; /* the remote parent's sampled flag, if remote */
+    bool remote_random;  /* the remote parent's random flag (Level 2), if remote */
     uint64_t rand;       /* the trace id's random half (its last 8 bytes) */
     bool remote;         /* it continues a remote parent */
     bool id_full;        /* trace_id[0..8) is drawn too (when first needed) */
@@ -109,6 +110,26 @@ static inline uint64_t hark__otlp_get_be64(const uint8_t in[8])
     memcpy(&v, in, 8);
     return __builtin_bswap64(v);
 }
+
+/* The flags of W3C Trace Context hark knows (and passes on): sampled and, from
+ * Level 2, random. */
+#define HARK_TRACE_FLAGS_KNOWN (HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM)
+
+/* Optional whitespace of HTTP (RFC 9110 OWS): space and horizontal tab. */
+static inline bool hark__otlp_ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/*
+ * Writes the tracestate list in[0..len) into `out` clean: members without the
+ * whitespace around them, empty ones left out, one per key (the first, leftmost),
+ * joined by single commas, cut to HARK_TRACESTATE_MAX characters as W3C advises
+ * (members over 128 characters first, then from the right). An invalid list (a
+ * member breaking the grammar, more than 32 members) gives "". Returns the
+ * length written. `in` may be NULL.
+ */
+size_t hark__otlp_tracestate_clean(char out[HARK_TRACESTATE_MAX + 1], const char *in, size_t len);
 
 /* Random bytes (getrandom, else a seeded generator). */
 void hark__otlp_random(void *buf, size_t n);
