@@ -79,27 +79,32 @@ static void traceparent_valid(void **state)
 static void traceparent_invalid(void **state)
 {
     (void)state;
-    static const char *const bad[] = {
-        "",
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",    /* short */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",  /* v00 too long */
-        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",   /* uppercase */
-        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* version ff */
-        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",   /* zero trace id */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",   /* zero span id */
-        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* separator */
-        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",   /* not hex */
-        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",  /* v>00, no '-' */
-        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.",  /* v00 with more */
-        " \t ",                                                      /* whitespace only */
-        "00 -4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  /* space inside */
-        "\n00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", /* not OWS */
+    /* Each with what hark_error_last() says about it. */
+    static const char *const bad[][2] = {
+        {"", "shorter than 55"},
+        {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0", "shorter"},
+        {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-", "00 is longer"},
+        {"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "lowercase hex"},
+        {"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "version ff"},
+        {"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "trace id is all zeros"},
+        {"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "parent id is all zeros"},
+        {"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
+        {"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01", "lowercase hex"},
+        {"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", "other than '-'"},
+        {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.", "00 is longer"},
+        {" \t ", "shorter"},
+        {"00 -4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
+        {"\n00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_trace_context c;
         memset(&c, 0x5a, sizeof c);
-        assert_int_equal(hark_traceparent_parse(&c, bad[i], NULL), HARK_EINVAL);
+        assert_int_equal(hark_traceparent_parse(&c, bad[i][0], NULL), HARK_EINVAL);
         assert_int_equal(c.flags, 0x5a); /* untouched */
+        const hark_error *e = hark_error_last();
+        assert_int_equal(e->code, HARK_EINVAL);
+        if (!strstr(e->message, bad[i][1]) || !strstr(e->message, "hark_traceparent_parse"))
+            fail_msg("\"%s\": message \"%s\" lacks \"%s\"", bad[i][0], e->message, bad[i][1]);
     }
     hark_trace_context c;
     assert_int_equal(hark_traceparent_parse(NULL, good, NULL), HARK_EINVAL);
@@ -121,6 +126,7 @@ static void traceparent_invalid(void **state)
     assert_int_equal(hark_otlp_context_begin(&c), HARK_EINVAL);
     assert_int_equal(hark_otlp_context_current(NULL), HARK_EINVAL);
     assert_int_equal(hark_otlp_context_current(&c), HARK_ENOENT); /* no event */
+    assert_non_null(strstr(hark_error_last()->message, "no event is current"));
 }
 
 /* `tracestate` with a valid traceparent: read into `want` (clean), or dropped

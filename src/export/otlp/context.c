@@ -4,6 +4,7 @@
  */
 #include "context.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -166,23 +167,56 @@ static int hexval(char c)
     return -1; /* uppercase is invalid in traceparent */
 }
 
+/* Lowercase hex s[0..2n) into out[0..n); false on any other character. */
 static bool hex_bytes(uint8_t *out, const char *s, size_t n)
 {
-    bool nonzero = false;
     for (size_t i = 0; i < n; i++) {
         int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (uint8_t)(hi << 4 | lo);
-        nonzero = nonzero || out[i];
     }
-    return nonzero || n == 1;
+    return true;
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* Reads the traceparent tp[0..len) (whitespace trimmed) into *c: NULL, or what is
+ * wrong with it. */
+static const char *read_traceparent(hark_trace_context *c, const char *tp, size_t len)
+{
+    uint8_t version;
+    if (len < HARK_TRACEPARENT_LEN)
+        return "traceparent is shorter than 55 characters";
+    if (tp[2] != '-' || tp[35] != '-' || tp[52] != '-')
+        return "traceparent's fields are not 2, 32, 16 and 2 characters separated by '-'";
+    if (!hex_bytes(&version, tp, 1) || !hex_bytes(c->trace_id, tp + 3, 16) ||
+        !hex_bytes(c->span_id, tp + 36, 8) || !hex_bytes(&c->flags, tp + 53, 1))
+        return "traceparent holds a character other than lowercase hex in a field";
+    if (version == 0xff)
+        return "traceparent version ff is invalid";
+    if (version == 0 && len != HARK_TRACEPARENT_LEN)
+        return "traceparent version 00 is longer than 55 characters";
+    if (len > HARK_TRACEPARENT_LEN && tp[HARK_TRACEPARENT_LEN] != '-')
+        return "traceparent's flags are followed by something other than '-'";
+    if (all_zero(c->trace_id, 16))
+        return "traceparent's trace id is all zeros";
+    if (all_zero(c->span_id, 8))
+        return "traceparent's parent id is all zeros";
+    return NULL;
 }
 
 int hark_traceparent_parse(hark_trace_context *out, const char *traceparent, const char *tracestate)
 {
     if (!out || !traceparent)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_traceparent_parse: %s is NULL",
+                           out ? "traceparent" : "out");
     /* Whitespace around the value is the header's, not the value's (RFC 9110's
      * OWS): the suite sends it and expects the trace kept. */
     const char *tp = traceparent;
@@ -191,19 +225,11 @@ int hark_traceparent_parse(hark_trace_context *out, const char *traceparent, con
         tp++, len--;
     while (len && hark__otlp_ows(tp[len - 1]))
         len--;
-    if (len < HARK_TRACEPARENT_LEN)
-        return HARK_EINVAL;
-    uint8_t version;
     hark_trace_context c;
     memset(&c, 0, sizeof c);
-    if (!hex_bytes(&version, tp, 1) || version == 0xff || tp[2] != '-' || tp[35] != '-' ||
-        tp[52] != '-')
-        return HARK_EINVAL;
-    if (version == 0 ? len != HARK_TRACEPARENT_LEN : (len > 55 && tp[55] != '-'))
-        return HARK_EINVAL;
-    if (!hex_bytes(c.trace_id, tp + 3, 16) || !hex_bytes(c.span_id, tp + 36, 8) ||
-        !hex_bytes(&c.flags, tp + 53, 1))
-        return HARK_EINVAL;
+    const char *why = read_traceparent(&c, tp, len);
+    if (why)
+        return hark__error(HARK_EINVAL, "hark_traceparent_parse: %s", why);
     /* The flags defined so far, sampled and (Level 2) random; others are not
      * passed on, as the specification says. */
     c.flags &= HARK_TRACE_FLAGS_KNOWN;
@@ -213,24 +239,24 @@ int hark_traceparent_parse(hark_trace_context *out, const char *traceparent, con
     return 0;
 }
 
-/* W3C: an all-zero trace id or parent id is invalid. */
-static bool ids_valid(const hark_trace_context *ctx)
+/* W3C: an all-zero trace id or parent id is invalid. NULL or what is wrong. */
+static const char *ids_problem(const hark_trace_context *ctx)
 {
-    bool tz = true, sz = true;
-    for (int i = 0; i < 16; i++)
-        tz = tz && !ctx->trace_id[i];
-    for (int i = 0; i < 8; i++)
-        sz = sz && !ctx->span_id[i];
-    return !tz && !sz;
+    if (all_zero(ctx->trace_id, 16))
+        return "the trace id is all zeros";
+    if (all_zero(ctx->span_id, 8))
+        return "the span id is all zeros";
+    return NULL;
 }
 
 int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace_context *ctx)
 {
     static const char hex[] = "0123456789abcdef";
     if (!out || !ctx)
-        return HARK_EINVAL;
-    if (!ids_valid(ctx))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_traceparent_format: %s is NULL", out ? "ctx" : "out");
+    const char *why = ids_problem(ctx);
+    if (why)
+        return hark__error(HARK_EINVAL, "hark_traceparent_format: %s", why);
     char *p = out;
     *p++ = '0';
     *p++ = '0';
@@ -254,12 +280,13 @@ int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1], const hark_trace
 int hark_otlp_context_begin(const hark_trace_context *ctx)
 {
     if (!ctx)
-        return HARK_EINVAL;
-    if (!ids_valid(ctx))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_context_begin: ctx is NULL");
+    const char *why = ids_problem(ctx);
+    if (why)
+        return hark__error(HARK_EINVAL, "hark_otlp_context_begin: %s", why);
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (!t)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_otlp_context_begin: out of memory");
     memcpy(t->trace_id, ctx->trace_id, 16);
     t->remote_parent = hark__otlp_get_be64(ctx->span_id);
     t->rand = hark__otlp_get_be64(ctx->trace_id + 8);
@@ -279,13 +306,14 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
 int hark_otlp_context_current(hark_trace_context *out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_context_current: out is NULL");
     hark_event_ids ids = hark_current_event_ids();
     if (!ids.id)
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT,
+                           "hark_otlp_context_current: no event is current on this thread");
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (!t)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_otlp_context_current: out of memory");
     hark__otlp_trace_for(t, ids.id);
     memset(out, 0, sizeof *out);
     memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
