@@ -97,6 +97,43 @@ HARK_API int hark_clock_info_get(hark_clock_info *out);
 HARK_API const char *hark_clock_source_name(hark_clock_source source);
 
 /*
+ * The wall anchor: the one conversion of a monotonic reading into wall-clock time.
+ * Every wall time hark derives from a monotonic one goes through it -- a log
+ * line's time (a line about an event is stamped with the event's end), the OTLP
+ * exporter's spans and log records, the trace file's `wall_offset_ns` -- so that
+ * they agree to the nanosecond.
+ *
+ * The anchor is the offset CLOCK_REALTIME - CLOCK_MONOTONIC as the clock source in
+ * use reads it, and it is sticky. The two clocks run at one rate (NTP slews both),
+ * so their offset changes only when the wall clock steps (settimeofday, an NTP
+ * step, a leap second); a measured change smaller than HARK_CLOCK_WALL_STEP_S is
+ * taken for measurement noise and the anchor stays. So between steps every
+ * conversion, on every thread and whenever it is made, adds the same offset, and
+ * intervals converted at different times keep their order and length exactly. A
+ * step of HARK_CLOCK_WALL_STEP_S or more re-anchors: with the TSC source at the
+ * first conversion after the source's own check has seen the step (within
+ * HARK_CLOCK_CHECK_S), with clock_gettime() at the first conversion of a reading
+ * HARK_CLOCK_CHECK_S or more after the last comparison.
+ */
+#define HARK_CLOCK_WALL_STEP_S 100e-6
+
+/*
+ * The anchor in force for `monotonic_ns`, a monotonic reading in nanoseconds
+ * (hark_clock_monotonic() * 1e9, an event's time, a monotonic subscriber's start
+ * or finish) made near now: add it to the reading to get Unix time in
+ * nanoseconds. The reading only tells whether a comparison with the clocks is due:
+ * a reading older than the last comparison never causes one, and a reading
+ * converted long after it was made gets the anchor in force at the conversion.
+ * Errors: none. Thread-safety: safe, lock-free.
+ */
+HARK_API int64_t hark_clock_wall_offset_ns(int64_t monotonic_ns);
+
+/* The Unix time in nanoseconds of `monotonic_ns`, a monotonic reading made near
+ * now: monotonic_ns + hark_clock_wall_offset_ns(monotonic_ns), saturated at
+ * INT64_MAX / INT64_MIN. Errors: none. Thread-safety: safe, lock-free. */
+HARK_API int64_t hark_clock_wall_ns(int64_t monotonic_ns);
+
+/*
  * For tests of hark's clock itself: replaces the kernel clocks that the TSC source
  * compares itself with (`ref->monotonic` for CLOCK_MONOTONIC, `ref->wall` for
  * CLOCK_REALTIME; `ref->cpu` is not used). NULL members, or a NULL `ref`, restore

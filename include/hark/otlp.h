@@ -15,8 +15,10 @@
  *
  * Traces. Every delivered event of an attached notifier becomes one span: its
  * name; start and end in Unix nanoseconds (the monotonic times of the event,
- * moved onto the wall clock by one offset read when the exporter is created, so
- * that parents enclose their children exactly); the payload as attributes with
+ * moved onto the wall clock by the wall anchor, hark_clock_wall_offset_ns(), as
+ * the trace took it at its first span: every span and log record of one trace
+ * adds the same offset, so that parents enclose their children and lines their
+ * events exactly even across a step of the wall clock); the payload as attributes with
  * typed values (integers as int, unsigned ones above INT64_MAX as strings, doubles,
  * booleans, strings with invalid UTF-8 replaced by U+FFFD, NULL strings as empty
  * values, pointers as "0x..." strings, nested payloads as key/value lists 4 levels

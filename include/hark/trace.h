@@ -18,14 +18,20 @@
  *      "dur":12.345,"pid":4242,"tid":4243,"id":7,"parent_id":3,
  *      "args":{"sql":"SELECT 1","rows":1}},
  *     ...
- *     ],"displayTimeUnit":"ns","otherData":{"producer":"hark","dropped_events":0}}
+ *     ],"displayTimeUnit":"ns","otherData":{"producer":"hark","dropped_events":0,
+ *     "wall_offset_ns":"1765432109876543210"}}
  *
  *   name       the event name, JSON-escaped (invalid UTF-8 becomes U+FFFD)
  *   cat        the namespace after the first dot, as Rails groups events
  *              ("sql.active_record" -> "active_record", "a.b.c" -> "b.c"); names
  *              without a dot get "hark"
  *   ts, dur    start and duration in microseconds (CLOCK_MONOTONIC, nanosecond
- *              digits), so that a parent always encloses its children exactly
+ *              digits), so that a parent always encloses its children exactly;
+ *              otherData's wall_offset_ns (a string: it is past a double's
+ *              precision) is the wall anchor when the file was finished
+ *              (hark_clock_wall_offset_ns()): ts * 1000 + wall_offset_ns is an
+ *              event's Unix time in nanoseconds, as hark's log lines and OTLP
+ *              spans give it (for events since the wall clock last stepped)
  *   pid, tid   the process, and the kernel id of the thread that finished the event
  *   id         the event's id, parent_id its enclosing event's id or 0 (event.h)
  *   args       the payload, as hark/sys/payload_json.h renders every payload (JSON

@@ -109,11 +109,34 @@ hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec, int64_t *wall_fra
     *mono_ns = ns;
     return true;
 }
+
+/* The TSC source's wall offset (CLOCK_REALTIME - CLOCK_MONOTONIC, ns) from the
+ * calibration record, without reading the TSC; false when the record is not in
+ * use (another source, a check due) or is being written. */
+static inline bool hark__tsc_wall_offset(int64_t *off_ns)
+{
+    /* Acquire, fence, count again: as in hark__tsc_read(). */
+    uint32_t seq = atomic_load_explicit(&hark__tsc.seq, memory_order_acquire);
+    if (atomic_load_explicit(&hark__tsc.limit, memory_order_relaxed) == 0)
+        return false; /* not the TSC, or a check due */
+    int64_t sec = atomic_load_explicit(&hark__tsc.wall_sec, memory_order_relaxed);
+    int64_t frac = atomic_load_explicit(&hark__tsc.wall_frac_ns, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if ((seq & 1) || atomic_load_explicit(&hark__tsc.seq, memory_order_relaxed) != seq)
+        return false;
+    *off_ns = sec * 1000000000 + frac;
+    return true;
+}
 #else
 static inline bool hark__tsc_read(bool wall, int64_t *mono_ns, int64_t *wall_sec,
                                   int64_t *wall_frac)
 {
     (void)wall, (void)mono_ns, (void)wall_sec, (void)wall_frac;
+    return false;
+}
+static inline bool hark__tsc_wall_offset(int64_t *off_ns)
+{
+    (void)off_ns;
     return false;
 }
 #endif

@@ -23,6 +23,7 @@
  * subscription has been released).
  */
 #include "trace_internal.h"
+#include "hark/clock.h"
 #include "json.h"
 #include "number.h"
 #include "alloc.h"
@@ -80,6 +81,12 @@ static void destroy(hark_trace *t)
     hark__free_lines(t);
 }
 
+/* A monotonic reading of now in nanoseconds, for the wall anchor. */
+static int64_t wall_anchor_now(void)
+{
+    return (int64_t)(hark_clock_monotonic() * 1e9);
+}
+
 /* Writes what is left and the end of the file, then frees the trace. No callback
  * can run any more: every subscription has been released. */
 static int finish(hark_trace *t, hark_trace_stats *stats)
@@ -97,7 +104,10 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
         HARK__BUF_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","
                           "\"dropped_events\":");
         hark__buf_u64(&w, s.dropped);
-        HARK__BUF_LIT(&w, "}}\n");
+        /* The wall anchor, as a string: past a double's precision. */
+        HARK__BUF_LIT(&w, ",\"wall_offset_ns\":\"");
+        hark__buf_i64(&w, hark_clock_wall_offset_ns(wall_anchor_now()));
+        HARK__BUF_LIT(&w, "\"}}\n");
         t->out_len = w.len;
         rc = hark__trace_write_out(t);
         err = rc ? errno : 0;

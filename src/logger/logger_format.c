@@ -5,6 +5,7 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "alloc.h"
+#include "hark/clock.h"
 #include "hark/event.h"
 
 #include <stdio.h>
@@ -38,45 +39,31 @@ int hark_log_level_parse(const char *name, hark_log_level *out)
     return HARK_EINVAL;
 }
 
-/* A line's time comes from hark's clock source, as event times do (the TSC where it
- * is in use: no system call per line). */
-double hark__log_now(void)
+/* Unix seconds of Unix nanoseconds, as exact as a double of them can be (whole
+ * seconds and the rest apart). */
+static double ns_to_s(int64_t ns)
 {
-    return hark_clock_wall();
+    return (double)(ns / 1000000000) + (double)(ns % 1000000000) * 1e-9;
 }
 
-/* The calling thread's wall-minus-monotonic offset (hark's clock source) and the
- * monotonic instant it was read at. */
-static HARK__TLS struct {
-    double offset;
-    double at;
-    bool valid;
-} tls_wall_offset;
+/* The nearest whole nanosecond of a monotonic reading in seconds. */
+static int64_t s_to_ns(double s)
+{
+    double ns = s * 1e9;
+    return ns > 0 ? (int64_t)(ns + 0.5) : 0;
+}
+
+/* A line's time is hark's monotonic clock through the wall anchor (hark/clock.h),
+ * as every wall time hark derives: lines and spans of one request agree to the
+ * nanosecond, and with the TSC source a line costs no system call for its time. */
+double hark__log_now(void)
+{
+    return ns_to_s(hark_clock_wall_ns(s_to_ns(hark_clock_monotonic())));
+}
 
 double hark__log_wall_of_monotonic(double mono)
 {
-    double d = mono - tls_wall_offset.at;
-    if (!tls_wall_offset.valid || !(d > -1.0 && d < 1.0)) {
-        /* The wall clock between two monotonic readings; of three tries, the one
-         * least spread out (a thread preempted between readings is not believed). */
-        double best = -1.0, offset = 0.0, now_mono = 0.0;
-        for (int i = 0; i < 3; i++) {
-            double a = hark_clock_monotonic();
-            double w = hark_clock_wall();
-            double b = hark_clock_monotonic();
-            if (best < 0 || b - a < best) {
-                best = b - a;
-                now_mono = b;
-                offset = w - (a + b) / 2;
-            }
-            if (best < 20e-6)
-                break;
-        }
-        tls_wall_offset.offset = offset;
-        tls_wall_offset.at = now_mono;
-        tls_wall_offset.valid = true;
-    }
-    return mono + tls_wall_offset.offset;
+    return ns_to_s(hark_clock_wall_ns(s_to_ns(mono)));
 }
 
 double hark__log_line_time(const hark_log_event *ev)

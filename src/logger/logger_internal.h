@@ -159,14 +159,14 @@ static inline void hark__io_unlock(hark_logger *l)
     pthread_mutex_unlock(&l->io_lock);
 }
 
-/* Wall clock in seconds, for formatters. */
+/* Wall clock in seconds, for formatters: hark's monotonic clock through the wall
+ * anchor (hark_clock_wall_ns()). */
 double hark__log_now(void);
-/* The wall time of `mono` (seconds on CLOCK_MONOTONIC, near now): `mono` plus the
- * calling thread's wall-minus-monotonic offset, read again when `mono` is a second
- * or more away from the last reading. A wall clock step shows within a second. */
+/* The wall time of `mono` (seconds on CLOCK_MONOTONIC, near now) through the wall
+ * anchor. */
 double hark__log_wall_of_monotonic(double mono);
 /* The time of a line logged now under `ev` (NULL: none): the event's end when it
- * is known on the monotonic clock, else the wall clock. */
+ * is known on the monotonic clock, else now. */
 struct hark_log_event;
 double hark__log_line_time(const struct hark_log_event *ev);
 

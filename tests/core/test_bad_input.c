@@ -783,6 +783,12 @@ static void rows_event(void)
          strcmp(hark_clock_source_name((hark_clock_source)9), "?") == 0);
     ROWT("hark_clock_set_reference", "NULL", "restores clock_gettime(); returns 0",
          hark_clock_set_reference(NULL) == 0);
+    int64_t anchor = hark_clock_wall_offset_ns((int64_t)(hark_clock_monotonic() * 1e9));
+    ROWT("hark_clock_wall_offset_ns", "0, or a negative reading",
+         "the anchor in force; no comparison",
+         hark_clock_wall_offset_ns(0) == anchor && hark_clock_wall_offset_ns(-5) == anchor);
+    ROWT("hark_clock_wall_ns", "INT64_MAX", "INT64_MAX (saturates)",
+         hark_clock_wall_ns(INT64_MAX) == INT64_MAX);
 }
 
 /* ------------------------------------------------------------------------- */

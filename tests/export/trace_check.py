@@ -5,6 +5,7 @@ parent enclosing it in time on the same thread, exact per-thread nesting, the
 payload args, and the exact count of events dropped by a full buffer."""
 import json
 import os
+import time
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,15 @@ def run(binary, mode, path):
 
 def check_format(doc):
     assert set(doc) >= {"traceEvents", "displayTimeUnit", "otherData"}, doc.keys()
+    # The wall anchor puts ts on the Unix clock: this process's events ran within
+    # the last few minutes (the anchor is the kernel's offset between the clocks).
+    off = doc["otherData"]["wall_offset_ns"]
+    assert isinstance(off, str) and off.lstrip("-").isdigit(), off
+    want = time.time_ns() - time.monotonic_ns()
+    assert abs(int(off) - want) < 1_000_000, (off, want)
+    for ev in doc["traceEvents"]:
+        unix_ns = int(Decimal(ev["ts"]) * 1000) + int(off)
+        assert 0 <= time.time_ns() - unix_ns < 600 * 10**9, (ev, off)
     pid = os.getpid()
     for ev in doc["traceEvents"]:
         assert ev["ph"] == "X", ev

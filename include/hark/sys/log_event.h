@@ -50,8 +50,8 @@ typedef struct hark_log_event {
     /* The event's end on CLOCK_MONOTONIC, in seconds (hark_event_end() of an event
      * whose flags have HARK_EVENT_MONOTONIC_END), or 0 when unknown. When set, the
      * lines logged under the event are stamped with that instant in wall time
-     * (through a per-thread wall-minus-monotonic offset read at most about once a
-     * second) instead of reading the wall clock for each line. */
+     * (through the wall anchor, hark_clock_wall_ns()) instead of reading the
+     * clock for each line. */
     double end_monotonic;
 } hark_log_event;
 

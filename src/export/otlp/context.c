@@ -142,7 +142,14 @@ void hark__otlp_trace_new(hark__otlp_thread *t)
     t->remote = false;
     t->tracestate_len = 0;
     t->ended_root = 0;
+    t->anchored = false;
     t->open = true;
+}
+
+void hark__otlp_anchor_renew(hark__otlp_thread *t, int64_t now_ns)
+{
+    t->anchor_ns = hark_clock_wall_offset_ns(now_ns);
+    t->anchor_until_ns = now_ns + (int64_t)(HARK_CLOCK_CHECK_S * 1e9);
 }
 
 void hark__otlp_trace_id_full(hark__otlp_thread *t)
@@ -299,6 +306,7 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
     t->tracestate_len = (uint16_t)hark__otlp_tracestate_clean(
         t->tracestate, ctx->tracestate, strnlen(ctx->tracestate, sizeof ctx->tracestate));
     t->ended_root = 0;
+    t->anchored = false;
     t->open = true;
     return 0;
 }

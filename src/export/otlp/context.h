@@ -6,6 +6,7 @@
 #ifndef HARK_OTLP_CONTEXT_H
 #define HARK_OTLP_CONTEXT_H
 
+#include "hark/clock.h"
 #include "hark/otlp.h"
 #include "tls.h"
 
@@ -22,13 +23,17 @@
  * root event (one with no parent) finishes.
  */
 typedef struct hark__otlp_thread {
-    bool open;           /* a trace is open on the thread */
-    bool remote_sampled; /* the remote parent's sampled flag, if remote */
-    bool remote_random;  /* the remote parent's random flag (Level 2), if remote */
-    uint64_t rand;       /* the trace id's random half (its last 8 bytes) */
-    bool remote;         /* it continues a remote parent */
-    bool id_full;        /* trace_id[0..8) is drawn too (when first needed) */
-    uint64_t ended_root; /* the root event that ended the trace, while its callbacks run */
+    bool open;               /* a trace is open on the thread */
+    bool remote_sampled;     /* the remote parent's sampled flag, if remote */
+    bool remote_random;      /* the remote parent's random flag (Level 2), if remote */
+    uint64_t rand;           /* the trace id's random half (its last 8 bytes) */
+    bool remote;             /* it continues a remote parent */
+    bool id_full;            /* trace_id[0..8) is drawn too (when first needed) */
+    uint64_t ended_root;     /* the root event that ended the trace, while its callbacks run */
+    bool anchored;           /* wall_offset_ns is taken for the open trace */
+    int64_t wall_offset_ns;  /* the trace's wall anchor (hark__otlp_trace_anchor()) */
+    int64_t anchor_ns;       /* the thread's latest reading of the anchor ... */
+    int64_t anchor_until_ns; /* ... used for new traces until this monotonic time */
     uint8_t trace_id[16];
     uint64_t remote_parent; /* the remote parent span id (big-endian value), if remote */
     uint16_t tracestate_len;
@@ -70,6 +75,29 @@ static inline void hark__otlp_trace_for(hark__otlp_thread *t, uint64_t id)
     }
     if (HARK_UNLIKELY(!t->open))
         hark__otlp_trace_new(t);
+}
+
+/*
+ * The open trace's wall anchor (hark_clock_wall_offset_ns()), taken when first
+ * asked for on the trace (`now_ns`: a monotonic reading of now). Every span and
+ * log record of one trace is put on the wall clock with it, so that a parent
+ * encloses its children and a line its event whatever the wall clock does
+ * meanwhile. The thread asks the clock again once HARK_CLOCK_CHECK_S has passed
+ * since it last did (the anchor itself is compared at most that often, and most
+ * traces are far shorter): a new trace follows a step of the wall clock within
+ * twice that, and costs a few loads otherwise.
+ */
+/* Reads the anchor into the thread's cache (context.c). */
+void hark__otlp_anchor_renew(hark__otlp_thread *t, int64_t now_ns);
+static inline int64_t hark__otlp_trace_anchor(hark__otlp_thread *t, int64_t now_ns)
+{
+    if (HARK_UNLIKELY(!t->anchored)) {
+        if (HARK_UNLIKELY(now_ns >= t->anchor_until_ns))
+            hark__otlp_anchor_renew(t, now_ns);
+        t->wall_offset_ns = t->anchor_ns;
+        t->anchored = true;
+    }
+    return t->wall_offset_ns;
 }
 
 /* The process sampler, the last exporter's (hark_otlp_new()): the sampled flag a

@@ -86,11 +86,8 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     while (kick * 2 <= batch && kick * 2 <= slots / 2)
         kick *= 2;
     x->kick_mask = kick - 1;
-    struct timespec rt, mt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    clock_gettime(CLOCK_MONOTONIC, &mt);
-    x->start_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-    x->wall_offset_ns = x->start_unix_ns - ((int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec);
+    int64_t now = hark__otlp_mono_ns();
+    x->start_unix_ns = hark_clock_wall_ns(now);
     x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
 
     /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256

@@ -39,7 +39,7 @@ void hark__otlp_config_free(hark__otlp_cfg *cfg);
 typedef struct hark__span_rec {
     uint8_t trace_id[16];
     uint64_t span, parent;    /* span ids; parent 0: none */
-    int64_t start_ns, end_ns; /* monotonic */
+    int64_t start_ns, end_ns; /* Unix, through the trace's wall anchor */
     uint32_t attr_len;
     uint16_t name_len, err_type_len, err_msg_len, tracestate_len;
     uint16_t dropped_attrs;
@@ -58,10 +58,9 @@ typedef struct hark__log_rec {
 struct hark_otlp {
     hark__otlp_cfg cfg;
     hark__otlp_queue spans, logs;
-    size_t kick_mask;       /* a producer at a position p with (p & kick_mask) == kick_mask
-                               wakes the worker: about once per batch */
-    int64_t wall_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
-    int64_t start_unix_ns;
+    size_t kick_mask;          /* a producer at a position p with (p & kick_mask) == kick_mask
+                                  wakes the worker: about once per batch */
+    int64_t start_unix_ns;     /* the creation, through the wall anchor */
     uint64_t sample_threshold; /* this exporter's sampler (hark__otlp_sampled()) */
     atomic_int refs;           /* 1 for the owner + 1 per live subscription */
 

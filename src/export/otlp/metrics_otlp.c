@@ -149,9 +149,7 @@ bool hark__otlp_encode_metrics(hark_otlp *x, const hark_metrics_snapshot *snap, 
     hark__wire *b = &x->body;
     b->len = 0;
     b->over = false;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t now = hark_clock_wall_ns(hark__otlp_mono_ns());
     *points = 2 * snap->count;
     if (x->cfg.json) {
         hark__otlp_json_open(x, b, "Metrics", "metrics");

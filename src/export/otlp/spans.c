@@ -53,8 +53,10 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
         hark__otlp_random(&r->span, sizeof r->span); /* an event built by hand */
     r->remote = root && t->remote;
     r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
-    r->start_ns = s_to_ns(start);
-    r->end_ns = s_to_ns(finish);
+    int64_t end_ns = s_to_ns(finish);
+    int64_t anchor = hark__otlp_trace_anchor(t, end_ns);
+    r->start_ns = s_to_ns(start) + anchor;
+    r->end_ns = end_ns + anchor;
 
     size_t room = x->spans.slot_size - HARK__Q_DATA - sizeof *r;
     char *p = (char *)(r + 1);
@@ -104,7 +106,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
 
 /* ---- protobuf --------------------------------------------------------------------- */
 
-static void span_pb(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
+static void span_pb(hark__wire *b, const hark__span_rec *r)
 {
     const char *p = (const char *)(r + 1);
     const char *name = p, *ts = p + r->name_len;
@@ -123,8 +125,8 @@ static void span_pb(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
     }
     hark__otlp_pb_utf8(b, 5, name, r->name_len);
     hark__wire_uint(b, 6, r->remote ? KIND_SERVER : KIND_INTERNAL);
-    hark__wire_fixed64(b, 7, (uint64_t)(r->start_ns + x->wall_offset_ns));
-    hark__wire_fixed64(b, 8, (uint64_t)(r->end_ns + x->wall_offset_ns));
+    hark__wire_fixed64(b, 7, (uint64_t)r->start_ns);
+    hark__wire_fixed64(b, 8, (uint64_t)r->end_ns);
     if (r->attr_len && hark__wire_room(b, r->attr_len)) {
         memcpy(b->buf + b->len, attrs, r->attr_len);
         b->len += r->attr_len;
@@ -133,7 +135,7 @@ static void span_pb(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
         hark__wire_uint(b, 10, r->dropped_attrs);
     if (r->error) {
         size_t e = hark__wire_begin(b, 11); /* Span.events */
-        hark__wire_fixed64(b, 1, (uint64_t)(r->end_ns + x->wall_offset_ns));
+        hark__wire_fixed64(b, 1, (uint64_t)r->end_ns);
         hark__wire_bytes(b, 2, "exception", 9);
         hark__otlp_kv_str(b, 3, "exception.type", ety, r->err_type_len);
         hark__otlp_kv_str(b, 3, "exception.message", emsg, r->err_msg_len);
@@ -150,7 +152,7 @@ static void span_pb(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static void span_json(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
+static void span_json(hark__wire *b, const hark__span_rec *r)
 {
     const char *p = (const char *)(r + 1);
     const char *name = p, *ts = p + r->name_len;
@@ -175,9 +177,9 @@ static void span_json(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
     hark__oj_str(b, name, r->name_len);
     r->remote ? HARK__OJ_LIT(b, ",\"kind\":2") : HARK__OJ_LIT(b, ",\"kind\":1");
     HARK__OJ_LIT(b, ",\"startTimeUnixNano\":");
-    hark__oj_i64q(b, r->start_ns + x->wall_offset_ns);
+    hark__oj_i64q(b, r->start_ns);
     HARK__OJ_LIT(b, ",\"endTimeUnixNano\":");
-    hark__oj_i64q(b, r->end_ns + x->wall_offset_ns);
+    hark__oj_i64q(b, r->end_ns);
     HARK__OJ_LIT(b, ",\"attributes\":");
     hark__oj_attrs(b, attrs, r->attr_len);
     if (r->dropped_attrs) {
@@ -186,7 +188,7 @@ static void span_json(hark_otlp *x, hark__wire *b, const hark__span_rec *r)
     }
     if (r->error) {
         HARK__OJ_LIT(b, ",\"events\":[{\"timeUnixNano\":");
-        hark__oj_i64q(b, r->end_ns + x->wall_offset_ns);
+        hark__oj_i64q(b, r->end_ns);
         HARK__OJ_LIT(b, ",\"name\":\"exception\",\"attributes\":[{\"key\":\"exception.type\","
                         "\"value\":{\"stringValue\":");
         hark__oj_str(b, ety, r->err_type_len);
@@ -210,7 +212,7 @@ bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t c
         for (size_t i = 0; i < count; i++) {
             if (i)
                 HARK__OJ_LIT(b, ",");
-            span_json(x, b, recs[i]);
+            span_json(b, recs[i]);
         }
         HARK__OJ_LIT(b, "]}]}]}");
     } else {
@@ -221,7 +223,7 @@ bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t c
         size_t ss = hark__wire_begin(b, 2); /* ResourceSpans.scope_spans */
         hark__otlp_pb_scope(b, 1);
         for (size_t i = 0; i < count; i++)
-            span_pb(x, b, recs[i]);
+            span_pb(b, recs[i]);
         hark__wire_end(b, ss);
         hark__wire_end(b, rs);
     }
