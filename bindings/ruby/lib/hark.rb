@@ -7,6 +7,7 @@ require "set"
 require "hark/hark_ext"
 require "hark/silence"
 require "hark/noop"
+require "hark/stats"
 
 module Hark
   VERSION = "0.1.0"
@@ -94,6 +95,11 @@ module Hark
     # Subscriptions whose silence hark caches (kept current by Hark::Silence).
     def _cached_subscriptions # :nodoc:
       @subscriptions.select { |s| s.silence_mode == SILENCE_CACHED }
+    end
+
+    # Subscriptions whose listener has a silenced? method (Hark.stats).
+    def _silenceable_subscriptions # :nodoc:
+      @subscriptions.select(&:silenceable)
     end
 
     # Evented subscriptions (whose start and finish hark may leave out, Hark::Noop).
@@ -254,11 +260,13 @@ module Hark
         # that Hark::Silence keeps current (fixed at subscribe time).
         attr_reader :silence_mode
         attr_accessor :hark_polls # :nodoc: poll_begin calls in force on this subscription
+        # :nodoc: why silenced? is asked per event (nil: it is not, or never asked)
+        attr_accessor :hark_why
 
         def attach(fanout) # :nodoc:
-          @silence_mode = @silenceable ? Silence.mode_for(self) : SILENCE_NEVER
+          @silence_mode, @hark_why = @silenceable ? Silence.mode_for(self) : [SILENCE_NEVER, nil]
           @hark_polls = 0
-          answer, certain = Silence.evaluate(self) if @silence_mode == SILENCE_CACHED
+          answer, certain, @hark_why = Silence.evaluate(self) if @silence_mode == SILENCE_CACHED
           @fanout = fanout
           @id = fanout._subscribe(self, @delegate, @raw_pattern, kind, @silence_mode, @can_publish,
                                   @can_publish_event, answer ? true : false)

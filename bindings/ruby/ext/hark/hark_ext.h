@@ -25,7 +25,8 @@
  * Files: fanout.c (lifetime), topic.c (names, topics, Ruby patterns), subscribe.c,
  * silence.c, callback.c (subscribers called from hark), measure.c (clocks and
  * counters hark reads), publish.c (listening?, publish, publish_event), handle.c,
- * instrument.c, rails.c (ActiveSupport::Notifications hooks), init.c.
+ * instrument.c, rails.c (ActiveSupport::Notifications hooks), definer.c (hooks in front
+ * of ActiveSupport's reader definers), init.c.
  */
 #ifndef HARK_EXT_H
 #define HARK_EXT_H
@@ -173,6 +174,7 @@ VALUE fanout_set_noop(VALUE self, VALUE vid, VALUE start, VALUE finish);
 bool cb_silenced(const char *name, void *data);
 VALUE fanout_set_silenced(VALUE self, VALUE vid, VALUE silenced);
 VALUE fanout_poll(VALUE self, VALUE vid, VALUE begin);
+VALUE hark_silenced_calls(VALUE mod);
 
 /* callback.c */
 VALUE do_call(VALUE arg);
@@ -221,6 +223,9 @@ VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
 void rails_init_ids(void);
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks);
 VALUE hark_notifier_changed(VALUE mod);
+
+/* definer.c */
+VALUE hark_hook_definers(VALUE mod, VALUE hooks, VALUE receiver, VALUE names);
 
 /* Makes c this thread's current event (the one hark's callbacks and clocks find) for
  * one hark call; returns the previous one, for ctx_leave. Events nest: a subscriber

@@ -50,6 +50,8 @@ static void define_classes(void)
     rb_define_module_function(mHark, "handles_built", hark_handles_built, 0);
     rb_define_module_function(mHark, "_released_count", hark_released_count, 0);
     rb_define_module_function(mHark, "_event_class_changed", hark_event_class_changed, 0);
+    rb_define_module_function(mHark, "_hook_definers", hark_hook_definers, 3);
+    rb_define_module_function(mHark, "_silenced_calls", hark_silenced_calls, 0);
     rb_define_const(mHark, "NATIVE", Qtrue);
 }
 

@@ -9,6 +9,15 @@ begin
   require "active_support/broadcast_logger"
 rescue LoadError # before Rails 7.1
 end
+# The definers whose readers hark knows (Hark::Silence::Definers): loaded before their
+# hooks are put in front of them.
+require "active_support/core_ext/class/attribute"
+require "active_support/core_ext/module/attribute_accessors"
+require "active_support/core_ext/module/delegation"
+begin
+  require "active_support/configurable"
+rescue LoadError # a Rails without it
+end
 require "hark/silence"
 require "hark/logger_source"
 
@@ -118,3 +127,4 @@ require "active_support/ordered_options"
 ::ActiveSupport::BroadcastLogger.prepend(Hark::Silence::BroadcastHooks) if defined?(::ActiveSupport::BroadcastLogger)
 ::ActiveSupport::LogSubscriber.singleton_class.prepend(Hark::Silence::LogSubscriberClassHooks)
 ::ActiveSupport::LogSubscriber.prepend(Hark::Silence::LogSubscriberHooks)
+Hark::Silence::Definers.install

@@ -1,59 +1,56 @@
 # frozen_string_literal: true
 
+require "hark/method_body"
+require "hark/definers"
+
 module Hark
   module Silence
-    # Which shapes of a log subscriber's `logger` method hark can follow: for each, every
-    # way Rails offers to change what it returns calls Hark::Silence.changed!, so the
-    # cached silenced? answer stays current without asking per event.
+    # Where a log subscriber's `logger` comes from, known by how it was defined. For each
+    # source followed, every way Rails offers to change what it returns calls
+    # Hark::Silence.changed!, so the cached silenced? answer stays current without asking
+    # per event:
     #
-    #   def logger = CONSTANT or a literal               (reassigning the constant is not seen)
-    #   class_attribute :logger     the class-level reader; every write redefines it
-    #                               (singleton_method_added)
-    #   cattr_accessor / mattr_accessor :logger
-    #                               the class-variable reader; the writers (class and
-    #                               instance) are hooked, and Module#class_variable_set
-    #   config_accessor :logger     (ActiveSupport::Configurable) config.logger; the
-    #                               OrderedOptions writers are hooked
-    #   ActiveSupport::LogSubscriber.logger  (Rails' own; nil means "ask per event",
-    #                               since Rails.logger may appear later)
-    #   def logger = Some::Const.logger     where Some::Const.logger is one of the above
-    #                               (ActiveRecord, ActionController, ActionView,
-    #                               ActiveJob and ActionMailer log subscribers), also
-    #                               through `delegate :logger, to: Some::Const`
+    #   ActiveSupport::LogSubscriber.logger / #logger  Rails' own (known by owner and
+    #                               source_location); nil means "ask per event", since
+    #                               Rails.logger may appear later
+    #   a reader made by class_attribute, cattr_*/mattr_*, config_accessor or delegate
+    #                               (Definers: recorded when the definer made it)
+    #   def logger = CONSTANT (or nil)        read from its definition (MethodBody);
+    #                               reassigning the constant is not seen
+    #   def logger = Some::Const.reader       the same, where Some::Const.reader is one
+    #                               of the above (ActiveRecord, ActionController,
+    #                               ActionView, ActiveJob and ActionMailer write theirs
+    #                               this way)
     #
     # Anything else (an attr_reader, a method computing its answer, a block over a
-    # variable, ...) is not followed: its subscriptions are asked per event.
+    # variable, a reader defined before hark/rails was loaded, ...) is not followed: its
+    # subscriptions are asked per event, and `source` says why.
     module LoggerSource
-      # Instructions of a constant path (Ruby 3.1: an inline cache around getconstant;
-      # later Rubies: opt_getconstant_path).
-      PATH_INSNS = %i[opt_getinlinecache getconstant opt_setinlinecache opt_getconstant_path putobject pop].freeze
-      # What Rails' Module#delegate adds around the call for a constant target.
-      DELEGATE_INSNS = %i[setlocal_WC_0 getlocal_WC_0 splatarray getblockparamproxy send nop].freeze
       MAX_DEPTH = 4
 
-      @writer_hooks = {}  # writer name => Module prepended where a class variable is written
-      @config_keys = {}   # OrderedOptions keys read by a followed config_accessor
+      @writer_hooks = {}    # writer name => Module prepended where a class variable is written
+      @config_keys = {}     # OrderedOptions keys read by a followed config_accessor
       @class_variables = {} # class variables read by a followed cattr/mattr reader
-      @readers = {}       # names of followed class_attribute readers
+      @readers = {}         # names of followed class-level readers
 
       class << self
-        # :tracked (every change is heard), :memo (Rails' LogSubscriber.logger, which
-        # reads Rails.logger while nil) or nil (not followed) for the Method `m`.
+        # [kind, why] for the Method `m`: kind :tracked (every change is heard), :memo
+        # (Rails' LogSubscriber.logger, which reads Rails.logger while nil) or nil (not
+        # followed, `why` says why).
         def source(m, depth = 0)
-          return nil if depth > MAX_DEPTH
-          return :memo if rails_log_subscriber_logger?(m)
-          iseq = RubyVM::InstructionSequence.of(m)
-          return nil unless iseq
-          data = iseq.to_a
-          body = data.last.grep(Array)
-          names = body.map(&:first) - [:nop]
-          return :tracked if constant?(names)
-          return class_attribute(m, data, names) if data[9] == :block
-          return class_variable(m, body) if names == %i[getclassvariable leave]
-          return config(m, body) if config_shape?(body)
-          delegation(m, body, depth)
-        rescue StandardError
-          nil
+          return [nil, "#{describe(m)} goes through more than #{MAX_DEPTH} readers"] if depth > MAX_DEPTH
+          return [:memo, nil] if rails_log_subscriber_logger?(m)
+          if (reader = Definers.reader(m))
+            return defined_reader(m, reader, depth)
+          end
+          body = MethodBody.of(m)
+          case body&.kind
+          when :constant, :literal then [:tracked, nil]
+          when :reader then follow(m, resolve(m, body.path, body.top), body.reader, depth)
+          else [nil, "#{describe(m)} is not a logger reader hark follows"]
+          end
+        rescue StandardError => e
+          [nil, "#{describe(m)} could not be followed (#{e.class})"]
         end
 
         # Whether `name` is something hark watches the (re)definition of.
@@ -85,42 +82,49 @@ module Hark
           rails_log_subscriber_logger?(::ActiveSupport::LogSubscriber.method(:logger))
         end
 
+        # "Foo#logger (app/foo.rb:3)" or "Foo.logger (...)".
+        def describe(m)
+          owner = m.owner
+          label =
+            if owner.singleton_class?
+              recv = m.receiver
+              "#{recv.is_a?(Module) ? recv.name || recv.inspect : owner.inspect}.#{m.name}"
+            else
+              "#{owner.name || owner.inspect}##{m.name}"
+            end
+          file, line = m.source_location
+          file ? "#{label} (#{file}:#{line})" : label
+        end
+
         private
 
-        def constant?(names)
-          !names.empty? && (names - Silence::CONSTANT_INSNS).empty?
+        def defined_reader(m, reader, depth)
+          case reader.kind
+          when :class_attribute
+            # Every write defines the reader again, which Silence's hooks hear.
+            watch_reader(reader.name)
+            [:tracked, nil]
+          when :class_variable then class_variable(reader)
+          when :config then config(m, reader)
+          when :delegate
+            target = reader.target
+            mod = target.is_a?(Module) ? target : resolve_name(reader.holder, target.to_s)
+            follow(m, mod, reader.target_method, depth)
+          end
         end
 
-        # class_attribute's writer defines the reader as a block returning its argument:
-        # every write is a new definition, which Silence's singleton_method_added hears.
-        def class_attribute(m, data, names)
-          return nil unless names == %i[getlocal_WC_1 leave] && data[5] == "block in #{m.name}="
-          watch_reader(m.name)
-          :tracked
-        end
-
-        # cattr_accessor / mattr_accessor: `def self.x = @@x`. Its writers (on the
+        # cattr_accessor / mattr_accessor: the reader returns @@name. Its writers (on the
         # module, and on its instances unless instance_writer: false) get a hook.
-        def class_variable(m, body)
-          cvar = body.first[1]
-          name = cvar.to_s.delete_prefix("@@")
-          holder = definer(m)
-          return nil unless holder
-          hook = writer_hook(:"#{name}=")
+        def class_variable(reader)
+          holder = reader.holder
+          hook = writer_hook(:"#{reader.name}=")
           [holder.singleton_class, holder].each do |target|
-            next unless target.method_defined?(:"#{name}=") || target.private_method_defined?(:"#{name}=")
+            next unless target.method_defined?(:"#{reader.name}=") || target.private_method_defined?(:"#{reader.name}=")
             target.prepend(hook) unless target.ancestors.include?(hook)
           end
-          @class_variables[cvar] = true
-          :tracked
-        end
-
-        # The module whose class-level reader `m` is.
-        def definer(m)
-          recv = m.receiver
-          return recv if recv.singleton_class == m.owner
-          return nil unless recv.is_a?(Module)
-          recv.ancestors.find { |a| a.singleton_class == m.owner }
+          @class_variables[:"@@#{reader.name}"] = true
+          watch_reader(reader.name)
+          [:tracked, nil]
         end
 
         def writer_hook(writer)
@@ -131,59 +135,50 @@ module Hark
           end)
         end
 
-        # ActiveSupport::Configurable's config_accessor: `def self.x = config.x`.
-        def config_shape?(body)
-          body.size == 4 && body[0] == [:putself] && body[3] == [:leave] &&
-            body[1][0] == :opt_send_without_block && body[1][1][:mid] == :config && body[1][1][:orig_argc] == 0 &&
-            body[2][0] == :opt_send_without_block && body[2][1][:orig_argc] == 0
-        end
-
-        def config(m, body)
-          return nil unless defined?(::ActiveSupport::Configurable) && defined?(::ActiveSupport::OrderedOptions)
-          key = body[2][1][:mid]
+        # ActiveSupport::Configurable's config_accessor: the reader returns config.name.
+        def config(m, reader)
           recv = m.receiver
-          return nil unless recv.method(:config).owner == ::ActiveSupport::Configurable::ClassMethods
-          return nil unless ::ActiveSupport::OrderedOptions === recv.config
-          @config_keys[key] = true
-          :tracked
-        end
-
-        # def logger = Some::Const.reader, or Rails' `delegate :logger, to: Some::Const`.
-        def delegation(m, body, depth)
-          path = body.take_while { |i| PATH_INSNS.include?(i[0]) }
-          rest = body.drop(path.size)
-          return nil if path.empty?
-          call = rest.find { |i| i[0] == :opt_send_without_block || i[0] == :send }
-          return nil unless call
-          shape = rest.map(&:first) - [:nop]
-          direct = shape == %i[opt_send_without_block leave] && call[1][:orig_argc] == 0
-          delegated = shape.last == :leave && (shape[0...-1] - DELEGATE_INSNS).empty? && shape.count(:send) == 1 &&
-                      call[0] == :send && m.arity < 0
-          return nil unless direct || delegated
-          recv = resolve(m, path)
-          return nil if recv.nil?
-          target = recv.method(call[1][:mid])
-          return nil unless target.arity.zero? || target.arity == -1
-          kind = source(target, depth + 1)
-          return nil unless kind
-          watch_reader(call[1][:mid])
-          # The constant resolved here must be the one the method reads.
-          m.call.equal?(target.call) ? kind : nil
-        end
-
-        # The module a constant path names, as seen from the method's owner; nil if any
-        # part is not loaded yet (an autoload is never triggered from here).
-        def resolve(m, path)
-          names = path.select { |i| i[0] == :getconstant }.map { |i| i[1] }
-          if (full = path.find { |i| i[0] == :opt_getconstant_path })
-            names = full[1].dup
-            top = names.first == :""
-            names.shift if top
-          else
-            top = path.any? { |i| i[0] == :putobject && i[1] == Object }
+          unless recv.method(:config).owner == ::ActiveSupport::Configurable::ClassMethods &&
+                 ::ActiveSupport::OrderedOptions === recv.config
+            return [nil, "#{describe(m)} reads a config that is not ActiveSupport::Configurable's"]
           end
-          return nil if names.empty?
+          @config_keys[reader.name] = true
+          watch_reader(reader.name)
+          [:tracked, nil]
+        end
+
+        # `m` returns mod.reader: followed when that is.
+        def follow(m, mod, reader, depth)
+          return [nil, "#{describe(m)} names a constant that is not loaded (or not a module)"] unless mod
+          target = mod.method(reader)
+          unless target.arity.zero? || target.arity == -1
+            return [nil, "#{describe(m)} calls #{describe(target)}, which takes arguments"]
+          end
+          kind, why = source(target, depth + 1)
+          return [nil, why] unless kind
+          watch_reader(reader)
+          # The constant resolved here must be the one the method reads.
+          return [kind, nil] if m.call.equal?(target.call)
+          [nil, "#{describe(m)} does not return what #{describe(target)} returns"]
+        end
+
+        # A constant path written in the method's body, as seen from its owner; nil if any
+        # part is not loaded yet (an autoload is never triggered from here).
+        def resolve(m, names, top)
           scope = top ? Object : lexical_scope(m.owner, names.first)
+          walk_path(scope, names)
+        end
+
+        # A delegate target's name ("X::Y" or "::X::Y"), as the generated method, compiled
+        # in the owner, finds it.
+        def resolve_name(owner, name)
+          return nil unless /\A(::)?[A-Z]\w*(::[A-Z]\w*)*\z/.match?(name)
+          top = name.start_with?("::")
+          names = name.delete_prefix("::").split("::")
+          walk_path(top ? Object : owner, names)
+        end
+
+        def walk_path(scope, names)
           return nil unless scope
           names.each do |n|
             return nil if scope.autoload?(n) || !scope.const_defined?(n)
@@ -206,7 +201,7 @@ module Hark
         end
 
         def watch_reader(name)
-          @readers[name] = true
+          @readers[name.to_sym] = true
         end
       end
     end

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "hark/method_body"
+
 module Hark
   # Evented subscribers whose start or finish does nothing: ActiveRecord's
   # ExplainSubscriber#start, called on every sql.active_record, is `def start(name, id,
@@ -11,7 +13,8 @@ module Hark
 
     class << self
       # Whether obj.name(name, id, payload), as Rails calls it, runs a public Ruby
-      # method whose body is empty: any other kind of method (C, attr, method_missing,
+      # method defined with `def` and an empty body (read from its definition, see
+      # Hark::MethodBody): any other kind of method (C, attr, method_missing, a block,
       # one taking keywords or more arguments, private) is called as usual.
       def method?(obj, name)
         m = obj.public_method(name)
@@ -19,9 +22,8 @@ module Hark
         return false unless (kinds - %i[req rest block]).empty?
         req = kinds.count(:req)
         return false unless req == 3 || (req < 3 && kinds.include?(:rest))
-        iseq = RubyVM::InstructionSequence.of(m)
-        return false unless iseq && iseq.to_a[9] == :method
-        (iseq.to_a.last.grep(Array).map(&:first) - [:nop]) == %i[putnil leave]
+        body = MethodBody.of(m)
+        body ? body.kind == :empty && !body.block : false
       rescue StandardError
         false
       end

@@ -71,3 +71,7 @@ ActiveSupport::Notifications::Instrumenter.prepend(Hark::InstrumenterHooks)
 Hark.subscriber_error_class = ActiveSupport::Notifications::InstrumentationSubscriberError
 Hark.event_class = ActiveSupport::Notifications::Event
 require "hark/log_silence"
+
+# Once a Rails application has booted, one line on stderr names any log subscriber hark
+# could not cache (Hark.warn_uncached; Hark.boot_warning = false turns it off).
+ActiveSupport.on_load(:after_initialize) { Hark.warn_uncached if Hark.boot_warning }

@@ -29,11 +29,13 @@ module Hark
     @locals = {}     # [execution context, local-level key] => true, for each local level in force
     @level_keys = {} # every local-level key seen (to recognise them in a shared state)
 
-    # Instructions of a `logger` method that only returns a constant.
-    CONSTANT_INSNS = %i[opt_getinlinecache getconstant opt_setinlinecache opt_getconstant_path
-                        putobject putnil leave nop].freeze
-    # Instructions of a `silenced?` that returns a literal (true, false, nil).
-    LITERAL_INSNS = %i[putobject putnil leave nop].freeze
+    # Rails' own silenced? methods other than LogSubscriber's, known by owner and file:
+    # each answers "no logger, or its level drops this event" for the subscriber's own
+    # `logger`, as LogSubscriber#silenced? does, so it is cached the same way.
+    RAILS_SILENCED = {
+      # render_template / render_layout's "Rendering ..." line, at :debug
+      "ActionView::LogSubscriber::Start" => "action_view/log_subscriber.rb"
+    }.freeze
     # Methods whose (re)definition anywhere may change a cached answer (with the readers
     # LoggerSource follows).
     WATCHED = %i[silenced? logger level debug? info? error? local_level level= sev_threshold= local_level=].freeze
@@ -56,6 +58,7 @@ module Hark
 
       # A method was defined, removed or undefined somewhere: re-ask what depends on it.
       def method_changed(name) # :nodoc:
+        return if Thread.current[:hark_silence_quiet]
         changed! if watched?(name)
         Noop.changed! if defined?(Noop) && Noop::NAMES.include?(name)
       end
@@ -73,24 +76,45 @@ module Hark
         WATCHED.include?(name) || LoggerSource.reader?(name)
       end
 
-      # SILENCE_CACHED for Rails' log subscribers on an exact name and for subscribers
-      # whose silenced? returns a literal; SILENCE_DYNAMIC (asked per event) otherwise.
-      def mode_for(subscription)
-        delegate = subscription.delegate
-        return Fanout::SILENCE_CACHED if String === subscription.raw_pattern && log_subscriber?(delegate)
-        return Fanout::SILENCE_CACHED if literal_silenced?(delegate)
-        Fanout::SILENCE_DYNAMIC
+      # Runs the block with the method hooks of this thread quiet: for loading code
+      # that cannot change any answer (hark's own parser, Ripper).
+      def quietly
+        saved = Thread.current[:hark_silence_quiet]
+        Thread.current[:hark_silence_quiet] = true
+        yield
+      ensure
+        Thread.current[:hark_silence_quiet] = saved
       end
 
-      # [silenced?, certain]: the answer now, and whether hooks will say when it changes.
-      # An uncertain answer is asked per event anyway, so it is not asked here (asking
-      # could load what `logger` names, e.g. ActiveRecord::Base, too early).
+      # [mode, why]: SILENCE_CACHED for Rails' log subscribers (and Rails' own other
+      # silenced? methods) on an exact name and for subscribers whose silenced? returns
+      # a literal; SILENCE_DYNAMIC (asked per event, `why` says why) otherwise.
+      def mode_for(subscription)
+        delegate = subscription.delegate
+        rails = log_subscriber?(delegate) || rails_silenced?(delegate)
+        if String === subscription.raw_pattern
+          return [Fanout::SILENCE_CACHED, nil] if rails || literal_silenced?(delegate)
+        elsif literal_silenced?(delegate)
+          return [Fanout::SILENCE_CACHED, nil]
+        elsif rails
+          return [Fanout::SILENCE_DYNAMIC, "subscribed to a #{subscription.raw_pattern.class}, not one name"]
+        end
+        [Fanout::SILENCE_DYNAMIC, "#{LoggerSource.describe(delegate.method(:silenced?))} is not Rails' own silenced? nor a literal"]
+      rescue StandardError
+        [Fanout::SILENCE_DYNAMIC, "silenced? could not be examined"]
+      end
+
+      # [silenced?, certain, why]: the answer now, whether hooks will say when it
+      # changes, and if not, why. An uncertain answer is asked per event anyway, so it is
+      # not asked here (asking could load what `logger` names, e.g. ActiveRecord::Base,
+      # too early).
       def evaluate(subscription)
         delegate = subscription.delegate
-        return [false, false] unless certain?(delegate)
-        [delegate.silenced?(subscription.raw_pattern) ? true : false, true]
-      rescue Exception # rubocop:disable Lint/RescueException
-        [false, false]
+        why = uncertainty(delegate)
+        return [false, false, why] if why
+        [delegate.silenced?(subscription.raw_pattern) ? true : false, true, nil]
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        [false, false, "silenced? raised #{e.class}"]
       end
 
       # Brings the subscription's polling in line: one poll while any thread-local
@@ -114,8 +138,9 @@ module Hark
           each_fanout do |fanout|
             fanout._cached_subscriptions.each do |subscription|
               next unless subscription.attached?
-              answer, certain = evaluate(subscription)
+              answer, certain, why = evaluate(subscription)
               fanout._set_silenced(subscription.id, answer)
+              subscription.hark_why = why
               adjust_polls(subscription, certain)
             end
           end
@@ -175,30 +200,39 @@ module Hark
           defined?(::ActiveSupport::LogSubscriber) && ::ActiveSupport::LogSubscriber === delegate
         end
 
-        def certain?(delegate)
-          return literal_silenced?(delegate) unless log_subscriber?(delegate)
-          return false unless delegate.method(:silenced?).owner == ::ActiveSupport::LogSubscriber
+        # nil when the cached answer will be kept current, else why not.
+        def uncertainty(delegate)
+          silenced = delegate.method(:silenced?)
+          unless log_subscriber?(delegate) || rails_silenced?(delegate)
+            return literal_silenced?(delegate) ? nil : "#{LoggerSource.describe(silenced)} is not a literal any more"
+          end
+          unless silenced.owner == ::ActiveSupport::LogSubscriber || rails_silenced?(delegate)
+            return "#{LoggerSource.describe(silenced)} is not Rails' own silenced?"
+          end
           reader = delegate.method(:logger) # may be private (ActiveRecord's is)
-          kind = LoggerSource.source(reader)
-          return false unless kind
+          kind, why = LoggerSource.source(reader)
+          return why unless kind
           logger = reader.call
           # A nil logger is certain when the reader is followed (setting one is heard), not
           # for Rails' LogSubscriber.logger, which reads Rails.logger while it is nil.
-          return kind == :tracked if logger.nil?
-          trusted_logger?(logger)
+          if logger.nil?
+            return kind == :tracked ? nil : "the logger is nil (ActiveSupport::LogSubscriber.logger reads Rails.logger while nil)"
+          end
+          trusted_logger?(logger) ? nil : "the logger (#{logger.class}) is not one whose level hark can follow"
         end
 
-        def literal_silenced?(delegate)
-          constant_method?(delegate.method(:silenced?), LITERAL_INSNS)
+        # Rails' own silenced? of RAILS_SILENCED (owner and file).
+        def rails_silenced?(delegate)
+          m = delegate.method(:silenced?)
+          file = RAILS_SILENCED[m.owner.name]
+          file && m.source_location&.first&.end_with?("/#{file}") ? true : false
         rescue StandardError
           false
         end
 
-        def constant_method?(m, allowed = CONSTANT_INSNS)
-          iseq = RubyVM::InstructionSequence.of(m)
-          return false unless iseq
-          insns = iseq.to_a.last.grep(Array).map(&:first)
-          !insns.empty? && (insns - allowed).empty?
+        # `def silenced?(_name) = true` (or false, nil), read from its definition.
+        def literal_silenced?(delegate)
+          MethodBody.of(delegate.method(:silenced?))&.kind == :literal
         rescue StandardError
           false
         end
@@ -297,7 +331,7 @@ module Hark
     end
 
     def self.module_changed(mod) # :nodoc:
-      return if @hooks.key?(mod)
+      return if @hooks.key?(mod) || Thread.current[:hark_silence_quiet]
       defines = ->(m) { mod.method_defined?(m) || mod.private_method_defined?(m) }
       changed! if watched_names.any?(&defines)
       Noop.changed! if defined?(Noop) && Noop::NAMES.any?(&defines)
