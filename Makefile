@@ -29,9 +29,14 @@ ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
 # install their own packages in bench/run.sh).
 BENCH_PKGS = $(BUILD_PKGS) liblttng-ust-dev
-# The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems).
+# The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems): the
+# whole stack (ActionPack, ActionView, railties) needs rack and the rest, and ActionPack's
+# tests capybara, selenium-webdriver, launchy and rack-cache (../shared/rails-7.2/README.md;
+# none of them brings Debian's Rails 6.1 in).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
-            ruby-connection-pool ruby-sqlite3
+            ruby-connection-pool ruby-sqlite3 ruby-rack ruby-rack-test ruby-nokogiri ruby-crass \
+            ruby-builder ruby-useragent ruby-zeitwerk ruby-thor ruby-webrick ruby-capybara \
+            ruby-selenium-webdriver ruby-launchy ruby-rack-cache
 # Rails 7.2's activesupport (library and tests), beside the repository -- or, in a
 # clone made elsewhere from a local checkout, beside the checkout it came from.
 ORIGIN_DIR := $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)
@@ -134,8 +139,10 @@ RUBY_AR_TESTS = test/cases/log_subscriber_test.rb test/cases/instrumentation_tes
                 test/cases/explain_test.rb test/cases/assertions/query_assertions_test.rb \
                 test/cases/bind_parameter_test.rb test/cases/query_logs_test.rb \
                 test/cases/asynchronous_queries_test.rb test/cases/relation/load_async_test.rb
-RUBY_TEST_PATHS = -I $(RUBY_LIB) -I $(RAILS72)/activesupport/lib -I $(RAILS72)/activemodel/lib \
-                  -I $(RAILS72)/activerecord/lib
+# The load path of a whole Rails 7.2 application (../shared/rails-7.2/README.md).
+RUBY_TEST_PATHS = -I $(RUBY_LIB) \
+                  $(foreach d,activesupport activemodel activerecord actionpack actionview railties,-I $(RAILS72)/$(d)/lib) \
+                  $(foreach g,$(wildcard $(RAILS72)/gems/*/lib),-I $(g))
 
 # The extension's own tests; Rails 7.2's notification, subscriber and log subscriber
 # tests and ActiveRecord's (RUBY_AR_TESTS) with hark/rails loaded, each run ending with a

@@ -36,6 +36,11 @@ end
 
 version = File.read(File.join(here, "lib", "hark.rb"))[/VERSION = "([^"]+)"/, 1]
 
+# The repository's own address when it was cloned from one; otherwise the gem's page on
+# rubygems.org (where a published gem of this name lives).
+origin = `git -C #{here.inspect} config --get remote.origin.url 2>/dev/null`.strip
+homepage = origin.match?(%r{\Ahttps?://}) ? origin.delete_suffix(".git") : "https://rubygems.org/gems/hark"
+
 Gem::Specification.new do |s|
   s.name        = "hark"
   s.version     = version
@@ -45,6 +50,8 @@ Gem::Specification.new do |s|
                   "the hark C library's (bundled: built with the extension). " \
                   "require \"hark/rails\" installs it."
   s.authors     = ["hark contributors"]
+  s.license     = "MIT"
+  s.homepage    = homepage
   s.files = Dir.glob(["lib/**/*.rb", "ext/hark/*.{c,h,rb}", "ext/hark/libhark/**/*", "README.md"], base: here)
               .reject { |f| File.directory?(File.join(here, f)) || File.basename(f).start_with?("libhark_") }.sort
 
@@ -52,5 +59,5 @@ Gem::Specification.new do |s|
   s.require_paths = ["lib"]
   s.required_ruby_version = ">= 3.1"
   s.requirements << "a C11 compiler, Ruby's headers (ruby-dev) and PCRE2 (libpcre2-dev)"
-  s.add_development_dependency "minitest", ">= 5"
+  s.add_development_dependency "minitest", "~> 5.15"
 end

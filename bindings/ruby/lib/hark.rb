@@ -27,6 +27,12 @@ module Hark
   class << self
     attr_writer :subscriber_error_class
 
+    # Whether ActiveSupport::Notifications delivers through hark's fanout (hark/rails
+    # loaded, and its notifier not replaced by one that is not hark's since).
+    def active?
+      defined?(::ActiveSupport::Notifications) && ::ActiveSupport::Notifications.notifier.is_a?(Fanout) ? true : false
+    end
+
     def event_class=(klass)
       @event_class = klass
       _event_class_changed # the extension keeps the class it last built events of

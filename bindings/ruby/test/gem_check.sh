@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The gem on its own (make ruby-test runs this):
 #   gem_check.sh [RAILS72_DIR]
-# 1. `gem build bindings/ruby/hark.gemspec`; the gem must carry hark's C sources.
+# 1. `gem build bindings/ruby/hark.gemspec`, with no warning; the gem must carry hark's
+#    C sources.
 # 2. `gem install` of it into a temporary GEM_HOME, from outside the repository, with no
 #    HARK_BUILD_DIR: the extension is compiled from the gem's own files (nothing of the
 #    repository's build is used).
@@ -29,6 +30,8 @@ gem_file="$here/hark-$version.gem"
 echo "gem_check: gem build bindings/ruby/hark.gemspec"
 rm -f "$gem_file"
 (cd "$root" && gem build bindings/ruby/hark.gemspec >"$tmp/build.log" 2>&1) || { cat "$tmp/build.log"; exit 1; }
+# A licence, a homepage and bounded dependencies: gem build has nothing to warn about.
+if grep -q 'WARNING' "$tmp/build.log"; then cat "$tmp/build.log"; echo "gem_check: gem build warned"; exit 1; fi
 mv "$gem_file" "$tmp/"
 gem_file="$tmp/hark-$version.gem"
 contents=$(tar -xOf "$gem_file" data.tar.gz | tar -tz)

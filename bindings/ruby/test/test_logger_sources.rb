@@ -4,7 +4,10 @@
 # subscriber in Rails does (ActiveRecord: a class_attribute; ActiveJob, ActiveStorage: a
 # cattr/mattr_accessor; ActionController, ActionMailer: a config_accessor; reached
 # directly or through `delegate`): hark caches their silenced? answer and hears every
-# change of the logger or of its level. Needs ActiveSupport on the load path.
+# change of the logger or of its level. hark knows each reader by how it was defined:
+# the definers record what they make (Hark::Silence::Definers), and a hand-written
+# `def logger = Some::Const.logger` is read from its source (Hark::MethodBody). Needs
+# ActiveSupport on the load path.
 require "minitest/autorun"
 require_relative "rails_or_skip"
 return unless hark_test_load_rails(
@@ -251,5 +254,67 @@ class TestLoggerSources < Minitest::Test
     Computed.instance_variable_set(:@current, @loud)
     instrument(:src_computed, 2)
     assert_equal [2], Recorder.seen
+  end
+
+  # The definers still name the methods they make after the line that called them (the
+  # hooks in front of them are C methods, which have no line of their own): the
+  # readers' source_location, and so backtraces through them, are as without hark.
+  class Located
+    class_attribute :attr_logger; ATTR_LINE = __LINE__
+    cattr_accessor :cvar_logger; CVAR_LINE = __LINE__
+    delegate :logger, to: :"HarkSourceTest::CattrBase", prefix: :base; DELEGATE_LINE = __LINE__
+  end
+
+  def test_definers_keep_their_callers_line
+    assert_equal [__FILE__, Located::ATTR_LINE], Located.method(:attr_logger).source_location
+    assert_equal [__FILE__, Located::CVAR_LINE], Located.method(:cvar_logger).source_location
+    assert_equal [__FILE__, Located::DELEGATE_LINE], Located.instance_method(:base_logger).source_location
+    reader = Hark::Silence::Definers.reader(Located.new.method(:base_logger))
+    assert_equal [:delegate, :base_logger, :logger], [reader.kind, reader.name, reader.target_method]
+    assert_equal :class_attribute, Hark::Silence::Definers.reader(Located.method(:attr_logger)).kind
+    assert_equal :class_variable, Hark::Silence::Definers.reader(Located.method(:cvar_logger)).kind
+  end
+
+  # A reader hark did not see being made (here: class_attribute called past hark's hook,
+  # as for a class loaded before hark/rails) is not followed: asked per event, exact, and
+  # the subscription says why.
+  class Unseen
+    Class.instance_method(:class_attribute).super_method.bind_call(self, :logger)
+  end
+
+  class UnseenSubscriber < Recorder
+    def logger = Unseen.logger
+  end
+
+  def test_a_reader_made_out_of_sight_is_asked_per_event
+    Unseen.logger = @quiet
+    sub = attach(UnseenSubscriber, :src_unseen)
+    assert_equal 1, sub.hark_polls, "asked per event"
+    assert_match(/Unseen.logger .*is not a logger reader hark follows/, sub.hark_why)
+    instrument(:src_unseen, 1)
+    Unseen.logger = @loud # heard or not, the next event asks
+    instrument(:src_unseen, 2)
+    assert_equal [2], Recorder.seen
+  end
+
+  # The same reader defined again by hand elsewhere is not the definer's any more.
+  class Overridden
+    class_attribute :logger
+  end
+
+  class OverriddenSubscriber < Recorder
+    def logger = Overridden.logger
+  end
+
+  def test_a_reader_defined_again_elsewhere_is_not_the_definers
+    Overridden.logger = @quiet
+    sub = attach(OverriddenSubscriber, :src_overridden)
+    assert_equal 0, sub.hark_polls
+    current = @quiet
+    Overridden.singleton_class.class_eval { define_method(:logger) { current } }
+    assert_equal 1, sub.hark_polls, "no longer followed"
+    current = @loud
+    instrument(:src_overridden, 1)
+    assert_equal [1], Recorder.seen
   end
 end

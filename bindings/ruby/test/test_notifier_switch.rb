@@ -56,6 +56,14 @@ class TestNotifierSwitch < Minitest::Test
     assert_equal [1, 3], heard
   end
 
+  def test_hark_is_active_while_the_notifier_is_harks
+    assert Hark.active?
+    N.notifier = Recorder.new
+    refute Hark.active?
+    N.notifier = N::Fanout.new
+    assert Hark.active?
+  end
+
   def test_a_notifier_of_its_own_and_back
     hark = N::Fanout.new
     N.notifier = hark

@@ -78,7 +78,7 @@ module Hark
       # change an answer hark caches, so they are loaded with the hooks quiet.
       def load_parser
         return if defined?(::Ripper::SexpBuilderPP)
-        Silence.quietly { require "ripper" }
+        Silence.quietly { require "ripper/sexp" }
       end
 
       def walk(node, index)

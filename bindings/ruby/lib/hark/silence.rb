@@ -20,9 +20,13 @@ module Hark
   # event again (hark_subscription_poll_begin), on the instrumenting thread.
   #
   # Where the answer cannot be known to be current, the subscription is asked per
-  # event: a silenced? or logger that is not Rails' own (unless `logger` just returns
-  # a constant), a nil logger (Rails.logger may appear later), a logger whose level
-  # and level predicates are not Ruby's or ActiveSupport's, or a non-String pattern.
+  # event (and the subscription's hark_why says why, for Hark.stats): a silenced? that
+  # is not Rails' own (RAILS_SILENCED, or a literal: `def silenced?(_) = true`), a
+  # `logger` whose source LoggerSource does not follow, a nil logger read from
+  # ActiveSupport::LogSubscriber.logger (Rails.logger may appear later), a logger whose
+  # level and level predicates are not Ruby's or ActiveSupport's, or a non-String
+  # pattern. Every method is known by how it was defined (hark/logger_source.rb), never
+  # by its bytecode.
   module Silence
     @monitor = Monitor.new
     @fanouts = ObjectSpace::WeakMap.new
@@ -36,6 +40,7 @@ module Hark
       # render_template / render_layout's "Rendering ..." line, at :debug
       "ActionView::LogSubscriber::Start" => "action_view/log_subscriber.rb"
     }.freeze
+
     # Methods whose (re)definition anywhere may change a cached answer (with the readers
     # LoggerSource follows).
     WATCHED = %i[silenced? logger level debug? info? error? local_level level= sev_threshold= local_level=].freeze
