@@ -126,6 +126,7 @@ class TestStats < Minitest::Test
   end
 
   def load_action_view
+    require "uri" # as an application has loaded it by then (ActionView's helpers use it)
     require "action_view"
     require "action_view/log_subscriber"
     true
