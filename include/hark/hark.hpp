@@ -141,6 +141,39 @@ template <class F> decltype(auto) instrument(hark_topic *topic, hark_payload *pa
     }
 }
 
+/* A failure recorded in a payload (hark_payload_get_exception()). */
+struct recorded_exception {
+    const char *type = nullptr;    /* e.g. "std::runtime_error" */
+    const char *message = nullptr; /* what() */
+    void *object = nullptr;        /* exception_object, or nullptr */
+
+    /* The std::exception instrument() caught, while its event finishes (in a
+     * subscriber); nullptr for one not derived from std::exception, or a failure
+     * recorded by other code -- whose object is not a std::exception: only call
+     * this on events instrument() finished. */
+    const std::exception *std_exception() const noexcept
+    {
+        return static_cast<const std::exception *>(object);
+    }
+};
+
+/*
+ * The failure recorded in `payload`, typed, in one call: true and `out` filled, or
+ * false (`out` untouched) when there is none. In a subscriber:
+ *
+ *     hark::recorded_exception e;
+ *     if (hark::recorded(ev->payload, e))
+ *         std::fprintf(stderr, "%s: %s\n", e.type, e.message);
+ */
+inline bool recorded(const hark_payload *payload, recorded_exception &out) noexcept
+{
+    recorded_exception e;
+    if (hark_payload_get_exception(payload, &e.type, &e.message, &e.object) != 0)
+        return false;
+    out = e;
+    return true;
+}
+
 namespace detail
 {
 

@@ -150,6 +150,35 @@ HARK_API int hark_payload_get_bool(const hark_payload *payload, const char *key,
 HARK_API int hark_payload_get_str(const hark_payload *payload, const char *key, const char **out);
 
 /*
+ * The error field named `key` (HARK_TYPE_ERROR): its type name in *type and its
+ * message in *message (either out pointer may be NULL; either value may be NULL in
+ * a field built by hand). Returns 0, HARK_ENOENT when the key is missing, and
+ * HARK_EINVAL when it holds another type (or `payload` or `key` is NULL); the
+ * outputs are untouched on error, and hark_error_last() says why.
+ * Thread-safety: as hark_payload_get().
+ */
+HARK_API int hark_payload_get_error(const hark_payload *payload, const char *key,
+                                    const char **type, const char **message);
+
+/*
+ * The failure recorded in `payload` (hark_payload_set_exception(), or a block that
+ * failed), read in one call: the `exception` field's type name and message in
+ * *type and *message, and the `exception_object` pointer in *object (NULL when the
+ * field is missing, as for a failure recorded by C code with no object). Any out
+ * pointer may be NULL.
+ *
+ *     const char *type, *message;
+ *     if (hark_payload_get_exception(ev->payload, &type, &message, NULL) == 0)
+ *         fprintf(stderr, "%s failed: %s: %s\n", ev->name, type, message);
+ *
+ * Returns 0, HARK_ENOENT when no failure is recorded, HARK_EINVAL when `exception`
+ * holds another type or `payload` is NULL; the outputs are untouched on error, and
+ * hark_error_last() says why. Thread-safety: as hark_payload_get().
+ */
+HARK_API int hark_payload_get_exception(const hark_payload *payload, const char **type,
+                                        const char **message, void **object);
+
+/*
  * Removes the field named `key`, keeping the order of the others.
  * Errors: HARK_EINVAL, HARK_ENOENT. Thread-safety: as the setters.
  */

@@ -1,5 +1,6 @@
 /* Typed payload fields on the caller's storage: lookups are linear, payloads are small. */
 #include "hark/payload.h"
+#include "error.h"
 
 #include <string.h>
 
@@ -134,6 +135,46 @@ DEFINE_GETTER(hark_payload_get_int, int64_t, HARK_TYPE_INT, i)
 DEFINE_GETTER(hark_payload_get_double, double, HARK_TYPE_DOUBLE, d)
 DEFINE_GETTER(hark_payload_get_bool, bool, HARK_TYPE_BOOL, b)
 DEFINE_GETTER(hark_payload_get_str, const char *, HARK_TYPE_STRING, s)
+
+int hark_payload_get_error(const hark_payload *payload, const char *key, const char **type,
+                           const char **message)
+{
+    if (!payload || !key)
+        return hark__error(HARK_EINVAL, "hark_payload_get_error: %s is NULL",
+                           payload ? "key" : "payload");
+    const hark_field *f = find(payload, key);
+    if (!f)
+        return hark__error(HARK_ENOENT, "hark_payload_get_error: no field '%s'", key);
+    if (f->type != HARK_TYPE_ERROR)
+        return hark__error(HARK_EINVAL, "hark_payload_get_error: field '%s' is not an error",
+                           key);
+    if (type)
+        *type = f->as.error.type;
+    if (message)
+        *message = f->as.error.message;
+    return 0;
+}
+
+int hark_payload_get_exception(const hark_payload *payload, const char **type,
+                               const char **message, void **object)
+{
+    if (!payload)
+        return hark__error(HARK_EINVAL, "hark_payload_get_exception: payload is NULL");
+    const hark_field *f = find(payload, "exception");
+    if (!f)
+        return hark__error(HARK_ENOENT, "hark_payload_get_exception: no failure recorded");
+    if (f->type != HARK_TYPE_ERROR)
+        return hark__error(HARK_EINVAL,
+                           "hark_payload_get_exception: field 'exception' is not an error");
+    const hark_field *o = find(payload, "exception_object");
+    if (type)
+        *type = f->as.error.type;
+    if (message)
+        *message = f->as.error.message;
+    if (object)
+        *object = o && o->type == HARK_TYPE_POINTER ? o->as.p : NULL;
+    return 0;
+}
 
 int hark_payload_remove(hark_payload *payload, const char *key)
 {

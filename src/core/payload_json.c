@@ -164,3 +164,19 @@ size_t hark_payload_json_members(char *buf, size_t size, const hark_payload *p, 
         *truncated = cut;
     return w.len;
 }
+
+size_t hark_payload_json_object(char *buf, size_t size, const hark_payload *p, bool *truncated)
+{
+    if (!buf || size < 3) {
+        if (buf && size)
+            buf[0] = '\0';
+        if (truncated)
+            *truncated = has_fields(p);
+        return 0;
+    }
+    buf[0] = '{';
+    size_t n = 1 + hark_payload_json_members(buf + 1, size - 3, p, truncated);
+    buf[n++] = '}';
+    buf[n] = '\0';
+    return n;
+}

@@ -48,7 +48,7 @@ int teardown(void **state)
 /* What an evented subscriber saw, recorded from lambdas. */
 struct seen {
     int starts = 0, finishes = 0;
-    std::string exception_type, exception_message;
+    std::string exception_type, exception_message, exception_what;
     bool exception_object = false;
 };
 
@@ -60,13 +60,15 @@ hark_subscription_id watch(fx *f, seen *s)
         [s](const char *, const char *, hark_payload *) { s->starts++; },
         [s](const char *, const char *, hark_payload *p) {
             s->finishes++;
-            const hark_field *e = hark_payload_get(p, "exception");
-            if (e) {
-                s->exception_type = e->as.error.type;
-                s->exception_message = e->as.error.message;
+            hark::recorded_exception e;
+            if (hark::recorded(p, e)) {
+                s->exception_type = e.type;
+                s->exception_message = e.message;
+                s->exception_object = e.object != nullptr;
+                /* instrument() records the very exception it caught. */
+                if (e.std_exception())
+                    s->exception_what = e.std_exception()->what();
             }
-            const hark_field *o = hark_payload_get(p, "exception_object");
-            s->exception_object = o && o->as.p;
         });
     assert_int_equal(rc, 0);
     return id;
@@ -140,6 +142,7 @@ void test_instrument_records_and_rethrows(void **state)
     assert_string_equal(s.exception_type.c_str(), "std::runtime_error");
     assert_string_equal(s.exception_message.c_str(), "boom");
     assert_true(s.exception_object);
+    assert_string_equal(s.exception_what.c_str(), "boom");
 
     caught = false;
     try {

@@ -10,6 +10,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "hark/error.h"
+
 #include <hark.h>
 
 #include <stdbool.h>
@@ -462,6 +464,49 @@ static void test_payload_pointer_passed_through(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
+/* The typed getters of a failure: the exception read back in one call, with its
+ * object; missing and mistyped fields refused with hark_error_last() saying why. */
+static void test_get_exception_and_error(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 2);
+    const char *type = "untouched", *message = "untouched";
+    void *object = &type;
+    assert_int_equal(hark_payload_get_exception(&p, &type, &message, &object), HARK_ENOENT);
+    assert_string_equal(type, "untouched");
+    assert_ptr_equal(object, &type);
+    assert_int_equal(hark_error_last()->code, HARK_ENOENT);
+    assert_non_null(strstr(hark_error_last()->message, "no failure recorded"));
+    int thing;
+    assert_int_equal(hark_payload_set_exception(&p, "IOError", "disk gone", &thing), 0);
+    assert_int_equal(hark_payload_get_exception(&p, &type, &message, &object), 0);
+    assert_string_equal(type, "IOError");
+    assert_string_equal(message, "disk gone");
+    assert_ptr_equal(object, &thing);
+    /* Any out pointer may be NULL. */
+    assert_int_equal(hark_payload_get_exception(&p, NULL, NULL, NULL), 0);
+    /* Without exception_object (a field set by hand): object is NULL. */
+    assert_int_equal(hark_payload_remove(&p, "exception_object"), 0);
+    object = &type;
+    assert_int_equal(hark_payload_get_exception(&p, NULL, NULL, &object), 0);
+    assert_null(object);
+    /* The same field by key, and a field of another type. */
+    assert_int_equal(hark_payload_get_error(&p, "exception", &type, NULL), 0);
+    assert_string_equal(type, "IOError");
+    assert_int_equal(hark_payload_set_int(&p, "rows", 1), 0);
+    assert_int_equal(hark_payload_get_error(&p, "rows", &type, &message), HARK_EINVAL);
+    assert_non_null(strstr(hark_error_last()->message, "not an error"));
+    assert_int_equal(hark_payload_get_error(&p, "nope", &type, &message), HARK_ENOENT);
+    assert_int_equal(hark_payload_get_error(NULL, "exception", &type, &message), HARK_EINVAL);
+    assert_int_equal(hark_payload_get_error(&p, NULL, &type, &message), HARK_EINVAL);
+    assert_int_equal(hark_payload_get_exception(NULL, &type, &message, &object), HARK_EINVAL);
+    hark_field *f = (hark_field *)hark_payload_get(&p, "exception");
+    f->type = HARK_TYPE_STRING;
+    f->as.s = "not an error";
+    assert_int_equal(hark_payload_get_exception(&p, &type, NULL, NULL), HARK_EINVAL);
+    assert_string_equal(type, "IOError");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_own_fields_fit_after_exception),
         cmocka_unit_test(test_payload_is_shared_not_copied),
         cmocka_unit_test(test_payload_pointer_passed_through),
+        cmocka_unit_test(test_get_exception_and_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  *
  * An extension header: most programs never need it. The JSON log format, the Chrome
  * trace file (its "args"), the LTTng bridge (its payload field) and your own sinks
- * render a hark_payload with the same rules:
+ * render a hark_payload with the same rules (logfmt, journald and OTLP show the
+ * same fields, each in its own form: see docs/payload-rendering.md):
  *
  *   integers      as they are; unsigned ones up to 2^64 - 1
  *   doubles       shortest round-trip digits; NaN and the infinities as null
@@ -63,6 +64,21 @@ extern "C" {
  */
 HARK_API size_t hark_payload_json_members(char *buf, size_t size, const hark_payload *p,
                                           bool *truncated);
+
+/*
+ * Writes `p` as one JSON object, NUL-terminated, into `buf` of `size` bytes: "{",
+ * the members as hark_payload_json_members() writes them into size - 3 bytes, "}".
+ * Returns the object's length without the NUL (at most size - 1); *truncated (may
+ * be NULL) says whether something was left out or cut. A NULL or empty payload is
+ * "{}". A `size` below 3 + HARK_PAYLOAD_JSON_MIN holds "{}" at most (the empty
+ * string below 3 bytes, nothing for 0), *truncated true when the payload has
+ * fields. Nothing is allocated: it suits a caller's fixed buffer on any thread, the
+ * LTTng bridge's payload field (HARK_LTTNG_PAYLOAD_MAX + 1 bytes) among them.
+ * Errors: none (a NULL `buf` writes nothing and returns 0).
+ * Thread-safety: safe, as long as no thread changes `p` meanwhile.
+ */
+HARK_API size_t hark_payload_json_object(char *buf, size_t size, const hark_payload *p,
+                                         bool *truncated);
 
 /* What hark_payload_walk() reports. */
 typedef enum hark_payload_step {

@@ -45,11 +45,7 @@ static int on_event(hark_event *ev, void *data)
     if (!lttng_ust_tracepoint_enabled(hark, event))
         return 0;
     char payload[HARK_LTTNG_PAYLOAD_MAX + 1];
-    size_t n =
-        1 + hark_payload_json_members(payload + 1, HARK_LTTNG_PAYLOAD_MAX - 2, ev->payload, NULL);
-    payload[0] = '{';
-    payload[n++] = '}';
-    payload[n] = '\0';
+    (void)hark_payload_json_object(payload, sizeof payload, ev->payload, NULL);
     uint64_t start = (uint64_t)hark__ms_to_ns(ev->time_ms);
     uint64_t end = (uint64_t)hark__ms_to_ns(ev->end_ms);
     lttng_ust_do_tracepoint(hark, event, ev->name, ev->id, ev->parent_id, start,

@@ -1,13 +1,17 @@
-/* A payload as OTLP attributes (attrs.h). */
+/*
+ * A payload as OTLP attributes (attrs.h): KeyValue records built from the one walk
+ * (hark/sys/payload_json.h), which decides, as for every other output, which
+ * fields are shown and how deep; here only the protobuf form of each is chosen.
+ */
 #include "attrs.h"
+#include "number.h"
 
 #include "hark/sys/payload_json.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-
-/* Nested payloads kept, as in every hark rendering (hark/sys/payload_json.h). */
-#define DEPTH_MAX HARK_PAYLOAD_JSON_DEPTH
+/* Field numbers of opentelemetry/proto/common/v1/common.proto. */
+enum { KV_KEY = 1, KV_VALUE = 2 };
+enum { ANY_STRING = 1, ANY_BOOL = 2, ANY_INT = 3, ANY_DOUBLE = 4, ANY_KVLIST = 6 };
+enum { KVLIST_VALUES = 1 };
 
 void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n)
 {
@@ -17,96 +21,148 @@ void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n)
 void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n)
 {
     size_t kv = hark__wire_begin(b, field);
-    hark__otlp_pb_utf8(b, 1, key, strlen(key));
-    size_t v = hark__wire_begin(b, 2);
-    hark__otlp_pb_utf8(b, 1, s, n);
+    hark__wire_text(b, KV_KEY, key, strlen(key));
+    size_t v = hark__wire_begin(b, KV_VALUE);
+    hark__wire_text(b, ANY_STRING, s, n);
     hark__wire_end(b, v);
     hark__wire_end(b, kv);
 }
 
-static void put_fields(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
-                       const hark_field **error, int depth);
-
-/* The AnyValue members of one field's value. */
-static void put_value(hark__wire *b, const hark_field *f, int depth)
+/* A string AnyValue of NUL-terminated text, or the empty AnyValue (OTLP's null) for
+ * NULL, as a NULL string is everywhere. */
+static void any_cstr(hark__wire *b, const char *s)
 {
+    if (s)
+        hark__wire_text(b, ANY_STRING, s, strlen(s));
+}
+
+/* The AnyValue members of one field the walk shows whole. */
+static void any_value(hark__wire *b, const hark_field *f)
+{
+    char text[HARK__DOUBLE_TEXT_MAX];
     switch (f->type) {
     case HARK_TYPE_INT:
-        hark__wire_uint(b, 3, (uint64_t)f->as.i);
+        hark__wire_uint(b, ANY_INT, (uint64_t)f->as.i);
         break;
     case HARK_TYPE_UINT:
-        if (f->as.u <= (uint64_t)INT64_MAX) {
-            hark__wire_uint(b, 3, f->as.u);
-        } else {
-            char tmp[24];
-            int k = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)f->as.u);
-            hark__wire_bytes(b, 1, tmp, (size_t)k);
-        }
+        /* OTLP's integers are signed: larger ones as their decimal text. */
+        if (f->as.u <= (uint64_t)INT64_MAX)
+            hark__wire_uint(b, ANY_INT, f->as.u);
+        else
+            hark__wire_bytes(b, ANY_STRING, text, hark__fmt_u64(text, f->as.u));
         break;
     case HARK_TYPE_DOUBLE:
-        hark__wire_double(b, 4, f->as.d);
+        hark__wire_double(b, ANY_DOUBLE, f->as.d);
         break;
     case HARK_TYPE_BOOL:
-        hark__wire_uint(b, 2, f->as.b);
+        hark__wire_uint(b, ANY_BOOL, f->as.b);
         break;
     case HARK_TYPE_STRING:
-        if (f->as.s)
-            hark__otlp_pb_utf8(b, 1, f->as.s, strlen(f->as.s));
+        any_cstr(b, f->as.s);
         break;
-    case HARK_TYPE_POINTER: {
-        /* "0x..." as every hark rendering writes pointers ("0x0" for NULL). */
-        char tmp[24];
-        int k = snprintf(tmp, sizeof tmp, "0x%" PRIxPTR, (uintptr_t)f->as.p);
-        hark__wire_bytes(b, 1, tmp, (size_t)(k > 0 ? k : 0));
+    case HARK_TYPE_POINTER:
+        hark__wire_bytes(b, ANY_STRING, text, hark__fmt_ptr(text, f->as.p));
+        break;
+    case HARK_TYPE_PAYLOAD:
+        /* The walk enters every other one: NULL is null, one too deep "...". */
+        if (f->as.payload)
+            hark__wire_bytes(b, ANY_STRING, "...", 3);
+        break;
+    case HARK_TYPE_ERROR: {
+        /* Below the top, as JSON's {"type":...,"message":...}. */
+        size_t list = hark__wire_begin(b, ANY_KVLIST);
+        size_t kv = hark__wire_begin(b, KVLIST_VALUES);
+        hark__wire_text(b, KV_KEY, "type", 4);
+        size_t v = hark__wire_begin(b, KV_VALUE);
+        any_cstr(b, f->as.error.type);
+        hark__wire_end(b, v);
+        hark__wire_end(b, kv);
+        kv = hark__wire_begin(b, KVLIST_VALUES);
+        hark__wire_text(b, KV_KEY, "message", 7);
+        v = hark__wire_begin(b, KV_VALUE);
+        any_cstr(b, f->as.error.message);
+        hark__wire_end(b, v);
+        hark__wire_end(b, kv);
+        hark__wire_end(b, list);
         break;
     }
-    case HARK_TYPE_PAYLOAD:
-        if (depth >= DEPTH_MAX || !f->as.payload) {
-            hark__wire_bytes(b, 1, "...", 3);
-        } else {
-            size_t l = hark__wire_begin(b, 6);
-            unsigned ignored = 0;
-            put_fields(b, 1, f->as.payload, &ignored, NULL, depth + 1);
-            hark__wire_end(b, l);
-        }
-        break;
     default:
         break;
     }
 }
 
-static void put_fields(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
-                       const hark_field **error, int depth)
+/* The walk's state: for each payload entered, where its KeyValue, its AnyValue and
+ * its KeyValueList start, and where the buffer stood before it. */
+typedef struct attrs_walk {
+    hark__wire *b;
+    unsigned field;
+    unsigned *dropped;
+    const hark_field **error;
+    int skip; /* > 0: inside a payload left out, this many levels deep */
+    size_t mark[HARK_PAYLOAD_JSON_DEPTH + 1];
+    size_t kv[HARK_PAYLOAD_JSON_DEPTH + 1], any[HARK_PAYLOAD_JSON_DEPTH + 1],
+        list[HARK_PAYLOAD_JSON_DEPTH + 1];
+} attrs_walk;
+
+/* A KeyValue that did not fit is taken back and counted. */
+static void left_out(attrs_walk *w, size_t mark)
 {
-    for (uint32_t i = 0; i < p->count; i++) {
-        const hark_field *f = &p->fields[i];
-        if (!f->key || f->type == HARK_TYPE_NONE)
-            continue;
-        if (f->type == HARK_TYPE_ERROR) {
-            if (error)
-                *error = f;
-            continue;
-        }
-        if (depth == 0 && f->type == HARK_TYPE_POINTER && !strcmp(f->key, "exception_object"))
-            continue;
-        size_t mark = b->len;
-        size_t kv = hark__wire_begin(b, field);
-        hark__otlp_pb_utf8(b, 1, f->key, strlen(f->key));
-        size_t v = hark__wire_begin(b, 2);
-        put_value(b, f, depth);
-        hark__wire_end(b, v);
-        hark__wire_end(b, kv);
-        if (b->over) { /* leave it out, keep what fitted before it */
-            b->over = false;
-            b->len = mark;
-            ++*dropped;
-        }
+    hark__buf_rewind(w->b, mark);
+    ++*w->dropped;
+}
+
+static bool attr(void *ctx, hark_payload_step step, const hark_payload_visit *v)
+{
+    attrs_walk *w = ctx;
+    hark__wire *b = w->b;
+    int d = v->depth;
+    if (w->skip) {
+        w->skip += step == HARK_PAYLOAD_ENTER ? 1 : step == HARK_PAYLOAD_LEAVE ? -1 : 0;
+        return true;
     }
+    if (step == HARK_PAYLOAD_LEAVE) {
+        hark__wire_end(b, w->list[d]);
+        hark__wire_end(b, w->any[d]);
+        hark__wire_end(b, w->kv[d]);
+        if (b->over)
+            left_out(w, w->mark[d]);
+        return true;
+    }
+    const hark_field *f = v->field;
+    if (d == 0 && f->type == HARK_TYPE_ERROR) {
+        /* The failure is the span's status and exception event, not an attribute. */
+        if (w->error)
+            *w->error = f;
+        return true;
+    }
+    size_t mark = b->len;
+    size_t kv = hark__wire_begin(b, d == 0 ? w->field : KVLIST_VALUES);
+    hark__wire_text(b, KV_KEY, f->key, strlen(f->key));
+    size_t any = hark__wire_begin(b, KV_VALUE);
+    if (step == HARK_PAYLOAD_ENTER) {
+        size_t list = hark__wire_begin(b, ANY_KVLIST);
+        if (b->over) {
+            left_out(w, mark);
+            w->skip = 1;
+            return true;
+        }
+        w->mark[d] = mark;
+        w->kv[d] = kv;
+        w->any[d] = any;
+        w->list[d] = list;
+        return true;
+    }
+    any_value(b, f);
+    hark__wire_end(b, any);
+    hark__wire_end(b, kv);
+    if (b->over)
+        left_out(w, mark);
+    return true;
 }
 
 void hark__otlp_attrs(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                       const hark_field **error)
 {
-    if (p)
-        put_fields(b, field, p, dropped, error, 0);
+    attrs_walk w = {.b = b, .field = field, .dropped = dropped, .error = error};
+    (void)hark_payload_walk(p, SIZE_MAX, attr, &w);
 }
