@@ -20,12 +20,15 @@
  * adds the same offset, so that parents enclose their children and lines their
  * events exactly even across a step of the wall clock); the payload as attributes with
  * typed values (integers as int, unsigned ones above INT64_MAX as strings, doubles,
- * booleans, strings with invalid UTF-8 replaced by U+FFFD, NULL strings as empty
- * values, pointers as "0x..." strings, nested payloads as key/value lists 4 levels
- * deep); a failure (the `exception` field hark records for a failed block) as
+ * booleans, strings with invalid UTF-8 replaced by U+FFFD, NULL strings and NULL
+ * nested payloads as empty values (OTLP's null), pointers as "0x..." strings,
+ * nested payloads as key/value lists 4 levels deep and deeper ones as "...", an
+ * error below the top level as a list of `type` and `message`: the fields every
+ * hark output shows, hark_payload_walk(), so a NULL `exception_object` is left
+ * out); a failure (the `exception` field hark records for a failed block) as
  * status ERROR with the failure's message and an `exception` span event carrying
  * `exception.type` and `exception.message`, as OpenTelemetry's semantic
- * conventions say (`exception_object` is not exported). The span id is derived
+ * conventions say. The span id is derived
  * from the event's id, the parent span id from its parent's (hark_event_ids), and
  * every root event (one with no parent) starts a new trace with a random trace id,
  * which its descendants on the same thread share. Spans are of kind INTERNAL,
