@@ -157,8 +157,8 @@ HARK_API int hark_payload_get_str(const hark_payload *payload, const char *key, 
  * outputs are untouched on error, and hark_error_last() says why.
  * Thread-safety: as hark_payload_get().
  */
-HARK_API int hark_payload_get_error(const hark_payload *payload, const char *key,
-                                    const char **type, const char **message);
+HARK_API int hark_payload_get_error(const hark_payload *payload, const char *key, const char **type,
+                                    const char **message);
 
 /*
  * The failure recorded in `payload` (hark_payload_set_exception(), or a block that

@@ -19,10 +19,11 @@ static bool is_failure_key(const char *key)
     return strcmp(key, "exception") == 0 || strcmp(key, "exception_object") == 0;
 }
 
+/* A field without a key (one built by hand) is never found, as no rendering shows it. */
 static hark_field *find(const hark_payload *payload, const char *key)
 {
     for (uint32_t i = 0; i < payload->count; i++)
-        if (strcmp(payload->fields[i].key, key) == 0)
+        if (payload->fields[i].key && strcmp(payload->fields[i].key, key) == 0)
             return &payload->fields[i];
     return NULL;
 }
@@ -146,8 +147,7 @@ int hark_payload_get_error(const hark_payload *payload, const char *key, const c
     if (!f)
         return hark__error(HARK_ENOENT, "hark_payload_get_error: no field '%s'", key);
     if (f->type != HARK_TYPE_ERROR)
-        return hark__error(HARK_EINVAL, "hark_payload_get_error: field '%s' is not an error",
-                           key);
+        return hark__error(HARK_EINVAL, "hark_payload_get_error: field '%s' is not an error", key);
     if (type)
         *type = f->as.error.type;
     if (message)
@@ -155,8 +155,8 @@ int hark_payload_get_error(const hark_payload *payload, const char *key, const c
     return 0;
 }
 
-int hark_payload_get_exception(const hark_payload *payload, const char **type,
-                               const char **message, void **object)
+int hark_payload_get_exception(const hark_payload *payload, const char **type, const char **message,
+                               void **object)
 {
     if (!payload)
         return hark__error(HARK_EINVAL, "hark_payload_get_exception: payload is NULL");

@@ -1,0 +1,676 @@
+/*
+ * One rendering of a payload: the hostile nested payload (support/hostile_payload.h)
+ * rendered through every output, each compared with one table of expected values.
+ *
+ * Every output shows the fields the one walk yields (hark_payload_walk()), in its
+ * order; what differs is the form, and the bound each output puts on a string:
+ *
+ *   output                  form      the long string
+ *   payload JSON            JSON      whole (a buffer large enough)
+ *   JSON log line           JSON      cut at HARK_LOG_VALUE_MAX, "_truncated":true
+ *   logfmt log line         logfmt    cut at HARK_LOG_VALUE_MAX, _truncated=true
+ *   journald entry          journald  cut at HARK_LOG_VALUE_MAX, HARK_TRUNCATED=true
+ *   async logger's copy     JSON      as the JSON log line (the writer thread renders
+ *                                     the entry the logging thread copied)
+ *   trace file args         JSON      cut where args_max ends, "_truncated":true
+ *   LTTng payload field     JSON      cut where HARK_LTTNG_PAYLOAD_MAX ends, idem
+ *   OTLP protobuf           OTLP      left out (does not fit a span), counted dropped
+ *   OTLP JSON               --        not a row yet: it will be the protobuf row's
+ *                                     values transcoded, added with the transcoder
+ *
+ * journald and LTTng need real tools: they are compared here at the layer that
+ * builds their fields (hark__journald_fields(), and hark_payload_json_object() into
+ * the LTTng field's size, as the bridge calls it); their integration tests
+ * (journald_check.sh, lttng_check.py) check what reaches the tools. OTLP is compared
+ * at the layer that builds its attributes, decoded with hark's protobuf reader;
+ * test_export_otlp_node decodes spans with OpenTelemetry's own packages.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <hark.h>
+#include "hark/log_async.h"
+#include "hark/log_format.h"
+#include "hark/lttng.h"
+#include "hark/sys/log_event.h"
+#include "hark/sys/payload_json.h"
+#include "hark/trace.h"
+
+#include "hostile_payload.h"
+#include "logger_internal.h"
+#if HARK_TEST_WITH_OTLP
+#include "attrs.h"
+#endif
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ------------------------------------------------------------------ */
+
+/* The long string's place in a row: its text depends on the output's bound. */
+#define LONG "@long"
+
+/*
+ * One field as each form carries it: its path or name there, and its value as the
+ * output writes it (JSON: the JSON text; logfmt: the text after '='; journald: the
+ * field's bytes; OTLP: the AnyValue as type:value, "null" for an empty one). A NULL
+ * path: the form does not carry the field (the comment says what instead).
+ */
+typedef struct row {
+    const char *json_path, *json;
+    const char *logfmt_key, *logfmt;
+    const char *journald_name, *journald;
+    const char *otlp_path, *otlp;
+} row;
+
+static const row table[] = {
+    {"int", "-9223372036854775808", "int", "-9223372036854775808", "HARK_INT",
+     "-9223372036854775808", "int", "int:-9223372036854775808"},
+    /* OTLP's integers are signed: a larger unsigned one is its decimal string. */
+    {"uint", "18446744073709551615", "uint", "18446744073709551615", "HARK_UINT",
+     "18446744073709551615", "uint", "string:18446744073709551615"},
+    {"double", "0.1", "double", "0.1", "HARK_DOUBLE", "0.1", "double", "double:0.1"},
+    /* JSON has no NaN or infinities: null. */
+    {"nan", "null", "nan", "NaN", "HARK_NAN", "NaN", "nan", "double:nan"},
+    {"neg_inf", "null", "neg_inf", "-Inf", "HARK_NEG_INF", "-Inf", "neg_inf", "double:-inf"},
+    {"bool", "true", "bool", "true", "HARK_BOOL", "true", "bool", "bool:true"},
+    /* The journal takes any bytes: strings go as they are. */
+    {"text", "\"caf\xC3\xA9 \\\"q\\\"\\n\"", "text", "\"caf\xC3\xA9 \\\"q\\\"\\n\"", "HARK_TEXT",
+     "caf\xC3\xA9 \"q\"\n", "text", "string:caf\xC3\xA9 \"q\"\n"},
+    /* logfmt readers know no \b: \u0008. */
+    {"ctrl", "\"\\u0001\\t\\b\"", "ctrl", "\"\\u0001\\t\\u0008\"", "HARK_CTRL", "\x01\t\b", "ctrl",
+     "string:\x01\t\b"},
+    {"bad_utf8",
+     "\"a\xEF\xBF\xBD"
+     "b\xEF\xBF\xBD\"",
+     "bad_utf8",
+     "\"a\xEF\xBF\xBD"
+     "b\xEF\xBF\xBD\"",
+     "HARK_BAD_UTF8",
+     "a\xFF"
+     "b\xE2\x82",
+     "bad_utf8",
+     "string:a\xEF\xBF\xBD"
+     "b\xEF\xBF\xBD"},
+    /* NULL is null; OTLP's null is an empty AnyValue. */
+    {"null_text", "null", "null_text", "null", "HARK_NULL_TEXT", "null", "null_text", "null"},
+    {"ptr", "\"0xabc\"", "ptr", "0xabc", "HARK_PTR", "0xabc", "ptr", "string:0xabc"},
+    {"null_ptr", "\"0x0\"", "null_ptr", "0x0", "HARK_NULL_PTR", "0x0", "null_ptr", "string:0x0"},
+    {"null_nested", "null", "null_nested", "null", "HARK_NULL_NESTED", "null", "null_nested",
+     "null"},
+    /* Nested fields: an object / key path / joined name / key-value list. */
+    {"nested.k", "1", "nested.k", "1", "HARK_NESTED_K", "1", "nested.k", "int:1"},
+    /* An error: {type, message}; logfmt and journald name the type by the key. */
+    {"nested.cause.type", "\"IOError\"", "nested.cause", "IOError", "HARK_NESTED_CAUSE", "IOError",
+     "nested.cause.type", "string:IOError"},
+    {"nested.cause.message", "null", "nested.cause.message", "null", "HARK_NESTED_CAUSE_MESSAGE",
+     "null", "nested.cause.message", "null"},
+    {"nested.next.k", "2", "nested.next.k", "2", "HARK_NESTED_NEXT_K", "2", "nested.next.k",
+     "int:2"},
+    {"nested.next.next.k", "3", "nested.next.next.k", "3", "HARK_NESTED_NEXT_NEXT_K", "3",
+     "nested.next.next.k", "int:3"},
+    {"nested.next.next.next.k", "4", "nested.next.next.next.k", "4", "HARK_NESTED_NEXT_NEXT_NEXT_K",
+     "4", "nested.next.next.next.k", "int:4"},
+    /* Past HARK_PAYLOAD_JSON_DEPTH: "...". */
+    {"nested.next.next.next.next", "\"...\"", "nested.next.next.next.next", "...",
+     "HARK_NESTED_NEXT_NEXT_NEXT_NEXT", "...", "nested.next.next.next.next", "string:..."},
+    /* The failure at the top: in OTLP it is the span's status and exception event,
+     * not an attribute (the attributes' builder hands it over: see below). */
+    {"exception.type", "null", "exception", "null", "HARK_EXCEPTION", "null", NULL, NULL},
+    {"exception.message", "\"boom \\\"x\\\"\"", "exception.message", "\"boom \\\"x\\\"\"",
+     "HARK_EXCEPTION_MESSAGE", "boom \"x\"", NULL, NULL},
+    /* The none field, the keyless one and the NULL exception_object: nowhere. */
+    {"long", LONG, "long", LONG, "HARK_LONG", LONG, "long", LONG},
+};
+#define ROWS (sizeof table / sizeof table[0])
+
+enum form { FORM_JSON, FORM_LOGFMT, FORM_JOURNALD, FORM_OTLP };
+
+/* How much of the long string an output keeps. */
+enum { KEEP_ALL = -1, KEEP_SOME = -2, KEEP_NONE = -3 };
+
+/* ---- what an output shows, as (path, value) pairs ------------------------------- */
+
+typedef struct pair {
+    char path[128];
+    char *value;
+    size_t len;
+} pair;
+
+typedef struct pairs {
+    pair p[64];
+    size_t n;
+} pairs;
+
+static void add_pair(pairs *ps, const char *path, const char *value, size_t len)
+{
+    assert_true(ps->n < 64);
+    pair *p = &ps->p[ps->n++];
+    snprintf(p->path, sizeof p->path, "%s", path);
+    p->value = malloc(len + 1);
+    memcpy(p->value, value, len);
+    p->value[len] = '\0';
+    p->len = len;
+}
+
+static void free_pairs(pairs *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        free(ps->p[i].value);
+    ps->n = 0;
+}
+
+/* The end of the JSON value at s (a string, a literal, a number, an object). */
+static const char *json_value_end(const char *s)
+{
+    if (*s == '"') {
+        for (s++; *s && *s != '"'; s++)
+            if (*s == '\\')
+                s++;
+        return *s ? s + 1 : s;
+    }
+    if (*s == '{' || *s == '[') {
+        int depth = 0;
+        do {
+            if (*s == '"') {
+                s = json_value_end(s) - 1;
+            } else if (*s == '{' || *s == '[') {
+                depth++;
+            } else if (*s == '}' || *s == ']') {
+                depth--;
+            }
+            s++;
+        } while (*s && depth > 0);
+        return s;
+    }
+    while (*s && *s != ',' && *s != '}' && *s != ']')
+        s++;
+    return s;
+}
+
+/* The members of the JSON object at s, flattened: nested objects' members as
+ * outer.inner. Returns the end of the object. */
+static const char *json_flatten(const char *s, const char *prefix, pairs *out)
+{
+    assert_int_equal(*s, '{');
+    s++;
+    while (*s && *s != '}') {
+        assert_int_equal(*s, '"');
+        const char *key = s + 1, *key_end = strchr(key, '"');
+        assert_non_null(key_end);
+        char path[128];
+        snprintf(path, sizeof path, "%s%.*s", prefix, (int)(key_end - key), key);
+        s = key_end + 1;
+        assert_int_equal(*s, ':');
+        s++;
+        if (*s == '{') {
+            char inner[130];
+            snprintf(inner, sizeof inner, "%s.", path);
+            s = json_flatten(s, inner, out);
+        } else {
+            const char *end = json_value_end(s);
+            add_pair(out, path, s, (size_t)(end - s));
+            s = end;
+        }
+        if (*s == ',')
+            s++;
+    }
+    assert_int_equal(*s, '}');
+    return s + 1;
+}
+
+/* key=value pairs of a logfmt line (values quoted or not). */
+static void logfmt_pairs(const char *s, pairs *out)
+{
+    while (*s && *s != '\n') {
+        while (*s == ' ')
+            s++;
+        const char *eq = strchr(s, '=');
+        assert_non_null(eq);
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - s), s);
+        const char *v = eq + 1, *end = v;
+        if (*v == '"') {
+            end = json_value_end(v);
+        } else {
+            while (*end && *end != ' ' && *end != '\n')
+                end++;
+        }
+        add_pair(out, key, v, (size_t)(end - v));
+        s = end;
+    }
+}
+
+/* Takes the pair named `path` out of `ps`; returns whether it was there with `value`. */
+static bool take(pairs *ps, const char *path, const char *value)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        if (strcmp(ps->p[i].path, path) != 0)
+            continue;
+        bool same = strcmp(ps->p[i].value, value) == 0;
+        free(ps->p[i].value);
+        memmove(&ps->p[i], &ps->p[i + 1], (ps->n - i - 1) * sizeof ps->p[0]);
+        ps->n--;
+        return same;
+    }
+    return false;
+}
+
+/* Keeps only the pairs under `prefix`, without it. */
+static void keep_under(pairs *ps, const char *prefix)
+{
+    size_t k = 0, n = strlen(prefix);
+    for (size_t i = 0; i < ps->n; i++) {
+        if (strncmp(ps->p[i].path, prefix, n) == 0) {
+            ps->p[k] = ps->p[i];
+            memmove(ps->p[k].path, ps->p[k].path + n, strlen(ps->p[k].path + n) + 1);
+            k++;
+        } else {
+            free(ps->p[i].value);
+        }
+    }
+    ps->n = k;
+}
+
+/* ---- the comparison --------------------------------------------------------------- */
+
+/* The long string as `form` writes it with `keep` bytes of it (whole when KEEP_ALL). */
+static char *long_as(const hostile *h, enum form form, long keep)
+{
+    size_t n = keep == KEEP_ALL ? HOSTILE_LONG_LEN : (size_t)keep;
+    char *s = malloc(n + 16), *p = s;
+    if (form == FORM_JSON)
+        *p++ = '"';
+    if (form == FORM_OTLP)
+        p += sprintf(p, "string:");
+    memcpy(p, h->long_text, n);
+    p += n;
+    if (form == FORM_JSON)
+        *p++ = '"';
+    *p = '\0';
+    return s;
+}
+
+/* Whether `v` is the long string cut anywhere before its 'é' (a string cut at the
+ * end of an output's room). */
+static bool long_cut_somewhere(const char *v)
+{
+    size_t n = strlen(v);
+    if (n < 2 || v[0] != '"' || v[n - 1] != '"' || n - 2 > HOSTILE_LONG_X)
+        return false;
+    for (size_t i = 1; i < n - 1; i++)
+        if (v[i] != 'x')
+            return false;
+    return true;
+}
+
+/* `got` holds exactly the table's fields in `form`, in the table's order. */
+static void expect_table(const char *output, const hostile *h, pairs *got, enum form form,
+                         long keep)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < ROWS; i++) {
+        const row *r = &table[i];
+        const char *path = form == FORM_JSON     ? r->json_path
+                           : form == FORM_LOGFMT ? r->logfmt_key
+                           : form == FORM_OTLP   ? r->otlp_path
+                                                 : r->journald_name;
+        const char *want = form == FORM_JSON     ? r->json
+                           : form == FORM_LOGFMT ? r->logfmt
+                           : form == FORM_OTLP   ? r->otlp
+                                                 : r->journald;
+        if (!path)
+            continue;
+        char *long_text = NULL;
+        if (strcmp(want, LONG) == 0) {
+            if (keep == KEEP_NONE)
+                continue;
+            if (keep == KEEP_SOME) {
+                /* Cut where the room ended, or left out when not even its quotes fit. */
+                if (at < got->n && strcmp(got->p[at].path, path) == 0) {
+                    if (!long_cut_somewhere(got->p[at].value))
+                        fail_msg("%s: %s is %.40s...", output, path, got->p[at].value);
+                    at++;
+                }
+                continue;
+            }
+            want = long_text = long_as(h, form, keep);
+        }
+        if (at >= got->n)
+            fail_msg("%s: %s missing", output, path);
+        if (strcmp(got->p[at].path, path) != 0)
+            fail_msg("%s: %s where %s was expected", output, got->p[at].path, path);
+        if (strcmp(got->p[at].value, want) != 0)
+            fail_msg("%s: %s is [%.60s] (%zu bytes), not [%.60s]", output, path, got->p[at].value,
+                     got->p[at].len, want);
+        free(long_text);
+        at++;
+    }
+    if (at != got->n)
+        fail_msg("%s: %s is not in the table", output, got->p[at].path);
+}
+
+/* ---- the outputs ------------------------------------------------------------------ */
+
+static hostile h;
+
+static int setup(void **state)
+{
+    (void)state;
+    hostile_build(&h);
+    return 0;
+}
+
+static hark_log_record record(void)
+{
+    hark_log_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.level = HARK_LOG_INFO;
+    rec.message = "m";
+    rec.length = 1;
+    rec.fields = h.payload.fields;
+    rec.field_count = h.payload.count;
+    return rec;
+}
+
+static void test_payload_json(void **state)
+{
+    (void)state;
+    static char buf[65536];
+    bool truncated = true;
+    size_t n = hark_payload_json_object(buf, sizeof buf, &h.payload, &truncated);
+    assert_false(truncated);
+    assert_int_equal(strlen(buf), n);
+    pairs got = {0};
+    json_flatten(buf, "", &got);
+    expect_table("payload JSON", &h, &got, FORM_JSON, KEEP_ALL);
+    free_pairs(&got);
+}
+
+/* A JSON log line's fields, its "_truncated" checked. */
+static void check_json_line(const char *output, const char *line)
+{
+    pairs got = {0};
+    json_flatten(line, "", &got);
+    if (!take(&got, "_truncated", "true"))
+        fail_msg("%s: no \"_truncated\":true", output);
+    keep_under(&got, "fields.");
+    expect_table(output, &h, &got, FORM_JSON, HOSTILE_LONG_X);
+    free_pairs(&got);
+}
+
+static void test_json_log_line(void **state)
+{
+    (void)state;
+    static char line[65536];
+    hark_log_record rec = record();
+    size_t n = hark_log_format_json(line, sizeof line, &rec, NULL);
+    assert_true(n < sizeof line);
+    check_json_line("JSON log line", line);
+}
+
+static void test_logfmt_log_line(void **state)
+{
+    (void)state;
+    static char line[65536];
+    hark_log_record rec = record();
+    size_t n = hark_log_format_logfmt(line, sizeof line, &rec, NULL);
+    assert_true(n < sizeof line);
+    pairs got = {0};
+    logfmt_pairs(line, &got);
+    assert_true(take(&got, "time", got.p[0].value));
+    assert_true(take(&got, "level", "info"));
+    assert_true(take(&got, "msg", "m"));
+    if (!take(&got, "_truncated", "true"))
+        fail_msg("logfmt: no _truncated=true");
+    expect_table("logfmt log line", &h, &got, FORM_LOGFMT, HOSTILE_LONG_X);
+    free_pairs(&got);
+}
+
+static void journald_field(void *ctx, const char *name, const char *value, size_t len)
+{
+    pairs *got = ctx;
+    if (strncmp(name, "HARK_", 5) == 0)
+        add_pair(got, name, value, len);
+}
+
+static void test_journald_fields(void **state)
+{
+    (void)state;
+    hark_log_record rec = record();
+    pairs got = {0};
+    hark__journald_fields(&rec, journald_field, &got);
+    if (!take(&got, "HARK_TRUNCATED", "true"))
+        fail_msg("journald: no HARK_TRUNCATED=true");
+    expect_table("journald fields", &h, &got, FORM_JOURNALD, HOSTILE_LONG_X);
+    free_pairs(&got);
+}
+
+/* What the async logger's writer thread hands its sink. */
+typedef struct lines {
+    pthread_mutex_t lock;
+    char *last;
+    int count;
+} lines;
+
+static int capture_line(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level;
+    lines *l = data;
+    pthread_mutex_lock(&l->lock);
+    free(l->last);
+    l->last = strndup(line, len);
+    l->count++;
+    pthread_mutex_unlock(&l->lock);
+    return 0;
+}
+
+static void test_async_entry_copy(void **state)
+{
+    (void)state;
+    lines got = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+    hark_log_sink sink = HARK_LOG_SINK_INIT;
+    sink.write = capture_line;
+    sink.data = &got;
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
+    assert_int_equal(hark_logger_set_formatter(l, hark_log_format_json, NULL), 0);
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    assert_int_equal(hark_logger_set_async(l, &o), 0);
+    /* The payload's fields are the event's: copied into the ring by this thread,
+     * rendered by the writer after the event is gone. */
+    hark_log_event le = {"render.check",  NULL, 7,  0, 1.0, h.payload.fields,
+                         h.payload.count, NULL, -1, 0};
+    const hark_log_event *saved = hark_log_event_swap(&le);
+    assert_int_equal(hark_log_str(l, HARK_LOG_INFO, "m"), 0);
+    hark_log_event_swap(saved);
+    assert_int_equal(hark_logger_flush(l), 0);
+    assert_int_equal(got.count, 1);
+    check_json_line("async entry copy", got.last);
+    assert_int_equal(hark_logger_free(l), 0);
+    free(got.last);
+}
+
+/* The trace file's JSON, gathered through the write hook. */
+typedef struct text {
+    char *p;
+    size_t len;
+} text;
+
+static int gather(const char *buf, size_t len, size_t *done, void *data)
+{
+    text *t = data;
+    t->p = realloc(t->p, t->len + len + 1);
+    memcpy(t->p + t->len, buf, len);
+    t->len += len;
+    t->p[t->len] = '\0';
+    *done = len;
+    return 0;
+}
+
+static void test_trace_file_args(void **state)
+{
+    (void)state;
+    text file = {0};
+    hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
+    o.args_max = 2048;
+    o.flush_interval_ms = 0;
+    o.write = gather;
+    o.write_data = &file;
+    hark_trace *t;
+    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    hark_topic *topic;
+    assert_int_equal(hark_topic_get(&topic, n, "render.check"), 0);
+    HARK_INSTRUMENT(topic, &h.payload, {});
+    assert_int_equal(hark_trace_close(t, NULL), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+    const char *args = strstr(file.p, "\"args\":");
+    assert_non_null(args);
+    pairs got = {0};
+    json_flatten(args + 7, "", &got);
+    assert_true(got.n > 0);
+    got.n--; /* the marker ends the members */
+    assert_string_equal(got.p[got.n].path, "_truncated");
+    assert_string_equal(got.p[got.n].value, "true");
+    free(got.p[got.n].value);
+    expect_table("trace file args", &h, &got, FORM_JSON, KEEP_SOME);
+    free_pairs(&got);
+    free(file.p);
+}
+
+static void test_lttng_payload_field(void **state)
+{
+    (void)state;
+    char field[HARK_LTTNG_PAYLOAD_MAX + 1];
+    bool truncated = false;
+    size_t n = hark_payload_json_object(field, sizeof field, &h.payload, &truncated);
+    assert_true(truncated);
+    assert_true(n <= HARK_LTTNG_PAYLOAD_MAX);
+    pairs got = {0};
+    json_flatten(field, "", &got);
+    got.n--;
+    assert_string_equal(got.p[got.n].path, "_truncated");
+    free(got.p[got.n].value);
+    expect_table("LTTng payload field", &h, &got, FORM_JSON, KEEP_SOME);
+    free_pairs(&got);
+}
+
+#if HARK_TEST_WITH_OTLP
+/* An AnyValue as type:value ("null" for an empty one); kvlists into `out`. */
+static void otlp_any(const uint8_t *p, size_t n, const char *path, pairs *out);
+
+static void otlp_kvs(const uint8_t *p, size_t n, unsigned field, const char *prefix, pairs *out)
+{
+    hark__wire_reader r = {p, p + n, false};
+    hark__wire_field f;
+    while (hark__wire_next(&r, &f)) {
+        assert_int_equal(f.number, field);
+        hark__wire_reader kv = {f.data, f.data + f.len, false};
+        hark__wire_field k;
+        char path[128] = "";
+        const uint8_t *value = NULL;
+        size_t value_len = 0;
+        while (hark__wire_next(&kv, &k)) {
+            if (k.number == 1)
+                snprintf(path, sizeof path, "%s%.*s", prefix, (int)k.len, (const char *)k.data);
+            else if (k.number == 2)
+                value = k.data, value_len = k.len;
+        }
+        assert_false(kv.bad);
+        otlp_any(value, value_len, path, out);
+    }
+    assert_false(r.bad);
+}
+
+static void otlp_any(const uint8_t *p, size_t n, const char *path, pairs *out)
+{
+    hark__wire_reader r = {p, p ? p + n : p, false};
+    hark__wire_field f;
+    char v[64];
+    if (!p || !hark__wire_next(&r, &f)) {
+        add_pair(out, path, "null", 4);
+        return;
+    }
+    switch (f.number) {
+    case 1: {
+        char *s = malloc(f.len + 8);
+        memcpy(s, "string:", 7);
+        memcpy(s + 7, f.data, f.len);
+        add_pair(out, path, s, f.len + 7);
+        free(s);
+        return;
+    }
+    case 2:
+        snprintf(v, sizeof v, "bool:%s", f.v ? "true" : "false");
+        break;
+    case 3:
+        snprintf(v, sizeof v, "int:%lld", (long long)f.v);
+        break;
+    case 4: {
+        double d;
+        memcpy(&d, &f.v, sizeof d);
+        if (isnan(d))
+            snprintf(v, sizeof v, "double:nan");
+        else if (isinf(d))
+            snprintf(v, sizeof v, "double:%sinf", d < 0 ? "-" : "");
+        else
+            snprintf(v, sizeof v, "double:%.15g", d);
+        break;
+    }
+    case 6: {
+        char prefix[130];
+        snprintf(prefix, sizeof prefix, "%s.", path);
+        otlp_kvs(f.data, f.len, 1, prefix, out);
+        return;
+    }
+    default:
+        fail_msg("%s: AnyValue field %u", path, f.number);
+    }
+    add_pair(out, path, v, strlen(v));
+}
+
+static void test_otlp_protobuf_attributes(void **state)
+{
+    (void)state;
+    /* The room a span of the default span_bytes has for its attributes. */
+    uint8_t room[1024];
+    hark__wire b = hark__buf_fixed(room, sizeof room);
+    unsigned dropped = 0;
+    const hark_field *error = NULL;
+    hark__otlp_attrs(&b, 9, &h.payload, &dropped, &error);
+    assert_false(b.over);
+    /* The failure goes to the span's status and exception event. */
+    assert_ptr_equal(error, hark_payload_get(&h.payload, "exception"));
+    /* The long string does not fit a span: left out, and counted. */
+    assert_int_equal(dropped, 1);
+    pairs got = {0};
+    otlp_kvs(b.buf, b.len, 9, "", &got);
+    expect_table("OTLP protobuf", &h, &got, FORM_OTLP, KEEP_NONE);
+    free_pairs(&got);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_payload_json),
+        cmocka_unit_test(test_json_log_line),
+        cmocka_unit_test(test_logfmt_log_line),
+        cmocka_unit_test(test_journald_fields),
+        cmocka_unit_test(test_async_entry_copy),
+        cmocka_unit_test(test_trace_file_args),
+        cmocka_unit_test(test_lttng_payload_field),
+#if HARK_TEST_WITH_OTLP
+        cmocka_unit_test(test_otlp_protobuf_attributes),
+#endif
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
