@@ -142,7 +142,7 @@ static int open_otlp(otlp_bench *ob, const char *name, const char *sampler, unsi
     if (rc == 0)
         rc = hark_topic_get(&ob->topic, hark_default(), name);
     if (rc == 0)
-        rc = hark_otlp_attach(ob->x, hark_default(), hark_exact(name));
+        rc = hark_otlp_attach(NULL, ob->x, hark_default(), hark_exact(name));
     ob->err = rc;
     return rc;
 }

@@ -46,11 +46,11 @@ static int open_trace(trace_bench *tb, const char *name, unsigned interval_ms, s
     hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
     o.flush_interval_ms = interval_ms;
     o.buffer_bytes = buffer;
-    int rc = hark_trace_open(&tb->trace, "/dev/null", &o);
+    int rc = hark_trace_new(&tb->trace, "/dev/null", &o);
     if (rc == 0)
         rc = hark_topic_get(&tb->topic, hark_default(), name);
     if (rc == 0)
-        rc = hark_trace_attach(tb->trace, hark_default(), hark_exact(name));
+        rc = hark_trace_attach(NULL, tb->trace, hark_default(), hark_exact(name));
     tb->err = rc;
     return rc;
 }
@@ -135,7 +135,9 @@ static void case_lttng_idle(bench_ctx *b)
     if (!bridge) {
         int rc = hark_topic_get(&idle_topic, hark_default(), "lttng_idle");
         if (rc == 0)
-            rc = hark_lttng_attach(&bridge, hark_default(), hark_exact("lttng_idle"));
+            rc = hark_lttng_new(&bridge);
+        if (rc == 0)
+            rc = hark_lttng_attach(NULL, bridge, hark_default(), hark_exact("lttng_idle"));
         if (rc < 0) {
             bench_skip(b, hark_strerror(rc));
             return;

@@ -98,6 +98,7 @@ tier_tsan() {
 
 valgrind_one() { # test binary; writes <binary>.valgrind.log, returns memcheck's status
   HARK_TEST_SCALE=${HARK_TEST_SCALE:-0.05} valgrind -q --error-exitcode=99 --leak-check=full \
+    --suppressions="$PWD/tests/support/valgrind.supp" \
     --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
     --track-origins=yes --fair-sched=yes "$1" >"$1.valgrind.log" 2>&1
 }

@@ -119,16 +119,16 @@ void exporters_wait(void)
 
 int exporters_trace_open(const char *path)
 {
-    int rc = hark_trace_open(&trace, path, NULL);
+    int rc = hark_trace_new(&trace, path, NULL);
     if (rc == HARK_EIO) {
         fprintf(stderr, "hark-demo: --trace %s: cannot write there: %s\n", path, strerror(errno));
         return rc;
     }
     if (rc == 0)
-        rc = hark_trace_attach(trace, hark_default(), hark_all());
+        rc = hark_trace_attach(NULL, trace, hark_default(), hark_all());
     if (rc != 0) {
         fprintf(stderr, "hark-demo: --trace %s: %s\n", path, hark_strerror(rc));
-        hark_trace_close(trace, NULL);
+        hark_trace_free(trace, NULL);
         trace = NULL;
         return rc;
     }
@@ -141,7 +141,7 @@ int exporters_trace_close(void)
     if (!trace)
         return 0;
     hark_trace_stats st;
-    int rc = hark_trace_close(trace, &st);
+    int rc = hark_trace_free(trace, &st);
     trace = NULL;
     if (rc != 0) {
         fprintf(stderr, "hark-demo: --trace %s: %s (%s); %llu events not written\n", trace_path,
@@ -175,7 +175,7 @@ int exporters_otlp_open(const char *url)
         fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, err);
         return rc;
     }
-    if ((rc = hark_otlp_attach(otlp, hark_default(), hark_all())) == 0 &&
+    if ((rc = hark_otlp_attach(NULL, otlp, hark_default(), hark_all())) == 0 &&
         (rc = hark_metrics_new(&otlp_metrics)) == 0 &&
         (rc = hark_metrics_attach(NULL, otlp_metrics, hark_default(), hark_all())) == 0)
         rc = hark_otlp_attach_metrics(otlp, otlp_metrics);
@@ -197,7 +197,7 @@ void exporters_otlp_close(void)
     if (!otlp)
         return;
     hark_otlp_stats st;
-    int rc = hark_otlp_shutdown(otlp, 5000, &st);
+    int rc = hark_otlp_free(otlp, 5000, &st);
     otlp = NULL;
     hark_metrics_free(otlp_metrics);
     otlp_metrics = NULL;

@@ -17,6 +17,17 @@
  * an exception into the library: one that throws counts as a failing subscriber
  * (HARK_ESUBSCRIBER in its status, first_failure == hark::thrown), never
  * std::terminate.
+ *
+ * Errors as exceptions, when you want them: hark::check(rc) returns a result that
+ * is not an error and throws hark::error -- code, offset and the message of
+ * hark_error_last() -- for one that is:
+ *
+ *     hark::check(hark_subscribe(&id, n, &opts));
+ *
+ * Every exporter keeps one contract (hark/exporter.h), so one template attaches to
+ * any of them and detaches when it goes out of scope:
+ *
+ *     auto a = hark::attach(hark_trace_attach, hark_trace_detach, trace, n, hark_all());
  */
 #ifndef HARK_HARK_HPP
 #define HARK_HARK_HPP
@@ -25,6 +36,7 @@
 
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -41,6 +53,108 @@ namespace hark
 
 /* The failure value of a subscriber callback that threw. */
 constexpr int thrown = HARK_ESUBSCRIBER;
+
+/*
+ * A failed hark call as an exception: what() is the message hark_error_last() gave
+ * (hark/error.h), code() the HARK_E* code, offset() the byte of a pattern where the
+ * error was found (-1 otherwise).
+ */
+class error : public std::runtime_error
+{
+  public:
+    error(int code, int offset, const std::string &message)
+        : std::runtime_error(message), code_(code), offset_(offset)
+    {
+    }
+    int code() const noexcept { return code_; }
+    int offset() const noexcept { return offset_; }
+
+  private:
+    int code_;
+    int offset_;
+};
+
+/*
+ * Returns `rc` when it is not an error (>= 0); otherwise throws hark::error with
+ * the calling thread's last error -- recorded by the call that returned `rc`, or
+ * hark_strerror(rc) when the last error recorded is another code's.
+ */
+inline int check(int rc)
+{
+    if (rc >= 0)
+        return rc;
+    const hark_error *e = hark_error_last();
+    if (e->code == rc)
+        throw error(rc, e->offset, e->message);
+    throw error(rc, -1, hark_strerror(rc));
+}
+
+/*
+ * One attachment of an exporter (hark/exporter.h), detached when destroyed. Movable,
+ * not copyable. Make it with hark::attach().
+ */
+template <class X> class attachment
+{
+  public:
+    using detach_fn = int (*)(X *, hark_attach_id);
+    attachment(X *x, hark_attach_id id, detach_fn detach) noexcept : x_(x), id_(id), detach_(detach)
+    {
+    }
+    attachment(attachment &&o) noexcept : x_(o.x_), id_(o.id_), detach_(o.detach_) { o.id_ = 0; }
+    attachment &operator=(attachment &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            x_ = o.x_;
+            id_ = o.id_;
+            detach_ = o.detach_;
+            o.id_ = 0;
+        }
+        return *this;
+    }
+    attachment(const attachment &) = delete;
+    attachment &operator=(const attachment &) = delete;
+    ~attachment() { reset(); }
+
+    /* The attachment's id; 0 once detached or released. */
+    hark_attach_id id() const noexcept { return id_; }
+    /* Detaches now (if still attached). */
+    void reset() noexcept
+    {
+        if (id_)
+            (void)detach_(x_, id_);
+        id_ = 0;
+    }
+    /* Gives up detaching: the attachment lives on, the id is the caller's. */
+    hark_attach_id release() noexcept
+    {
+        hark_attach_id id = id_;
+        id_ = 0;
+        return id;
+    }
+
+  private:
+    X *x_;
+    hark_attach_id id_;
+    detach_fn detach_;
+};
+
+/*
+ * Attaches exporter `x` to the events of `n` that `pattern` matches with any
+ * exporter's attach (hark_trace_attach, hark_metrics_attach, hark_otlp_attach,
+ * hark_lttng_attach: they share one signature) and returns the attachment, which
+ * detaches with `detach` when destroyed. Throws hark::error when attaching fails
+ * (nothing attached).
+ */
+template <class X>
+attachment<X> attach(int (*attach_fn)(hark_attach_id *, X *, hark_notifier *, hark_pattern),
+                     int (*detach_fn)(X *, hark_attach_id), X *x, hark_notifier *n,
+                     hark_pattern pattern)
+{
+    hark_attach_id id = 0;
+    check(attach_fn(&id, x, n, pattern));
+    return attachment<X>(x, id, detach_fn);
+}
 
 /* The readable name of a type ("std::runtime_error"), demangled where the ABI allows. */
 inline std::string type_name(const std::type_info &type)

@@ -26,10 +26,14 @@
  * 1 ns up to HARK_METRICS_MAX_NS (about 18 minutes); longer durations are counted
  * in an overflow bucket (reported as the largest duration seen). Finding the
  * bucket is a count-leading-zeros and two shifts, with no table and no search.
+ *
+ * A metrics object keeps the exporter contract of hark/exporter.h: new, attach,
+ * detach, flush (nothing to do: readers take snapshots), free.
  */
 #ifndef HARK_METRICS_H
 #define HARK_METRICS_H
 
+#include "hark/exporter.h"
 #include "hark/notifications.h"
 
 #include <stdio.h>
@@ -52,7 +56,7 @@ typedef struct hark_metrics hark_metrics;
 HARK_API int hark_metrics_new(hark_metrics **out);
 
 /*
- * Detaches `m` from every notifier and frees it. NULL is ignored. Stop every
+ * Detaches every attachment of `m` and frees it. NULL is ignored. Stop every
  * server serving `m` first (HARK_EBUSY otherwise; nothing is freed then).
  * Memory an event still in flight may touch is released once that event
  * finishes. Threads that recorded into `m` may still be running.
@@ -65,14 +69,31 @@ HARK_API int hark_metrics_free(hark_metrics *m);
  * regex or all events, as for hark_subscribe()) through a monotonic
  * subscription that never asks to be silenced, so that recording adds nothing to
  * the event path but the recording itself. The pattern is copied. The
- * subscription's id is stored in *out (may be NULL; 0 while the metrics are
- * silenced); hark_unsubscribe() with it detaches this pattern for good.
+ * attachment's id is stored in *out (may be NULL): it names the attachment through
+ * any silencing (which changes the subscriptions behind it) until
+ * hark_metrics_detach(). Before the exporter contract *out received the
+ * subscription's id, for hark_unsubscribe(); an attachment id is none (hark/exporter.h).
  * Errors: HARK_EINVAL (NULL m or n), those of hark_subscribe() (HARK_EPATTERN,
  * HARK_ENAME, ...; while silenced a pattern is only checked on resume), HARK_ENOMEM.
  * Thread-safety: safe.
  */
-HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
+HARK_API int hark_metrics_attach(hark_attach_id *out, hark_metrics *m, hark_notifier *n,
                                  hark_pattern pattern);
+
+/*
+ * Stops recording the events of one attachment, silenced or not; the other
+ * attachments carry on. An event in flight may still be recorded.
+ * Errors: HARK_EINVAL (NULL m), HARK_ENOENT (`id` is no attachment of `m` now:
+ * detached already, or its notifier was freed). Thread-safety: safe.
+ */
+HARK_API int hark_metrics_detach(hark_metrics *m, hark_attach_id id);
+
+/*
+ * Nothing to do: a metrics object buffers nothing, its readers (snapshots, the
+ * Prometheus writers, an OTLP exporter) merge what is recorded when they read.
+ * Here for the exporter contract. Errors: HARK_EINVAL (NULL m). Thread-safety: safe.
+ */
+HARK_API int hark_metrics_flush(hark_metrics *m);
 
 /*
  * Silences (true) or resumes (false) `m` on every notifier it is attached to.
@@ -85,7 +106,7 @@ HARK_API int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, har
  * HARK_EBUSY the attachments not yet resumed stay silenced (call again); a pattern
  * refused for itself (HARK_EPATTERN, HARK_ENAME, ... -- one attached while silenced)
  * is dropped, the others are resumed, and the first such error is returned.
- * A pattern unsubscribed by its id stays detached for good, through any silence.
+ * A detached attachment stays detached for good, through any silence.
  * Silencing never fails: a subscription that cannot be removed for lack of memory
  * stays in its notifier, recording nothing, until the notifier is freed.
  * Thread-safety: safe; not from inside a subscriber callback of `m`'s notifiers
@@ -313,24 +334,11 @@ HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);
  */
 HARK_API void hark_metrics_server_stop(hark_metrics_server *s);
 
-/*
- * Deprecated names (before 0.2): the Prometheus options, sink and limits took the
- * module prefix hark_metrics_ / HARK_METRICS_. The old names are aliases of the new
- * ones (same types, values and function) and will go.
- */
-#define HARK_PROM_BOUNDS_MAX HARK_METRICS_PROM_BOUNDS_MAX
-#define HARK_PROM_DEFAULT_BOUNDS HARK_METRICS_PROM_DEFAULT_BOUNDS
-#define HARK_PROM_NATIVE_SCHEMA HARK_METRICS_PROM_NATIVE_SCHEMA
-#define HARK_PROM_NATIVE_ZERO_THRESHOLD HARK_METRICS_PROM_NATIVE_ZERO_THRESHOLD
-#define HARK_PROM_OPTIONS_INIT HARK_METRICS_PROM_OPTIONS_INIT
-#define HARK_PROM_OPTIONS_VERSION HARK_METRICS_PROM_OPTIONS_VERSION
-typedef hark_metrics_prom_event_bounds hark_prom_event_bounds;
-typedef hark_metrics_prom_options hark_prom_options;
-#define hark_prom_options_init hark_metrics_prom_options_init
-typedef hark_metrics_prom_sink hark_prom_sink;
-
 #ifdef __cplusplus
 }
 #endif
+
+#define HARK__METRICS_DECLARED /* for hark/deprecated.h: the names used before */
+#include "hark/deprecated.h"
 
 #endif /* HARK_METRICS_H */

@@ -5,13 +5,15 @@
  * of these functions.
  *
  *     hark_otlp *x;
- *     char err[256];
- *     if (hark_otlp_new(&x, NULL, err, sizeof err) != 0)   // OTEL_* variables
- *         fprintf(stderr, "otlp: %s\n", err);
- *     hark_otlp_attach(x, hark_default(), hark_all());     // spans
+ *     if (hark_otlp_new(&x, NULL, NULL, 0) != 0)           // OTEL_* variables
+ *         fprintf(stderr, "otlp: %s\n", hark_error_last()->message);
+ *     hark_otlp_attach(NULL, x, hark_default(), hark_all()); // spans
  *     hark_otlp_attach_metrics(x, metrics);                // exponential histograms
  *     ...
- *     hark_otlp_shutdown(x, 5000, NULL);                   // final flush, 5 s at most
+ *     hark_otlp_free(x, 5000, NULL);                       // final flush, 5 s at most
+ *
+ * An exporter keeps the exporter contract of hark/exporter.h: new, attach, detach,
+ * flush, free.
  *
  * Traces. Every delivered event of an attached notifier becomes one span: its
  * name; start and end in Unix nanoseconds (the monotonic times of the event,
@@ -54,7 +56,7 @@
  *
  * fork(): a forked child's exporter starts with empty queues (the parent exports
  * what it queued) and has no worker thread: its records are exported by
- * hark_otlp_flush() and hark_otlp_shutdown() on the calling thread.
+ * hark_otlp_flush() and hark_otlp_free() on the calling thread.
  *
  * Transport: OTLP/HTTP, protobuf (default) or JSON bodies, optionally gzip, over
  * libcurl. 429, 502, 503 and 504 answers, and failed connections, are retried with
@@ -115,6 +117,7 @@
 #define HARK_OTLP_H
 
 #include "hark/logger.h"
+#include "hark/exporter.h"
 #include "hark/metrics.h"
 #include "hark/notifications.h"
 
@@ -272,7 +275,7 @@ HARK_API int hark_otlp_options_init(hark_otlp_options *opts, unsigned version);
 typedef struct hark_otlp_signal_stats {
     uint64_t queued;   /* records put into the queue */
     uint64_t exported; /* records the endpoint accepted (a 2xx answer) */
-    uint64_t dropped;  /* records lost: queue full, export failed, left at shutdown */
+    uint64_t dropped;  /* records lost: queue full, export failed, left at free */
 } hark_otlp_signal_stats;
 
 typedef struct hark_otlp_stats {
@@ -296,14 +299,27 @@ typedef struct hark_otlp_stats {
 HARK_API int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err,
                            size_t err_len);
 
+/* Attachments (notifier, pattern) one exporter can have. */
+#define HARK_OTLP_ATTACH_MAX 16
+
 /*
  * Exports every event of `n` matching `pattern` (copied) as a span, from now on,
  * through a monotonic subscription (no event object is built; the ids come from
- * hark_current_event_ids()).
- * Errors: HARK_EINVAL (NULL), HARK_ELIMIT (more than 16 attachments), HARK_ESTATE
- * (shutting down), those of hark_subscribe(). Thread-safety: safe.
+ * hark_current_event_ids()); the attachment's id goes to *out (may be NULL).
+ * Errors: HARK_EINVAL (NULL x or n), HARK_ELIMIT (HARK_OTLP_ATTACH_MAX attachments
+ * already; a detached one counts until its events in flight finish), HARK_ESTATE
+ * (being freed), those of hark_subscribe(). Thread-safety: safe.
  */
-HARK_API int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern);
+HARK_API int hark_otlp_attach(hark_attach_id *out, hark_otlp *x, hark_notifier *n,
+                              hark_pattern pattern);
+
+/*
+ * Stops exporting the events of one attachment as spans; the exporter and its
+ * other attachments carry on. Events in flight on other threads may still become
+ * spans. Errors: HARK_EINVAL (NULL x), HARK_ENOENT (`id` is no attachment of `x`
+ * now). Thread-safety: safe.
+ */
+HARK_API int hark_otlp_detach(hark_otlp *x, hark_attach_id id);
 
 /*
  * Exports a snapshot of `m` every metrics_interval_ms (and at flush and
@@ -311,7 +327,7 @@ HARK_API int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern patte
  * nanoseconds (`hark.event.duration`, unit "ns", cumulative) mapped from hark's
  * buckets (hark_otlp_exp_index()), and a monotonic sum of events
  * (`hark.events`). Attribute `event` holds the event name. `m` is borrowed: keep
- * it alive until hark_otlp_shutdown(). One metrics object per exporter; a second
+ * it alive until hark_otlp_free(). One metrics object per exporter; a second
  * call replaces the first.
  * Errors: HARK_EINVAL (NULL), HARK_ESTATE (shutting down). Thread-safety: safe.
  */
@@ -339,7 +355,7 @@ HARK_API int32_t hark_otlp_exp_index(size_t bucket);
  * the message as body, the time of the call, and the trace and span ids of the
  * calling thread's current event (so logs and traces join). The line is the
  * message only (no time or level prefix). Free it with hark_logger_free() before
- * hark_otlp_shutdown(x). Lines wait in a queue of 2048 of their own, exported in
+ * hark_otlp_free(x). Lines wait in a queue of 2048 of their own, exported in
  * batches as spans are. A full queue drops the line and counts it; a line longer
  * than options.span_bytes is cut.
  * Errors: HARK_EINVAL (NULL), HARK_ENOMEM. Thread-safety: safe.
@@ -362,8 +378,8 @@ HARK_API int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms);
 HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
 
 /*
- * Unsubscribes, waits for events in flight, exports what is queued (and a last
- * metrics snapshot) within `timeout_ms`, counts what could not be exported as
+ * Detaches every attachment, waits for events in flight, exports what is queued
+ * (and a last metrics snapshot) within `timeout_ms`, counts what could not be exported as
  * dropped, stops the worker and frees the exporter. A request still in progress
  * at the deadline is ended (libcurl checks about once a second while it waits
  * for an answer, so the call can run up to a second past `timeout_ms`). NULL is accepted. `stats`
@@ -371,10 +387,13 @@ HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
  * over the exporter's life (the stats say how many). Thread-safety: once per exporter; not from a
  * subscriber callback, nor concurrently with freeing a notifier it is attached to.
  */
-HARK_API int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats);
+HARK_API int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats);
 
 #ifdef __cplusplus
 }
 #endif
+
+#define HARK__OTLP_DECLARED /* for hark/deprecated.h: the names used before */
+#include "hark/deprecated.h"
 
 #endif /* HARK_OTLP_H */

@@ -6,10 +6,13 @@
  * format, which the Perfetto UI (ui.perfetto.dev) and chrome://tracing open:
  *
  *     hark_trace *tr;
- *     hark_trace_open(&tr, "app.trace.json", NULL);
- *     hark_trace_attach(tr, hark_default(), hark_all());
+ *     hark_trace_new(&tr, "app.trace.json", NULL);
+ *     hark_trace_attach(NULL, tr, hark_default(), hark_all());
  *     ... run the program ...
- *     hark_trace_close(tr, NULL);       // the file is complete JSON from here on
+ *     hark_trace_free(tr, NULL);        // the file is complete JSON from here on
+ *
+ * A trace keeps the exporter contract of hark/exporter.h: new, attach, detach,
+ * flush, free.
  *
  * The file is one JSON object:
  *
@@ -65,15 +68,16 @@
  * HARK_EIO and hark_trace_stats() the errno. Meanwhile events keep being recorded
  * into the buffers until they are full, then dropped and counted; the instrumented
  * program is never blocked or stopped. Nothing recorded is lost unless it is still
- * unwritten when the trace is closed (counted as `unwritten`).
+ * unwritten when the trace is freed (counted as `unwritten`).
  *
- * Lifetime: close the trace before freeing a notifier it is attached to, or at
- * least not concurrently with it.
+ * Lifetime: free the trace (or detach it) before freeing a notifier it is attached
+ * to, or at least not concurrently with it.
  */
 #ifndef HARK_TRACE_H
 #define HARK_TRACE_H
 
 #include "hark/common.h"
+#include "hark/exporter.h"
 #include "hark/notifications.h"
 
 #ifdef __cplusplus
@@ -90,7 +94,7 @@ typedef struct hark_trace hark_trace;
 #define HARK_TRACE_ARGS_DEFAULT 512u /* bytes of the args members per event */
 #define HARK_TRACE_ARGS_MIN 64u
 #define HARK_TRACE_ARGS_MAX 65536u
-#define HARK_TRACE_ATTACH_MAX 16 /* notifiers (patterns) one trace can follow */
+#define HARK_TRACE_ATTACH_MAX 16 /* attachments (notifier, pattern) one trace can have */
 
 /* Bytes one event takes in a thread's buffer: a 48-byte header, the name and the
  * args JSON, rounded up to a multiple of 8. */
@@ -112,7 +116,7 @@ typedef struct hark_trace_options {
     size_t args_max;            /* bytes of the args object's members per event, braces
                                    aside; 0 = HARK_TRACE_ARGS_DEFAULT */
     unsigned flush_interval_ms; /* background writer period; 0 = no writer thread: only
-                                   hark_trace_flush() and hark_trace_close() write */
+                                   hark_trace_flush() and hark_trace_free() write */
     hark_trace_write_fn write;  /* optional: replaces the file (path must then be NULL) */
     void *write_data;
 } hark_trace_options;
@@ -135,7 +139,7 @@ typedef struct hark_trace_stats {
     uint64_t recorded;     /* events put into a buffer */
     uint64_t written;      /* events handed to the file (or write hook) completely */
     uint64_t dropped;      /* events not recorded: buffer full, or no buffer */
-    uint64_t unwritten;    /* recorded events still unwritten when the trace closed */
+    uint64_t unwritten;    /* recorded events still unwritten when the trace was freed */
     uint64_t write_errors; /* failed write attempts */
     int last_errno;        /* errno of the last failed write, 0 if none */
 } hark_trace_stats;
@@ -144,7 +148,7 @@ typedef struct hark_trace_stats {
  * Creates `path` (truncating it; mode 0644 before the umask) and a trace writing
  * to it, and starts the background writer unless opts->flush_interval_ms is 0.
  * `opts` may be NULL (HARK_TRACE_OPTIONS_INIT); it is copied. Nothing is recorded
- * until hark_trace_attach().
+ * until hark_trace_attach(). (Before the exporter contract: hark_trace_open().)
  * Errors: HARK_EINVAL (NULL out; NULL path without a write hook, or both; a
  * version refused (hark/common.h); buffer_bytes below HARK_TRACE_BUFFER_MIN; args_max outside
  * [HARK_TRACE_ARGS_MIN, HARK_TRACE_ARGS_MAX]), HARK_EIO (the file cannot be
@@ -153,16 +157,27 @@ typedef struct hark_trace_stats {
  * when only the writer thread could not be started).
  * Thread-safety: safe.
  */
-HARK_API int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options *opts);
+HARK_API int hark_trace_new(hark_trace **out, const char *path, const hark_trace_options *opts);
 
 /*
- * Records the events of `n` that match `pattern` (copied) from now on.
- * Errors: HARK_EINVAL (NULL trace or notifier), HARK_ELIMIT (more than
- * HARK_TRACE_ATTACH_MAX attachments), HARK_ESTATE (the trace is closing), and the
- * errors of hark_subscribe(). Nothing changed on error.
+ * Records the events of `n` that match `pattern` (copied) from now on, through an
+ * event-object subscription (without CPU time); the attachment's id goes to *out
+ * (may be NULL), for hark_trace_detach().
+ * Errors: HARK_EINVAL (NULL trace or notifier), HARK_ELIMIT (HARK_TRACE_ATTACH_MAX
+ * attachments already; a detached one counts until its events in flight finish),
+ * HARK_ESTATE (the trace is being freed), and the errors of hark_subscribe().
+ * Nothing changed on error. Thread-safety: safe.
+ */
+HARK_API int hark_trace_attach(hark_attach_id *out, hark_trace *t, hark_notifier *n,
+                               hark_pattern pattern);
+
+/*
+ * Stops recording the events of one attachment; the trace and its other
+ * attachments carry on. Events in flight on other threads may still be recorded.
+ * Errors: HARK_EINVAL (NULL t), HARK_ENOENT (`id` is no attachment of `t` now).
  * Thread-safety: safe.
  */
-HARK_API int hark_trace_attach(hark_trace *t, hark_notifier *n, hark_pattern pattern);
+HARK_API int hark_trace_detach(hark_trace *t, hark_attach_id id);
 
 /*
  * Writes every event recorded before the call (by any thread) to the file, and no
@@ -184,8 +199,9 @@ HARK_API int hark_trace_flush(hark_trace *t);
 HARK_API int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out);
 
 /*
- * Unsubscribes, waits for events in flight (hark_notifier_quiesce()), writes what
- * is left and the end of the JSON object, closes the file and frees the trace.
+ * Detaches every attachment, waits for events in flight (hark_notifier_quiesce()),
+ * writes what is left and the end of the JSON object, closes the file and frees the
+ * trace (before the exporter contract: hark_trace_close()).
  * NULL is accepted. `stats` (may be NULL) receives the final counters. Returns 0,
  * HARK_EIO when some of it could not be written (the file is then incomplete, and
  * stats->unwritten counts the events lost), or HARK_EBUSY when
@@ -195,7 +211,7 @@ HARK_API int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out);
  * Thread-safety: not concurrently with other calls on `t`, nor with freeing a
  * notifier it is attached to; other threads may keep instrumenting.
  */
-HARK_API int hark_trace_close(hark_trace *t, hark_trace_stats *stats);
+HARK_API int hark_trace_free(hark_trace *t, hark_trace_stats *stats);
 
 /*
  * The category of an event name as the trace writes it: a pointer into `name` (the
@@ -206,5 +222,8 @@ HARK_API const char *hark_trace_category(const char *name);
 #ifdef __cplusplus
 }
 #endif
+
+#define HARK__TRACE_DECLARED /* for hark/deprecated.h: the names used before */
+#include "hark/deprecated.h"
 
 #endif /* HARK_TRACE_H */

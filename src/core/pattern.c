@@ -8,7 +8,9 @@
  */
 #include "internal.h"
 #include "alloc.h"
+#include "error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Under valgrind, JIT-compiled code reads memory memcheck cannot track and is
@@ -120,14 +122,22 @@ int hark__sub_compile(hark__sub *sub)
         return 0;
     pthread_once(&once, init_once);
     if (!limits)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "regex \"%s\": no memory for PCRE2's match limits",
+                           sub->pattern);
     int err;
     PCRE2_SIZE offset;
     sub->code =
         pcre2_compile((PCRE2_SPTR)sub->pattern, PCRE2_ZERO_TERMINATED, 0, &err, &offset, NULL);
-    if (!sub->code)
-        return err == PCRE2_ERROR_HEAPLIMIT || err == PCRE2_ERROR_NOMEMORY ? HARK_ENOMEM
-                                                                           : HARK_EPATTERN;
+    if (!sub->code) {
+        if (err == PCRE2_ERROR_HEAPLIMIT || err == PCRE2_ERROR_NOMEMORY)
+            return hark__error(HARK_ENOMEM, "regex \"%s\": out of memory compiling it",
+                               sub->pattern);
+        PCRE2_UCHAR why[256];
+        if (pcre2_get_error_message(err, why, sizeof why) < 0)
+            snprintf((char *)why, sizeof why, "PCRE2 error %d", err);
+        return hark__error_at(HARK_EPATTERN, (int)offset, "regex \"%s\": %s at offset %zu",
+                              sub->pattern, (const char *)why, (size_t)offset);
+    }
     /* JIT where the platform supports it; otherwise the interpreter, same results. */
     if (!UNDER_VALGRIND())
         (void)pcre2_jit_compile(sub->code, PCRE2_JIT_COMPLETE);
@@ -173,7 +183,8 @@ int hark__pattern_match(const hark__sub *sub, const char *name, size_t length)
         return 0;
     pcre2_match_data *md = thread_match_data();
     if (!md)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "regex \"%s\": no memory for PCRE2's match data",
+                           sub->pattern);
     int rc = pcre2_match(sub->code, (PCRE2_SPTR)name, length, 0, 0, md, limits);
     if (rc >= 0)
         return 1;
@@ -182,9 +193,12 @@ int hark__pattern_match(const hark__sub *sub, const char *name, size_t length)
         return 0;
     case PCRE2_ERROR_NOMEMORY:
     case PCRE2_ERROR_HEAPLIMIT:
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "regex \"%s\": out of memory matching \"%.*s\"",
+                           sub->pattern, (int)length, name);
     default: /* match, depth or JIT stack limit */
-        return HARK_EMATCHLIMIT;
+        return hark__error(HARK_EMATCHLIMIT,
+                           "regex \"%s\": matching \"%.*s\" hit PCRE2's match limit", sub->pattern,
+                           (int)length, name);
     }
 }
 

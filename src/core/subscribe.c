@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "alloc.h"
 #include "grow.h"
+#include "error.h"
 #include "options.h"
 
 #include <string.h>
@@ -48,31 +49,40 @@ static void free_unpublished(hark__sub *sub)
 HARK__OPTIONS_DEFINE(hark_subscribe_options_init, hark_subscribe_options,
                      HARK_SUBSCRIBE_OPTIONS_INIT, 0, sizeof(hark_subscribe_options))
 
+/* Why `o` cannot be subscribed, recorded; 0 when it can. */
 static int validate(const hark_subscribe_options *o)
 {
+    const char *missing = NULL;
     switch (o->kind) {
     case HARK_KIND_TIMED:
     case HARK_KIND_MONOTONIC:
-        if (!o->timed)
-            return HARK_EINVAL;
+        missing = o->timed ? NULL : "timed";
         break;
     case HARK_KIND_EVENT:
         /* As Rails' EventObject#publish_event: call(event), always. */
-        if (!o->event || o->publish_event)
-            return HARK_EINVAL;
+        missing = o->event ? NULL : "event";
+        if (o->publish_event)
+            return hark__error(HARK_EINVAL, "hark_subscribe: publish_event is for TIMED, "
+                                            "MONOTONIC and EVENTED subscriptions, not EVENT");
         break;
     case HARK_KIND_EVENTED:
-        if (!o->start || !o->finish)
-            return HARK_EINVAL;
+        missing = !o->start ? "start" : !o->finish ? "finish" : NULL;
         break;
     default:
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscribe: kind %d is not a hark_kind", (int)o->kind);
     }
+    if (missing)
+        return hark__error(HARK_EINVAL, "hark_subscribe: this kind needs the `%s` callback",
+                           missing);
     if (o->silence != HARK_SILENCE_NEVER && o->silence != HARK_SILENCE_CACHED &&
         o->silence != HARK_SILENCE_DYNAMIC)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL,
+                           "hark_subscribe: silence mode %d is not a hark_silence_mode",
+                           (int)o->silence);
     if (o->silence != HARK_SILENCE_NEVER && !o->silenced)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL,
+                           "hark_subscribe: a silenceable subscription needs the `silenced` "
+                           "callback");
     size_t length;
     switch (o->pattern.kind) {
     case HARK_PATTERN_EXACT:
@@ -80,17 +90,23 @@ static int validate(const hark_subscribe_options *o)
     case HARK_PATTERN_REGEX: {
         int rc = hark__check_name(o->pattern.text, &length);
         if (rc == 0 && o->prepend)
-            rc = HARK_EPREPEND;
+            rc = hark__error(HARK_EPREPEND, "hark_subscribe: prepend is for exact names, not a "
+                                            "regex");
         return rc;
     }
     case HARK_PATTERN_ALL:
-        return o->prepend ? HARK_EPREPEND : 0;
+        return o->prepend ? hark__error(HARK_EPREPEND, "hark_subscribe: prepend is for exact "
+                                                       "names, not all events")
+                          : 0;
     case HARK_PATTERN_MATCH:
         if (!o->pattern.match)
-            return HARK_EINVAL;
-        return o->prepend ? HARK_EPREPEND : 0;
+            return hark__error(HARK_EINVAL, "hark_subscribe: a MATCH pattern needs its function");
+        return o->prepend ? hark__error(HARK_EPREPEND, "hark_subscribe: prepend is for exact "
+                                                       "names, not a match function")
+                          : 0;
     }
-    return HARK_EINVAL;
+    return hark__error(HARK_EINVAL, "hark_subscribe: pattern kind %d is not a hark_pattern_kind",
+                       (int)o->pattern.kind);
 }
 
 static int make_sub(hark__sub **out, const hark_subscribe_options *o)
@@ -332,7 +348,7 @@ static int add_pattern(hark_notifier *n, hark__sub *sub)
 int hark_subscribe(hark_subscription_id *out, hark_notifier *n, const hark_subscribe_options *opts)
 {
     if (!n || !opts)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscribe: %s is NULL", !n ? "the notifier" : "opts");
     hark_subscribe_options o;
     int rc = hark__options_take(&options_type, &o, opts);
     if (rc == 0)

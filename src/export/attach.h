@@ -1,13 +1,17 @@
 /*
- * Internal to the export layer: the notifiers an exporter follows. Each
- * hark_<exporter>_attach() takes a slot and makes one subscription, which holds
- * one reference to the exporter until its release; closing marks the set, ends
- * every live subscription and waits for events in flight on each notifier once.
- * The trace file and the OTLP exporter share it.
+ * Internal to the export layer: the notifiers an exporter follows, under the one
+ * exporter contract (hark/exporter.h). Each hark_<exporter>_attach() takes a slot,
+ * makes one subscription, which holds one reference to the exporter until its
+ * release, and names it by a hark_attach_id; hark_<exporter>_detach() ends that
+ * subscription; freeing marks the set closing, ends every live subscription and
+ * waits for events in flight on each notifier once. A slot is free again once its
+ * subscription is released. The trace file, the OTLP exporter and the LTTng
+ * bridge share it.
  */
 #ifndef HARK_EXPORT_ATTACH_H
 #define HARK_EXPORT_ATTACH_H
 
+#include "hark/exporter.h"
 #include "hark/notifications.h"
 
 #include <pthread.h>
@@ -20,8 +24,9 @@
 struct hark__attach {
     void *owner; /* the exporter */
     hark_notifier *n;
-    hark_subscription_id id;
-    bool used, released; /* guarded by the set's lock */
+    hark_subscription_id id; /* its subscription */
+    hark_attach_id aid;      /* its name for the user; 0 once detached */
+    bool used;               /* guarded by the set's lock, as all but `owner` */
 };
 
 typedef struct hark__attach_set {
@@ -36,13 +41,29 @@ void hark__attach_init(hark__attach_set *s, void *owner, pthread_mutex_t *lock, 
 /*
  * Subscribes to `n` with *o, whose `data` becomes the slot (a struct hark__attach *)
  * and whose `release` must call hark__attach_released() and then drop the
- * exporter's reference. Returns 0, HARK_ESTATE (closing), HARK_ELIMIT (no slot
- * left) or hark_subscribe()'s error; nothing changed on error.
+ * exporter's reference; stores the attachment's id in *out (may be NULL). `what`
+ * names the public function in messages. Returns 0, HARK_EINVAL (NULL n),
+ * HARK_ESTATE (closing), HARK_ELIMIT (no slot left) or hark_subscribe()'s error,
+ * recorded for hark_error_last(); nothing changed on error.
  */
-int hark__attach_add(hark__attach_set *s, hark_notifier *n, hark_subscribe_options *o);
+int hark__attach_add(hark_attach_id *out, hark__attach_set *s, hark_notifier *n,
+                     hark_subscribe_options *o, const char *what);
 
-/* From a subscription's release: its slot will not be unsubscribed again. */
+/*
+ * Ends the subscription of attachment `id`: 0, or HARK_ENOENT (recorded) when `id`
+ * is no live attachment of the set. Its slot is free once the subscription is
+ * released.
+ */
+int hark__attach_remove(hark__attach_set *s, hark_attach_id id, const char *what);
+
+/* From a subscription's release: the slot is free again. */
 void hark__attach_released(hark__attach_set *s, struct hark__attach *a);
+
+/*
+ * Copies the (notifier, subscription) of every live attachment into `out`
+ * (HARK__ATTACH_MAX entries); returns how many.
+ */
+int hark__attach_live(hark__attach_set *s, struct hark__attach *out);
 
 /*
  * Marks the set closing, ends every live subscription and quiesces each of their

@@ -17,6 +17,8 @@
 #include "metrics_internal.h"
 #include "hark/sys/reclaim.h"
 #include "alloc.h"
+#include "attach_id.h"
+#include "error.h"
 #include "grow.h"
 #include "slot.h"
 #include "tls.h"
@@ -415,15 +417,17 @@ static int subscribe(hark_metrics *m, struct attachment *a)
     return 0;
 }
 
-int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifier *n,
+int hark_metrics_attach(hark_attach_id *out, hark_metrics *m, hark_notifier *n,
                         hark_pattern pattern)
 {
     if (!m || !n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_attach: the %s is NULL",
+                           !m ? "metrics object" : "notifier");
     struct attachment *a = hark__calloc(1, sizeof *a);
     if (!a)
         return HARK_ENOMEM;
     a->n = n;
+    a->aid = hark__attach_id_next();
     a->kind = pattern.kind;
     if (pattern.kind != HARK_PATTERN_ALL && pattern.text &&
         !(a->text = hark__strdup(pattern.text))) {
@@ -437,15 +441,15 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
     int rc = 0;
     if (!m->silenced)
         rc = subscribe(m, a);
-    else /* a missing text is refused now; the pattern itself is checked on resume */
-        rc = pattern.kind == HARK_PATTERN_ALL || pattern.text ? 0 : HARK_EINVAL;
+    else if (pattern.kind != HARK_PATTERN_ALL && !pattern.text) /* the rest: on resume */
+        rc = hark__error(HARK_EINVAL, "hark_metrics_attach: the pattern's text is NULL");
     if (rc == 0) {
         pthread_mutex_lock(&m->lock);
         a->next = m->attachments;
         m->attachments = a;
         pthread_mutex_unlock(&m->lock);
     }
-    hark_subscription_id id = a->id;
+    hark_attach_id aid = a->aid;
     pthread_mutex_unlock(&m->attach_lock);
     hark_reclaim_resume();
     if (rc != 0) {
@@ -454,8 +458,41 @@ int hark_metrics_attach(hark_subscription_id *out, hark_metrics *m, hark_notifie
         return rc;
     }
     if (out)
-        *out = id;
+        *out = aid;
     return 0;
+}
+
+int hark_metrics_detach(hark_metrics *m, hark_attach_id id)
+{
+    if (!m)
+        return hark__error(HARK_EINVAL, "hark_metrics_detach: the metrics object is NULL");
+    /* Unsubscribing reclaims: releases held back until attach_lock is dropped, as in
+     * hark_metrics_free(). */
+    hark_reclaim_hold();
+    pthread_mutex_lock(&m->attach_lock);
+    pthread_mutex_lock(&m->lock);
+    struct attachment *a = m->attachments;
+    while (a && (!id || a->aid != id))
+        a = a->next;
+    pthread_mutex_unlock(&m->lock);
+    if (a) {
+        (void)detach(m, a);
+        forget(m, a);
+    }
+    pthread_mutex_unlock(&m->attach_lock);
+    hark_reclaim_resume();
+    if (!a)
+        return hark__error(HARK_ENOENT,
+                           "hark_metrics_detach: %#llx is no attachment of these metrics",
+                           (unsigned long long)id);
+    return 0;
+}
+
+int hark_metrics_flush(hark_metrics *m)
+{
+    if (!m)
+        return hark__error(HARK_EINVAL, "hark_metrics_flush: the metrics object is NULL");
+    return 0; /* nothing is buffered: readers take snapshots */
 }
 
 int hark_metrics_set_silenced(hark_metrics *m, bool silenced)

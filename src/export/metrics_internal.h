@@ -72,6 +72,7 @@ struct attachment {
     hark_pattern_kind kind;
     char *text;              /* the pattern text, copied; NULL for all events */
     hark_subscription_id id; /* the live subscription, 0 while silenced */
+    hark_attach_id aid;      /* its name for the user (hark/exporter.h) */
     struct token *token;     /* its data, NULL while silenced */
     struct attachment *next;
 };

@@ -1,5 +1,5 @@
 /*
- * The Chrome trace-event file (hark/trace.h): opening, attaching, stats, closing.
+ * The Chrome trace-event file (hark/trace.h): new, attach, detach, stats, free.
  * Recording is in trace_record.c, writing in trace_writer.c.
  *
  * Recording. Each thread that records into a trace owns one buffer of it: a ring
@@ -143,16 +143,18 @@ static void on_release(void *data)
     unref(t);
 }
 
-int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options *opts)
+_Static_assert(HARK_TRACE_ATTACH_MAX == HARK__ATTACH_MAX, "one attachment set");
+
+int hark_trace_new(hark_trace **out, const char *path, const hark_trace_options *opts)
 {
     hark_trace_options o;
     if (!out)
-        return hark__error(HARK_EINVAL, "hark_trace_open: out is NULL");
+        return hark__error(HARK_EINVAL, "hark_trace_new: out is NULL");
     int rc = hark__trace_options_load(&o, opts);
     if (rc < 0)
         return rc;
     if (!path == !o.write)
-        return hark__error(HARK_EINVAL, "hark_trace_open: %s",
+        return hark__error(HARK_EINVAL, "hark_trace_new: %s",
                            path ? "a path and a write hook are both given: give one"
                                 : "neither a path nor a write hook is given");
 
@@ -190,7 +192,8 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
             int err = errno;
             destroy(t);
             errno = err;
-            return HARK_EIO;
+            return hark__error(HARK_EIO, "hark_trace_new: cannot create \"%s\": %s", path,
+                               strerror(err));
         }
     }
     if (t->interval_ms > 0) {
@@ -199,7 +202,7 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
             if (t->fd >= 0)
                 close(t->fd);
             destroy(t);
-            return HARK_ENOMEM;
+            return hark__error(HARK_ENOMEM, "hark_trace_new: the writer thread cannot start");
         }
         t->has_worker = true;
     }
@@ -207,20 +210,27 @@ int hark_trace_open(hark_trace **out, const char *path, const hark_trace_options
     return 0;
 }
 
-int hark_trace_attach(hark_trace *t, hark_notifier *n, hark_pattern pattern)
+int hark_trace_attach(hark_attach_id *out, hark_trace *t, hark_notifier *n, hark_pattern pattern)
 {
-    if (!t || !n)
-        return HARK_EINVAL;
+    if (!t)
+        return hark__error(HARK_EINVAL, "hark_trace_attach: the trace is NULL");
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENT;
     o.pattern = pattern;
     o.event = hark__trace_on_event;
     o.skip_cpu_time = true;
     o.release = on_release;
-    return hark__attach_add(&t->atts, n, &o);
+    return hark__attach_add(out, &t->atts, n, &o, "hark_trace_attach");
 }
 
-int hark_trace_close(hark_trace *t, hark_trace_stats *stats)
+int hark_trace_detach(hark_trace *t, hark_attach_id id)
+{
+    if (!t)
+        return hark__error(HARK_EINVAL, "hark_trace_detach: the trace is NULL");
+    return hark__attach_remove(&t->atts, id, "hark_trace_detach");
+}
+
+int hark_trace_free(hark_trace *t, hark_trace_stats *stats)
 {
     if (stats)
         memset(stats, 0, sizeof *stats);
@@ -232,11 +242,13 @@ int hark_trace_close(hark_trace *t, hark_trace_stats *stats)
         /* From the writer's own round (a write hook closing the trace) the worker
          * cannot be stopped: nothing more is done, a later close finishes. */
         if (hark__worker_stop(&t->worker) != 0)
-            return HARK_EBUSY;
+            return hark__error(HARK_EBUSY, "hark_trace_free: called from the trace's own writer "
+                                           "(a write hook): finished by a later call");
         t->has_worker = false;
     }
     /* acq_rel: as in unref(). */
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
         return finish(t, stats);
-    return HARK_EBUSY;
+    return hark__error(HARK_EBUSY, "hark_trace_free: an event is in flight on this thread (a "
+                                   "subscriber callback?): the trace is freed when it finishes");
 }

@@ -1,6 +1,7 @@
 /* The allocator hooks behind hark_set_allocator(). */
 #include "hark/common.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,15 +19,24 @@ void hark_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, 
     free_hook = free_fn ? free_fn : free;
 }
 
+/* Every failed allocation says so: the call that fails for it returns
+ * HARK_ENOMEM, and hark_error_last() tells the size. */
+static HARK__COLD void *none(size_t size)
+{
+    (void)hark__error(HARK_ENOMEM, "out of memory: %zu bytes could not be allocated", size);
+    return NULL;
+}
+
 void *hark__malloc(size_t size)
 {
-    return malloc_hook(size ? size : 1);
+    void *p = malloc_hook(size ? size : 1);
+    return p ? p : none(size);
 }
 
 void *hark__calloc(size_t count, size_t size)
 {
     if (size && count > (size_t)-1 / size)
-        return NULL;
+        return none((size_t)-1);
     void *p = hark__malloc(count * size);
     if (p)
         memset(p, 0, count * size);
@@ -35,7 +45,8 @@ void *hark__calloc(size_t count, size_t size)
 
 void *hark__realloc(void *ptr, size_t size)
 {
-    return realloc_hook(ptr, size ? size : 1);
+    void *p = realloc_hook(ptr, size ? size : 1);
+    return p ? p : none(size);
 }
 
 void hark__free(void *ptr)
@@ -49,7 +60,7 @@ void *hark__calloc_lines(size_t size)
     /* Room for the padding, the pointer to free and the rounding up. */
     size_t whole = (size + HARK__LINE - 1) / HARK__LINE * HARK__LINE;
     if (size > (size_t)-1 / 2 || whole > (size_t)-1 - 2 * HARK__LINE)
-        return NULL;
+        return none(size);
     char *raw = hark__malloc(whole + 2 * HARK__LINE);
     if (!raw)
         return NULL;

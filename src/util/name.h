@@ -10,6 +10,7 @@
  * Checks a name: not NULL (HARK_EINVAL), not empty (HARK_ENAME), at most
  * HARK_NAME_MAX bytes (HARK_ENAMETOOLONG). On success stores its length in
  * *length (which may be NULL) and returns 0. Reads at most HARK_NAME_MAX + 1 bytes.
+ * A refusal is recorded for hark_error_last().
  */
 HARK__PRIVATE int hark__check_name(const char *name, size_t *length);
 

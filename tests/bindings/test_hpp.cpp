@@ -3,7 +3,10 @@
  * however the scope is left, hark::instrument records an escaping exception in the
  * payload as Rails does and rethrows it, lambda subscribers are freed by their
  * release callback, and a subscriber that throws is a counted failure, never
- * std::terminate. Also HARK_INSTRUMENT left by an exception (cleanup attribute).
+ * std::terminate. Also HARK_INSTRUMENT left by an exception (cleanup attribute);
+ * hark::check throwing the last error (PCRE2's message and offset for a regex);
+ * hark::attach detaching at the end of the scope, with any attach of the exporter
+ * contract's signature.
  */
 #include <hark/hark.hpp>
 
@@ -15,6 +18,7 @@ extern "C" {
 }
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -312,6 +316,96 @@ void test_macro_left_by_an_exception_finishes(void **state)
 }
 #endif
 
+void test_check_throws_the_last_error(void **state)
+{
+    auto *f = static_cast<fx *>(*state);
+    assert_int_equal(hark::check(7), 7);
+    bool caught = false;
+    try {
+        hark::check(hark_subscribe_timed(
+            nullptr, f->n, hark_regex("a(b"),
+            [](const char *, double, double, const char *, hark_payload *, void *) { return 0; },
+            nullptr));
+    } catch (const hark::error &e) {
+        caught = true;
+        assert_int_equal(e.code(), HARK_EPATTERN);
+        assert_int_equal(e.offset(), 3);
+        assert_non_null(std::strstr(e.what(), "missing closing parenthesis"));
+    }
+    assert_true(caught);
+    /* A code the last error does not hold: its description. */
+    hark_error_clear();
+    try {
+        hark::check(HARK_EFULL);
+        fail();
+    } catch (const hark::error &e) {
+        assert_string_equal(e.what(), hark_strerror(HARK_EFULL));
+        assert_int_equal(e.offset(), -1);
+    }
+}
+
+/* An exporter of the contract's shape (hark/exporter.h), made of one subscription per
+ * attachment, for hark::attach (the real ones are in hark::export). */
+struct counting {
+    std::atomic<int> events{0};
+    std::vector<std::pair<hark_attach_id, hark_subscription_id>> live;
+    hark_notifier *n = nullptr;
+};
+
+int counting_attach(hark_attach_id *out, counting *x, hark_notifier *n, hark_pattern p)
+{
+    hark_subscription_id sid;
+    int rc = hark::subscribe_timed(
+        &sid, n, p,
+        [x](const char *, double, double, const char *, hark_payload *) { x->events++; });
+    if (rc < 0)
+        return rc;
+    static hark_attach_id next = 1;
+    x->n = n;
+    x->live.emplace_back(next, sid);
+    *out = next++;
+    return 0;
+}
+
+int counting_detach(counting *x, hark_attach_id id)
+{
+    for (auto it = x->live.begin(); it != x->live.end(); ++it)
+        if (it->first == id) {
+            int rc = hark_unsubscribe(x->n, it->second);
+            x->live.erase(it);
+            return rc;
+        }
+    return HARK_ENOENT;
+}
+
+void test_attach_detaches_on_scope_exit(void **state)
+{
+    auto *f = static_cast<fx *>(*state);
+    counting x;
+    {
+        auto a = hark::attach(counting_attach, counting_detach, &x, f->n, hark_exact("cpp.work"));
+        assert_true(a.id() != 0);
+        assert_int_equal(hark_instrument(f->t, nullptr, nullptr, nullptr, nullptr), 0);
+        auto moved = std::move(a);
+        assert_int_equal(a.id(), 0);
+        assert_int_equal(x.live.size(), 1);
+    }
+    assert_int_equal(x.live.size(), 0); /* detached once, by the moved-to one */
+    assert_int_equal(hark_instrument(f->t, nullptr, nullptr, nullptr, nullptr), 0);
+    assert_int_equal(x.events.load(), 1);
+    bool caught = false;
+    try {
+        auto bad = hark::attach(counting_attach, counting_detach, &x, f->n, hark_exact(""));
+    } catch (const hark::error &e) {
+        caught = e.code() == HARK_ENAME;
+    }
+    assert_true(caught);
+    assert_int_equal(x.live.size(), 0);
+    auto kept = hark::attach(counting_attach, counting_detach, &x, f->n, hark_all()).release();
+    assert_int_equal(counting_detach(&x, kept), 0);
+    assert_int_equal(hark_notifier_quiesce(f->n), 0);
+}
+
 } // namespace
 
 int main()
@@ -324,6 +418,8 @@ int main()
         cmocka_unit_test_setup_teardown(test_throwing_subscriber_is_a_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_span_with_every_subscriber_silenced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscribe_copy_out_of_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_throws_the_last_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attach_detaches_on_scope_exit, setup, teardown),
 #ifdef HARK_INSTRUMENT_CLEANUP
         cmocka_unit_test_setup_teardown(test_macro_left_by_an_exception_finishes, setup, teardown),
 #endif

@@ -94,9 +94,11 @@ static int watch(void)
 int main(int argc, char **argv)
 {
     hark_lttng *b;
-    int rc = hark_lttng_attach(&b, hark_default(), hark_all());
+    int rc = hark_lttng_new(&b);
+    if (rc == 0)
+        rc = hark_lttng_attach(NULL, b, hark_default(), hark_all());
     if (rc < 0) {
-        fprintf(stderr, "lttng_scenario: %s\n", hark_strerror(rc));
+        fprintf(stderr, "lttng_scenario: %s\n", hark_error_last()->message);
         return 1;
     }
     if (argc == 2 && !strcmp(argv[1], "run"))
@@ -106,6 +108,6 @@ int main(int argc, char **argv)
     else
         rc = 2;
     fflush(stdout);
-    hark_lttng_detach(b);
+    hark_lttng_free(b);
     return rc;
 }

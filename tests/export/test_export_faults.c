@@ -75,7 +75,7 @@ static void fx_teardown(void)
     hark_metrics_server_stop(F.srv);
     hark_metrics_snapshot_free(F.snap);
     if (F.t)
-        assert_int_equal(hark_trace_close(F.t, NULL), 0);
+        assert_int_equal(hark_trace_free(F.t, NULL), 0);
     if (F.m)
         assert_int_equal(hark_metrics_free(F.m), 0);
     assert_int_equal(hark_notifier_free(F.n), 0);
@@ -121,13 +121,13 @@ static void prep_trace(void)
 {
     hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
     o.write = trace_sink;
-    assert_int_equal(hark_trace_open(&F.t, NULL, &o), 0);
+    assert_int_equal(hark_trace_new(&F.t, NULL, &o), 0);
 }
 
 static void prep_trace_attached(void)
 {
     prep_trace();
-    assert_int_equal(hark_trace_attach(F.t, F.n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, F.t, F.n, hark_all()), 0);
 }
 
 static int op_metrics_new(void)
@@ -214,22 +214,22 @@ static void undo_serve(void)
     F.srv = NULL;
 }
 
-static int op_trace_open(void)
+static int op_trace_new(void)
 {
     hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
     o.write = trace_sink;
-    return hark_trace_open(&F.t, NULL, &o);
+    return hark_trace_new(&F.t, NULL, &o);
 }
 
 static void undo_trace(void)
 {
-    assert_int_equal(hark_trace_close(F.t, NULL), 0);
+    assert_int_equal(hark_trace_free(F.t, NULL), 0);
     F.t = NULL;
 }
 
 static int op_trace_attach(void)
 {
-    return hark_trace_attach(F.t, F.n, hark_exact("sql.query"));
+    return hark_trace_attach(NULL, F.t, F.n, hark_exact("sql.query"));
 }
 
 /* The first event of a thread makes its buffer: recorded, or counted as dropped. */
@@ -251,7 +251,7 @@ static void ok_trace_event(void)
 static void undo_trace_event(void)
 {
     /* Close and reopen: the next run is again a thread's first event. */
-    assert_int_equal(hark_trace_close(F.t, NULL), 0);
+    assert_int_equal(hark_trace_free(F.t, NULL), 0);
     F.t = NULL;
     prep_trace_attached();
 }
@@ -265,7 +265,7 @@ static const op ops[] = {
     {"hark_metrics_snapshot_take", prep_recorded, op_snapshot, ok_snapshot, undo_snapshot},
     {"hark_metrics_write_prometheus", prep_recorded, op_prometheus, ok_prometheus, undo_nothing},
     {"hark_metrics_serve", prep_recorded, op_serve, NULL, undo_serve},
-    {"hark_trace_open", NULL, op_trace_open, NULL, undo_trace},
+    {"hark_trace_new", NULL, op_trace_new, NULL, undo_trace},
     {"hark_trace_attach", prep_trace, op_trace_attach, NULL, undo_nothing},
     {"trace event + flush (a thread's first)", prep_trace_attached, op_trace_event, ok_trace_event,
      undo_trace_event},

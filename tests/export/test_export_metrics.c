@@ -238,7 +238,7 @@ static void test_subscriptions_and_silence(void **state)
     assert_int_equal(hark_metrics_new(&exact), 0);
     assert_int_equal(hark_metrics_new(&regex), 0);
     assert_int_equal(hark_metrics_new(&all), 0);
-    hark_subscription_id id = 0;
+    hark_attach_id id = 0;
     assert_int_equal(hark_metrics_attach(&id, exact, n, hark_exact("sql.db")), 0);
     assert_true(id != 0);
     assert_int_equal(hark_metrics_attach(NULL, regex, n, hark_regex("^cache\\.")), 0);
@@ -283,9 +283,9 @@ static void test_subscriptions_and_silence(void **state)
     hark_metrics *later;
     assert_int_equal(hark_metrics_new(&later), 0);
     assert_int_equal(hark_metrics_set_silenced(later, true), 0);
-    hark_subscription_id later_id = 99;
+    hark_attach_id later_id = 0;
     assert_int_equal(hark_metrics_attach(&later_id, later, n, hark_exact("cache.read")), 0);
-    assert_int_equal(later_id, 0);
+    assert_true(later_id != 0 && later_id != id); /* named while silenced too */
     instrument_for(cache, 1.0);
     assert_int_equal(count_of(later, "cache.read"), 0);
     assert_int_equal(hark_metrics_set_silenced(later, false), 0);
@@ -293,10 +293,18 @@ static void test_subscriptions_and_silence(void **state)
     assert_int_equal(count_of(later, "cache.read"), 1);
     assert_int_equal(hark_metrics_free(later), 0);
 
-    /* Unsubscribing by id detaches; freeing works with or without attachments. */
-    assert_int_equal(hark_unsubscribe(n, id), 0);
+    /* An attachment id is no subscription id; detaching by it stops the recording,
+     * once; freeing works with or without attachments. */
+    assert_int_equal(hark_unsubscribe(n, id), HARK_ENOENT);
+    assert_int_equal(hark_metrics_detach(regex, id), HARK_ENOENT); /* another's */
+    assert_int_equal(hark_metrics_detach(exact, id), 0);
+    assert_int_equal(hark_metrics_detach(exact, id), HARK_ENOENT);
+    assert_int_equal(hark_metrics_detach(exact, 0), HARK_ENOENT);
+    assert_int_equal(hark_metrics_detach(NULL, id), HARK_EINVAL);
     instrument_for(sql, 1.0);
     assert_int_equal(count_of(exact, "sql.db"), 3);
+    assert_int_equal(hark_metrics_flush(exact), 0);
+    assert_int_equal(hark_metrics_flush(NULL), HARK_EINVAL);
     assert_int_equal(hark_metrics_free(exact), 0);
     assert_int_equal(hark_metrics_free(regex), 0);
     /* The notifier goes first: `all` must not touch it afterwards. */
@@ -308,8 +316,9 @@ static void test_subscriptions_and_silence(void **state)
     assert_int_equal(hark_metrics_free(all), 0);
 }
 
-/* Unsubscribed by its id from inside an event (its release deferred until that
- * event is over): detached for good, not subscribed again by a silence and resume. */
+/* Detached from inside an event (its subscription's release deferred until that
+ * event is over): detached for good, not subscribed again by a silence and resume;
+ * a silenced attachment detaches too. */
 static void test_unsubscribed_stays_detached(void **state)
 {
     (void)state;
@@ -319,21 +328,28 @@ static void test_unsubscribed_stays_detached(void **state)
     assert_int_equal(hark_metrics_new(&m), 0);
     /* `a` attached last, so that silencing reaches it first, its release pending. */
     assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("b")), 0);
-    hark_subscription_id id = 0;
+    hark_attach_id id = 0;
     assert_int_equal(hark_metrics_attach(&id, m, n, hark_exact("a")), 0);
     hark_topic *a, *b;
     assert_int_equal(hark_topic_get(&a, n, "a"), 0);
     assert_int_equal(hark_topic_get(&b, n, "b"), 0);
     int rc = -1;
-    HARK_INSTRUMENT(a, NULL, { rc = hark_unsubscribe(n, id); });
+    HARK_INSTRUMENT(a, NULL, { rc = hark_metrics_detach(m, id); });
     assert_int_equal(rc, 0);
-    assert_int_equal(count_of(m, "a"), 1); /* the event in flight was recorded */
+    assert_int_equal(count_of(m, "a"), 0); /* detached before it finished: not recorded */
     assert_int_equal(hark_metrics_set_silenced(m, true), 0);
     assert_int_equal(hark_metrics_set_silenced(m, false), 0);
     instrument_for(a, 1.0);
     instrument_for(b, 1.0);
-    assert_int_equal(count_of(m, "a"), 1);
+    assert_int_equal(count_of(m, "a"), 0);
     assert_int_equal(count_of(m, "b"), 1); /* the other attachment is back */
+    hark_attach_id c = 0;
+    assert_int_equal(hark_metrics_set_silenced(m, true), 0);
+    assert_int_equal(hark_metrics_attach(&c, m, n, hark_exact("b")), 0);
+    assert_int_equal(hark_metrics_detach(m, c), 0); /* detached while silenced */
+    assert_int_equal(hark_metrics_set_silenced(m, false), 0);
+    instrument_for(b, 1.0);
+    assert_int_equal(count_of(m, "b"), 2); /* the first attachment only */
     assert_int_equal(hark_metrics_free(m), 0);
     assert_int_equal(hark_notifier_free(n), 0);
 }
@@ -482,11 +498,12 @@ static void test_resume_past_bad_pattern(void **state)
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("a")), 0);
     assert_int_equal(hark_metrics_set_silenced(m, true), 0);
-    hark_subscription_id id = 99;
+    hark_attach_id id = 0;
     assert_int_equal(hark_metrics_attach(&id, m, n, hark_regex("(")), 0); /* unchecked */
-    assert_int_equal(id, 0);
+    assert_true(id != 0);
     assert_int_equal(hark_metrics_attach(NULL, m, n, hark_exact("b")), 0);
     assert_int_equal(hark_metrics_set_silenced(m, false), HARK_EPATTERN);
+    assert_int_equal(hark_metrics_detach(m, id), HARK_ENOENT); /* dropped */
     hark_topic *a, *b;
     assert_int_equal(hark_topic_get(&a, n, "a"), 0);
     assert_int_equal(hark_topic_get(&b, n, "b"), 0);
@@ -645,7 +662,7 @@ static void test_prometheus_text(void **state)
     size_t buckets = 0;
     for (const char *p = t.buf; (p = strstr(p, "sql.db\",le=")); p++)
         buckets++;
-    assert_int_equal(buckets, HARK_PROM_DEFAULT_BOUNDS + 1);
+    assert_int_equal(buckets, HARK_METRICS_PROM_DEFAULT_BOUNDS + 1);
 
     /* A bound that is not a bucket edge is rounded down to one (and shown so). */
     static const double odd[] = {0.001};
@@ -960,8 +977,8 @@ static void test_serve_bad_input(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
-/* hark_metrics_prom_options_init() gives the defaults of the _INIT macro; the old
- * name (hark_prom_options) is the same type and still works. */
+/* hark_metrics_prom_options_init() gives the defaults of the _INIT macro (the old
+ * names: test_export_deprecated.c). */
 static void test_prom_options_init(void **state)
 {
     (void)state;
@@ -978,17 +995,6 @@ static void test_prom_options_init(void **state)
     assert_int_equal(b.bound_count, 0);
     assert_int_equal(hark_metrics_prom_options_init(NULL, HARK_METRICS_PROM_OPTIONS_VERSION),
                      HARK_EINVAL);
-
-    hark_prom_options old = HARK_PROM_OPTIONS_INIT;
-    hark_metrics *m;
-    assert_int_equal(hark_metrics_new(&m), 0);
-    assert_int_equal(hark_metrics_record(m, "a.b", 0.001), 0);
-    FILE *f = tmpfile();
-    assert_non_null(f);
-    assert_int_equal(hark_metrics_write_prometheus_file(m, &old, f), 0);
-    assert_true(ftell(f) > 0);
-    fclose(f);
-    assert_int_equal(hark_metrics_free(m), 0);
 }
 
 int main(void)

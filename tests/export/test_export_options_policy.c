@@ -122,9 +122,9 @@ static int use_trace(void *opts)
     hark_trace_options *o = opts;
     o->write = trace_write;
     hark_trace *t = NULL;
-    int rc = hark_trace_open(&t, NULL, o);
+    int rc = hark_trace_new(&t, NULL, o);
     if (rc == 0)
-        assert_int_equal(hark_trace_close(t, NULL), 0);
+        assert_int_equal(hark_trace_free(t, NULL), 0);
     return rc;
 }
 

@@ -302,7 +302,7 @@ static int create(const hark_otlp_options *o, char *err, size_t n)
     hark_otlp *x = NULL;
     int rc = hark_otlp_new(&x, o, err, n);
     if (rc == 0)
-        assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+        assert_int_equal(hark_otlp_free(x, 0, NULL), 0);
     return rc;
 }
 
@@ -369,11 +369,11 @@ static void config_errors(void **state)
     o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
     o.protocol = HARK_OTLP_HTTP_JSON;
     assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
-    assert_int_equal(hark_otlp_shutdown(x, 100, NULL), 0);
+    assert_int_equal(hark_otlp_free(x, 100, NULL), 0);
     unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
-    assert_int_equal(hark_otlp_attach(NULL, NULL, hark_all()), HARK_EINVAL);
+    assert_int_equal(hark_otlp_attach(NULL, NULL, NULL, hark_all()), HARK_EINVAL);
     assert_int_equal(hark_otlp_flush(NULL, 0), HARK_EINVAL);
-    assert_int_equal(hark_otlp_shutdown(NULL, 0, NULL), 0);
+    assert_int_equal(hark_otlp_free(NULL, 0, NULL), 0);
 }
 
 /* An exporter to a port nobody listens on, retrying for at most 100 ms. */
@@ -412,7 +412,7 @@ static void sampling(void **state)
 
     /* always_off: nothing is queued. */
     hark_otlp *x = unreachable("always_off", 0, 4096);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     for (int i = 0; i < 10; i++)
         hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats s;
@@ -426,10 +426,10 @@ static void sampling(void **state)
     hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats_get(x, &s);
     assert_int_equal(s.spans.queued, 0);
-    hark_otlp_shutdown(x, 0, NULL);
+    hark_otlp_free(x, 0, NULL);
 
     x = unreachable("parentbased_always_off", 0, 4096);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     assert_int_equal(hark_otlp_context_begin(&c), 0);
     hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats_get(x, &s);
@@ -440,32 +440,32 @@ static void sampling(void **state)
     hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats_get(x, &s);
     assert_int_equal(s.spans.queued, 2);
-    hark_otlp_shutdown(x, 0, NULL);
+    hark_otlp_free(x, 0, NULL);
 
     /* A ratio of one half, decided once per trace: root and child together. */
     x = unreachable("parentbased_traceidratio", 0.5, 4096);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     enum { TRACES = 400 };
     for (int i = 0; i < TRACES; i++)
         hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats_get(x, &s);
     assert_true(s.spans.queued % 2 == 0);
     assert_true(s.spans.queued > 0 && s.spans.queued < 2 * TRACES);
-    hark_otlp_shutdown(x, 0, NULL);
+    hark_otlp_free(x, 0, NULL);
 
     /* Each exporter samples with its own sampler, whichever was created last. */
     hark_otlp *on = unreachable("always_on", 0, 4096);
     hark_otlp *off = unreachable("always_off", 0, 4096);
-    assert_int_equal(hark_otlp_attach(on, n, hark_all()), 0);
-    assert_int_equal(hark_otlp_attach(off, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, on, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, off, n, hark_all()), 0);
     for (int i = 0; i < 10; i++)
         hark_instrument_name(n, "root", NULL, child_block, n, NULL);
     hark_otlp_stats_get(on, &s);
     assert_int_equal(s.spans.queued, 20);
     hark_otlp_stats_get(off, &s);
     assert_int_equal(s.spans.queued, 0);
-    hark_otlp_shutdown(off, 0, NULL);
-    hark_otlp_shutdown(on, 0, NULL);
+    hark_otlp_free(off, 0, NULL);
+    hark_otlp_free(on, 0, NULL);
     hark_notifier_free(n);
 }
 
@@ -549,13 +549,13 @@ static void drops_counted(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_otlp *x = unreachable(NULL, 0, 4);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     enum { EVENTS = 500 };
     for (int i = 0; i < EVENTS; i++)
         hark_instrument_name(n, "lost", NULL, NULL, NULL, NULL);
     hark_otlp_stats s;
     assert_int_equal(hark_otlp_flush(x, 5000), HARK_EIO);
-    assert_int_equal(hark_otlp_shutdown(x, 1000, &s), HARK_EIO);
+    assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     assert_int_equal(s.spans.exported, 0);
     assert_int_equal(s.spans.dropped, EVENTS);
     assert_true(s.spans.queued >= 4 && s.spans.queued <= EVENTS);
@@ -574,7 +574,7 @@ static void forked_child(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_otlp *x = unreachable(NULL, 0, 64);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     for (int i = 0; i < 3; i++)
         hark_instrument_name(n, "before.fork", NULL, NULL, NULL, NULL);
     pid_t pid = fork();
@@ -589,7 +589,7 @@ static void forked_child(void **state)
         /* Its own span failed to export; the parent's three were not its to send. */
         int ok = rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0;
         /* Everything freed before leaving, as valgrind checks the child too. */
-        hark_otlp_shutdown(x, 1000, NULL);
+        hark_otlp_free(x, 1000, NULL);
         hark_notifier_free(n);
         _exit(ok ? 0 : 1);
     }
@@ -599,7 +599,7 @@ static void forked_child(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     hark_otlp_stats s;
-    hark_otlp_shutdown(x, 1000, &s);
+    hark_otlp_free(x, 1000, &s);
     assert_int_equal(s.spans.dropped, 3); /* the parent's own, to the unreachable port */
     hark_notifier_free(n);
 #endif
@@ -623,7 +623,7 @@ static void largest_record(void **state)
     o.max_export_batch_size = 8;
     hark_otlp *x;
     assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     char name[HARK_NAME_MAX + 1];
     memset(name, 'n', HARK_NAME_MAX);
     name[HARK_NAME_MAX] = '\0';
@@ -643,7 +643,7 @@ static void largest_record(void **state)
         hark_instrument_name(n, name, &p, NULL, NULL, NULL);
     }
     hark_otlp_stats s;
-    hark_otlp_shutdown(x, 1000, &s);
+    hark_otlp_free(x, 1000, &s);
     assert_int_equal(s.spans.queued, 6);
     assert_int_equal(s.spans.dropped, 6);
     hark_notifier_free(n);

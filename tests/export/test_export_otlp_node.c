@@ -297,7 +297,7 @@ static void run_mode(bool json, bool gzip)
     CHECK(rc == 0, "hark_otlp_new: %d %s", rc, err);
     if (rc)
         return;
-    CHECK(hark_otlp_attach(x, c.n, hark_all()) == 0, "attach");
+    CHECK(hark_otlp_attach(NULL, x, c.n, hark_all()) == 0, "attach");
     hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
     so.kind = HARK_KIND_MONOTONIC;
     so.timed = on_event;
@@ -414,7 +414,7 @@ static void run_mode(bool json, bool gzip)
     /* Shut down first: the last metrics snapshot goes out with it. */
     CHECK(hark_logger_free(c.log) == 0, "logger free");
     hark_otlp_stats stats;
-    rc = hark_otlp_shutdown(x, 10000, &stats);
+    rc = hark_otlp_free(x, 10000, &stats);
     CHECK(rc == 0, "shutdown: %d", rc);
 
     str answer = {0};
@@ -447,7 +447,7 @@ static void run_retry(void)
     hark_otlp *x;
     char err[256];
     CHECK(hark_otlp_new(&x, &o, err, sizeof err) == 0, "new: %s", err);
-    hark_otlp_attach(x, n, hark_all());
+    hark_otlp_attach(NULL, x, n, hark_all());
     hark_instrument_name(n, "job.run", NULL, NULL, NULL, NULL);
     int rc = hark_otlp_flush(x, 20000);
     CHECK(rc == 0, "flush after a retry: %d", rc);
@@ -462,7 +462,7 @@ static void run_retry(void)
                    &answer);
     CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
     free(answer.p);
-    hark_otlp_shutdown(x, 5000, NULL);
+    hark_otlp_free(x, 5000, NULL);
     hark_notifier_free(n);
 }
 
@@ -482,7 +482,7 @@ static void run_drop(void)
     hark_otlp *x;
     char err[256];
     CHECK(hark_otlp_new(&x, &o, err, sizeof err) == 0, "new: %s", err);
-    hark_otlp_attach(x, n, hark_all());
+    hark_otlp_attach(NULL, x, n, hark_all());
     CHECK(post("/quit", "", NULL) == 200, "quit");
     int status = 0;
     waitpid(receiver_pid, &status, 0);
@@ -491,7 +491,7 @@ static void run_drop(void)
     for (int i = 0; i < EVENTS; i++)
         hark_instrument_name(n, "lost.event", NULL, NULL, NULL, NULL);
     hark_otlp_stats s;
-    int rc = hark_otlp_shutdown(x, 3000, &s);
+    int rc = hark_otlp_free(x, 3000, &s);
     CHECK(rc == HARK_EIO, "shutdown with drops: %d", rc);
     CHECK(s.spans.exported == 0 && s.spans.dropped == EVENTS,
           "exported %" PRIu64 " dropped %" PRIu64 " of %d", s.spans.exported, s.spans.dropped,

@@ -157,7 +157,7 @@ static double now_s(void)
 /* One span, queued for export. */
 static void one_span(hark_otlp *x, hark_notifier *n)
 {
-    assert_int_equal(hark_otlp_attach(x, n, hark_exact("work")), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_exact("work")), 0);
     assert_int_equal(hark_instrument_name(n, "work", NULL, NULL, NULL, NULL), 0);
 }
 
@@ -177,7 +177,7 @@ static void shutdown_ends_a_request_in_progress(void **state)
     assert_int_equal(atomic_load(&r.requests), 1);
     hark_otlp_stats s;
     double t0 = now_s();
-    assert_int_equal(hark_otlp_shutdown(x, 1000, &s), HARK_EIO);
+    assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     double took = now_s() - t0;
     if (took > 5.0)
         fail_msg("shutdown(1000 ms) took %.1f s: the request in progress was not ended", took);
@@ -200,7 +200,7 @@ static void retry_after_past_the_export_time_drops_the_batch(void **state)
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 5000), HARK_EIO);
     hark_otlp_stats s;
-    assert_int_equal(hark_otlp_shutdown(x, 1000, &s), HARK_EIO);
+    assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     assert_int_equal(atomic_load(&r.requests), 1);
     assert_int_equal(s.requests, 1);
     assert_int_equal(s.retries, 0);
@@ -224,7 +224,7 @@ static void export_timeout_zero_is_the_default(void **state)
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 10000), 0);
     hark_otlp_stats s;
-    assert_int_equal(hark_otlp_shutdown(x, 1000, &s), 0);
+    assert_int_equal(hark_otlp_free(x, 1000, &s), 0);
     assert_int_equal(s.spans.exported, 1);
     assert_int_equal(s.spans.dropped, 0);
     assert_true(atomic_load(&r.requests) >= 1);

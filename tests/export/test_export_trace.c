@@ -75,7 +75,7 @@ static hark_trace *open_sink(sink *s, size_t buffer_bytes, size_t args_max, unsi
     o.write = sink_write;
     o.write_data = s;
     hark_trace *t = NULL;
-    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_new(&t, NULL, &o), 0);
     assert_non_null(t);
     return t;
 }
@@ -123,8 +123,8 @@ static void test_flush_ends_while_producers_outpace(void **state)
     o.write = chasing_write;
     o.write_data = &c;
     hark_trace *t;
-    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_new(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     emit(c.tp, 3000); /* more than one staging buffer: the flush takes rounds */
     hark_trace_stats st;
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
@@ -142,7 +142,7 @@ static void test_flush_ends_while_producers_outpace(void **state)
     assert_int_equal(hark_trace_flush(t), 0);
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.written, before);
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.written, before);
     assert_int_equal(st.unwritten, 0);
     assert_int_equal(count_of(c.s.buf, "\"ph\":\"X\""), (int)before);
@@ -174,36 +174,36 @@ static void test_open_bad_input(void **state)
     hark_trace *t = (hark_trace *)(uintptr_t)0x1;
     hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
     sink s = {0};
-    assert_int_equal(hark_trace_open(NULL, "/tmp/x.json", NULL), HARK_EINVAL);
-    assert_int_equal(hark_trace_open(&t, NULL, NULL), HARK_EINVAL); /* no path, no hook */
+    assert_int_equal(hark_trace_new(NULL, "/tmp/x.json", NULL), HARK_EINVAL);
+    assert_int_equal(hark_trace_new(&t, NULL, NULL), HARK_EINVAL); /* no path, no hook */
     o.write = sink_write;
     o.write_data = &s;
-    assert_int_equal(hark_trace_open(&t, "/tmp/x.json", &o), HARK_EINVAL); /* both */
+    assert_int_equal(hark_trace_new(&t, "/tmp/x.json", &o), HARK_EINVAL); /* both */
     o = (hark_trace_options)HARK_TRACE_OPTIONS_INIT;
     o.version = 99;
-    assert_int_equal(hark_trace_open(&t, "/tmp/x.json", &o), HARK_EINVAL);
+    assert_int_equal(hark_trace_new(&t, "/tmp/x.json", &o), HARK_EINVAL);
     o = (hark_trace_options)HARK_TRACE_OPTIONS_INIT;
     o.buffer_bytes = HARK_TRACE_BUFFER_MIN - 1;
-    assert_int_equal(hark_trace_open(&t, "/tmp/x.json", &o), HARK_EINVAL);
+    assert_int_equal(hark_trace_new(&t, "/tmp/x.json", &o), HARK_EINVAL);
     o = (hark_trace_options)HARK_TRACE_OPTIONS_INIT;
     o.args_max = HARK_TRACE_ARGS_MIN - 1;
-    assert_int_equal(hark_trace_open(&t, "/tmp/x.json", &o), HARK_EINVAL);
+    assert_int_equal(hark_trace_new(&t, "/tmp/x.json", &o), HARK_EINVAL);
     o.args_max = HARK_TRACE_ARGS_MAX + 1;
-    assert_int_equal(hark_trace_open(&t, "/tmp/x.json", &o), HARK_EINVAL);
+    assert_int_equal(hark_trace_new(&t, "/tmp/x.json", &o), HARK_EINVAL);
 
     /* Paths that cannot be written: a clear error, errno says why, nothing made. */
     errno = 0;
-    assert_int_equal(hark_trace_open(&t, "/nonexistent-dir/trace.json", NULL), HARK_EIO);
+    assert_int_equal(hark_trace_new(&t, "/nonexistent-dir/trace.json", NULL), HARK_EIO);
     assert_int_equal(errno, ENOENT);
     errno = 0;
-    assert_int_equal(hark_trace_open(&t, "/tmp", NULL), HARK_EIO);
+    assert_int_equal(hark_trace_new(&t, "/tmp", NULL), HARK_EIO);
     assert_int_equal(errno, EISDIR);
     assert_ptr_equal(t, (hark_trace *)(uintptr_t)0x1);
 
     assert_int_equal(hark_trace_flush(NULL), HARK_EINVAL);
     hark_trace_stats st;
     assert_int_equal(hark_trace_stats_get(NULL, &st), HARK_EINVAL);
-    assert_int_equal(hark_trace_close(NULL, &st), 0);
+    assert_int_equal(hark_trace_free(NULL, &st), 0);
     assert_int_equal(st.recorded, 0);
 }
 
@@ -214,21 +214,66 @@ static void test_attach_limits(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 0, 0, 0);
-    assert_int_equal(hark_trace_attach(NULL, n, hark_all()), HARK_EINVAL);
-    assert_int_equal(hark_trace_attach(t, NULL, hark_all()), HARK_EINVAL);
-    assert_int_equal(hark_trace_attach(t, n, hark_exact("")), HARK_ENAME); /* hark_subscribe's */
+    assert_int_equal(hark_trace_attach(NULL, NULL, n, hark_all()), HARK_EINVAL);
+    assert_int_equal(hark_trace_attach(NULL, t, NULL, hark_all()), HARK_EINVAL);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("")),
+                     HARK_ENAME); /* hark_subscribe's */
     for (int i = 0; i < HARK_TRACE_ATTACH_MAX; i++)
-        assert_int_equal(hark_trace_attach(t, n, hark_exact("a.b")), 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_exact("a.b")), HARK_ELIMIT);
+        assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("a.b")), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("a.b")), HARK_ELIMIT);
 
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "a.b"), 0);
     emit(tp, 1); /* 16 subscriptions: 16 records */
     hark_trace_stats st;
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, HARK_TRACE_ATTACH_MAX);
     assert_int_equal(st.written, HARK_TRACE_ATTACH_MAX);
     assert_false(hark_enabled(tp)); /* unsubscribed */
+    assert_int_equal(hark_notifier_free(n), 0);
+    free(s.buf);
+}
+
+/* The exporter contract: ids unique and never subscription ids; a detached
+ * attachment records nothing more and frees its place; the others carry on. */
+static void test_attach_detach(void **state)
+{
+    (void)state;
+    sink s = {0};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_trace *t = open_sink(&s, 0, 0, 0), *other = open_sink(&s, 0, 0, 0);
+    hark_attach_id a = 0, b = 0, c = 0;
+    assert_int_equal(hark_trace_attach(&a, t, n, hark_exact("a.b")), 0);
+    assert_int_equal(hark_trace_attach(&b, t, n, hark_regex("^a\\.")), 0);
+    assert_int_equal(hark_trace_attach(&c, other, n, hark_exact("zzz")), 0);
+    assert_true(a && b && c && a != b && b != c && a != c);
+    assert_int_equal(hark_unsubscribe(n, a), HARK_ENOENT);  /* no subscription id */
+    assert_int_equal(hark_trace_detach(t, c), HARK_ENOENT); /* the other trace's */
+    assert_non_null(strstr(hark_error_last()->message, "hark_trace_detach"));
+    assert_int_equal(hark_trace_detach(t, 0), HARK_ENOENT);
+    assert_int_equal(hark_trace_detach(NULL, a), HARK_EINVAL);
+
+    hark_topic *tp;
+    assert_int_equal(hark_topic_get(&tp, n, "a.b"), 0);
+    emit(tp, 1); /* both attachments: two records */
+    assert_int_equal(hark_trace_detach(t, a), 0);
+    assert_int_equal(hark_trace_detach(t, a), HARK_ENOENT);
+    emit(tp, 1); /* the regex only */
+    hark_trace_stats st;
+    assert_int_equal(hark_trace_stats_get(t, &st), 0);
+    assert_int_equal(st.recorded, 3);
+
+    /* A detached attachment's place is free again: the limit counts live ones. */
+    for (int i = 0; i < HARK_TRACE_ATTACH_MAX - 1; i++)
+        assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("x")), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("x")), HARK_ELIMIT);
+    assert_int_equal(hark_trace_detach(t, b), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_exact("x")), 0);
+
+    assert_int_equal(hark_trace_free(t, &st), 0);
+    assert_int_equal(st.written, 3);
+    assert_int_equal(hark_trace_free(other, NULL), 0);
     assert_int_equal(hark_notifier_free(n), 0);
     free(s.buf);
 }
@@ -251,7 +296,7 @@ static void test_drop_count_exact(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 4096, 0, 0); /* no writer thread */
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "drop.test"), 0);
 
@@ -271,7 +316,7 @@ static void test_drop_count_exact(void **state)
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.written, fit);
     emit(tp, 10);
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, fit + 10);
     assert_int_equal(st.written, fit + 10);
     assert_int_equal(st.dropped, 100 - fit);
@@ -292,7 +337,7 @@ static void test_wrap(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 4096, 0, 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *a, *b;
     assert_int_equal(hark_topic_get(&a, n, "wrap.abc"), 0);        /* 48 + 8 -> 56 */
     assert_int_equal(hark_topic_get(&b, n, "wrap.abcdefghij"), 0); /* 48 + 15 -> 64 */
@@ -303,7 +348,7 @@ static void test_wrap(void **state)
         assert_int_equal(hark_trace_flush(t), 0);
     }
     hark_trace_stats st;
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.dropped, 0);
     assert_int_equal(st.written, (uint64_t)total);
     assert_int_equal(count_of(s.buf, "\"ph\":\"X\""), total);
@@ -322,13 +367,13 @@ static void test_dev_full(void **state)
     o.flush_interval_ms = 0;
     o.buffer_bytes = 4096;
     hark_trace *t;
-    int rc = hark_trace_open(&t, "/dev/full", &o);
+    int rc = hark_trace_new(&t, "/dev/full", &o);
     if (rc == HARK_EIO) {
         skip(); /* no /dev/full here */
         return;
     }
     assert_int_equal(rc, 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "disk.full"), 0);
     emit(tp, 5);
@@ -347,7 +392,7 @@ static void test_dev_full(void **state)
     assert_int_equal(st.recorded, 205 - st.dropped);
     assert_true(st.recorded <= fit);
     assert_true(st.dropped > 0);
-    assert_int_equal(hark_trace_close(t, &st), HARK_EIO);
+    assert_int_equal(hark_trace_free(t, &st), HARK_EIO);
     assert_int_equal(st.last_errno, ENOSPC);
     assert_int_equal(st.unwritten, st.recorded);
     assert_int_equal(hark_notifier_free(n), 0);
@@ -364,7 +409,7 @@ static void test_sink_recovers(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 0, 0, 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "sink.recover"), 0);
     emit(tp, 20);
@@ -375,7 +420,7 @@ static void test_sink_recovers(void **state)
     assert_int_equal(hark_trace_flush(t), 0); /* the sink works again */
     emit(tp, 20);
     hark_trace_stats st;
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, 60);
     assert_int_equal(st.written, 60);
     assert_int_equal(st.dropped, 0);
@@ -394,7 +439,7 @@ static void test_args(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 0, 64, 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "args.test"), 0);
     HARK_PAYLOAD(p, 3);
@@ -407,7 +452,7 @@ static void test_args(void **state)
     hark_payload_set_str(&big, "sql",
                          "SELECT * FROM a_table_with_a_long_name WHERE x = 1 AND y = 2");
     HARK_INSTRUMENT(tp, &big, { (void)0; });
-    assert_int_equal(hark_trace_close(t, NULL), 0);
+    assert_int_equal(hark_trace_free(t, NULL), 0);
     assert_non_null(strstr(s.buf, "\"args\":{\"q\":\"a\\\"b\\\\c\\n\",\"rows\":-3,\"ok\":true}"));
     /* Cut to 64 bytes of args: n kept, sql shortened, and the marker. */
     const char *cut = strstr(s.buf, "\"args\":{\"n\":1,\"sql\":\"SELECT");
@@ -428,7 +473,7 @@ static void test_args_render_as_every_payload(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 0, 1024, 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "args.shared"), 0);
     HARK_PAYLOAD(l4, 1);
@@ -449,7 +494,7 @@ static void test_args_render_as_every_payload(void **state)
     size_t len = hark_payload_json_members(members, sizeof members, &p, NULL);
     members[len] = '\0';
     HARK_INSTRUMENT(tp, &p, { (void)0; });
-    assert_int_equal(hark_trace_close(t, NULL), 0);
+    assert_int_equal(hark_trace_free(t, NULL), 0);
     char want[1100];
     snprintf(want, sizeof want, "\"args\":{%s}}", members);
     assert_non_null(strstr(s.buf, want));
@@ -473,7 +518,7 @@ static void test_threads_exit(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_trace *t = open_sink(&s, 0, 0, 1); /* a writer every millisecond */
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "thread.exit"), 0);
     for (int round = 0; round < 4; round++) {
@@ -485,7 +530,7 @@ static void test_threads_exit(void **state)
         assert_int_equal(hark_trace_flush(t), 0);
     }
     hark_trace_stats st;
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, 4 * 4 * 50);
     assert_int_equal(st.written, 4 * 4 * 50);
     assert_int_equal(count_of(s.buf, "\"ph\":\"X\""), 4 * 4 * 50);
@@ -542,8 +587,8 @@ static void test_forked_child_closes(void **state)
     o.write = gated_write;
     o.write_data = &g;
     hark_trace *t;
-    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_new(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     emit(tp, 10);
     /* The writer's round is inside the hook, with the writer lock held. */
     pthread_mutex_lock(&g.lock);
@@ -557,7 +602,7 @@ static void test_forked_child_closes(void **state)
     if (pid == 0) {
         emit(tp, 5);
         hark_trace_stats st;
-        int ok = hark_trace_flush(t) == 0 && hark_trace_close(t, &st) == 0 &&
+        int ok = hark_trace_flush(t) == 0 && hark_trace_free(t, &st) == 0 &&
                  st.written == st.recorded && st.recorded == 15;
         _exit(ok ? 0 : 1);
     }
@@ -566,7 +611,7 @@ static void test_forked_child_closes(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     hark_trace_stats st;
-    assert_int_equal(hark_trace_close(t, &st), 0);
+    assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.written, 10);
     assert_int_equal(hark_notifier_free(n), 0);
     free(g.s.buf);
@@ -582,7 +627,7 @@ static int close_inside(hark_payload *p, hark_failure *f, void *data)
 {
     (void)p, (void)f;
     closer *c = data;
-    c->rc = hark_trace_close(c->t, NULL);
+    c->rc = hark_trace_free(c->t, NULL);
     return 0;
 }
 
@@ -593,7 +638,7 @@ static void test_close_in_flight(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     closer c = {open_sink(&s, 0, 0, 0), 0};
-    assert_int_equal(hark_trace_attach(c.t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, c.t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "close.inside"), 0);
     emit(tp, 3);
@@ -617,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_forked_child_closes),
         cmocka_unit_test(test_open_bad_input),
         cmocka_unit_test(test_attach_limits),
+        cmocka_unit_test(test_attach_detach),
         cmocka_unit_test(test_category),
         cmocka_unit_test(test_drop_count_exact),
         cmocka_unit_test(test_wrap),

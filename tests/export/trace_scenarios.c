@@ -48,8 +48,8 @@ static int nest(const char *path)
     hark_trace_options o = HARK_TRACE_OPTIONS_INIT;
     o.flush_interval_ms = 1; /* the background writer runs while threads record */
     hark_trace *t;
-    int rc = hark_trace_open(&t, path, &o);
-    if (rc < 0 || (rc = hark_trace_attach(t, n, hark_all())) < 0) {
+    int rc = hark_trace_new(&t, path, &o);
+    if (rc < 0 || (rc = hark_trace_attach(NULL, t, n, hark_all())) < 0) {
         fprintf(stderr, "trace: %s\n", hark_strerror(rc));
         return 1;
     }
@@ -80,7 +80,7 @@ static int nest(const char *path)
     for (int i = 0; i < THREADS; i++)
         pthread_join(th[i], NULL);
     hark_trace_stats st;
-    rc = hark_trace_close(t, &st);
+    rc = hark_trace_free(t, &st);
     if (rc < 0) {
         fprintf(stderr, "close: %s\n", hark_strerror(rc));
         return 1;
@@ -98,8 +98,8 @@ static int drop(const char *path)
     o.flush_interval_ms = 0;
     o.buffer_bytes = 8192;
     hark_trace *t;
-    int rc = hark_trace_open(&t, path, &o);
-    if (rc < 0 || (rc = hark_trace_attach(t, n, hark_all())) < 0) {
+    int rc = hark_trace_new(&t, path, &o);
+    if (rc < 0 || (rc = hark_trace_attach(NULL, t, n, hark_all())) < 0) {
         fprintf(stderr, "trace: %s\n", hark_strerror(rc));
         return 1;
     }
@@ -111,7 +111,7 @@ static int drop(const char *path)
         HARK_INSTRUMENT(tp, &p, { hark_payload_set_int(&p, "i", i % 10); });
     }
     hark_trace_stats st;
-    rc = hark_trace_close(t, &st);
+    rc = hark_trace_free(t, &st);
     hark_notifier_free(n);
     if (rc < 0)
         return 1;

@@ -1,15 +1,17 @@
 /*
- * The LTTng-UST bridge (hark/lttng.h): an event-object subscription, silenced with
+ * The LTTng-UST bridge (hark/lttng.h): event-object subscriptions, silenced with
  * cached answers while the tracepoint hark:event is disabled, and a thread that
- * tells the notifier when that changes.
+ * tells their notifiers when that changes.
  *
- * Lifetime: the bridge is referenced by its owner and by its subscription; the
- * subscription's release callback drops its reference, so whichever of detach and
- * release comes last frees the bridge.
+ * Lifetime: the bridge is referenced by its owner and by each of its
+ * subscriptions (attach.h); a subscription's release drops its reference, so
+ * whichever of free and the last release comes last frees the bridge.
  */
 #include "hark/lttng.h"
 #include "hark/sys/payload_json.h"
 #include "alloc.h"
+#include "attach.h"
+#include "error.h"
 #include "ns.h"
 #include "worker.h"
 
@@ -20,10 +22,11 @@
 #include <string.h>
 
 struct hark_lttng {
-    hark_notifier *n;
-    hark_subscription_id id;
-    atomic_int refs;            /* the owner + the subscription */
+    pthread_mutex_t lock;       /* guards the attachments */
+    hark__attach_set atts;      /* attach.h */
+    atomic_int refs;            /* the owner + one per subscription */
     bool polled, last;          /* the poller's own: whether it ran, what it saw */
+    atomic_bool attached;       /* a subscription was made since the poller's last pass */
     struct hark__worker poller; /* worker.h: a pass every HARK_LTTNG_POLL_MS */
 };
 
@@ -53,28 +56,44 @@ static int on_event(hark_event *ev, void *data)
     return 0;
 }
 
-static void unref(hark_lttng *b)
+static void destroy(hark_lttng *b)
+{
+    pthread_mutex_destroy(&b->lock);
+    hark__free_lines(b);
+}
+
+static bool unref(hark_lttng *b)
 {
     /* acq_rel: everything either side did happens before the free. */
-    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
-        hark__free_lines(b);
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return false;
+    destroy(b);
+    return true;
 }
 
 static void on_release(void *data)
 {
-    unref(data);
+    struct hark__attach *a = data;
+    hark_lttng *b = a->owner;
+    hark__attach_released(&b->atts, a);
+    (void)unref(b);
 }
 
-/* One pass of the poller: tells the notifier when the tracepoint's state changed
+/* One pass of the poller: tells the notifiers when the tracepoint's state changed
  * (on the first pass, a change before the poller started). */
 static bool poll_work(void *data)
 {
     hark_lttng *b = data;
     bool now = lttng_ust_tracepoint_enabled(hark, event);
-    if (!b->polled || now != b->last) {
+    /* A subscription made during a change may hold the old answer: ask again. */
+    bool attached = atomic_exchange_explicit(&b->attached, false, memory_order_relaxed);
+    if (!b->polled || now != b->last || attached) {
         b->polled = true;
         b->last = now;
-        (void)hark_subscription_silence_changed(b->n, b->id);
+        struct hark__attach live[HARK__ATTACH_MAX];
+        int count = hark__attach_live(&b->atts, live);
+        for (int i = 0; i < count; i++)
+            (void)hark_subscription_silence_changed(live[i].n, live[i].id);
     }
     return false; /* nothing queued: the next pass after HARK_LTTNG_POLL_MS */
 }
@@ -87,16 +106,35 @@ static uint64_t no_queue(void *data)
 
 static const hark__worker_ops poll_ops = {poll_work, no_queue, no_queue, NULL, NULL, NULL, NULL};
 
-int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
+_Static_assert(HARK_LTTNG_ATTACH_MAX == HARK__ATTACH_MAX, "one attachment set");
+
+int hark_lttng_new(hark_lttng **out)
 {
-    if (!out || !n)
-        return HARK_EINVAL;
+    if (!out)
+        return hark__error(HARK_EINVAL, "hark_lttng_new: out is NULL");
     hark_lttng *b = hark__calloc_lines(sizeof *b); /* the worker's line of its own */
     if (!b)
         return HARK_ENOMEM;
-    b->n = n;
-    atomic_init(&b->refs, 2);
+    if (pthread_mutex_init(&b->lock, NULL) != 0) {
+        hark__free_lines(b);
+        return hark__error(HARK_ENOMEM, "hark_lttng_new: no mutex");
+    }
+    hark__attach_init(&b->atts, b, &b->lock, &b->refs);
+    atomic_init(&b->refs, 1);
+    atomic_init(&b->attached, false);
+    hark__worker_timing timing = {HARK_LTTNG_POLL_MS, 0, HARK_LTTNG_POLL_MS};
+    if (hark__worker_start(&b->poller, &poll_ops, b, timing) != 0) {
+        destroy(b);
+        return hark__error(HARK_ENOMEM, "hark_lttng_new: the polling thread cannot start");
+    }
+    *out = b;
+    return 0;
+}
 
+int hark_lttng_attach(hark_attach_id *out, hark_lttng *b, hark_notifier *n, hark_pattern pattern)
+{
+    if (!b)
+        return hark__error(HARK_EINVAL, "hark_lttng_attach: the bridge is NULL");
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENT;
     o.pattern = pattern;
@@ -105,33 +143,34 @@ int hark_lttng_attach(hark_lttng **out, hark_notifier *n, hark_pattern pattern)
     o.silence = HARK_SILENCE_CACHED;
     o.silenced = silenced;
     o.release = on_release;
-    o.data = b;
-    int rc = hark_subscribe(&b->id, n, &o);
-    if (rc < 0) {
-        hark__free_lines(b);
-        return rc;
-    }
-    hark__worker_timing timing = {HARK_LTTNG_POLL_MS, 0, HARK_LTTNG_POLL_MS};
-    if (hark__worker_start(&b->poller, &poll_ops, b, timing) != 0) {
-        /* No owner: the release of the subscription frees the bridge. */
-        atomic_store_explicit(&b->refs, 1, memory_order_relaxed);
-        (void)hark_unsubscribe(n, b->id);
-        return HARK_ENOMEM;
-    }
-    *out = b;
-    return 0;
+    int rc = hark__attach_add(out, &b->atts, n, &o, "hark_lttng_attach");
+    if (rc == 0)
+        atomic_store_explicit(&b->attached, true, memory_order_relaxed);
+    return rc;
 }
 
-int hark_lttng_detach(hark_lttng *b)
+int hark_lttng_detach(hark_lttng *b, hark_attach_id id)
+{
+    if (!b)
+        return hark__error(HARK_EINVAL, "hark_lttng_detach: the bridge is NULL");
+    return hark__attach_remove(&b->atts, id, "hark_lttng_detach");
+}
+
+int hark_lttng_flush(hark_lttng *b)
+{
+    if (!b)
+        return hark__error(HARK_EINVAL, "hark_lttng_flush: the bridge is NULL");
+    return 0; /* every event is handed to LTTng-UST when it finishes */
+}
+
+int hark_lttng_free(hark_lttng *b)
 {
     if (!b)
         return 0;
     (void)hark__worker_stop(&b->poller); /* EBUSY only from its own pass: not ours */
-
-    hark_notifier *n = b->n;
-    int rc = HARK_ENOMEM;
-    for (int tries = 0; tries < 5 && rc == HARK_ENOMEM; tries++)
-        rc = hark_unsubscribe(n, b->id);
-    unref(b); /* b may be gone from here on */
-    return hark_notifier_quiesce(n) == HARK_EBUSY ? HARK_EBUSY : 0;
+    hark__attach_close(&b->atts);
+    if (unref(b))
+        return 0;
+    return hark__error(HARK_EBUSY, "hark_lttng_free: an event is in flight on this thread (a "
+                                   "subscriber callback?): the bridge is freed when it finishes");
 }

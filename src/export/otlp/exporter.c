@@ -141,10 +141,12 @@ static void on_release(void *data)
     unref(x);
 }
 
-int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
+_Static_assert(HARK_OTLP_ATTACH_MAX == HARK__ATTACH_MAX, "one attachment set");
+
+int hark_otlp_attach(hark_attach_id *out, hark_otlp *x, hark_notifier *n, hark_pattern pattern)
 {
-    if (!x || !n)
-        return HARK_EINVAL;
+    if (!x)
+        return hark__error(HARK_EINVAL, "hark_otlp_attach: the exporter is NULL");
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     /* A monotonic subscription: the times and payload a span needs, without the
      * event object (the ids come from hark_current_event_ids()). */
@@ -152,7 +154,14 @@ int hark_otlp_attach(hark_otlp *x, hark_notifier *n, hark_pattern pattern)
     o.pattern = pattern;
     o.timed = hark__otlp_on_event;
     o.release = on_release;
-    return hark__attach_add(&x->atts, n, &o);
+    return hark__attach_add(out, &x->atts, n, &o, "hark_otlp_attach");
+}
+
+int hark_otlp_detach(hark_otlp *x, hark_attach_id id)
+{
+    if (!x)
+        return hark__error(HARK_EINVAL, "hark_otlp_detach: the exporter is NULL");
+    return hark__attach_remove(&x->atts, id, "hark_otlp_detach");
 }
 
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
@@ -217,7 +226,7 @@ int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
     return 0;
 }
 
-int hark_otlp_shutdown(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
+int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
 {
     if (stats)
         memset(stats, 0, sizeof *stats);

@@ -1,10 +1,14 @@
 /*
- * The OTLP exporter's endpoint URLs (src/export/url.c through hark_otlp_new()):
+ * The OTLP exporter as one of the family: its endpoint URLs, its options' versions
+ * and its attachments.
+ *
+ * Endpoint URLs (src/export/url.c through hark_otlp_new()):
  * every malformed one -- an out-of-range port, an unclosed or invalid IPv6
  * literal, a space, a bad host, user information, a fragment -- is refused at
  * creation with HARK_EINVAL and the reason, in the err buffer and in
  * hark_error_last(); well-formed ones are taken. A URL with a password is refused
- * without being shown. The options struct follows the one versioning policy.
+ * without being shown. The options struct follows the one versioning policy
+ * (hark/common.h), and attachments the exporter contract (hark/exporter.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,7 +33,7 @@ static int create(const char *endpoint, const char *traces, char *err, size_t n)
     int rc = hark_otlp_new(&x, &o, err, n);
     if (rc == 0) {
         assert_non_null(x);
-        assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+        assert_int_equal(hark_otlp_free(x, 0, NULL), 0);
     } else {
         assert_null(x);
     }
@@ -174,7 +178,7 @@ static void options_versions(void **state)
         int rc = hark_otlp_new(&x, &o, err, sizeof err);
         if (v >= 1 && v <= HARK_OTLP_OPTIONS_VERSION) {
             assert_int_equal(rc, 0);
-            assert_int_equal(hark_otlp_shutdown(x, 0, NULL), 0);
+            assert_int_equal(hark_otlp_free(x, 0, NULL), 0);
             continue;
         }
         assert_int_equal(rc, HARK_EINVAL);
@@ -189,6 +193,39 @@ static void options_versions(void **state)
     }
 }
 
+/* Attach and detach as every exporter does: process-unique ids, HARK_ENOENT for
+ * one that is not a live attachment of this exporter, a detached one frees its place. */
+static void attach_detach(void **state)
+{
+    (void)state;
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.ignore_env = true;
+    hark_otlp *x, *y;
+    assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
+    assert_int_equal(hark_otlp_new(&y, &o, NULL, 0), 0);
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_attach_id a = 0, b = 0;
+    assert_int_equal(hark_otlp_attach(&a, x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(&b, y, n, hark_all()), 0);
+    assert_true(a && b && a != b);
+    assert_int_equal(hark_otlp_detach(x, b), HARK_ENOENT);
+    assert_int_equal(hark_error_last()->code, HARK_ENOENT);
+    assert_int_equal(hark_otlp_detach(NULL, a), HARK_EINVAL);
+    assert_int_equal(hark_otlp_attach(NULL, x, NULL, hark_all()), HARK_EINVAL);
+    int more = 0;
+    while (hark_otlp_attach(NULL, x, n, hark_all()) == 0)
+        more++;
+    assert_int_equal(more, HARK_OTLP_ATTACH_MAX - 1);
+    assert_int_equal(hark_error_last()->code, HARK_ELIMIT);
+    assert_int_equal(hark_otlp_detach(x, a), 0);
+    assert_int_equal(hark_otlp_detach(x, a), HARK_ENOENT);
+    assert_int_equal(hark_otlp_attach(&a, x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_free(x, 0, NULL), 0);
+    assert_int_equal(hark_otlp_free(y, 0, NULL), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +234,7 @@ int main(void)
         cmocka_unit_test(base_endpoint_takes_no_query),
         cmocka_unit_test(well_formed_urls_taken),
         cmocka_unit_test(options_versions),
+        cmocka_unit_test(attach_detach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
