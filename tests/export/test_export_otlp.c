@@ -497,7 +497,7 @@ static void propagation(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_otlp *x = unreachable(NULL, 0, 4096); /* parentbased_always_on */
-    assert_int_equal(hark_otlp_attach(x, n, hark_all()), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     char tp[HARK_TRACEPARENT_LEN + 1];
 
     /* A trace of hark's own: sampled, its id random. */
@@ -539,7 +539,7 @@ static void propagation(void **state)
     assert_memory_not_equal(out.trace_id, in.trace_id, 16);
     assert_int_equal(out.flags, HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM);
     assert_string_equal(out.tracestate, "");
-    hark_otlp_shutdown(x, 0, NULL);
+    hark_otlp_free(x, 0, NULL);
     hark_notifier_free(n);
 }
 

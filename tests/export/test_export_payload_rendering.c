@@ -40,6 +40,7 @@
 
 #include "hostile_payload.h"
 #include "logger_internal.h"
+#include "sinks/journald.h"
 #if HARK_TEST_WITH_OTLP
 #include "attrs.h"
 #endif
@@ -523,14 +524,14 @@ static void test_trace_file_args(void **state)
     o.write = gather;
     o.write_data = &file;
     hark_trace *t;
-    assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
+    assert_int_equal(hark_trace_new(&t, NULL, &o), 0);
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
-    assert_int_equal(hark_trace_attach(t, n, hark_all()), 0);
+    assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *topic;
     assert_int_equal(hark_topic_get(&topic, n, "render.check"), 0);
     HARK_INSTRUMENT(topic, &h.payload, {});
-    assert_int_equal(hark_trace_close(t, NULL), 0);
+    assert_int_equal(hark_trace_free(t, NULL), 0);
     assert_int_equal(hark_notifier_free(n), 0);
     const char *args = strstr(file.p, "\"args\":");
     assert_non_null(args);

@@ -343,7 +343,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "w3c_service: %s\n", err);
         return 1;
     }
-    if (hark_otlp_attach(x, notifier, hark_all()) != 0)
+    if (hark_otlp_attach(NULL, x, notifier, hark_all()) != 0)
         return 1;
 
     signal(SIGTERM, on_signal);
@@ -368,7 +368,7 @@ int main(int argc, char **argv)
     while (!stop)
         sleep(1);
     MHD_stop_daemon(d);
-    hark_otlp_shutdown(x, 0, NULL);
+    hark_otlp_free(x, 0, NULL);
     hark_notifier_free(notifier);
     curl_global_cleanup();
     return 0;
