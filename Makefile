@@ -22,9 +22,10 @@ BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2;
-# W3C's Trace Context suite (tests/export/w3c_check.sh) needs python3-aiohttp.
+# W3C's Trace Context suite (tests/export/w3c_check.sh) needs python3-aiohttp; the TLS
+# tests make their certificates with openssl.
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
-             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp
+             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp openssl
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
 # install their own packages in bench/run.sh).

@@ -76,6 +76,17 @@
  *                            OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT
  *                            (used as they are)
  *   headers                  OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", percent-decoded)
+ *   traces/metrics/logs_headers
+ *                            OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_HEADERS (instead
+ *                            of the general ones for that signal)
+ *   certificate              OTEL_EXPORTER_OTLP_CERTIFICATE (a PEM CA bundle trusted
+ *                            instead of the system's, for https endpoints)
+ *   client_certificate, client_key
+ *                            OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE, _CLIENT_KEY (PEM;
+ *                            mTLS: both or neither; the key without a passphrase)
+ *   traces/metrics/logs_certificate, _client_certificate, _client_key
+ *                            OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_CERTIFICATE, ...
+ *                            (instead of the general ones for that signal)
  *   protocol                 OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, http/json)
  *   compression              OTEL_EXPORTER_OTLP_COMPRESSION (none, gzip)
  *   timeout_ms               OTEL_EXPORTER_OTLP_TIMEOUT (10000 ms per request; 0:
@@ -97,7 +108,19 @@
  * HARK_EINVAL and a message naming the variable and the value -- except a header's
  * value, which may be a secret (an API key): a malformed OTEL_EXPORTER_OTLP_HEADERS
  * member is named by its header name, as written. A header name or value holding a
- * line break (decoded from %0D or %0A) is malformed. An endpoint is an absolute
+ * line break (decoded from %0D or %0A) is malformed. The TLS files are read at
+ * creation: one that cannot be read fails it with HARK_EIO, one that holds no PEM
+ * certificate (or key), an encrypted key, or a key without its certificate (or the
+ * reverse) with HARK_EINVAL; the message names the variable and the path, never
+ * the content.
+ *
+ * TLS: https endpoints are verified (the server's certificate against the CAs,
+ * its name against the endpoint's host). A request that fails for TLS -- an
+ * untrusted issuer, an expired certificate, another host's, the server refusing
+ * the client's certificate -- drops its batch at once, never retried (the next
+ * attempt would fail the same way); hark_otlp_stats says why (last_failure,
+ * last_error, tls_failures), and so does the error of hark_otlp_flush() and
+ * hark_otlp_free() (hark_error_last()). An endpoint is an absolute
  * http:// or https:// URL (the scheme in any case): a host -- a DNS name, a
  * dotted IPv4 address or a bracketed IPv6 one ("[::1]", a zone as "%25eth0") --
  * an optional port from 1 to 65535, then an optional path and query. Refused, with
@@ -214,7 +237,7 @@ HARK_API int hark_otlp_context_current(hark_trace_context *out);
 
 typedef struct hark_otlp hark_otlp;
 
-#define HARK_OTLP_OPTIONS_VERSION 1
+#define HARK_OTLP_OPTIONS_VERSION 2
 
 typedef enum hark_otlp_protocol {
     HARK_OTLP_PROTOCOL_DEFAULT = 0, /* from the environment, else protobuf */
@@ -254,13 +277,32 @@ typedef struct hark_otlp_options {
      * span's dropped_attributes_count. */
     unsigned span_bytes;
     bool ignore_env; /* read no OTEL_* variable */
+
+    /* Version 2: TLS (PEM file paths) and headers per signal. For each signal, a
+     * per-signal field (or variable) wins over the general one, as for endpoints. */
+    const char *certificate;        /* CA bundle to trust instead of the system's */
+    const char *client_key;         /* mTLS: the client's private key (not encrypted) */
+    const char *client_certificate; /* mTLS: the client's certificate (chain) */
+    const char *traces_headers;     /* "k=v,k2=v2", instead of `headers` for traces */
+    const char *metrics_headers;
+    const char *logs_headers;
+    const char *traces_certificate;
+    const char *metrics_certificate;
+    const char *logs_certificate;
+    const char *traces_client_key;
+    const char *metrics_client_key;
+    const char *logs_client_key;
+    const char *traces_client_certificate;
+    const char *metrics_client_certificate;
+    const char *logs_client_certificate;
 } hark_otlp_options;
 
 #define HARK_OTLP_OPTIONS_INIT                                                                     \
     {                                                                                              \
         HARK_OTLP_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,                       \
             HARK_OTLP_PROTOCOL_DEFAULT, HARK_OTLP_COMPRESSION_DEFAULT, 0, 0, 0, 0, 0, NULL, 0.0,   \
-            0, 0, false                                                                            \
+            0, 0, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
+            NULL, NULL, NULL                                                                       \
     }
 
 /*
@@ -278,11 +320,41 @@ typedef struct hark_otlp_signal_stats {
     uint64_t dropped;  /* records lost: queue full, export failed, left at free */
 } hark_otlp_signal_stats;
 
+/* Why a request failed (hark_otlp_stats.last_failure). */
+typedef enum hark_otlp_failure {
+    HARK_OTLP_FAILURE_NONE = 0,
+    HARK_OTLP_FAILURE_CONNECT = 1,       /* no connection, or it broke or timed out: retried */
+    HARK_OTLP_FAILURE_HTTP = 2,          /* an answer outside 2xx (last_status): 429, 502,
+                                            503, 504 retried, others not */
+    HARK_OTLP_FAILURE_TLS_UNTRUSTED = 3, /* the server's certificate is not signed by a
+                                            trusted CA (the certificate option) */
+    HARK_OTLP_FAILURE_TLS_EXPIRED = 4,   /* ... has expired or is not valid yet */
+    HARK_OTLP_FAILURE_TLS_HOSTNAME = 5,  /* ... is not for the endpoint's host name */
+    HARK_OTLP_FAILURE_TLS_CLIENT = 6,    /* the server refused this client: no client
+                                            certificate, or one it does not accept */
+    HARK_OTLP_FAILURE_TLS = 7,           /* another TLS failure (handshake, protocol, a
+                                            certificate or key file libcurl refused) */
+    HARK_OTLP_FAILURE_OTHER = 8          /* anything else (libcurl's own error) */
+} hark_otlp_failure;
+
+/* Longest hark_otlp_stats.last_error, the NUL included. */
+#define HARK_OTLP_ERROR_MAX 512
+
 typedef struct hark_otlp_stats {
     hark_otlp_signal_stats spans, metrics, logs; /* metrics: data points */
     uint64_t requests;                           /* HTTP requests made, retries included */
     uint64_t retries;
     long last_status; /* HTTP status of the last answer, 0 for none or no connection */
+    /* Requests that failed for TLS (HARK_OTLP_FAILURE_TLS*): never retried, the
+     * batch dropped at once. */
+    uint64_t tls_failures;
+    hark_otlp_failure last_failure; /* why the last failed request failed; NONE if none did */
+    /* The last failure in words -- the signal, the endpoint without its query, the
+     * reason, whether it is retried, and libcurl's own words -- e.g. "traces to
+     * https://collector:4318/v1/traces: TLS: the server's certificate has expired or
+     * is not valid yet, not retried (SSL certificate problem: certificate has
+     * expired)"; "" if none. Never a header value or key material. */
+    char last_error[HARK_OTLP_ERROR_MAX];
 } hark_otlp_stats;
 
 /*
@@ -291,10 +363,10 @@ typedef struct hark_otlp_stats {
  * Its sampler also becomes the one whose decision a trace propagates
  * (hark_otlp_context_current(), log records).
  * Errors: HARK_EINVAL (NULL out, a version refused (hark/common.h), a malformed
- * option or variable: `err` (may be NULL; `err_len` bytes, NUL-terminated) and
- * hark_error_last() say which and why),
- * HARK_ENOMEM, HARK_EIO (libcurl could not be initialised). *out is untouched on
- * error. Thread-safety: safe.
+ * option or variable, a TLS file that is not PEM: `err` (may be NULL; `err_len`
+ * bytes, NUL-terminated) and hark_error_last() say which and why),
+ * HARK_ENOMEM, HARK_EIO (a TLS file that cannot be read, named with its path;
+ * libcurl could not be initialised). *out is untouched on error. Thread-safety: safe.
  */
 HARK_API int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err,
                            size_t err_len);
@@ -369,7 +441,8 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
  * the call may take up to `export_timeout_ms` longer.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
  * export goes on in the background), HARK_EIO (records were dropped since the
- * previous flush -- a full queue, a failed export: hark_otlp_stats says how many).
+ * previous flush -- a full queue, a failed export: hark_otlp_stats says how many;
+ * hark_error_last() says how many and the last failure, as last_error does).
  * Thread-safety: safe; never from the instrumenting fast path.
  */
 HARK_API int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms);
@@ -384,8 +457,9 @@ HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
  * at the deadline is ended (libcurl checks about once a second while it waits
  * for an answer, so the call can run up to a second past `timeout_ms`). NULL is accepted. `stats`
  * (may be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was dropped
- * over the exporter's life (the stats say how many). Thread-safety: once per exporter; not from a
- * subscriber callback, nor concurrently with freeing a notifier it is attached to.
+ * over the exporter's life (the stats say how many, hark_error_last() the last failure).
+ * Thread-safety: once per exporter; not from a subscriber callback, nor concurrently with freeing a
+ * notifier it is attached to.
  */
 HARK_API int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats);
 

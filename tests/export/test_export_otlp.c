@@ -306,6 +306,121 @@ static int create(const hark_otlp_options *o, char *err, size_t n)
     return rc;
 }
 
+/* A file of `text` in a fresh temporary directory; its path (valid until the next
+ * call). */
+static char files_dir[64];
+static const char *file_of(const char *name, const char *text)
+{
+    static char path[128];
+    char *dir = files_dir;
+    if (!dir[0]) {
+        snprintf(dir, sizeof files_dir, "/tmp/hark-otlp-files-XXXXXX");
+        assert_non_null(mkdtemp(dir));
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* hark_otlp_new() with `var`=`path` and the other variables of `also` (name, value
+ * pairs, NULL-terminated): its result, and the message in err. */
+static int with_files(const char *var, const char *path, const char *const *also, char *err,
+                      size_t n)
+{
+    setenv(var, path, 1);
+    for (int i = 0; also && also[i]; i += 2)
+        setenv(also[i], also[i + 1], 1);
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = "https://127.0.0.1:1";
+    int rc = create(&o, err, n);
+    unsetenv(var);
+    for (int i = 0; also && also[i]; i += 2)
+        unsetenv(also[i]);
+    return rc;
+}
+
+/* The TLS files are read at creation: a path that cannot be read is an I/O error
+ * naming the variable and the path; a file that is not what it should be, an
+ * encrypted key, a key without its certificate are refused; a key's content never
+ * shows. */
+static void tls_files(void **state)
+{
+    (void)state;
+    static const char cert[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    static const char key[] = "-----BEGIN PRIVATE KEY-----\nS3CR3TKEY\n-----END PRIVATE KEY-----\n";
+    char err[512];
+    assert_int_equal(
+        with_files("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem", NULL, err, sizeof err),
+        HARK_EIO);
+    assert_string_equal(err, "OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read \"/nonexistent/ca.pem\": "
+                             "No such file or directory");
+    assert_string_equal(hark_error_last()->message, err);
+    assert_int_equal(
+        with_files("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "/tmp", NULL, err, sizeof err),
+        HARK_EIO);
+    assert_non_null(strstr(err, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot use \"/tmp\": "));
+    assert_int_equal(with_files("OTEL_EXPORTER_OTLP_CERTIFICATE", file_of("ca.txt", "hello\n"),
+                                NULL, err, sizeof err),
+                     HARK_EINVAL);
+    assert_non_null(strstr(err, "no PEM certificate in it"));
+
+    char cert_path[128];
+    snprintf(cert_path, sizeof cert_path, "%s", file_of("client.pem", cert));
+    const char *with_cert[] = {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", cert_path, NULL};
+    assert_int_equal(with_files("OTEL_EXPORTER_OTLP_CLIENT_KEY", file_of("key.pem", cert),
+                                with_cert, err, sizeof err),
+                     HARK_EINVAL);
+    assert_non_null(strstr(err, "OTEL_EXPORTER_OTLP_CLIENT_KEY: cannot use"));
+    assert_non_null(strstr(err, "no PEM private key in it"));
+    assert_int_equal(
+        with_files("OTEL_EXPORTER_OTLP_CLIENT_KEY",
+                   file_of("enc.pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nS3CR3TKEY\n"
+                                      "-----END ENCRYPTED PRIVATE KEY-----\n"),
+                   with_cert, err, sizeof err),
+        HARK_EINVAL);
+    assert_non_null(strstr(err, "the key is encrypted"));
+    assert_null(strstr(err, "S3CR3TKEY"));
+    /* A key without its certificate, per signal or not. */
+    assert_int_equal(with_files("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", file_of("k.pem", key), NULL,
+                                err, sizeof err),
+                     HARK_EINVAL);
+    assert_string_equal(err, "OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY is set but "
+                             "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is not: a client certificate "
+                             "needs its key");
+    assert_null(strstr(hark_error_last()->message, "S3CR3TKEY"));
+    /* Both: accepted (the exporter reads them again at each connection). */
+    assert_int_equal(with_files("OTEL_EXPORTER_OTLP_CLIENT_KEY", file_of("k.pem", key), with_cert,
+                                err, sizeof err),
+                     0);
+    /* Options win over the variables, a per-signal one over the general one. */
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.ignore_env = true;
+    o.certificate = "/nonexistent/general.pem";
+    o.traces_certificate = cert_path;
+    assert_int_equal(create(&o, err, sizeof err), HARK_EIO);
+    assert_non_null(strstr(err, "OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read "
+                                "\"/nonexistent/general.pem\""));
+    o.metrics_certificate = o.logs_certificate = cert_path;
+    assert_int_equal(create(&o, err, sizeof err), 0);
+    /* A version-1 struct (built against an older hark): no TLS, the rest read. */
+    hark_otlp_options v1;
+    assert_int_equal(hark_otlp_options_init(&v1, 1), 0);
+    v1.ignore_env = true;
+    v1.endpoint = "http://127.0.0.1:1";
+    v1.certificate = "/nonexistent"; /* beyond a version-1 struct: never read */
+    assert_int_equal(create(&v1, err, sizeof err), 0);
+    static const char *const made[] = {"ca.txt", "client.pem", "key.pem", "enc.pem", "k.pem"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", files_dir, made[i]);
+        unlink(path);
+    }
+    rmdir(files_dir);
+}
+
 static void config_errors(void **state)
 {
     (void)state;
@@ -354,7 +469,7 @@ static void config_errors(void **state)
     char err[256];
     assert_int_equal(create(&o, err, sizeof err), HARK_EINVAL);
     assert_string_equal(err, "hark_otlp_options: version 99 is not accepted (this build takes 1 "
-                             "to 1); start from HARK_OTLP_OPTIONS_INIT or "
+                             "to 2); start from HARK_OTLP_OPTIONS_INIT or "
                              "hark_otlp_options_init(&opts, HARK_OTLP_OPTIONS_VERSION)");
     assert_int_equal(hark_otlp_new(NULL, NULL, NULL, 0), HARK_EINVAL);
     o = (hark_otlp_options)HARK_OTLP_OPTIONS_INIT;
@@ -717,12 +832,19 @@ static void exp_index(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(traceparent_valid),     cmocka_unit_test(traceparent_invalid),
-        cmocka_unit_test(config_errors),         cmocka_unit_test(sampling),
-        cmocka_unit_test(drops_counted),         cmocka_unit_test(forked_child),
-        cmocka_unit_test(largest_record),        cmocka_unit_test(exp_index),
-        cmocka_unit_test(batch_and_queue_sizes), cmocka_unit_test(tracestate_rules),
-        cmocka_unit_test(tracestate_cut),        cmocka_unit_test(propagation),
+        cmocka_unit_test(traceparent_valid),
+        cmocka_unit_test(traceparent_invalid),
+        cmocka_unit_test(config_errors),
+        cmocka_unit_test(sampling),
+        cmocka_unit_test(drops_counted),
+        cmocka_unit_test(forked_child),
+        cmocka_unit_test(largest_record),
+        cmocka_unit_test(exp_index),
+        cmocka_unit_test(batch_and_queue_sizes),
+        cmocka_unit_test(tracestate_rules),
+        cmocka_unit_test(tracestate_cut),
+        cmocka_unit_test(propagation),
+        cmocka_unit_test(tls_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

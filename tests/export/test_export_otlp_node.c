@@ -11,6 +11,8 @@
 #include <hark.h>
 #include <hark/otlp.h>
 
+#include "otlp_receiver.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -34,94 +36,12 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static char base_url[64];
-static pid_t receiver_pid;
-
-/* ---- a growing string ------------------------------------------------------------- */
-
-typedef struct str {
-    char *p;
-    size_t len, cap;
-} str;
-
-static void add(str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(str *s, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int n = vsnprintf(s->p ? s->p + s->len : NULL, s->p ? s->cap - s->len : 0, fmt, ap);
-        va_end(ap);
-        if (s->p && (size_t)n < s->cap - s->len) {
-            s->len += (size_t)n;
-            return;
-        }
-        s->cap = (s->cap + (size_t)n + 1) * 2;
-        s->p = realloc(s->p, s->cap);
-        if (!s->p)
-            abort();
-    }
-}
+static receiver otlp_rcv;
 
 static void hex(char *out, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-/* ---- the receiver ----------------------------------------------------------------- */
-
-static size_t keep_body(char *buf, size_t size, size_t n, void *data)
-{
-    add(data, "%.*s", (int)(size * n), buf);
-    return size * n;
-}
-
-/* POSTs `body` to the receiver's `path`; returns the status, the answer in *answer. */
-static long post(const char *path, const char *body, str *answer)
-{
-    char url[128];
-    snprintf(url, sizeof url, "%s%s", base_url, path);
-    CURL *c = curl_easy_init();
-    str ignored = {0};
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, answer ? answer : &ignored);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-    long status = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    free(ignored.p);
-    return status;
-}
-
-static int start_receiver(const char *script)
-{
-    int fds[2];
-    if (pipe(fds) != 0)
-        return -1;
-    receiver_pid = fork();
-    if (receiver_pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execlp("node", "node", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    char line[128];
-    int port = 0;
-    if (f && fgets(line, sizeof line, f))
-        sscanf(line, "PORT %d", &port);
-    if (f)
-        fclose(f);
-    if (port <= 0)
-        return -1;
-    snprintf(base_url, sizeof base_url, "http://127.0.0.1:%d", port);
-    return 0;
 }
 
 /* ---- what this side instrumented ---------------------------------------------------- */
@@ -282,7 +202,7 @@ static void run_mode(bool json, bool gzip)
     CHECK(hark_metrics_new(&m) == 0, "metrics");
 
     hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
-    o.endpoint = base_url;
+    o.endpoint = otlp_rcv.base_url;
     o.protocol = json ? HARK_OTLP_HTTP_JSON : HARK_OTLP_HTTP_PROTOBUF;
     o.compression = gzip ? HARK_OTLP_COMPRESSION_GZIP : HARK_OTLP_COMPRESSION_NONE;
     o.service_name = "otlp-test";
@@ -418,7 +338,7 @@ static void run_mode(bool json, bool gzip)
     CHECK(rc == 0, "shutdown: %d", rc);
 
     str answer = {0};
-    long st = post("/check", e.p, &answer);
+    long st = receiver_post(&otlp_rcv, "/check", e.p, &answer);
     CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
     printf("# receiver: %s", answer.p ? answer.p : "(nothing)\n");
     free(answer.p);
@@ -436,12 +356,13 @@ static void run_mode(bool json, bool gzip)
 static void run_retry(void)
 {
     printf("# retry after 503\n");
-    CHECK(post("/control", "{\"status\":503,\"times\":1,\"retry_after\":\"1\"}", NULL) == 200,
+    CHECK(receiver_post(&otlp_rcv, "/control", "{\"status\":503,\"times\":1,\"retry_after\":\"1\"}",
+                        NULL) == 200,
           "control");
     hark_notifier *n;
     hark_notifier_new(&n);
     hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
-    o.endpoint = base_url;
+    o.endpoint = otlp_rcv.base_url;
     o.schedule_delay_ms = 20;
     o.ignore_env = true;
     hark_otlp *x;
@@ -456,10 +377,11 @@ static void run_retry(void)
     CHECK(s.retries == 1 && s.spans.exported == 1, "retries %" PRIu64 " exported %" PRIu64,
           s.retries, s.spans.exported);
     str answer = {0};
-    long st = post("/check",
-                   "{\"json\":false,\"gzip\":false,\"retry\":{\"status\":503,\"failures\":1,"
-                   "\"min_gap_ms\":1000}}",
-                   &answer);
+    long st =
+        receiver_post(&otlp_rcv, "/check",
+                      "{\"json\":false,\"gzip\":false,\"retry\":{\"status\":503,\"failures\":1,"
+                      "\"min_gap_ms\":1000}}",
+                      &answer);
     CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
     free(answer.p);
     hark_otlp_free(x, 5000, NULL);
@@ -473,7 +395,7 @@ static void run_drop(void)
     hark_notifier *n;
     hark_notifier_new(&n);
     hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
-    o.endpoint = base_url;
+    o.endpoint = otlp_rcv.base_url;
     o.schedule_delay_ms = 20;
     o.export_timeout_ms = 1500;
     o.max_queue_size = 8;
@@ -483,10 +405,9 @@ static void run_drop(void)
     char err[256];
     CHECK(hark_otlp_new(&x, &o, err, sizeof err) == 0, "new: %s", err);
     hark_otlp_attach(NULL, x, n, hark_all());
-    CHECK(post("/quit", "", NULL) == 200, "quit");
-    int status = 0;
-    waitpid(receiver_pid, &status, 0);
-    receiver_pid = 0;
+    CHECK(receiver_post(&otlp_rcv, "/quit", "", NULL) == 200, "quit");
+    waitpid(otlp_rcv.pid, NULL, 0);
+    otlp_rcv.pid = 0;
     enum { EVENTS = 40 };
     for (int i = 0; i < EVENTS; i++)
         hark_instrument_name(n, "lost.event", NULL, NULL, NULL, NULL);
@@ -505,17 +426,11 @@ static void run_drop(void)
 int main(int argc, char **argv)
 {
     const char *script = argc > 1 ? argv[1] : HARK_OTLP_RECEIVER_JS;
-    char mods[4096];
-    snprintf(mods, sizeof mods, "%.*s/node_modules/@opentelemetry/otlp-transformer",
-             (int)(strrchr(script, '/') ? strrchr(script, '/') - script : 1),
-             strrchr(script, '/') ? script : ".");
-    if (system("node --version >/dev/null 2>&1") != 0 || access(mods, R_OK) != 0) {
-        printf("SKIP: node or %s missing (npm ci in tests/export/otlp)\n", mods);
+    if (!receiver_available(script))
         return 77;
-    }
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (start_receiver(script) != 0) {
+    if (receiver_start(&otlp_rcv, script, NULL, 0) != 0) {
         fprintf(stderr, "the receiver did not start\n");
         return 1;
     }
@@ -525,10 +440,7 @@ int main(int argc, char **argv)
     run_mode(true, true);
     run_retry();
     run_drop();
-    if (receiver_pid) {
-        kill(receiver_pid, SIGTERM);
-        waitpid(receiver_pid, NULL, 0);
-    }
+    receiver_stop(&otlp_rcv);
     curl_global_cleanup();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;

@@ -3,7 +3,7 @@
  * OpenTelemetry's defaults. Every malformed value is refused with a message that
  * names where it came from.
  */
-#include "exporter.h"
+#include "config.h"
 #include "alloc.h"
 #include "error.h"
 #include "url.h"
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *env(const hark_otlp_options *o, const char *name)
+const char *hark__otlp_env(const hark_otlp_options *o, const char *name)
 {
     if (o->ignore_env)
         return NULL;
@@ -21,8 +21,7 @@ static const char *env(const hark_otlp_options *o, const char *name)
     return v && *v ? v : NULL;
 }
 
-static int fail(char *err, size_t n, const char *fmt, ...) HARK_PRINTF(3, 4);
-static int fail(char *err, size_t n, const char *fmt, ...)
+int hark__otlp_cfg_error(int code, char *err, size_t n, const char *fmt, ...)
 {
     char text[HARK_ERROR_MESSAGE_MAX];
     va_list ap;
@@ -31,7 +30,19 @@ static int fail(char *err, size_t n, const char *fmt, ...)
     va_end(ap);
     if (err && n)
         snprintf(err, n, "%s", text);
-    return hark__error(HARK_EINVAL, "%s", text);
+    return hark__error(code, "%s", text);
+}
+
+const char *hark__otlp_signal_value(const hark_otlp_options *o, int signal, const char *sig_opt,
+                                    const char *gen_opt, const char *setting, char var[64])
+{
+    static const char *const name[SIG_COUNT] = {"TRACES", "METRICS", "LOGS"};
+    snprintf(var, 64, "OTEL_EXPORTER_OTLP_%s_%s", name[signal], setting);
+    const char *v = sig_opt ? sig_opt : hark__otlp_env(o, var);
+    if (v)
+        return v;
+    snprintf(var, 64, "OTEL_EXPORTER_OTLP_%s", setting);
+    return gen_opt ? gen_opt : hark__otlp_env(o, var);
 }
 
 /* A non-negative integer of milliseconds (or a count) up to `max`. */
@@ -106,7 +117,8 @@ static int pairs_inner(const char *what, bool secret, const char *s, char ***out
             blank = blank && (s[i] == ' ' || s[i] == '\t');
         if (!blank) {
             if (!eq)
-                return fail(err, n, "%s: \"%.*s\" is not key=value", what, (int)len, s);
+                return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: \"%.*s\" is not key=value",
+                                            what, (int)len, s);
             bool bad = false;
             char *k = decode(s, (size_t)(eq - s), &bad);
             char *v = k ? decode(eq + 1, len - (size_t)(eq - s) - 1, &bad) : NULL;
@@ -121,9 +133,11 @@ static int pairs_inner(const char *what, bool secret, const char *s, char ***out
                                   : empty ? "has an empty key"
                                           : "holds a line break";
                 if (secret)
-                    return fail(err, n, "%s: header \"%.*s\" %s (values are not shown)", what,
-                                (int)(eq - s), s, why);
-                return fail(err, n, "%s: \"%.*s\" %s", what, (int)len, s, why);
+                    return hark__otlp_cfg_error(HARK_EINVAL, err, n,
+                                                "%s: header \"%.*s\" %s (values are not shown)",
+                                                what, (int)(eq - s), s, why);
+                return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: \"%.*s\" %s", what, (int)len,
+                                            s, why);
             }
             if (*count * 2 + 2 > cap) {
                 size_t nc = cap ? cap * 2 : 8;
@@ -169,14 +183,16 @@ static int check_url(const char *var, const char *v, bool base, char *err, size_
     char why[200];
     int rc = hark__url_parse(&u, v, why, sizeof why);
     if (rc == -2) /* user information: maybe a password, not shown */
-        return fail(err, n, "%s: %s", var, why);
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: %s", var, why);
     if (rc < 0)
-        return fail(err, n, "%s: \"%s\" is not a valid URL: %s", var, v, why);
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: \"%s\" is not a valid URL: %s", var,
+                                    v, why);
     if (base && v[u.query])
-        return fail(err, n,
-                    "%s: \"%s\" has a query (?...), but /v1/traces, /v1/metrics and /v1/logs "
-                    "are appended to it: set the per-signal endpoints instead",
-                    var, v);
+        return hark__otlp_cfg_error(
+            HARK_EINVAL, err, n,
+            "%s: \"%s\" has a query (?...), but /v1/traces, /v1/metrics and /v1/logs "
+            "are appended to it: set the per-signal endpoints instead",
+            var, v);
     return 0;
 }
 
@@ -187,17 +203,20 @@ static int set_unsigned(unsigned *out, unsigned opt, const hark_otlp_options *o,
 {
     if (opt) {
         if (opt > max)
-            return fail(err, n, "option for %s: %u is above %u", var, opt, max);
+            return hark__otlp_cfg_error(HARK_EINVAL, err, n, "option for %s: %u is above %u", var,
+                                        opt, max);
         *out = opt;
         return 0;
     }
-    const char *v = env(o, var);
+    const char *v = hark__otlp_env(o, var);
     if (!v) {
         *out = def;
         return 0;
     }
     if (!parse_uint(v, max, out) || *out < min)
-        return fail(err, n, "%s: \"%s\" is not a whole number from %u to %u", var, v, min, max);
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n,
+                                    "%s: \"%s\" is not a whole number from %u to %u", var, v, min,
+                                    max);
     return 0;
 }
 
@@ -210,17 +229,18 @@ static const char *const signal_var[SIG_COUNT] = {"OTEL_EXPORTER_OTLP_TRACES_END
 static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
     int rc;
-    const char *v = o->service_name ? o->service_name : env(o, "OTEL_SERVICE_NAME");
+    const char *v = o->service_name ? o->service_name : hark__otlp_env(o, "OTEL_SERVICE_NAME");
     c->service_name = hark__strdup(v ? v : "unknown_service");
     if (!c->service_name)
         return HARK_ENOMEM;
 
-    v = o->resource_attributes ? o->resource_attributes : env(o, "OTEL_RESOURCE_ATTRIBUTES");
+    v = o->resource_attributes ? o->resource_attributes
+                               : hark__otlp_env(o, "OTEL_RESOURCE_ATTRIBUTES");
     if (v && (rc = parse_pairs("OTEL_RESOURCE_ATTRIBUTES", false, v, &c->resource,
                                &c->resource_count, err, n)))
         return rc;
     /* service.name from the resource attributes when no service name was given. */
-    if (!o->service_name && !env(o, "OTEL_SERVICE_NAME"))
+    if (!o->service_name && !hark__otlp_env(o, "OTEL_SERVICE_NAME"))
         for (size_t i = 0; i < c->resource_count; i++)
             if (!strcmp(c->resource[2 * i], "service.name")) {
                 char *s = hark__strdup(c->resource[2 * i + 1]);
@@ -236,7 +256,7 @@ static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *
 static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
     const char *v;
-    const char *base = o->endpoint ? o->endpoint : env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    const char *base = o->endpoint ? o->endpoint : hark__otlp_env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
     if (!base)
         base = "http://localhost:4318";
     int rc = check_url("OTEL_EXPORTER_OTLP_ENDPOINT", base, true, err, n);
@@ -244,7 +264,7 @@ static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char 
         return rc;
     const char *sig_opt[SIG_COUNT] = {o->traces_endpoint, o->metrics_endpoint, o->logs_endpoint};
     for (int s = 0; s < SIG_COUNT; s++) {
-        v = sig_opt[s] ? sig_opt[s] : env(o, signal_var[s]);
+        v = sig_opt[s] ? sig_opt[s] : hark__otlp_env(o, signal_var[s]);
         if (v) {
             if ((rc = check_url(signal_var[s], v, false, err, n)) < 0)
                 return rc;
@@ -263,31 +283,43 @@ static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char 
     return 0;
 }
 
-/* OTEL_EXPORTER_OTLP_HEADERS, as "key: value" lines. */
+/* One signal's headers (its own, else OTEL_EXPORTER_OTLP_HEADERS), as "key: value"
+ * lines. */
+static int config_signal_headers(hark__otlp_cfg *c, int s, const char *v, const char *var,
+                                 char *err, size_t n)
+{
+    char **pairs;
+    size_t count;
+    int rc = parse_pairs(var, true, v, &pairs, &count, err, n);
+    if (rc)
+        return rc;
+    char **lines = c->headers[s] = hark__calloc(count ? count : 1, sizeof *lines);
+    for (size_t i = 0; lines && i < count; i++) {
+        size_t len = strlen(pairs[2 * i]) + strlen(pairs[2 * i + 1]) + 3;
+        if ((lines[i] = hark__malloc(len)))
+            snprintf(lines[i], len, "%s: %s", pairs[2 * i], pairs[2 * i + 1]);
+        c->header_count[s] = i + 1;
+    }
+    for (size_t i = 0; i < 2 * count; i++)
+        hark__free(pairs[i]);
+    hark__free(pairs);
+    if (!lines)
+        return HARK_ENOMEM;
+    for (size_t i = 0; i < c->header_count[s]; i++)
+        if (!lines[i])
+            return HARK_ENOMEM;
+    return 0;
+}
+
 static int config_headers(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
-    int rc;
-    const char *v = o->headers ? o->headers : env(o, "OTEL_EXPORTER_OTLP_HEADERS");
-    if (v) {
-        char **pairs;
-        size_t count;
-        if ((rc = parse_pairs("OTEL_EXPORTER_OTLP_HEADERS", true, v, &pairs, &count, err, n)))
+    const char *sig_opt[SIG_COUNT] = {o->traces_headers, o->metrics_headers, o->logs_headers};
+    for (int s = 0; s < SIG_COUNT; s++) {
+        char var[64];
+        const char *v = hark__otlp_signal_value(o, s, sig_opt[s], o->headers, "HEADERS", var);
+        int rc = v ? config_signal_headers(c, s, v, var, err, n) : 0;
+        if (rc)
             return rc;
-        c->headers = hark__calloc(count ? count : 1, sizeof *c->headers);
-        for (size_t i = 0; c->headers && i < count; i++) {
-            size_t len = strlen(pairs[2 * i]) + strlen(pairs[2 * i + 1]) + 3;
-            if ((c->headers[i] = hark__malloc(len)))
-                snprintf(c->headers[i], len, "%s: %s", pairs[2 * i], pairs[2 * i + 1]);
-            c->header_count = i + 1;
-        }
-        for (size_t i = 0; i < 2 * count; i++)
-            hark__free(pairs[i]);
-        hark__free(pairs);
-        if (!c->headers)
-            return HARK_ENOMEM;
-        for (size_t i = 0; i < c->header_count; i++)
-            if (!c->headers[i])
-                return HARK_ENOMEM;
     }
     return 0;
 }
@@ -299,28 +331,34 @@ static int config_transport(hark__otlp_cfg *c, const hark_otlp_options *o, char 
     if (o->protocol == HARK_OTLP_HTTP_PROTOBUF || o->protocol == HARK_OTLP_HTTP_JSON) {
         c->json = o->protocol == HARK_OTLP_HTTP_JSON;
     } else if (o->protocol != HARK_OTLP_PROTOCOL_DEFAULT) {
-        return fail(err, n, "options.protocol: %d is not a hark_otlp_protocol", (int)o->protocol);
-    } else if ((v = env(o, "OTEL_EXPORTER_OTLP_PROTOCOL"))) {
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n,
+                                    "options.protocol: %d is not a hark_otlp_protocol",
+                                    (int)o->protocol);
+    } else if ((v = hark__otlp_env(o, "OTEL_EXPORTER_OTLP_PROTOCOL"))) {
         if (!strcmp(v, "http/json"))
             c->json = true;
         else if (strcmp(v, "http/protobuf") != 0)
-            return fail(err, n,
-                        "OTEL_EXPORTER_OTLP_PROTOCOL: \"%s\" is not supported (http/protobuf or "
-                        "http/json)",
-                        v);
+            return hark__otlp_cfg_error(
+                HARK_EINVAL, err, n,
+                "OTEL_EXPORTER_OTLP_PROTOCOL: \"%s\" is not supported (http/protobuf or "
+                "http/json)",
+                v);
     }
 
     if (o->compression == HARK_OTLP_COMPRESSION_GZIP ||
         o->compression == HARK_OTLP_COMPRESSION_NONE) {
         c->gzip = o->compression == HARK_OTLP_COMPRESSION_GZIP;
     } else if (o->compression != HARK_OTLP_COMPRESSION_DEFAULT) {
-        return fail(err, n, "options.compression: %d is not a hark_otlp_compression",
-                    (int)o->compression);
-    } else if ((v = env(o, "OTEL_EXPORTER_OTLP_COMPRESSION"))) {
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n,
+                                    "options.compression: %d is not a hark_otlp_compression",
+                                    (int)o->compression);
+    } else if ((v = hark__otlp_env(o, "OTEL_EXPORTER_OTLP_COMPRESSION"))) {
         if (!strcmp(v, "gzip"))
             c->gzip = true;
         else if (strcmp(v, "none") != 0)
-            return fail(err, n, "OTEL_EXPORTER_OTLP_COMPRESSION: \"%s\" is not gzip or none", v);
+            return hark__otlp_cfg_error(
+                HARK_EINVAL, err, n, "OTEL_EXPORTER_OTLP_COMPRESSION: \"%s\" is not gzip or none",
+                v);
     }
     return 0;
 }
@@ -363,13 +401,15 @@ static int config_batching(hark__otlp_cfg *c, const hark_otlp_options *o, char *
         c->max_export_batch_size =
             c->max_queue_size < DEFAULT_BATCH ? c->max_queue_size : DEFAULT_BATCH;
     else if (c->max_export_batch_size > c->max_queue_size)
-        return fail(err, n,
-                    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %u is above the queue size (%u slots: "
-                    "OTEL_BSP_MAX_QUEUE_SIZE %u rounded up to a power of two)",
-                    c->max_export_batch_size, c->max_queue_size, asked);
+        return hark__otlp_cfg_error(
+            HARK_EINVAL, err, n,
+            "OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %u is above the queue size (%u slots: "
+            "OTEL_BSP_MAX_QUEUE_SIZE %u rounded up to a power of two)",
+            c->max_export_batch_size, c->max_queue_size, asked);
     c->span_bytes = o->span_bytes ? o->span_bytes : 1024;
     if (c->span_bytes < 256 || c->span_bytes > 65536)
-        return fail(err, n, "options.span_bytes: %u is outside [256, 65536]", c->span_bytes);
+        return hark__otlp_cfg_error(
+            HARK_EINVAL, err, n, "options.span_bytes: %u is outside [256, 65536]", c->span_bytes);
     return 0;
 }
 
@@ -378,7 +418,7 @@ static int config_sampler(hark__otlp_cfg *c, const hark_otlp_options *o, char *e
 {
     const char *v;
     /* Sampling. */
-    const char *sampler = o->sampler ? o->sampler : env(o, "OTEL_TRACES_SAMPLER");
+    const char *sampler = o->sampler ? o->sampler : hark__otlp_env(o, "OTEL_TRACES_SAMPLER");
     if (!sampler)
         sampler = "parentbased_always_on";
     c->parent_based = !strncmp(sampler, "parentbased_", 12);
@@ -390,22 +430,27 @@ static int config_sampler(hark__otlp_cfg *c, const hark_otlp_options *o, char *e
     else if (!strcmp(base_s, "traceidratio"))
         c->sampler = SAMPLER_RATIO;
     else
-        return fail(err, n,
-                    "OTEL_TRACES_SAMPLER: \"%s\" is not always_on, always_off, traceidratio or "
-                    "their parentbased_ forms",
-                    sampler);
+        return hark__otlp_cfg_error(
+            HARK_EINVAL, err, n,
+            "OTEL_TRACES_SAMPLER: \"%s\" is not always_on, always_off, traceidratio or "
+            "their parentbased_ forms",
+            sampler);
     c->ratio = 1.0;
     if (c->sampler == SAMPLER_RATIO) {
         if (o->sampler_ratio < 0 || o->sampler_ratio > 1 || o->sampler_ratio != o->sampler_ratio)
-            return fail(err, n, "options.sampler_ratio: %g is outside [0, 1]", o->sampler_ratio);
+            return hark__otlp_cfg_error(HARK_EINVAL, err, n,
+                                        "options.sampler_ratio: %g is outside [0, 1]",
+                                        o->sampler_ratio);
         if (o->sampler_ratio > 0) {
             c->ratio = o->sampler_ratio;
-        } else if ((v = env(o, "OTEL_TRACES_SAMPLER_ARG"))) {
+        } else if ((v = hark__otlp_env(o, "OTEL_TRACES_SAMPLER_ARG"))) {
             char *end;
             errno = 0;
             double r = strtod(v, &end);
             if (errno || end == v || *end || !(r >= 0 && r <= 1))
-                return fail(err, n, "OTEL_TRACES_SAMPLER_ARG: \"%s\" is not a ratio in [0, 1]", v);
+                return hark__otlp_cfg_error(
+                    HARK_EINVAL, err, n, "OTEL_TRACES_SAMPLER_ARG: \"%s\" is not a ratio in [0, 1]",
+                    v);
             c->ratio = r;
         }
     }
@@ -416,8 +461,9 @@ static int config(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size
 {
     int rc;
     if ((rc = config_resource(c, o, err, n)) || (rc = config_endpoints(c, o, err, n)) ||
-        (rc = config_headers(c, o, err, n)) || (rc = config_transport(c, o, err, n)) ||
-        (rc = config_batching(c, o, err, n)) || (rc = config_sampler(c, o, err, n)))
+        (rc = config_headers(c, o, err, n)) || (rc = hark__otlp_config_tls(c, o, err, n)) ||
+        (rc = config_transport(c, o, err, n)) || (rc = config_batching(c, o, err, n)) ||
+        (rc = config_sampler(c, o, err, n)))
         return rc;
     return 0;
 }
@@ -444,9 +490,14 @@ void hark__otlp_config_free(hark__otlp_cfg *c)
     hark__free(c->service_name);
     for (int s = 0; s < SIG_COUNT; s++)
         hark__free(c->url[s]);
-    for (size_t i = 0; i < c->header_count; i++)
-        hark__free(c->headers[i]);
-    hark__free(c->headers);
+    for (int s = 0; s < SIG_COUNT; s++) {
+        for (size_t i = 0; i < c->header_count[s]; i++)
+            hark__free(c->headers[s][i]);
+        hark__free(c->headers[s]);
+        hark__free(c->ca_file[s]);
+        hark__free(c->cert_file[s]);
+        hark__free(c->key_file[s]);
+    }
     for (size_t i = 0; i < 2 * c->resource_count; i++)
         hark__free(c->resource[i]);
     hark__free(c->resource);

@@ -185,6 +185,8 @@ static uint64_t dropped_total(hark_otlp *x)
     return n;
 }
 
+static int dropped_error(hark_otlp *x, const char *fn, uint64_t dropped);
+
 int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
 {
     if (!x)
@@ -195,7 +197,7 @@ int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
     uint64_t now = dropped_total(x);
     uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
     if (rc == 0 && now > before)
-        rc = HARK_EIO;
+        rc = dropped_error(x, "hark_otlp_flush", now - before);
     return rc;
 }
 
@@ -216,6 +218,24 @@ static void stats_read(hark_otlp *x, hark_otlp_stats *s)
     s->requests = atomic_load_explicit(&x->requests, memory_order_relaxed);
     s->retries = atomic_load_explicit(&x->retries, memory_order_relaxed);
     s->last_status = atomic_load_explicit(&x->last_status, memory_order_relaxed);
+    s->tls_failures = atomic_load_explicit(&x->tls_failures, memory_order_relaxed);
+    pthread_mutex_lock(&x->dlock);
+    s->last_failure = x->last_failure;
+    memcpy(s->last_error, x->last_error, sizeof s->last_error);
+    pthread_mutex_unlock(&x->dlock);
+}
+
+/* The error of a flush or shutdown that dropped records: how many, and the last
+ * failure's sentence when a request failed. */
+static int dropped_error(hark_otlp *x, const char *fn, uint64_t dropped)
+{
+    hark_otlp_stats s;
+    stats_read(x, &s);
+    if (s.last_failure == HARK_OTLP_FAILURE_NONE)
+        return hark__error(HARK_EIO, "%s: %llu records dropped (the queue was full)", fn,
+                           (unsigned long long)dropped);
+    return hark__error(HARK_EIO, "%s: %llu records dropped; last failure: %s", fn,
+                       (unsigned long long)dropped, s.last_error);
 }
 
 int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
@@ -263,7 +283,8 @@ int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
     stats_read(x, &s);
     if (stats)
         *stats = s;
-    int rc = s.spans.dropped || s.logs.dropped || s.metrics.dropped ? HARK_EIO : 0;
+    uint64_t dropped = s.spans.dropped + s.logs.dropped + s.metrics.dropped;
+    int rc = dropped ? dropped_error(x, "hark_otlp_free", dropped) : 0;
     unref(x);
     return rc;
 }

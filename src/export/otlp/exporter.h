@@ -19,8 +19,11 @@ enum { SAMPLER_ON, SAMPLER_OFF, SAMPLER_RATIO };
 typedef struct hark__otlp_cfg {
     char *service_name;
     char *url[SIG_COUNT];
-    char **headers; /* "Key: value" lines, count entries */
-    size_t header_count;
+    char **headers[SIG_COUNT]; /* per signal: "Key: value" lines, header_count[s] of them */
+    size_t header_count[SIG_COUNT];
+    /* Per signal: PEM files for https (config_tls.c); NULL: none (the system's CAs,
+     * no client certificate). */
+    char *ca_file[SIG_COUNT], *cert_file[SIG_COUNT], *key_file[SIG_COUNT];
     char **resource; /* key, value pairs (resource_count pairs) */
     size_t resource_count;
     bool json, gzip;
@@ -80,10 +83,13 @@ struct hark_otlp {
     pthread_mutex_t dlock;
     pthread_cond_t dwake;
     int64_t deadline_ns; /* monotonic; 0: none */
+    /* Why the last request failed (transport.c), under dlock too. */
+    hark_otlp_failure last_failure;
+    char last_error[HARK_OTLP_ERROR_MAX];
 
     /* Worker-only (or under wlock) from here. */
     void *curl;
-    void *curl_headers[2]; /* curl_slist per body type */
+    void *curl_headers[SIG_COUNT]; /* curl_slist per signal */
     hark__wire body, gz;
     void **batch;         /* max_export_batch_size records being encoded */
     uint8_t *resource_pb; /* Resource message fields (protobuf) */
@@ -94,7 +100,7 @@ struct hark_otlp {
 
     /* Counters. */
     atomic_uint_least64_t exported[SIG_COUNT], failed[SIG_COUNT], metric_points_queued;
-    atomic_uint_least64_t requests, retries;
+    atomic_uint_least64_t requests, retries, tls_failures;
     atomic_uint_least64_t flush_dropped; /* records dropped as of the last flush */
     atomic_long last_status;
 };

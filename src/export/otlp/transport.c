@@ -6,6 +6,7 @@
  * answer outside 2xx drops the batch.
  */
 #include "exporter.h"
+#include "failure.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -71,17 +72,17 @@ bool hark__otlp_transport_init(hark_otlp *x)
     if (!c)
         return false;
     x->curl = c;
-    for (int json = 0; json < 2; json++) {
+    for (int s = 0; s < SIG_COUNT; s++) {
         struct curl_slist *h = NULL;
-        h = curl_slist_append(h, json ? "Content-Type: application/json"
-                                      : "Content-Type: application/x-protobuf");
+        h = curl_slist_append(h, x->cfg.json ? "Content-Type: application/json"
+                                             : "Content-Type: application/x-protobuf");
         if (x->cfg.gzip)
             h = curl_slist_append(h, "Content-Encoding: gzip");
         h = curl_slist_append(h, "User-Agent: hark-otlp/" HARK_VERSION_STRING);
         h = curl_slist_append(h, "Expect:");
-        for (size_t i = 0; h && i < x->cfg.header_count; i++)
-            h = curl_slist_append(h, x->cfg.headers[i]);
-        x->curl_headers[json] = h;
+        for (size_t i = 0; h && i < x->cfg.header_count[s]; i++)
+            h = curl_slist_append(h, x->cfg.headers[s][i]);
+        x->curl_headers[s] = h;
         if (!h)
             return false;
     }
@@ -92,7 +93,7 @@ void hark__otlp_transport_free(hark_otlp *x)
 {
     if (x->curl)
         curl_easy_cleanup(x->curl);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < SIG_COUNT; i++)
         curl_slist_free_all(x->curl_headers[i]);
     x->curl = NULL;
 }
@@ -162,6 +163,42 @@ static int past_deadline(void *data, curl_off_t dltotal, curl_off_t dlnow, curl_
     return dl && hark__otlp_mono_ns() >= dl;
 }
 
+/* The TLS files of the signal, for an https endpoint (libcurl ignores them for
+ * http). Without a CA file libcurl trusts the system's CAs. */
+static void set_tls(CURL *c, const hark__otlp_cfg *cfg, int signal)
+{
+    if (cfg->ca_file[signal])
+        curl_easy_setopt(c, CURLOPT_CAINFO, cfg->ca_file[signal]);
+    if (cfg->cert_file[signal]) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, cfg->cert_file[signal]);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(c, CURLOPT_SSLKEY, cfg->key_file[signal]);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+}
+
+/* Keeps why the last request failed, for hark_otlp_stats and the error of flush
+ * and shutdown: the signal, the endpoint without its query (which may carry a
+ * token) and the reason. Locking: takes x->dlock. */
+static void note_failure(hark_otlp *x, int signal, hark_otlp_failure kind, const char *why)
+{
+    static const char *const name[SIG_COUNT] = {"traces", "metrics", "logs"};
+    const char *url = x->cfg.url[signal];
+    int url_len = (int)strcspn(url, "?#");
+    char text[HARK_OTLP_ERROR_MAX];
+    int k = snprintf(text, sizeof text, "%s to %.*s: ", name[signal], url_len, url);
+    size_t used = k < 0 ? 0 : (size_t)k < sizeof text ? (size_t)k : sizeof text - 1;
+    size_t w = strnlen(why, sizeof text - 1 - used); /* cut if need be */
+    memcpy(text + used, why, w);
+    text[used + w] = '\0';
+    pthread_mutex_lock(&x->dlock);
+    x->last_failure = kind;
+    memcpy(x->last_error, text, sizeof text);
+    pthread_mutex_unlock(&x->dlock);
+    if (hark__otlp_failure_is_tls(kind))
+        atomic_fetch_add_explicit(&x->tls_failures, 1, memory_order_relaxed);
+}
+
 int hark__otlp_post(hark_otlp *x, int signal)
 {
     CURL *c = x->curl;
@@ -191,7 +228,7 @@ int hark__otlp_post(hark_otlp *x, int signal)
         curl_easy_setopt(c, CURLOPT_POST, 1L);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->curl_headers[x->cfg.json]);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->curl_headers[signal]);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout);
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -201,19 +238,24 @@ int hark__otlp_post(hark_otlp *x, int signal)
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, past_deadline);
         curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
         curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-        CURLcode rc = curl_easy_perform(c);
+        char text[CURL_ERROR_SIZE] = "";
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, text);
+        set_tls(c, &x->cfg, signal);
+        hark__otlp_attempt at = {curl_easy_perform(c), 0, 0, text};
         atomic_fetch_add_explicit(&x->requests, 1, memory_order_relaxed);
-        long status = 0;
-        if (rc == CURLE_OK)
-            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        atomic_store_explicit(&x->last_status, status, memory_order_relaxed);
-        if (status >= 200 && status < 300)
+        if (at.rc == CURLE_OK)
+            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &at.status);
+        else
+            curl_easy_getinfo(c, CURLINFO_SSL_VERIFYRESULT, &at.verify);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL); /* `text` ends with this attempt */
+        atomic_store_explicit(&x->last_status, at.status, memory_order_relaxed);
+        if (at.status >= 200 && at.status < 300)
             return 0;
-        bool retryable = rc != CURLE_OK
-                             ? rc == CURLE_COULDNT_CONNECT || rc == CURLE_GOT_NOTHING ||
-                                   rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR ||
-                                   rc == CURLE_OPERATION_TIMEDOUT
-                             : status == 429 || status == 502 || status == 503 || status == 504;
+        /* Only a collector down or busy is tried again: a certificate that did not
+         * verify, or a client the server refused, would fail the same way. */
+        bool retryable;
+        char why[HARK_OTLP_ERROR_MAX];
+        note_failure(x, signal, hark__otlp_failure_of(&at, &retryable, why, sizeof why), why);
         if (!retryable)
             return HARK_EIO;
         int64_t wait_ms;

@@ -15,9 +15,15 @@
 //
 // With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans
 // once its root span has arrived, and never forgets what it received.
+//
+// With --tls-cert FILE --tls-key FILE it serves HTTPS instead (node's https server,
+// OpenSSL); with --tls-client-ca FILE too it requires a client certificate signed by
+// that CA, refusing the handshake of a client without one.
 'use strict';
 
+const fs = require('fs');
 const http = require('http');
+const https = require('https');
 const zlib = require('zlib');
 const path = require('path');
 
@@ -35,6 +41,10 @@ const Resp = {
 };
 
 const TREE = process.argv.includes('--tree');
+function arg(name) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
 let received = freshState();
 const printed = new Set();
 let treeTimer = null;
@@ -210,6 +220,16 @@ function check(exp) {
       if (!res[k] || res[k].value !== v) fail(`resource ${k}: ${JSON.stringify(res[k])}, expected ${v}`);
     }
   }
+  for (const [url, want] of Object.entries(exp.header_by_url || {})) {
+    const rs = received.requests.filter((r) => r.url === url);
+    if (!rs.length) fail(`no request to ${url}`);
+    for (const r of rs) if (r.header !== want) fail(`${url}: x-hark-test header "${r.header}", expected "${want}"`);
+  }
+  if (exp.span_names) {
+    const got = received.spans.map((s) => s.name).sort();
+    const want = [...exp.span_names].sort();
+    if (JSON.stringify(got) !== JSON.stringify(want)) fail(`spans received ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  }
   checkSpans(exp, fail);
   checkMetrics(exp, fail);
   checkLogs(exp, fail);
@@ -351,7 +371,7 @@ function checkLogs(exp, fail) {
 
 // ---- the server --------------------------------------------------------------------
 
-const server = http.createServer((req, res) => {
+const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -384,7 +404,17 @@ const server = http.createServer((req, res) => {
     res.writeHead(404);
     res.end();
   });
-});
+};
+const tls = arg('--tls-cert') && {
+  cert: fs.readFileSync(arg('--tls-cert')),
+  key: fs.readFileSync(arg('--tls-key')),
+};
+if (tls && arg('--tls-client-ca')) {
+  tls.ca = fs.readFileSync(arg('--tls-client-ca'));
+  tls.requestCert = true;
+  tls.rejectUnauthorized = true;
+}
+const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`PORT ${server.address().port}\n`);
