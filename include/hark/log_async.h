@@ -65,8 +65,13 @@ HARK_API int hark_log_async_options_init(hark_log_async_options *opt, unsigned v
  * and a background thread formats and writes it through the logger's formatter and
  * sink. The common path takes no lock and allocates nothing (the first line with a new
  * format allocates its copy). A thread's lines keep their order; every line is written
- * whole. A line larger than half the ring is written by the calling thread after the
- * lines queued before it (block policy) or dropped (drop policy). hark_logger_flush()
+ * whole. A line larger than half the ring is written after the lines queued before
+ * it, while the calling thread waits (block policy), or dropped (drop policy).
+ * The sink's callbacks and the formatter run on the writer thread (`close` excepted,
+ * which runs where the sink is released): hark_logger_flush(), hark_logger_reopen(),
+ * hark_logger_set_destination() and hark_logger_writes_to_tty() hand their work on
+ * the sink to the writer, which does it before its next line, so none of them waits
+ * for a busy ring to empty, however fast other threads fill it. hark_logger_flush()
  * and hark_logger_free() first wait for every line queued before the call; normal
  * process exit (exit(), return from main) writes what is queued. A crash (signal,
  * abort, _exit) loses what the ring holds at that moment: at most `capacity` bytes of

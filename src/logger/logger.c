@@ -65,6 +65,12 @@ int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struc
     return 0;
 }
 
+static int flush_sink(hark_logger *l, void *ctx)
+{
+    (void)ctx;
+    return hark__sink_flush(l);
+}
+
 int hark_logger_free(hark_logger *l)
 {
     if (!l)
@@ -76,9 +82,7 @@ int hark_logger_free(hark_logger *l)
     if (busy || hark__io_held_here(l))
         return HARK_EBUSY; /* ... or freed from its own sink callback or formatter */
     l->backend->stop(l);
-    (void)hark__io_lock(l); /* not held here: never refused */
-    (void)hark__sink_flush(l);
-    hark__io_unlock(l);
+    (void)hark__sink_call(l, flush_sink, NULL); /* io_lock not held here: never refused */
     hark__sink_free(l->sink);
     logger_dealloc(l);
     return 0;
@@ -157,24 +161,21 @@ int hark_logger_flush(hark_logger *l)
     if (!l)
         return HARK_EINVAL;
     int rc = l->backend->drain(l);
-    if (rc == 0)
-        rc = hark__io_lock(l);
-    if (rc != 0)
-        return rc;
-    rc = hark__sink_flush(l);
-    hark__io_unlock(l);
-    return rc;
+    return rc != 0 ? rc : l->backend->with_sink(l, flush_sink, NULL);
+}
+
+/* Locking contract: io_lock held, under which hark_logger_set_destination()
+ * swaps the sink. */
+static int reopen_sink(hark_logger *l, void *ctx)
+{
+    (void)ctx;
+    const struct hark__sink *s = l->sink;
+    return s->ops.reopen && s->ops.reopen(s->ops.data) != 0 ? HARK_EIO : 0;
 }
 
 int hark_logger_reopen(hark_logger *l)
 {
     if (!l)
         return HARK_EINVAL;
-    if (hark__io_lock(l) != 0)
-        return HARK_EBUSY;
-    /* Read under the lock: hark_logger_set_destination() swaps the sink under it. */
-    const struct hark__sink *s = l->sink;
-    int rc = s->ops.reopen ? s->ops.reopen(s->ops.data) : 0;
-    hark__io_unlock(l);
-    return rc == 0 ? 0 : HARK_EIO;
+    return l->backend->with_sink(l, reopen_sink, NULL);
 }

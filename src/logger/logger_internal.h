@@ -31,6 +31,10 @@ struct hark__sink {
     bool user;           /* the user's table: a failure it returns is reported as HARK_EIO */
 };
 
+/* A piece of work on the sink (flush, reopen, a switch, ...): run with io_lock held
+ * through a back end's with_sink. Returns 0 or an error code. */
+typedef int (*hark__sink_fn)(hark_logger *l, void *ctx);
+
 /*
  * A back end: how a line that passed the level check reaches the sink. The
  * synchronous one (sync.c) formats and writes on the calling thread; the
@@ -50,6 +54,16 @@ struct hark__backend {
     /* Drains and releases the back end's resources; the logger is then
      * synchronous. No other thread may log. */
     void (*stop)(hark_logger *l);
+    /*
+     * Runs `fn(l, ctx)` with the sink to itself (io_lock held, between two lines)
+     * and returns what it returned, or HARK_EBUSY from a callback of the logger's
+     * own. The synchronous back end takes io_lock on the calling thread
+     * (hark__sink_call()). The asynchronous one has its writer thread run `fn`
+     * before its next line: the writer holds io_lock while lines come and takes it
+     * again as soon as it lets go, so a caller that waited for the lock would get
+     * it only when the writer happened to be descheduled at that moment.
+     */
+    int (*with_sink)(hark_logger *l, hark__sink_fn fn, void *ctx);
 };
 
 extern const struct hark__backend hark__backend_sync;  /* sync.c */
@@ -181,6 +195,11 @@ double hark__log_line_time(const struct hark_log_event *ev);
  */
 int hark__logger_alloc(hark_logger **out);
 int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struct hark__sink *sink);
+
+/* sink.c: runs `fn(l, ctx)` with io_lock taken on the calling thread (the
+ * synchronous back end's with_sink). Returns what `fn` returned, or HARK_EBUSY
+ * when the calling thread holds io_lock already. */
+int hark__sink_call(hark_logger *l, hark__sink_fn fn, void *ctx);
 
 /* sink.c. Must be called with io_lock held; return 0 or HARK_EIO. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len);

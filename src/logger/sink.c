@@ -17,6 +17,16 @@
 
 HARK__TLS hark_logger *hark__io_held;
 
+int hark__sink_call(hark_logger *l, hark__sink_fn fn, void *ctx)
+{
+    int rc = hark__io_lock(l);
+    if (rc != 0)
+        return rc;
+    rc = fn(l, ctx);
+    hark__io_unlock(l);
+    return rc;
+}
+
 /* Locking contract: l->io_lock held. */
 int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, size_t len)
 {
@@ -76,28 +86,44 @@ void hark__sink_free(struct hark__sink *s)
     hark__free(s);
 }
 
-/* Replaces the logger's sink with `next` (copied), after the lines logged before
- * the call; the old one is flushed and closed. Returns 0, HARK_ENOMEM or HARK_EBUSY
- * (from the logger's own callback); `next` is not closed on failure. */
-static int sink_swap(hark_logger *l, const struct hark__sink *next)
+struct swap {
+    struct hark__sink *next; /* in: the new sink; out: the old one */
+};
+
+/* Locking contract: io_lock held. */
+static int swap_in(hark_logger *l, void *ctx)
 {
-    struct hark__sink *s = hark__malloc(sizeof *s);
-    if (!s)
-        return HARK_ENOMEM;
-    *s = *next;
-    /* Lines already queued for an asynchronous writer go to the old sink. */
-    if (l->backend->drain(l) != 0 || hark__io_lock(l) != 0) {
-        /* From a sink callback or formatter of this logger (its writer thread, for
-         * an asynchronous one): the sink cannot be switched under it. */
-        hark__free(s);
-        return HARK_EBUSY;
-    }
+    struct swap *w = ctx;
     (void)hark__sink_flush(l);
     struct hark__sink *old = l->sink;
-    l->sink = s;
-    atomic_store_explicit(&l->sink_records, next->ops.write_record != NULL, memory_order_relaxed);
-    hark__io_unlock(l);
-    hark__sink_free(old);
+    l->sink = w->next;
+    atomic_store_explicit(&l->sink_records, w->next->ops.write_record != NULL,
+                          memory_order_relaxed);
+    w->next = old;
+    return 0;
+}
+
+/* Replaces the logger's sink with `next` (copied), after the lines logged before
+ * the call; the old one is flushed and closed (on the calling thread, no lock
+ * held). Returns 0, HARK_ENOMEM or HARK_EBUSY (from the logger's own callback);
+ * `next` is not closed on failure. */
+static int sink_swap(hark_logger *l, const struct hark__sink *next)
+{
+    struct swap w = {hark__malloc(sizeof *w.next)};
+    if (!w.next)
+        return HARK_ENOMEM;
+    *w.next = *next;
+    /* Lines already queued for an asynchronous writer go to the old sink. A
+     * callback of this logger's (its writer thread, for an asynchronous one) is
+     * refused: the sink cannot be switched under it. */
+    int rc = l->backend->drain(l);
+    if (rc == 0)
+        rc = l->backend->with_sink(l, swap_in, &w);
+    if (rc != 0) {
+        hark__free(w.next);
+        return HARK_EBUSY;
+    }
+    hark__sink_free(w.next);
     return 0;
 }
 
@@ -165,14 +191,17 @@ int hark_logger_set_destination(hark_logger *l, const char *dest)
     return rc;
 }
 
-bool hark_logger_writes_to_tty(hark_logger *l)
+/* Locking contract: io_lock held. Returns 1 for a terminal, else 0. */
+static int sink_is_tty(hark_logger *l, void *ctx)
 {
-    if (!l || hark__io_lock(l) != 0)
-        return false;
+    (void)ctx;
     /* Asked of the sink's descriptor now: a reopened path has a new one. */
     const struct hark__sink *s = l->sink;
     int fd = s->fd ? s->fd(s->ops.data) : -1;
-    bool tty = fd >= 0 && isatty(fd) == 1;
-    hark__io_unlock(l);
-    return tty;
+    return fd >= 0 && isatty(fd) == 1;
+}
+
+bool hark_logger_writes_to_tty(hark_logger *l)
+{
+    return l && l->backend->with_sink(l, sink_is_tty, NULL) == 1;
 }

@@ -138,4 +138,5 @@ static void sync_stop(hark_logger *l)
     (void)l;
 }
 
-const struct hark__backend hark__backend_sync = {sync_logv, sync_log_fill, sync_drain, sync_stop};
+const struct hark__backend hark__backend_sync = {sync_logv, sync_log_fill, sync_drain, sync_stop,
+                                                 hark__sink_call};

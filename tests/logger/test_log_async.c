@@ -635,6 +635,9 @@ static void test_writer_callbacks_do_not_wait_for_the_writer(void **state)
     assert_int_equal(hark_logger_set_async(r.log, &ao), 0);
     alarm(30); /* dies rather than hangs */
     assert_int_equal(hark_log(r.log, HARK_LOG_INFO, "first"), 0);
+    /* The first flush returns once "first" is written, so every echo has been
+     * queued or dropped by then; the second waits for those and the drop report. */
+    assert_int_equal(hark_logger_flush(r.log), 0);
     assert_int_equal(hark_logger_flush(r.log), 0);
     alarm(0);
     assert_int_equal(r.flush_rc, HARK_EBUSY);
@@ -719,6 +722,91 @@ static void test_forked_child_writes_its_own_lines(void **state)
         assert_int_equal(parent[i], 1);
         assert_int_equal(child[i], 1);
     }
+}
+
+/* A sink whose lines are let through one at a time by the test, which learns when
+ * its reopen callback ran and how many lines were written by then. */
+struct stepper {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned allowed, written, written_at_reopen;
+    bool reopened;
+};
+
+static int stepper_write(hark_log_level level, const char *line, size_t len, void *data)
+{
+    (void)level, (void)line, (void)len;
+    struct stepper *s = data;
+    pthread_mutex_lock(&s->lock);
+    while (s->written >= s->allowed)
+        pthread_cond_wait(&s->cond, &s->lock);
+    s->written++;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static int stepper_reopen(void *data)
+{
+    struct stepper *s = data;
+    pthread_mutex_lock(&s->lock);
+    s->reopened = true;
+    s->written_at_reopen = s->written;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static void *reopen_thread(void *arg)
+{
+    return (void *)(intptr_t)hark_logger_reopen(arg);
+}
+
+/*
+ * While the writer works through a ring of lines, a reopen from another thread
+ * runs between two of them, not after the last: the writer, which holds the sink
+ * for the whole pass and would take it again at once, runs the reopen itself
+ * before its next line. Had the reopen waited for the sink's lock, it would get it
+ * only once the writer had written every line queued (here it never lets go
+ * before that), or later still while producers kept the ring busy.
+ */
+static void test_reopen_runs_between_two_lines(void **state)
+{
+    (void)state;
+    enum { LINES = 1000 };
+    struct stepper st = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    hark_log_sink sink = {.write = stepper_write,
+                          .reopen = stepper_reopen,
+                          .data = &st,
+                          .version = HARK_LOG_SINK_VERSION};
+    hark_logger *l;
+    assert_int_equal(hark_logger_new_sink(&l, &sink), 0);
+    hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
+    o.capacity = 1 << 16; /* every line fits: one pass of the writer */
+    assert_int_equal(hark_logger_set_async(l, &o), 0);
+    for (int i = 0; i < LINES; i++)
+        assert_int_equal(hark_log(l, HARK_LOG_INFO, "line %d", i), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, reopen_thread, l), 0);
+    /* One line at a time, until the reopen has run or every line is let through. */
+    pthread_mutex_lock(&st.lock);
+    while (!st.reopened && st.allowed < LINES) {
+        st.allowed++;
+        pthread_cond_broadcast(&st.cond);
+        while (!st.reopened && st.written < st.allowed)
+            pthread_cond_wait(&st.cond, &st.lock);
+    }
+    st.allowed = UINT_MAX;
+    pthread_cond_broadcast(&st.cond);
+    pthread_mutex_unlock(&st.lock);
+    void *rc;
+    assert_int_equal(pthread_join(th, &rc), 0);
+    assert_int_equal((intptr_t)rc, 0);
+    assert_true(st.reopened);
+    assert_true(st.written_at_reopen < LINES);
+    assert_int_equal(hark_logger_flush(l), 0);
+    assert_int_equal(st.written, LINES);
+    assert_int_equal(hark_logger_free(l), 0);
 }
 
 /* A sink much slower than the producers, so that they keep the ring full; it adds
@@ -849,6 +937,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_writer_callbacks_do_not_wait_for_the_writer),
         cmocka_unit_test(test_forked_child_exits_with_lines_queued),
         cmocka_unit_test(test_forked_child_writes_its_own_lines),
+        cmocka_unit_test(test_reopen_runs_between_two_lines),
         cmocka_unit_test(test_flush_returns_while_others_overflow),
         cmocka_unit_test(test_exit_returns_while_others_overflow),
     };

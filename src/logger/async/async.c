@@ -22,16 +22,19 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hark__async *live;
 static bool exit_hook;
 
+static int flush_sink(hark_logger *l, void *ctx)
+{
+    (void)ctx;
+    return hark__sink_flush(l);
+}
+
 static void drain_all_at_exit(void)
 {
     pthread_mutex_lock(&live_lock);
     for (struct hark__async *a = live; a; a = a->next_live) {
-        hark__async_drain(a->logger);
-        /* Not when exit() was called from this logger's own sink callback. */
-        if (hark__io_lock(a->logger) == 0) {
-            (void)hark__sink_flush(a->logger);
-            hark__io_unlock(a->logger);
-        }
+        /* Both refused when exit() was called from this logger's own callback. */
+        if (hark__async_drain(a->logger) == 0)
+            (void)hark__async_with_sink(a->logger, flush_sink, NULL);
     }
     pthread_mutex_unlock(&live_lock);
 }
@@ -116,6 +119,7 @@ static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_a
     atomic_init(&a->tail, 0);
     atomic_init(&a->done_seen, 0);
     atomic_init(&a->done, 0);
+    atomic_init(&a->calls, NULL);
     return a;
 }
 
@@ -184,5 +188,5 @@ static int async_log_fill(hark_logger *l, hark_log_level level, hark_log_message
     return rc;
 }
 
-const struct hark__backend hark__backend_async = {hark__async_logv, async_log_fill,
-                                                  hark__async_drain, async_stop};
+const struct hark__backend hark__backend_async = {
+    hark__async_logv, async_log_fill, hark__async_drain, async_stop, hark__async_with_sink};

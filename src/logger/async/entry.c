@@ -178,8 +178,21 @@ void hark__entry_put_meta_rest(struct cursor *c, const struct meta *m)
     }
 }
 
-/* A line too large for the ring: written on the calling thread, after the lines
- * queued before it, so that the thread's order holds. */
+struct direct {
+    const hark_log_record *rec;
+    struct hark_log_buf line; /* the caller's */
+};
+
+/* Locking contract: io_lock held (the writer thread's, between two lines). */
+static int render_direct(hark_logger *l, void *ctx)
+{
+    struct direct *d = ctx;
+    return hark__log_render_write(l, d->rec, &d->line);
+}
+
+/* A line too large for the ring: rendered from the calling thread's copy by the
+ * writer, after the lines queued before it, so that the thread's order holds; the
+ * caller waits for it. */
 static int write_direct(hark_logger *l, const struct meta *m, const char *text, size_t len)
 {
     struct hark__async *a = l->async;
@@ -204,14 +217,10 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
             hark__record_event(&rec, ev);
     }
     char stack[HARK__LOG_STACK];
-    struct hark_log_buf line;
-    hark__lbuf_init(&line, stack, sizeof stack);
-    rc = hark__io_lock(l);
-    if (rc == 0) {
-        rc = hark__log_render_write(l, &rec, &line);
-        hark__io_unlock(l);
-    }
-    hark__lbuf_release(&line);
+    struct direct d = {&rec, {0}};
+    hark__lbuf_init(&d.line, stack, sizeof stack);
+    rc = hark__async_with_sink(l, render_direct, &d);
+    hark__lbuf_release(&d.line);
     return rc;
 }
 

@@ -74,6 +74,16 @@ struct field_pool {
     size_t used, payloads_used;
 };
 
+/* A piece of work on the sink asked of the writer by another thread
+ * (hark__async_with_sink()): on the caller's stack until `done`. */
+struct hark__sink_call {
+    hark__sink_fn fn;
+    void *ctx;
+    int rc;
+    _Atomic bool done;
+    struct hark__sink_call *next;
+};
+
 struct hark__async {
     hark_logger *logger;
     size_t nslots, mask;
@@ -89,6 +99,9 @@ struct hark__async {
     _Atomic uint64_t dropped;         /* dropped since the last report */
     _Atomic uint64_t dropped_total;
     _Atomic uint64_t reported; /* drops reported so far ("N lines dropped") */
+    /* Work on the sink that other threads wait for: pushed by them (a lock-free
+     * stack), taken whole by the writer between two lines. */
+    _Atomic(struct hark__sink_call *) calls;
 
     /* The writer thread (src/util/worker.h). */
     struct hark__worker worker;
@@ -212,11 +225,12 @@ enum { FIELD_NULL_STRING = 0xFF, FIELD_NULL_PAYLOAD = 0xFE, FIELD_DEEP_PAYLOAD =
 enum { ERROR_TYPE = 1, ERROR_MESSAGE = 2 };
 
 /* The asynchronous back end's calls, which its table (async.c) holds: entry.c
- * queues lines, writer.c drains, async.c stops. */
+ * queues lines; writer.c drains and runs the work others ask of the sink. */
 int hark__async_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
     HARK_PRINTF(3, 0);
 int hark__async_log_text(hark_logger *l, hark_log_level level, const char *text, size_t len);
 int hark__async_drain(hark_logger *l);
+int hark__async_with_sink(hark_logger *l, hark__sink_fn fn, void *ctx);
 
 /* async.c: the writer's schedule (worker.h). */
 extern const hark__worker_timing hark__writer_timing;

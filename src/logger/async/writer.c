@@ -1,8 +1,10 @@
 /*
  * The writer thread's work (src/util/worker.h runs it): it takes the published
  * entries in reservation order, reads each back into a record, renders it with
- * the logger's formatter and writes it to the sink, and reports drops. And the
- * drain: waiting for the writer to have written what was queued before.
+ * the logger's formatter and writes it to the sink, and reports drops; between two
+ * lines it runs the work other threads ask of the sink (a flush, a reopen, a
+ * switch), so that they never contend with it for io_lock. And the waits of other
+ * threads: the drain (what was queued before) and that work.
  */
 #include "ring.h"
 #include "alloc.h"
@@ -181,8 +183,53 @@ static void report_dropped(struct hark__async *a)
     atomic_fetch_add_explicit(&a->reported, n, memory_order_release);
 }
 
-/* Writes the published entries, one ring's worth at most (so that drops are
- * reported even while producers keep it full). Returns how many were written. */
+/* Takes io_lock for the rest of the pass, unless taken already. */
+static void hold_sink(struct hark__async *a, bool *locked)
+{
+    if (!*locked) {
+        (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
+        *locked = true;
+    }
+}
+
+/* Whether another thread waits for work on the sink (hark__async_with_sink()). */
+static inline bool calls_pending(struct hark__async *a)
+{
+    return atomic_load_explicit(&a->calls, memory_order_relaxed) != NULL;
+}
+
+/* Runs the work other threads asked of the sink, oldest first, and lets them go
+ * on. Locking contract: io_lock held. Returns how many ran. */
+static size_t run_calls(struct hark__async *a)
+{
+    /* Acquire: pairs with the callers' release push, so that each call is seen
+     * whole. */
+    struct hark__sink_call *c = atomic_exchange_explicit(&a->calls, NULL, memory_order_acquire);
+    struct hark__sink_call *oldest = NULL;
+    while (c) {
+        struct hark__sink_call *next = c->next;
+        c->next = oldest;
+        oldest = c;
+        c = next;
+    }
+    size_t n = 0;
+    for (c = oldest; c; n++) {
+        struct hark__sink_call *next = c->next; /* once done, the call may be gone */
+        c->rc = c->fn(a->logger, c->ctx);
+        /* Release: a caller that sees `done` sees `rc` and what `fn` did. */
+        atomic_store_explicit(&c->done, true, memory_order_release);
+        c = next;
+    }
+    hark__worker_progress(&a->worker);
+    return n;
+}
+
+/*
+ * Writes the published entries, one ring's worth at most (so that drops are
+ * reported even while producers keep it full), and before each one runs the work
+ * other threads asked of the sink: a flush, reopen or switch waits for one line
+ * at most, however busy the ring. Returns how many entries and calls it handled.
+ */
 static size_t drain_once(struct hark__async *a)
 {
     size_t head = atomic_load_explicit(&a->done, memory_order_relaxed);
@@ -190,14 +237,15 @@ static size_t drain_once(struct hark__async *a)
     size_t count = 0;
     bool locked = false;
     while (head < end) {
+        if (HARK_UNLIKELY(calls_pending(a))) {
+            hold_sink(a, &locked);
+            count += run_calls(a);
+        }
         /* Acquire: pairs with ring_commit's release store of the entry. */
         size_t s = atomic_load_explicit(&a->seq[head & a->mask], memory_order_acquire);
         if (s != head + 1)
             break;
-        if (!locked) {
-            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
-            locked = true;
-        }
+        hold_sink(a, &locked);
         uint32_t len;
         size_t at = (head & a->mask) * SLOT;
         size_t total = a->nslots * SLOT;
@@ -231,11 +279,12 @@ static size_t drain_once(struct hark__async *a)
         if (count % 64 == 0 && atomic_load_explicit(&a->worker.waiters, memory_order_relaxed))
             hark__worker_progress(&a->worker);
     }
+    if (calls_pending(a)) {
+        hold_sink(a, &locked);
+        count += run_calls(a);
+    }
     if (atomic_load_explicit(&a->dropped, memory_order_relaxed)) {
-        if (!locked) {
-            (void)hark__io_lock(a->logger); /* the writer holds no other: never refused */
-            locked = true;
-        }
+        hold_sink(a, &locked);
         report_dropped(a);
     }
     if (locked)
@@ -262,18 +311,21 @@ static uint64_t writer_handled(void *data)
     return atomic_load_explicit(&a->done, memory_order_acquire);
 }
 
-/* Whether the next entry is published, not just reserved. */
+/* Whether the next entry is published, not just reserved, or work on the sink is
+ * waited for. */
 static bool writer_ready(void *data)
 {
     struct hark__async *a = data;
     size_t done = atomic_load_explicit(&a->done, memory_order_relaxed);
     /* Acquire: pairs with ring_commit's release store. */
-    return atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire) == done + 1;
+    return atomic_load_explicit(&a->seq[done & a->mask], memory_order_acquire) == done + 1 ||
+           calls_pending(a);
 }
 
 /*
  * In a forked child: the writer thread is gone (worker.h). What the parent queued
- * is the parent's to write, so the child drops it, with its pending drop report.
+ * is the parent's to write, so the child drops it, with its pending drop report
+ * and the work its threads asked of the sink (they are the parent's too).
  * The logger's io_lock may have been held by the writer at fork(): it is made
  * afresh, unless the forking thread holds it itself (from a sink callback).
  */
@@ -286,6 +338,7 @@ static void writer_fork_child(void *data)
     atomic_store_explicit(&a->done, tail, memory_order_relaxed);
     atomic_store_explicit(&a->done_seen, tail, memory_order_relaxed);
     atomic_store_explicit(&a->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->calls, NULL, memory_order_relaxed);
     atomic_store_explicit(&a->reported,
                           atomic_load_explicit(&a->dropped_total, memory_order_relaxed),
                           memory_order_relaxed);
@@ -325,4 +378,27 @@ int hark__async_drain(hark_logger *l)
     if (rc == 0)
         rc = hark__worker_await(&a->worker, drops_reported, &d);
     return rc;
+}
+
+static bool call_done(void *ctx)
+{
+    struct hark__sink_call *c = ctx;
+    /* Acquire: pairs with run_calls()'s release store. */
+    return atomic_load_explicit(&c->done, memory_order_acquire);
+}
+
+int hark__async_with_sink(hark_logger *l, hark__sink_fn fn, void *ctx)
+{
+    struct hark__async *a = l->async;
+    if (on_writer(a))
+        return HARK_EBUSY; /* a callback of the writer's: it holds the sink */
+    struct hark__sink_call c = {fn, ctx, 0, false, NULL};
+    c.next = atomic_load_explicit(&a->calls, memory_order_relaxed);
+    /* Release: the writer's acquire exchange then sees the call whole. */
+    while (!atomic_compare_exchange_weak_explicit(&a->calls, &c.next, &c, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+    /* Wakes the writer while it waits; never refused, as this is not the writer. */
+    (void)hark__worker_await(&a->worker, call_done, &c);
+    return c.rc;
 }
