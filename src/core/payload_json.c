@@ -6,7 +6,6 @@
  */
 #include "hark/sys/payload_json.h"
 #include "json.h"
-#include "number.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -16,56 +15,11 @@ static const char truncated_member[] = HARK_PAYLOAD_JSON_TRUNCATED;
 
 enum { FIT = 0, CUT = 1, MISS = 2 }; /* whole / shortened but valid / did not fit */
 
-/* Writes one value within w->cap. */
+/* One value within w->cap (strings cut to fit). */
 static int value(hark__buf *w, const hark_field *f)
 {
-    switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__buf_i64(w, f->as.i);
-        break;
-    case HARK_TYPE_UINT:
-        hark__buf_u64(w, f->as.u);
-        break;
-    case HARK_TYPE_DOUBLE:
-        hark__buf_double(w, f->as.d, HARK__DOUBLE_JSON);
-        break;
-    case HARK_TYPE_BOOL:
-        if (f->as.b)
-            HARK__BUF_LIT(w, "true");
-        else
-            HARK__BUF_LIT(w, "false");
-        break;
-    case HARK_TYPE_STRING:
-        if (!f->as.s)
-            HARK__BUF_LIT(w, "null");
-        else if (hark__json_str_cut(w, f->as.s, strlen(f->as.s), 0))
-            return w->over ? MISS : CUT;
-        break;
-    case HARK_TYPE_POINTER:
-        hark__buf_putc(w, '"');
-        hark__buf_ptr(w, f->as.p);
-        hark__buf_putc(w, '"');
-        break;
-    case HARK_TYPE_PAYLOAD:
-        /* The walk enters every other one. */
-        if (!f->as.payload)
-            HARK__BUF_LIT(w, "null");
-        else
-            HARK__BUF_LIT(w, "\"...\"");
-        break;
-    case HARK_TYPE_ERROR:
-        /* A NULL type or message is null, as a NULL string is, in every output. */
-        HARK__BUF_LIT(w, "{\"type\":");
-        hark__json_cstr(w, f->as.error.type);
-        HARK__BUF_LIT(w, ",\"message\":");
-        hark__json_cstr(w, f->as.error.message);
-        hark__buf_putc(w, '}');
-        break;
-    default:
-        HARK__BUF_LIT(w, "null");
-        break;
-    }
-    return w->over ? MISS : FIT;
+    bool cut = hark__json_value(w, f, SIZE_MAX, true);
+    return w->over ? MISS : cut ? CUT : FIT;
 }
 
 /* The walk's state: where each open level's members start. */

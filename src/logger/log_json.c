@@ -3,6 +3,7 @@
  * per record, keys in a fixed order, payload fields as the one walk yields them.
  */
 #include "log_struct.h"
+#include "json.h"
 
 #include <string.h>
 
@@ -13,64 +14,14 @@ static const hark__log_key json_levels[HARK_LOG_LEVELS] = {
     JSON_LEVEL("DEBUG"), JSON_LEVEL("INFO"),  JSON_LEVEL("WARN"),
     JSON_LEVEL("ERROR"), JSON_LEVEL("FATAL"), JSON_LEVEL("UNKNOWN")};
 
-/* A quoted JSON string of at most `max` bytes of input; true when it was cut.
- * Not inlined: inlined into the formatter it saved 50 instructions a line but
- * measured 30-40 ns a line slower (hark/logsub_sql_active_json, 371 against 331 ns,
- * the binaries otherwise the same). */
-static __attribute__((noinline)) bool json_str(hark__buf *o, const char *s, size_t n, size_t max)
-{
-    size_t keep = hark__utf8_cut(s, n, max);
-    if (!hark__escape_plain_quoted(o, s, keep)) {
-        hark__buf_putc(o, '"');
-        (void)hark__escape(o, s, keep, HARK__ESC_JSON, HARK__ESC_NO_LIMIT);
-        hark__buf_putc(o, '"');
-    }
-    return keep < n;
-}
-
-/* A string value, or null; true when it was cut. */
+/* A string value of at most HARK_LOG_VALUE_MAX bytes, or null; true when it was cut. */
 static bool json_cstr(hark__buf *o, const char *s)
 {
     if (!s) {
         HARK__BUF_LIT(o, "null");
         return false;
     }
-    return json_str(o, s, strlen(s), HARK_LOG_VALUE_MAX);
-}
-
-/* One value the walk yields whole. */
-static void json_value(hark__buf *o, const hark_field *f)
-{
-    if (hark__log_put_scalar(o, f, true))
-        return;
-    switch (f->type) {
-    case HARK_TYPE_STRING:
-        json_cstr(o, f->as.s);
-        break;
-    case HARK_TYPE_POINTER:
-        hark__buf_putc(o, '"');
-        hark__buf_ptr(o, f->as.p);
-        hark__buf_putc(o, '"');
-        break;
-    case HARK_TYPE_PAYLOAD:
-        /* As every JSON rendering of a payload (hark/sys/payload_json.h): the
-         * walk enters the others. */
-        if (!f->as.payload)
-            HARK__BUF_LIT(o, "null");
-        else
-            HARK__BUF_LIT(o, "\"...\"");
-        break;
-    case HARK_TYPE_ERROR:
-        HARK__BUF_LIT(o, "{\"type\":");
-        json_cstr(o, f->as.error.type);
-        HARK__BUF_LIT(o, ",\"message\":");
-        json_cstr(o, f->as.error.message);
-        hark__buf_putc(o, '}');
-        break;
-    default:
-        HARK__BUF_LIT(o, "null");
-        break;
-    }
+    return hark__json_str_max(o, s, strlen(s), HARK_LOG_VALUE_MAX);
 }
 
 /* The walk's state for one JSON line: whether the next member is a level's first. */
@@ -95,7 +46,7 @@ static bool json_member(void *ctx, hark_payload_step step, const hark_payload_vi
     if (j->first)
         hark__buf_putc(j->o, '{');
     else
-        json_value(j->o, v->field);
+        (void)hark__json_value(j->o, v->field, HARK_LOG_VALUE_MAX, false);
     return true;
 }
 
@@ -144,8 +95,8 @@ static __attribute__((noinline)) size_t format_json(hark__buf *o, const hark_log
     }
     cut = hark__log_put_event(o, rec, &event_keys) || cut;
     HARK__BUF_LIT(o, ",\"message\":");
-    cut = json_str(o, rec->message ? rec->message : "", hark__log_message_len(rec),
-                   HARK_LOG_MESSAGE_MAX) ||
+    cut = hark__json_str_max(o, rec->message ? rec->message : "", hark__log_message_len(rec),
+                             HARK_LOG_MESSAGE_MAX) ||
           cut;
     if (cut || hark__log_record_fields_cut(rec))
         HARK__BUF_LIT(o, "," HARK_PAYLOAD_JSON_TRUNCATED);

@@ -90,7 +90,7 @@ static bool logfmt_member(void *ctx, hark_payload_step step, const hark_payload_
     if (step == HARK_PAYLOAD_ENTER)
         return true;
     logfmt_key(o, w->parts, depth + 1);
-    if (hark__log_put_scalar(o, f, false))
+    if (hark__buf_scalar(o, f, HARK__DOUBLE_TEXT))
         return true;
     switch (f->type) {
     case HARK_TYPE_STRING:

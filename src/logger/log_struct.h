@@ -85,31 +85,6 @@ hark__log_put_event(hark__buf *o, const hark_log_record *rec, const hark__log_ev
     return cut;
 }
 
-/* A number or a boolean field, as both formats write it (`json`: non-finite doubles
- * as null). Returns false, writing nothing, for any other type. */
-static inline bool hark__log_put_scalar(hark__buf *o, const hark_field *f, bool json)
-{
-    switch (f->type) {
-    case HARK_TYPE_INT:
-        hark__buf_i64(o, f->as.i);
-        return true;
-    case HARK_TYPE_UINT:
-        hark__buf_u64(o, f->as.u);
-        return true;
-    case HARK_TYPE_DOUBLE:
-        hark__buf_double(o, f->as.d, json ? HARK__DOUBLE_JSON : HARK__DOUBLE_TEXT);
-        return true;
-    case HARK_TYPE_BOOL:
-        if (f->as.b)
-            HARK__BUF_LIT(o, "true");
-        else
-            HARK__BUF_LIT(o, "false");
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* The message's length without its one trailing newline. */
 size_t hark__log_message_len(const hark_log_record *rec);
 

@@ -12,22 +12,33 @@ const char hark__digit_pairs[200] = "0001020304050607080910111213141516171819202
                                     "50515253545556575859606162636465666768697071727374"
                                     "75767778798081828384858687888990919293949596979899";
 
-/* Digits of `v` in decimal. */
+/* Digits of `v` in decimal: from its bit length (log10(2) ~ 1233 / 4096), then one
+ * compare with a power of ten. */
 static inline size_t dec_len(uint64_t v)
 {
-    size_t n = 1;
-    for (;;) {
-        if (v < 10)
-            return n;
-        if (v < 100)
-            return n + 1;
-        if (v < 1000)
-            return n + 2;
-        if (v < 10000)
-            return n + 3;
-        v /= 10000;
-        n += 4;
-    }
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned t = (bits * 1233u) >> 12; /* digits - 1, or one more */
+    return (size_t)t + 1 - ((v | 1) < pow10[t]);
 }
 
 /* Writes `v` in decimal backwards, its last digit just before `end`, two digits
@@ -152,4 +163,27 @@ void hark__buf_us(hark__buf *b, int64_t ns)
     char f[4] = {'.', (char)('0' + frac / 100), hark__digit_pairs[2 * (frac % 100)],
                  hark__digit_pairs[2 * (frac % 100) + 1]};
     hark__buf_put(b, f, 4);
+}
+
+bool hark__buf_scalar(hark__buf *b, const hark_field *f, unsigned double_mode)
+{
+    switch (f->type) {
+    case HARK_TYPE_INT:
+        hark__buf_i64(b, f->as.i);
+        return true;
+    case HARK_TYPE_UINT:
+        hark__buf_u64(b, f->as.u);
+        return true;
+    case HARK_TYPE_DOUBLE:
+        hark__buf_double(b, f->as.d, double_mode);
+        return true;
+    case HARK_TYPE_BOOL:
+        if (f->as.b)
+            HARK__BUF_LIT(b, "true");
+        else
+            HARK__BUF_LIT(b, "false");
+        return true;
+    default:
+        return false;
+    }
 }

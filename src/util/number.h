@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hark/payload.h"
+
 #include "buf.h"
 #include "private.h"
 
@@ -45,5 +47,9 @@ HARK__PRIVATE void hark__buf_double(hark__buf *b, double d, unsigned mode);
 HARK__PRIVATE void hark__buf_ptr(hark__buf *b, const void *p);
 /* A non-negative count of nanoseconds as microseconds with three decimals. */
 HARK__PRIVATE void hark__buf_us(hark__buf *b, int64_t ns);
+
+/* A number or a boolean field's value (true/false), doubles in `double_mode`, as
+ * JSON and logfmt write them. Returns false, writing nothing, for any other type. */
+HARK__PRIVATE bool hark__buf_scalar(hark__buf *b, const hark_field *f, unsigned double_mode);
 
 #endif /* HARK_NUMBER_H */
