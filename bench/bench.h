@@ -115,6 +115,8 @@ extern const bench_case bench_export_cases[];
 extern const size_t bench_export_case_count;
 extern const bench_case bench_trace_cases[]; /* trace_cases.c, with the exporters */
 extern const size_t bench_trace_case_count;
+extern const bench_case bench_recorder_cases[]; /* recorder_cases.c, with the exporters */
+extern const size_t bench_recorder_case_count;
 extern const bench_case bench_otlp_cases[]; /* otlp_cases.c, with the OTLP exporter */
 extern const size_t bench_otlp_case_count;
 

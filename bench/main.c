@@ -39,6 +39,7 @@ static const table tables[] = {
 #endif
 #ifdef BENCH_HAVE_TRACE
     {bench_trace_cases, &bench_trace_case_count, 1},
+    {bench_recorder_cases, &bench_recorder_case_count, 1},
 #endif
 #ifdef BENCH_HAVE_OTLP
     {bench_otlp_cases, &bench_otlp_case_count, 1},

@@ -117,6 +117,9 @@ static const char *reference(const char *name)
         {"hark/lttng_idle", "hark/unsubscribed"},
         {"hark/otlp_span", "hark/trace_record"},
         {"hark/otlp_unsampled", "hark/timed_1sub"},
+        {"hark/recorder", "hark/trace_record"},
+        {"hark/recorder_nopayload", "hark/timed_1sub"},
+        {"hark/recorder_idle", "hark/unsubscribed"},
     };
     char base[128];
     copy(base, sizeof base, name);
@@ -161,6 +164,12 @@ static const budget budgets[] = {
     {"hark/lttng_idle", "hark/unsubscribed", 1.2, AT_MOST},
     {"hark/otlp_span", "hark/trace_record", 1.5, AT_MOST},
     {"hark/otlp_unsampled", "hark/timed_1sub", 1.2, AT_MOST},
+    /* the flight recorder (issue 31): recording with the SQL payload costs no more than
+     * the trace file's recording without one; a dump of 64 MiB takes at most a second */
+    {"hark/recorder", "hark/trace_record", 1.0, AT_MOST},
+    {"hark/recorder_nopayload", "hark/timed_1sub", 1.3, AT_MOST},
+    {"hark/recorder_idle", "hark/unsubscribed", 1.2, AT_MOST},
+    {"hark/recorder_dump_64mib", NULL, 1e9, AT_MOST_NS},
     /* the OTLP worker encodes at least a million spans per second on one core */
     {"hark/otlp_encode", NULL, 1000, AT_MOST_NS},
     /* subscribing and unsubscribing one anchored regex over 10,000 names */

@@ -24,6 +24,7 @@
  */
 #include "trace_internal.h"
 #include "hark/clock.h"
+#include "chrome_event.h"
 #include "json.h"
 #include "number.h"
 #include "alloc.h"
@@ -164,8 +165,8 @@ int hark_trace_new(hark_trace **out, const char *path, const hark_trace_options 
     t->serial = atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed);
     t->cap = o.buffer_bytes & ~(size_t)7;
     t->args_max = o.args_max;
-    /* Escaped name and category (6 bytes per byte at worst), args, and the rest. */
-    t->max_formatted = 12 * HARK_NAME_MAX + o.args_max + 256;
+    /* One event and the comma before it. */
+    t->max_formatted = HARK__CHROME_EVENT_MAX + o.args_max + 4;
     t->out_cap = 64 * 1024 + t->max_formatted;
     t->out = hark__malloc(t->out_cap);
     t->write = o.write;

@@ -37,8 +37,6 @@ struct tbuf {
     atomic_uint_least64_t recorded; /* owner only writes (load + store) */
     atomic_uint_least64_t dropped;  /* owner only writes (load + store) */
     int tid;
-    uint8_t pid_tid_len;
-    char pid_tid[64]; /* ,"pid":P,"tid":T,"id": -- the same for every record */
 };
 
 struct hark_trace {

@@ -11,7 +11,6 @@
 #include "ns.h"
 #include "tls.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,9 +48,6 @@ static struct tbuf *find_slow(hark_trace *t)
     }
     b->cap = t->cap;
     b->tid = (int)gettid();
-    int k =
-        snprintf(b->pid_tid, sizeof b->pid_tid, ",\"pid\":%ld,\"tid\":%d,\"id\":", t->pid, b->tid);
-    b->pid_tid_len = (uint8_t)(k > 0 && (size_t)k < sizeof b->pid_tid ? k : 0);
     pthread_mutex_lock(&t->lock);
     b->next = t->bufs;
     t->bufs = b;

@@ -6,8 +6,7 @@
  * flush first marks each ring's head and stops there (see mark()).
  */
 #include "trace_internal.h"
-#include "json.h"
-#include "number.h"
+#include "chrome_event.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,35 +25,10 @@ static void format_record(hark_trace *t, const struct tbuf *b, const struct rec 
     hark__buf w = hark__buf_fixed(t->out, t->out_cap);
     w.len = t->out_len;
     if (t->any_event)
-        HARK__BUF_LIT(&w, ",\n{\"name\":");
-    else
-        HARK__BUF_LIT(&w, "{\"name\":");
-    size_t name_at = w.len + 1;
-    hark__json_str(&w, name, r->name_len);
-    /* The category: what follows the first dot of the name. Escaping never makes or
-     * moves a dot, so it is the text after the first dot of the escaped name. */
-    size_t name_end = w.len - 1;
-    const char *dot = memchr(hark__buf_text(&w) + name_at, '.', name_end - name_at);
-    HARK__BUF_LIT(&w, ",\"cat\":");
-    if (dot && (size_t)(dot + 1 - hark__buf_text(&w)) < name_end) {
-        size_t from = (size_t)(dot + 1 - hark__buf_text(&w));
-        hark__buf_putc(&w, '"');
-        hark__buf_put(&w, hark__buf_text(&w) + from, name_end - from);
-        hark__buf_putc(&w, '"');
-    } else {
-        HARK__BUF_LIT(&w, "\"hark\"");
-    }
-    HARK__BUF_LIT(&w, ",\"ph\":\"X\",\"ts\":");
-    hark__buf_us(&w, r->start_ns);
-    HARK__BUF_LIT(&w, ",\"dur\":");
-    hark__buf_us(&w, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
-    hark__buf_put(&w, b->pid_tid, b->pid_tid_len); /* ,"pid":P,"tid":T,"id": */
-    hark__buf_u64(&w, r->id);
-    HARK__BUF_LIT(&w, ",\"parent_id\":");
-    hark__buf_u64(&w, r->parent);
-    HARK__BUF_LIT(&w, ",\"args\":{");
-    hark__buf_put(&w, args, r->args_len);
-    HARK__BUF_LIT(&w, "}}");
+        HARK__BUF_LIT(&w, ",\n");
+    hark__chrome_event e = {name,   r->name_len, r->start_ns, r->end_ns, t->pid,
+                            b->tid, r->id,       r->parent,   args,      r->args_len};
+    hark__chrome_event_write(&w, &e);
     /* max_formatted bounds every record, and the caller checked the room. */
     t->out_len = w.len;
     t->any_event = true;

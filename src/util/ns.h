@@ -19,4 +19,10 @@ static inline int64_t hark__ms_to_ns(double ms)
     return (int64_t)(ns + 0.5);
 }
 
+/* The same for seconds (a monotonic subscriber's times). */
+static inline int64_t hark__s_to_ns(double s)
+{
+    return hark__ms_to_ns(s * 1e3);
+}
+
 #endif /* HARK_NS_H */

@@ -3,7 +3,8 @@
  * libhark-export shares with libhark, fails the Nth allocation, for every N an
  * export operation reaches -- metrics creation, attaching, the first recording of a
  * thread (its shard, its series), snapshots, Prometheus text, the metrics server,
- * a trace's creation, attachment and first event on a thread. For each N:
+ * a trace's creation, attachment and first event on a thread, a flight recorder's
+ * creation, attachment, dump, trigger and crash dumps. For each N:
  *
  *   - the call returns HARK_ENOMEM, or succeeds and has done its whole job (an event
  *     a trace could not buffer is counted as dropped, never lost silently);
@@ -23,12 +24,15 @@
 
 #include <hark.h>
 #include <hark/metrics.h>
+#include <hark/recorder.h>
 #include <hark/trace.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fault_alloc.h"
 
@@ -39,6 +43,7 @@ typedef struct fx {
     hark_topic *tp;
     hark_metrics *m;
     hark_trace *t;
+    hark_recorder *rec;
     hark_metrics_snapshot *snap;
     hark_metrics_server *srv;
     hark_trace_stats stats;
@@ -78,6 +83,8 @@ static void fx_teardown(void)
         assert_int_equal(hark_trace_free(F.t, NULL), 0);
     if (F.m)
         assert_int_equal(hark_metrics_free(F.m), 0);
+    if (F.rec)
+        assert_int_equal(hark_recorder_free(F.rec), 0);
     assert_int_equal(hark_notifier_free(F.n), 0);
     memset(&F, 0, sizeof F);
 }
@@ -256,6 +263,75 @@ static void undo_trace_event(void)
     prep_trace_attached();
 }
 
+/* A small recorder: 64 KiB, four threads (a crash dump gives each a stack). */
+static int op_recorder_new(void)
+{
+    hark_recorder_options o;
+    hark_recorder_options_init(&o, HARK_RECORDER_OPTIONS_VERSION);
+    o.max_bytes = 64 << 10;
+    o.max_threads = 4;
+    return hark_recorder_new(&F.rec, &o);
+}
+
+static void prep_recorder(void)
+{
+    assert_int_equal(op_recorder_new(), 0);
+}
+
+static void undo_recorder(void)
+{
+    assert_int_equal(hark_recorder_free(F.rec), 0);
+    F.rec = NULL;
+}
+
+static void prep_recorder_recorded(void)
+{
+    prep_recorder();
+    assert_int_equal(hark_recorder_attach(NULL, F.rec, F.n, hark_all()), 0);
+    emit();
+}
+
+static int op_recorder_attach(void)
+{
+    return hark_recorder_attach(NULL, F.rec, F.n, hark_exact("sql.query"));
+}
+
+static int op_recorder_dump(void)
+{
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    int rc = hark_recorder_dump(F.rec, fd, HARK_RECORDER_JSONL);
+    close(fd);
+    return rc;
+}
+
+static void ok_recorder_dump(void)
+{
+    hark_recorder_stats s;
+    assert_int_equal(hark_recorder_stats_get(F.rec, &s), 0);
+    assert_int_equal(s.recorded, 1);
+    assert_true(s.dumps >= 1);
+}
+
+static int op_recorder_trigger(void)
+{
+    hark_recorder_trigger_options o;
+    hark_recorder_trigger_options_init(&o, HARK_RECORDER_TRIGGER_OPTIONS_VERSION);
+    o.path = "/tmp/hark-faults-%p-%n.json";
+    o.min_duration_ms = 1e9; /* never fires */
+    return hark_recorder_trigger(NULL, F.rec, F.n, hark_exact("sql.query"), &o);
+}
+
+static int op_recorder_crash(void)
+{
+    return hark_recorder_dump_on_crash(F.rec, 2, HARK_RECORDER_CHROME);
+}
+
+static void undo_recorder_crash(void)
+{
+    assert_int_equal(hark_recorder_dump_on_crash(F.rec, -1, HARK_RECORDER_CHROME), 0);
+}
+
 static const op ops[] = {
     {"hark_metrics_new", NULL, op_metrics_new, NULL, undo_metrics},
     {"hark_metrics_attach", prep_metrics, op_metrics_attach, NULL, undo_nothing},
@@ -269,6 +345,12 @@ static const op ops[] = {
     {"hark_trace_attach", prep_trace, op_trace_attach, NULL, undo_nothing},
     {"trace event + flush (a thread's first)", prep_trace_attached, op_trace_event, ok_trace_event,
      undo_trace_event},
+    {"hark_recorder_new", NULL, op_recorder_new, NULL, undo_recorder},
+    {"hark_recorder_attach", prep_recorder, op_recorder_attach, NULL, undo_nothing},
+    {"hark_recorder_dump", prep_recorder_recorded, op_recorder_dump, ok_recorder_dump,
+     undo_nothing},
+    {"hark_recorder_trigger", prep_recorder, op_recorder_trigger, NULL, undo_nothing},
+    {"hark_recorder_dump_on_crash", prep_recorder, op_recorder_crash, NULL, undo_recorder_crash},
 };
 
 static void run_op(const op *o)

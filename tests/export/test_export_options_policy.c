@@ -14,6 +14,7 @@
 
 #include <hark.h>
 #include <hark/metrics.h>
+#include <hark/recorder.h>
 #include <hark/trace.h>
 
 #include <stdio.h>
@@ -151,6 +152,34 @@ static int use_prom(void *opts)
     return rc;
 }
 
+static int init_recorder(void *o, unsigned v)
+{
+    return hark_recorder_options_init(o, v);
+}
+static int use_recorder(void *opts)
+{
+    hark_recorder *r = NULL;
+    int rc = hark_recorder_new(&r, opts);
+    if (rc == 0)
+        assert_int_equal(hark_recorder_free(r), 0);
+    return rc;
+}
+
+static int init_trigger(void *o, unsigned v)
+{
+    return hark_recorder_trigger_options_init(o, v);
+}
+static int use_trigger(void *opts)
+{
+    hark_recorder_trigger_options *o = opts;
+    o->path = "/tmp/hark-policy-%n.json";
+    hark_recorder *r = NULL;
+    assert_int_equal(hark_recorder_new(&r, NULL), 0);
+    int rc = hark_recorder_trigger(NULL, r, N, hark_exact("policy"), o);
+    assert_int_equal(hark_recorder_free(r), 0);
+    return rc;
+}
+
 static const struct kind kinds[] = {
     {"hark_subscribe_options", "HARK_SUBSCRIBE_OPTIONS", HARK_SUBSCRIBE_OPTIONS_VERSION,
      sizeof(hark_subscribe_options), init_subscribe, use_subscribe},
@@ -164,6 +193,11 @@ static const struct kind kinds[] = {
      sizeof(hark_trace_options), init_trace, use_trace},
     {"hark_metrics_prom_options", "HARK_METRICS_PROM_OPTIONS", HARK_METRICS_PROM_OPTIONS_VERSION,
      sizeof(hark_metrics_prom_options), init_prom, use_prom},
+    {"hark_recorder_options", "HARK_RECORDER_OPTIONS", HARK_RECORDER_OPTIONS_VERSION,
+     sizeof(hark_recorder_options), init_recorder, use_recorder},
+    {"hark_recorder_trigger_options", "HARK_RECORDER_TRIGGER_OPTIONS",
+     HARK_RECORDER_TRIGGER_OPTIONS_VERSION, sizeof(hark_recorder_trigger_options), init_trigger,
+     use_trigger},
 };
 
 /* The version field of a struct of kind k (the sink table's is not first). */

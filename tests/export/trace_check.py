@@ -81,14 +81,10 @@ def check_nesting(events):
                 assert disjoint or nested, ("partial overlap", other, ev)
 
 
-def check_nest(binary, tmp):
-    path = os.path.join(tmp, "nest.json")
-    want = run(binary, "nest", path)
-    doc = load(path)
-    check_format(doc)
-    events = doc["traceEvents"]
-    assert want["dropped"] == 0 and doc["otherData"]["dropped_events"] == 0, doc["otherData"]
-    assert len(events) == want["events"], (len(events), want)
+def check_nest_events(events, want):
+    """The events of the nest workload (tests/support/nest_workload.h), as any hark
+    output shows them in Chrome's terms: threads, exact nesting, depths, the awkward
+    event's name, category and payload."""
     assert len({ev["tid"] for ev in events}) == want["threads"]
     check_nesting(events)
     by_id = {ev["id"]: ev for ev in events}
@@ -111,6 +107,17 @@ def check_nest(binary, tmp):
     assert args["null"] is None and args["pi"] == Decimal("3.25"), args
     assert args["big"] == 2**64 - 1 and args["nested"] == {"k": "v"}, args
     assert args["ptr"] == "0x0" and args["exception"] == {"type": "IOError", "message": 'disk "gone"'}, args
+
+
+def check_nest(binary, tmp):
+    path = os.path.join(tmp, "nest.json")
+    want = run(binary, "nest", path)
+    doc = load(path)
+    check_format(doc)
+    events = doc["traceEvents"]
+    assert want["dropped"] == 0 and doc["otherData"]["dropped_events"] == 0, doc["otherData"]
+    assert len(events) == want["events"], (len(events), want)
+    check_nest_events(events, want)
     print("trace_check: nest: %d events, %d threads, nesting exact" % (len(events), want["threads"]))
 
 

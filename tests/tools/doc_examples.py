@@ -21,8 +21,8 @@ documented example fails the test suite:
 Usage: doc_examples.py --source-dir DIR --cc CC [--cxx CXX] [--link=ARG ...]
                        [--link-export=ARG ...] [--work-dir DIR]
 The --link arguments make the link line of programs (libhark.a and what it needs),
-the --link-export ones are put before them for programs that include hark/metrics.h
-or hark/trace.h. Without --link programs are compiled, not linked or run.
+the --link-export ones are put before them for programs that include hark/metrics.h,
+hark/trace.h, hark/otlp.h or hark/recorder.h. Without --link programs are compiled, not linked or run.
 Exit status: 0 all passed, 1 a block failed, 77 no compiler (CTest's skip code).
 """
 
@@ -185,7 +185,7 @@ def check(job, args, work):
         f.write(src)
     flags = (C_FLAGS if lang == "c" else CXX_FLAGS) + WARN_FLAGS
     flags += ["-I", os.path.join(args.source_dir, "include")]
-    exports = re.search(r"<hark/(metrics|trace|otlp)\.h>", src) is not None
+    exports = re.search(r"<hark/(metrics|trace|otlp|recorder)\.h>", src) is not None
     link = args.link and (args.link_export or not exports)
     if not program:
         # A fragment may be just a callback the elided rest of the program uses.

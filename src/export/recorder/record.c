@@ -1,0 +1,220 @@
+/*
+ * The flight recorder (hark/recorder.h): recording, on the instrumenting threads.
+ * The event callback renders the payload excerpt straight into the calling
+ * thread's current chunk, writes the record's header and name before it, and
+ * publishes it by a release store of the chunk's `used`: no lock, no allocation,
+ * no system call. A thread's first event in a recorder adopts a descriptor made at
+ * hark_recorder_new() (recorder_internal.h describes the hand-off).
+ */
+#include "recorder_internal.h"
+#include "hark/sys/payload_json.h"
+#include "alloc.h"
+#include "ns.h"
+#include "tls.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * The calling thread's recording state, across recorders: the descriptor it used
+ * last, the event it recorded last (so that an event two attachments match is
+ * recorded once, and a trigger knows whether its event is in), and a trigger
+ * waiting for the recording of its event. One block: the library's static TLS is
+ * kept small (tls.h).
+ */
+static HARK__TLS struct {
+    struct rthread *last;
+    uint64_t last_serial, last_id;
+    struct rtrigger *fire;
+    uint64_t fire_id;
+    bool last_failed;
+} tl;
+
+void hark__rec_thread_free(hark__slot *s)
+{
+    struct rthread *t = (struct rthread *)s;
+    void *stack = atomic_load_explicit(&t->altstack, memory_order_acquire);
+    hark__rec_stack_release(stack);
+    hark__free(stack);
+    hark__free(t);
+}
+
+static void thread_exit(void)
+{
+    tl.last = NULL;
+    tl.fire = NULL;
+    hark__rec_stack_thread_exit();
+}
+
+static const hark__slot_kind rthread_kind = {hark__rec_thread_free, thread_exit};
+
+/* Finds the calling thread's descriptor of `r`, or adopts a free one. */
+static struct rthread *find_slow(hark_recorder *r)
+{
+    struct rthread *t = (struct rthread *)hark__slot_find(&rthread_kind, r->serial);
+    if (t)
+        return tl.last = t;
+    for (uint32_t i = 0; i < r->max_threads; i++) {
+        t = r->threads[i];
+        if (!hark__slot_adopt(&t->slot))
+            continue;
+        /* A new generation: what the descriptor's last thread holds belongs to
+         * nobody alive from here on (chunks.c). */
+        uint32_t gen = hark__rec_held_gen(atomic_load_explicit(&t->held, memory_order_relaxed));
+        atomic_store_explicit(&t->held, (uint64_t)(gen + 1) << 32, memory_order_relaxed);
+        atomic_store_explicit(&t->latest, 0, memory_order_relaxed);
+        t->cur = UINT32_MAX;
+        t->pos = t->count = 0;
+        t->retry_ns = 0;
+        t->alt_epoch = 0;
+        t->tid = (int)gettid();
+        if (hark__slot_add(&t->slot, &rthread_kind, r->serial) != 0) {
+            /* release: the next adopter sees what we wrote. */
+            atomic_store_explicit(&t->slot.state, HARK__SLOT_FREE, memory_order_release);
+            return NULL;
+        }
+        hark__rec_stack_check(r, t);
+        return tl.last = t;
+    }
+    return NULL;
+}
+
+struct rthread *hark__rec_thread(hark_recorder *r)
+{
+    struct rthread *t = tl.last;
+    return t && t->slot.serial == r->serial ? t : find_slow(r);
+}
+
+static void bump(atomic_uint_least64_t *c)
+{
+    /* One writer per counter: no read-modify-write needed. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Whether the payload records a failure (an `exception` error field). */
+static bool failed(const hark_payload *p)
+{
+    if (!p)
+        return false;
+    for (uint32_t i = 0; i < p->count; i++)
+        if (p->fields[i].type == HARK_TYPE_ERROR)
+            return true;
+    return false;
+}
+
+void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct rtrigger *tr)
+{
+    if (id && tl.last_id == id && tl.last_serial == r->serial) {
+        if (!tr->failed_only || tl.last_failed)
+            hark__rec_fire(tr, end_ns);
+        return;
+    }
+    /* An event without an id (built by hand) cannot be told from the next one. */
+    if (!id)
+        return;
+    tl.fire = tr;
+    tl.fire_id = id;
+}
+
+/* The payload hook's view of the event (hark_recorder_payload_fn). */
+static void hook(hark_recorder *r, const char *name, double start, double finish, const char *txn,
+                 hark_payload *payload, hark_event_ids ids, hark_payload *own)
+{
+    hark_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.transaction_id = txn ? txn : "";
+    ev.payload = payload;
+    ev.time_ms = start * 1e3;
+    ev.end_ms = finish * 1e3;
+    ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
+    ev.id = ids.id;
+    ev.parent_id = ids.parent;
+    r->payload_fn(&ev, own, r->payload_data);
+}
+
+int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
+                       hark_payload *payload, void *data)
+{
+    hark_recorder *r = ((struct hark__attach *)data)->owner;
+    struct rthread *t = tl.last;
+    if (HARK_UNLIKELY(!t || t->slot.serial != r->serial)) {
+        t = find_slow(r);
+        if (!t) {
+            atomic_fetch_add_explicit(&r->dropped_nothread, 1, memory_order_relaxed);
+            return 0;
+        }
+    }
+    hark_event_ids ids = hark_current_event_ids();
+    /* Another attachment of this recorder recorded it already. */
+    if (ids.id && ids.id == tl.last_id && tl.last_serial == r->serial)
+        return 0;
+
+    const hark_payload *p = payload;
+    hark_field own_fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
+    hark_payload own;
+    if (r->payload_fn) {
+        hark_payload_init(&own, own_fields, HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED);
+        hook(r, name, start, finish, txn, payload, ids, &own);
+        p = &own;
+    }
+    size_t name_len = strnlen(name, HARK_NAME_MAX);
+    size_t txn_len = txn && txn[0] ? strnlen(txn, HARK_ID_LEN) : 0;
+    size_t head = sizeof(struct rrec) + txn_len + name_len;
+    int64_t end_ns = hark__s_to_ns(finish);
+    if (HARK_UNLIKELY(t->cur == UINT32_MAX ||
+                      t->pos + head + r->payload_bytes + 7 > r->chunk_bytes)) {
+        hark__rec_stack_check(r, t);
+        if (!hark__rec_take_chunk(r, t, end_ns)) {
+            bump(&t->dropped);
+            return 0;
+        }
+    }
+    char *dst = r->arena + (size_t)t->cur * r->chunk_bytes + t->pos;
+    bool cut = false;
+    /* The one rendering; an event without fields has nothing to render. */
+    size_t args_len =
+        p && p->count ? hark_payload_json_members(dst + head, r->payload_bytes, p, &cut) : 0;
+    uint32_t size = (uint32_t)((head + args_len + 7) & ~(size_t)7);
+    bool fail = failed(p);
+    struct rrec h = {size,
+                     (uint16_t)name_len,
+                     (uint8_t)((fail ? RREC_FAILED : 0) | (cut ? RREC_TRUNCATED : 0)),
+                     (uint8_t)txn_len,
+                     (uint32_t)args_len,
+                     0,
+                     ids.id,
+                     ids.parent,
+                     hark__s_to_ns(start),
+                     end_ns};
+    memcpy(dst, &h, sizeof h);
+    if (txn_len)
+        memcpy(dst + sizeof h, txn, txn_len);
+    memcpy(dst + sizeof h + txn_len, name, name_len);
+    t->pos += size;
+    t->count++;
+    struct rchunk *c = &r->chunks[t->cur];
+    /* Counted before it is published: a dump that holds it sees it counted. */
+    bump(&t->recorded);
+    atomic_store_explicit(&c->count, t->count, memory_order_relaxed);
+    atomic_store_explicit(&c->last_ns, end_ns, memory_order_relaxed);
+    /* release: publishes the record's bytes (and the stores above) to readers. */
+    atomic_store_explicit(&c->used, t->pos, memory_order_release);
+    tl.last_id = ids.id;
+    tl.last_serial = r->serial;
+    tl.last_failed = fail;
+    if (HARK_UNLIKELY(tl.fire) && tl.fire_id == ids.id && tl.fire->rec == r) {
+        struct rtrigger *tr = tl.fire;
+        tl.fire = NULL;
+        if (!tr->failed_only || fail)
+            hark__rec_fire(tr, end_ns);
+    }
+    return 0;
+}
+
+void hark__rec_forget(struct rthread *t)
+{
+    if (tl.last == t)
+        tl.last = NULL;
+}

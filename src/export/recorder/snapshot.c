@@ -1,0 +1,138 @@
+/*
+ * The flight recorder (hark/recorder.h): reading the chunks while their owners
+ * write. A dump first lists the chunks that hold records, ordered by owner and by
+ * the owner's chunk number, then copies each out while it is pinned, if it is still
+ * the incarnation listed (recorder_internal.h gives the protocol). Everything here
+ * is async-signal-safe: atomics, memcpy, nanosleep.
+ */
+#include "recorder_internal.h"
+
+#include <string.h>
+#include <time.h>
+
+/*
+ * A chunk's generation is odd only for the few instructions of a take. Waits for a
+ * taker that was preempted: briefly spinning, then sleeping. In a signal handler
+ * (spin_limited) the taker may be the interrupted thread itself, so it gives up
+ * after about 10 ms. Returns false when it gave up.
+ */
+static bool wait_round(const struct rdump *d, unsigned round)
+{
+    if (round < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        return true;
+    }
+    if (d->spin_limited && round > 64 + 200)
+        return false;
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+    return true;
+}
+
+/* Reads one chunk's header as of one even generation. False when nobody owns it
+ * (or, in a signal handler, it stayed odd too long). */
+static bool read_header(const struct rdump *d, uint32_t k, struct rentry *e)
+{
+    struct rchunk *c = &d->rec->chunks[k];
+    for (unsigned round = 0;; round++) {
+        /* acquire: this generation's fields are seen. */
+        uint64_t gen = atomic_load_explicit(&c->gen, memory_order_acquire);
+        if (!(gen & 1)) {
+            e->gen = gen;
+            e->owner = atomic_load_explicit(&c->owner, memory_order_relaxed);
+            e->owner_gen = atomic_load_explicit(&c->owner_gen, memory_order_relaxed);
+            e->ordinal = atomic_load_explicit(&c->ordinal, memory_order_relaxed);
+            e->tid = atomic_load_explicit(&c->tid, memory_order_relaxed);
+            e->index = k;
+            atomic_thread_fence(memory_order_acquire);
+            /* The same generation still: the fields belong together. (An owned chunk
+             * still empty is listed too: its owner may publish before we copy it.) */
+            if (atomic_load_explicit(&c->gen, memory_order_relaxed) == gen)
+                return e->owner != RCHUNK_NOBODY;
+        }
+        if (!wait_round(d, round))
+            return false;
+    }
+}
+
+static int before(const struct rentry *a, const struct rentry *b)
+{
+    if (a->owner != b->owner)
+        return a->owner < b->owner;
+    if (a->owner_gen != b->owner_gen)
+        return a->owner_gen < b->owner_gen;
+    return a->ordinal < b->ordinal;
+}
+
+uint32_t hark__rec_snapshot(struct rdump *d)
+{
+    hark_recorder *r = d->rec;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < r->nchunks; k++)
+        if (read_header(d, k, &d->entries[n]))
+            n++;
+    /* Shell sort: no recursion, no memory, at most 1024 entries. */
+    static const uint32_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        uint32_t gap = gaps[g];
+        for (uint32_t i = gap; i < n; i++) {
+            struct rentry x = d->entries[i];
+            uint32_t j = i;
+            for (; j >= gap && before(&x, &d->entries[j - gap]); j -= gap)
+                d->entries[j] = d->entries[j - gap];
+            d->entries[j] = x;
+        }
+    }
+    return n;
+}
+
+uint32_t hark__rec_copy_chunk(struct rdump *d, const struct rentry *e)
+{
+    hark_recorder *r = d->rec;
+    struct rchunk *c = &r->chunks[e->index];
+    for (unsigned round = 0;; round++) {
+        /* seq_cst, both: either a taker sees the pin, or we see its odd generation
+         * (chunks.c's claim()). */
+        atomic_fetch_add_explicit(&c->pins, 1, memory_order_seq_cst);
+        uint64_t gen = atomic_load_explicit(&c->gen, memory_order_seq_cst);
+        if (gen == e->gen) {
+            /* acquire: the records below `used` are complete. */
+            uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+            if (used > r->chunk_bytes)
+                used = 0; /* cannot happen; never read past the chunk */
+            memcpy(d->copy, r->arena + (size_t)e->index * r->chunk_bytes, used);
+            /* release: our reads happen before a later taker's writes. */
+            atomic_fetch_sub_explicit(&c->pins, 1, memory_order_release);
+            return used;
+        }
+        atomic_fetch_sub_explicit(&c->pins, 1, memory_order_release);
+        if (!(gen & 1))
+            return 0; /* taken since: its records were overwritten (and counted) */
+        if (!wait_round(d, round))
+            return 0;
+    }
+}
+
+unsigned hark__rec_thread_count(hark_recorder *r)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; i < r->max_threads; i++)
+        if (atomic_load_explicit(&r->threads[i]->slot.state, memory_order_relaxed) ==
+                HARK__SLOT_OWNED &&
+            atomic_load_explicit(&r->threads[i]->latest, memory_order_relaxed) > 0)
+            n++;
+    return n;
+}
+
+void hark__rec_counts(hark_recorder *r, uint64_t *recorded, uint64_t *dropped)
+{
+    uint64_t rec = 0, drop = atomic_load_explicit(&r->dropped_nothread, memory_order_relaxed);
+    for (uint32_t i = 0; i < r->max_threads; i++) {
+        rec += atomic_load_explicit(&r->threads[i]->recorded, memory_order_relaxed);
+        drop += atomic_load_explicit(&r->threads[i]->dropped, memory_order_relaxed);
+    }
+    *recorded = rec;
+    *dropped = drop;
+}
