@@ -9,6 +9,7 @@
 #include "exporters.h"
 #include "log_lines.h"
 #include "metrics.h"
+#include "recorder.h"
 #include "workload.h"
 
 #include <getopt.h>
@@ -26,13 +27,15 @@
 typedef struct options {
     const char *database;
     long requests;
-    hark_log_level level; /* the logger's level in phase 1 */
-    int colour;           /* -1: when stdout is a terminal */
-    const char *metrics;  /* --metrics ADDR, or NULL */
-    const char *trace;    /* --trace FILE, or NULL */
-    const char *otlp;     /* --otlp URL, or NULL */
-    const char *format;   /* --log-format: text, json or logfmt */
-    bool async;           /* --async: lines written by a background thread */
+    hark_log_level level;    /* the logger's level in phase 1 */
+    int colour;              /* -1: when stdout is a terminal */
+    const char *metrics;     /* --metrics ADDR, or NULL */
+    const char *trace;       /* --trace FILE, or NULL */
+    const char *otlp;        /* --otlp URL, or NULL */
+    bool record;             /* --record[=FILE] */
+    const char *record_path; /* its FILE, or NULL for the default */
+    const char *format;      /* --log-format: text, json or logfmt */
+    bool async;              /* --async: lines written by a background thread */
 } options;
 
 static const char *prog = "hark-demo";
@@ -113,6 +116,10 @@ static void usage(FILE *out)
             "      --otlp URL        also export every event as an OpenTelemetry span, and\n"
             "                        latency histograms, to the OTLP/HTTP endpoint URL (such\n"
             "                        as http://127.0.0.1:4318; OTEL_* variables apply too)\n"
+            "      --record[=FILE]   keep the last events in a flight recorder, which writes\n"
+            "                        them when a request fails and at the end to FILE as a\n"
+            "                        Chrome trace (default: demo-recorder.json beside the\n"
+            "                        database)\n"
             "      --log-format FMT  log lines as text (Rails' lines, the default), json (one\n"
             "                        object per line) or logfmt\n"
             "      --async           log through hark's asynchronous writer: the statement\n"
@@ -127,19 +134,14 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
-                                          {"memory", no_argument, NULL, 'm'},
-                                          {"requests", required_argument, NULL, 'n'},
-                                          {"log-level", required_argument, NULL, 'l'},
-                                          {"color", no_argument, NULL, 'C'},
-                                          {"no-color", no_argument, NULL, 'N'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"metrics", required_argument, NULL, 'M'},
-                                          {"trace", required_argument, NULL, 'T'},
-                                          {"log-format", required_argument, NULL, 'F'},
-                                          {"async", no_argument, NULL, 'A'},
-                                          {"otlp", required_argument, NULL, 'O'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
+        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
+        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
+        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
+        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
+        {"async", no_argument, NULL, 'A'},          {"otlp", required_argument, NULL, 'O'},
+        {"record", optional_argument, NULL, 'R'},   {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -205,6 +207,14 @@ static int parse_args(int argc, char **argv, options *o)
                 return 2;
             }
             o->otlp = optarg;
+            break;
+        case 'R':
+            if (optarg && *optarg == '\0') {
+                fprintf(stderr, "%s: --record= wants a file name\n", prog);
+                return 2;
+            }
+            o->record = true;
+            o->record_path = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -308,7 +318,9 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, NULL, false};
+    options o = {
+        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false};
+    char record_path[4096];
     char err[512];
     demo_db db;
     int rc;
@@ -350,6 +362,21 @@ int main(int argc, char **argv)
         fputc('\n', say);
         exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
     }
+    if (o.record) {
+        if (!o.record_path) {
+            recorder_default_path(record_path, sizeof record_path, o.database);
+            o.record_path = record_path;
+        }
+        if (recorder_start(o.record_path, say) != 0) {
+            exporters_stop();
+            log_lines_detach();
+            metrics_free();
+            db_close(&db);
+            exporters_trace_close();
+            exporters_otlp_close();
+            return 2;
+        }
+    }
 
     heading("Phase 1: logger at DEBUG");
     fprintf(say, "Each statement is logged at DEBUG when it finishes, each request at INFO.\n");
@@ -367,6 +394,8 @@ int main(int argc, char **argv)
     metrics_detach();
     exporters_pause();
     if (exporters_trace_close() != 0 && rc == 0)
+        rc = 1;
+    if (recorder_finish() != 0 && rc == 0)
         rc = 1;
     exporters_otlp_close(); /* what it could not export it says, and the demo goes on */
 

@@ -49,6 +49,31 @@ grep -vq '^{' "$out" && fail "json: stdout has lines that are not JSON objects"
     fail "logfmt: exit status $? (want 0)"
 grep -q '^time=[^ ]* level=debug thread=[0-9]* event=sql.sqlite ' "$out" || fail "no logfmt SQL line"
 
+# --record: the flight recorder's dump at the end, and the one the failing signup
+# request made it write, both Chrome traces holding the phases' events; the crash
+# file it held ready is gone after a normal run.
+rec=$(mktemp -d) || exit 1
+"$demo" --memory --requests 3 --no-color --record="$rec/flight.json" >"$out" 2>&1 ||
+    fail "record: exit status $? (want 0)"
+grep -q "^The last ones are in $rec/flight.json" "$out" || fail "record: no line naming the dump"
+[ -s "$rec/flight.json" ] && [ -s "$rec/flight-failed-1.json" ] ||
+    fail "record: missing dumps: $(ls "$rec")"
+[ ! -e "$rec/flight-crash.json" ] || fail "record: the crash file was left behind"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$rec/flight.json" "$rec/flight-failed-1.json" <<'PY' || fail "record: a dump is wrong"
+import json, sys
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    names = {ev["name"] for ev in doc["traceEvents"]}
+    assert {"request.demo", "sql.sqlite"} <= names, (path, names)
+    assert doc["otherData"]["recorder"]["events"] == len(doc["traceEvents"]), path
+failed = json.load(open(sys.argv[2]))
+assert failed["otherData"]["recorder"]["reason"] == "trigger", failed["otherData"]
+assert any("exception" in ev["args"] for ev in failed["traceEvents"]), "no failed request"
+PY
+fi
+rm -rf "$rec"
+
 # Bad input: exit status 2, a message on stderr, nothing on stdout, no file created.
 expect2() { # description, arguments...
     what=$1; shift
@@ -68,6 +93,7 @@ expect2 "non-numeric request count" -n many
 expect2 "unknown level" --log-level loud
 expect2 "missing value" --database
 expect2 "stray argument" extra
+expect2 "--record= without a name" --memory --record=
 dir=$(mktemp -d) || exit 1
 expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 [ -z "$(ls -A "$dir")" ] || fail "the failed open left files behind: $(ls -A "$dir")"

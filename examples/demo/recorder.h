@@ -1,0 +1,30 @@
+/*
+ * recorder.h -- the demo's flight recorder (hark/recorder.h, hark::export):
+ * --record[=FILE] keeps the last events of both phases in memory, dumps them when
+ * the planned failing request fails (a trigger), holds a crash dump ready, and at
+ * the end writes everything it kept to FILE as a Chrome trace.
+ */
+#ifndef DEMO_RECORDER_H
+#define DEMO_RECORDER_H
+
+#include <stdio.h>
+
+/*
+ * The file --record writes when it is given no name: demo-recorder.json beside the
+ * database, or in the current directory for an in-memory one. `out` receives it.
+ */
+void recorder_default_path(char *out, size_t size, const char *database);
+
+/*
+ * Starts the recorder on every event of the default notifier, with a trigger on
+ * failed `request.demo` events and crash dumps into a file beside `path`. Says
+ * what it does on `say`. On failure prints why on stderr and returns nonzero.
+ */
+int recorder_start(const char *path, FILE *say);
+
+/* Writes the dump to the path given to recorder_start(), says where and how to
+ * open it, removes the crash file nothing was written to, and frees the recorder.
+ * Nonzero (and a message on stderr) when the dump could not be written. */
+int recorder_finish(void);
+
+#endif /* DEMO_RECORDER_H */
