@@ -31,44 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder.h"
+#include "fixture.h"
 
 enum { BAD_LISTENER = 42, RUNTIME_ERROR = 7 };
 
-typedef struct fx {
-    hark_notifier *n;
-    recorder *rec;
-    char id[HARK_ID_LEN + 1];
-} fx;
-
-static int setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    if (!f || !(f->rec = rec_new()) || hark_notifier_new(&f->n) != 0)
-        return -1;
-    if (hark_transaction_id(f->n, f->id) != 0)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    int rc = hark_notifier_free(f->n);
-    rec_free(f->rec);
-    free(f);
-    return rc == 0 ? 0 : -1;
-}
-
 /* Subscribes an Evented listener that records into f->rec under `s`. */
-static void listen(fx *f, hark_pattern pattern, rec_sub *s)
+static void listen(fixture *f, hark_pattern pattern, rec_sub *s)
 {
     assert_int_equal(hark_subscribe_evented(NULL, f->n, pattern, rec_start, rec_finish, s), 0);
 }
 
 /* Asserts entry i of `tag`: what, name, id and the payload pointer. */
-static void assert_call_id(fx *f, const char *tag, unsigned i, rec_what what, const char *name,
+static void assert_call_id(fixture *f, const char *tag, unsigned i, rec_what what, const char *name,
                            const char *id, const hark_payload *payload)
 {
     const rec_entry *e = rec_nth(f->rec, tag, i);
@@ -80,7 +54,7 @@ static void assert_call_id(fx *f, const char *tag, unsigned i, rec_what what, co
 }
 
 /* The same with the thread's transaction id (hark_start/hark_finish). */
-static void assert_call(fx *f, const char *tag, unsigned i, rec_what what, const char *name,
+static void assert_call(fixture *f, const char *tag, unsigned i, rec_what what, const char *name,
                         const hark_payload *payload)
 {
     assert_call_id(f, tag, i, what, name, f->id, payload);
@@ -88,7 +62,7 @@ static void assert_call(fx *f, const char *tag, unsigned i, rec_what what, const
 
 static void test_evented_listener(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_exact("hi"), &listener);
     HARK_PAYLOAD(p1, 1); /* id 1 */
@@ -109,7 +83,7 @@ static void test_evented_listener(void **state)
 
 static void test_evented_listener_no_events(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_exact("hi"), &listener);
     assert_int_equal(hark_start(f->n, "world", NULL), 0);
@@ -121,7 +95,7 @@ static void test_evented_listener_no_events(void **state)
 
 static void test_listen_to_everything(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_all(), &listener);
     HARK_PAYLOAD(ph, 1);
@@ -154,7 +128,7 @@ static rec_sub bad_finish_listener(recorder *r, const char *tag)
 
 static void test_listen_start_multiple_exception_consistency(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub bad1 = bad_start_listener(f->rec, "bad1"), bad2 = bad_start_listener(f->rec, "bad2");
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_all(), &bad1);
@@ -221,7 +195,7 @@ static int raise_foo_event(hark_event *ev, void *data)
 
 static void test_listen_finish_multiple_exception_consistency(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub bad1 = bad_finish_listener(f->rec, "bad1"), bad2 = bad_finish_listener(f->rec, "bad2");
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_all(), &bad1);
@@ -280,7 +254,7 @@ static void test_listen_finish_multiple_exception_consistency(void **state)
  */
 static void test_evented_listener_priority(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENTED;
@@ -300,7 +274,7 @@ static void test_evented_listener_priority(void **state)
 
 static void test_listen_to_regexp(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_regex("[a-z]*.world"), &listener);
     HARK_PAYLOAD(s1, 1);
@@ -322,7 +296,7 @@ static void test_listen_to_regexp(void **state)
 
 static void test_listen_to_regexp_with_exclusions(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub listener = rec_sub_make(f->rec, "l");
     listen(f, hark_regex("[a-z]*.world"), &listener);
     assert_int_equal(hark_unsubscribe_name(f->n, "hi.world"), 0);
@@ -338,7 +312,7 @@ static void test_listen_to_regexp_with_exclusions(void **state)
     assert_call(f, "l", 1, REC_FINISH, "hello.world", &s2);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
 {

@@ -24,45 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder.h"
+#include "fixture.h"
 
-typedef struct fx {
-    hark_notifier *n;
-    recorder *rec;
-} fx;
-
-static int setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    if (!f || !(f->rec = rec_new()) || hark_notifier_new(&f->n) != 0)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    int rc = hark_notifier_free(f->n);
-    rec_free(f->rec);
-    free(f);
-    return rc == 0 ? 0 : -1;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
-}
-
-static void sub_evented(fx *f, hark_pattern p, rec_sub *s)
+static void sub_evented(fixture *f, hark_pattern p, rec_sub *s)
 {
     assert_int_equal(hark_subscribe_evented(NULL, f->n, p, rec_start, rec_finish, s), 0);
 }
 
 /* An evented and a timed subscriber on "x". */
-static void two_subscribers(fx *f, rec_sub *ev, rec_sub *tm)
+static void two_subscribers(fixture *f, rec_sub *ev, rec_sub *tm)
 {
     *ev = rec_sub_make(f->rec, "ev");
     *tm = rec_sub_make(f->rec, "tm");
@@ -76,7 +46,7 @@ static void two_subscribers(fx *f, rec_sub *ev, rec_sub *tm)
 
 static void test_handle_start_twice_is_estate(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     hark_handle h;
@@ -91,7 +61,7 @@ static void test_handle_start_twice_is_estate(void **state)
 
 static void test_handle_finish_before_start_is_estate(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     hark_handle h;
@@ -106,7 +76,7 @@ static void test_handle_finish_before_start_is_estate(void **state)
 
 static void test_handle_finish_twice_is_estate(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     hark_handle h;
@@ -119,7 +89,7 @@ static void test_handle_finish_twice_is_estate(void **state)
 
 static void test_handle_start_after_finish_is_estate(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     hark_handle h;
@@ -133,7 +103,7 @@ static void test_handle_start_after_finish_is_estate(void **state)
 
 static void test_handle_bad_arguments(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_handle h;
     assert_int_equal(hark_handle_build(NULL, topic(f->n, "x"), NULL), HARK_EINVAL);
     assert_int_equal(hark_handle_build(&h, NULL, NULL), HARK_EINVAL);
@@ -146,7 +116,7 @@ static void test_handle_bad_arguments(void **state)
  * refused as on any handle (as Rails' Handle, built whether or not anyone listens). */
 static void test_handle_without_listeners_is_null(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_handle h;
     assert_int_equal(hark_handle_build(&h, topic(f->n, "nobody"), NULL), 0);
     assert_false(hark_handle_listening(&h));
@@ -162,7 +132,7 @@ static void test_handle_without_listeners_is_null(void **state)
 /* A failure recorded through the handle reaches subscribers at finish. */
 static void test_handle_fail_records_exception(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     int object;
@@ -189,7 +159,7 @@ static void test_handle_fail_records_exception(void **state)
  */
 static void test_ordering_spec_example(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub e1 = rec_sub_make(f->rec, "E1"), t1 = rec_sub_make(f->rec, "T1"),
             e2 = rec_sub_make(f->rec, "E2"), o = rec_sub_make(f->rec, "O"),
             t2 = rec_sub_make(f->rec, "T2"), blk = rec_sub_make(f->rec, "block");
@@ -209,7 +179,7 @@ static void test_ordering_spec_example(void **state)
 /* Exact subscriptions come before pattern ones whatever the registration order. */
 static void test_ordering_exact_before_patterns(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub all = rec_sub_make(f->rec, "all"), ex = rec_sub_make(f->rec, "ex"),
             ex2 = rec_sub_make(f->rec, "ex2");
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_all(), rec_timed, &all), 0);
@@ -223,7 +193,7 @@ static void test_ordering_exact_before_patterns(void **state)
 /* Nested events: the inner one finishes, and is delivered, first. */
 static void test_nested_handles_inner_first(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub s = rec_sub_make(f->rec, "s");
     sub_evented(f, hark_all(), &s);
     hark_handle outer, inner;
@@ -249,7 +219,7 @@ static int block_returns_zero(hark_payload *p, hark_failure *failure, void *data
 
 static void test_failures_in_every_group_all_subscribers_run(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     /* Timed (failing first), then EventObject, then Evented, as in the example of the
      * Rails change that guarded each group (2023-10), with a failing and a healthy
      * member in every group. */
@@ -310,7 +280,7 @@ static void test_failures_in_every_group_all_subscribers_run(void **state)
 
 static void test_group_members_see_identical_timestamps(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     test_clock c = {.wall = 1000.0,
                     .mono = 50.0,
                     .cpu = 3.0,
@@ -365,7 +335,7 @@ static void test_group_members_see_identical_timestamps(void **state)
  * and a loop around the macro is not left. */
 static void test_break_in_block_still_finishes(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev = rec_sub_make(f->rec, "ev");
     assert_int_equal(
         hark_subscribe_evented(NULL, f->n, hark_exact("brk"), rec_start, rec_finish, &ev), 0);
@@ -388,7 +358,7 @@ static void test_break_in_block_still_finishes(void **state)
 
 static void test_unsubscribed_during_event_still_gets_finish(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev = rec_sub_make(f->rec, "ev"), re = rec_sub_make(f->rec, "re"),
             obj = rec_sub_make(f->rec, "obj");
     hark_subscription_id ev_id, obj_id;
@@ -416,7 +386,7 @@ static void test_unsubscribed_during_event_still_gets_finish(void **state)
 
 static void test_subscription_added_during_event_does_not_get_it(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub old = rec_sub_make(f->rec, "old"), nev = rec_sub_make(f->rec, "nev"),
             ntm = rec_sub_make(f->rec, "ntm"), nobj = rec_sub_make(f->rec, "nobj");
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("x"), rec_timed, &old), 0);
@@ -466,7 +436,7 @@ static void probe_release(void *data)
     atomic_fetch_add(&x->releases, 1);
 }
 
-static void subscribe_probe(fx *f, struct release_probe *x, hark_subscription_id *id)
+static void subscribe_probe(fixture *f, struct release_probe *x, hark_subscription_id *id)
 {
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.kind = HARK_KIND_EVENTED;
@@ -480,7 +450,7 @@ static void subscribe_probe(fx *f, struct release_probe *x, hark_subscription_id
 
 static void test_release_runs_once_after_in_flight_event(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct release_probe x = {0, 0, -1};
     hark_subscription_id id;
     subscribe_probe(f, &x, &id);
@@ -511,7 +481,7 @@ static void test_release_runs_once_after_in_flight_event(void **state)
  * subscription it kept alive can then be released. */
 static void test_discarded_handle_releases_without_calls(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct release_probe x = {0, 0, -1};
     hark_subscription_id id;
     subscribe_probe(f, &x, &id);
@@ -535,7 +505,7 @@ static void test_release_runs_once_on_notifier_free(void **state)
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
     struct release_probe x = {0, 0, -1};
-    fx tmp = {n, NULL};
+    fixture tmp = {.n = n};
     hark_subscription_id id;
     subscribe_probe(&tmp, &x, &id);
     assert_int_equal(hark_instrument(topic(n, "x"), NULL, NULL, NULL, NULL), 0);
@@ -546,7 +516,7 @@ static void test_release_runs_once_on_notifier_free(void **state)
 }
 
 struct quiesce_ctx {
-    fx *f;
+    fixture *f;
     hark_subscription_id id;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -570,7 +540,7 @@ static void *unsubscribe_and_quiesce(void *arg)
 /* Another thread unsubscribes and quiesces while this thread's event is in flight. */
 static void test_release_waits_for_event_of_another_thread(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct release_probe x = {0, 0, -1};
     struct quiesce_ctx q = {.f = f, .quiesce_rc = -100};
     subscribe_probe(f, &x, &q.id);
@@ -600,7 +570,7 @@ static void test_release_waits_for_event_of_another_thread(void **state)
 
 static void test_free_with_own_event_in_flight_is_ebusy(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev, tm;
     two_subscribers(f, &ev, &tm);
     hark_handle h;
@@ -630,7 +600,7 @@ static int quiesce_from_callback(const char *name, double s, double e, const cha
 
 static void test_quiesce_from_callback_is_ebusy(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct in_callback x = {f->n, -100};
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_exact("x"), quiesce_from_callback, &x),
                      0);
@@ -675,7 +645,7 @@ static void *finish_on_thread(void *arg)
  */
 static void test_handle_started_on_one_thread_finished_on_another(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     rec_sub ev = rec_sub_make(f->rec, "ev"), obj = rec_sub_make(f->rec, "obj");
     hark_subscription_id ev_id, obj_id;
     assert_int_equal(
@@ -728,7 +698,7 @@ static hark_status *status_at(hark_status *st)
 
 static void test_instrument_status_macro_without_listeners(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_topic *quiet = topic(f->n, "nobody.listens");
     assert_false(hark_enabled(quiet));
     hark_status st = {7, 8, 9};
@@ -754,7 +724,7 @@ static void test_instrument_status_macro_without_listeners(void **state)
     assert_int_equal(status_evaluations, 3);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
 {

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
+
 typedef struct seen {
     char name[32];
     char how[16];
@@ -72,13 +74,6 @@ static int on_finish(const char *name, const char *id, hark_payload *p, void *da
     (void)id, (void)p;
     add(data, name, "finish", hark_current_event_ids());
     return 0;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
 }
 
 static void test_nesting_all_kinds(void **state)

@@ -36,55 +36,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder.h"
+#include "fixture.h"
 
 static int foo_object; /* Rails' `{ foo: Object.new }` */
 
-typedef struct fx {
-    hark_notifier *n;
-    recorder *rec;
-    rec_sub stub;
-    char id[HARK_ID_LEN + 1];
-    hark_field fields[1 + HARK_PAYLOAD_RESERVED];
-    hark_payload payload;
-} fx;
+/* Rails' fixture beyond the notifier: the payload { foo: Object.new }, and a stub
+ * subscriber on every event ("notifier"), made again for each test. */
+static rec_sub stub;
+static hark_field payload_fields[1 + HARK_PAYLOAD_RESERVED];
+static hark_payload payload;
 
 static int setup(void **state)
 {
-    fx *f = calloc(1, sizeof *f);
-    if (!f || !(f->rec = rec_new()) || hark_notifier_new(&f->n) != 0)
+    if (fixture_setup(state) != 0)
         return -1;
-    f->stub = rec_sub_make(f->rec, "notifier");
-    if (hark_subscribe_evented(NULL, f->n, hark_all(), rec_start, rec_finish, &f->stub) != 0)
+    fixture *f = *state;
+    stub = rec_sub_make(f->rec, "notifier");
+    hark_payload_init(&payload, payload_fields, 1 + HARK_PAYLOAD_RESERVED);
+    if (hark_subscribe_evented(NULL, f->n, hark_all(), rec_start, rec_finish, &stub) != 0 ||
+        hark_payload_set_ptr(&payload, "foo", &foo_object) != 0) {
+        (void)fixture_teardown(state);
         return -1;
-    if (hark_transaction_id(f->n, f->id) != 0)
-        return -1;
-    hark_payload_init(&f->payload, f->fields, 1 + HARK_PAYLOAD_RESERVED);
-    if (hark_payload_set_ptr(&f->payload, "foo", &foo_object) != 0)
-        return -1;
-    *state = f;
+    }
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fx *f = *state;
-    int rc = hark_notifier_free(f->n);
-    rec_free(f->rec);
-    free(f);
-    return rc == 0 ? 0 : -1;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
-}
-
 /* Rails' `[name, instrumenter.id, payload]`. */
-static void assert_call(fx *f, const char *what_tag, unsigned i, rec_what what, const char *name,
-                        const hark_payload *payload)
+static void assert_call(fixture *f, const char *what_tag, unsigned i, rec_what what,
+                        const char *name, const hark_payload *payload)
 {
     const rec_entry *e = rec_nth(f->rec, what_tag, i);
     assert_non_null(e);
@@ -111,10 +90,10 @@ static int block_set_called(hark_payload *p, hark_failure *failure, void *data)
 
 static void test_instrument(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     bool called = false;
-    assert_int_equal(
-        hark_instrument(topic(f->n, "foo"), &f->payload, block_set_called, &called, NULL), 0);
+    assert_int_equal(hark_instrument(topic(f->n, "foo"), &payload, block_set_called, &called, NULL),
+                     0);
     assert_true(called);
 }
 
@@ -132,7 +111,7 @@ static int block_result(hark_payload *p, hark_failure *failure, void *data)
 
 static void test_instrument_yields_the_payload_for_further_modification(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct result_ctx x = {0};
     HARK_PAYLOAD(p, 1); /* Rails' default `{}` */
     assert_int_equal(hark_instrument(topic(f->n, "awesome"), &p, block_result, &x, NULL), 0);
@@ -149,40 +128,40 @@ static void test_instrument_yields_the_payload_for_further_modification(void **s
 
 static void test_instrument_works_without_a_block(void **state)
 {
-    fx *f = *state;
-    assert_int_equal(hark_instrument(topic(f->n, "no.block"), &f->payload, NULL, NULL, NULL), 0);
+    fixture *f = *state;
+    assert_int_equal(hark_instrument(topic(f->n, "no.block"), &payload, NULL, NULL, NULL), 0);
     assert_int_equal(count_what(f->rec, REC_FINISH), 1);
-    assert_call(f, "notifier", 1, REC_FINISH, "no.block", &f->payload);
+    assert_call(f, "notifier", 1, REC_FINISH, "no.block", &payload);
 }
 
 static void test_start(void **state)
 {
-    fx *f = *state;
-    assert_int_equal(hark_start(f->n, "foo", &f->payload), 0);
+    fixture *f = *state;
+    assert_int_equal(hark_start(f->n, "foo", &payload), 0);
     assert_int_equal(f->rec->count, 1);
-    assert_call(f, "notifier", 0, REC_START, "foo", &f->payload);
+    assert_call(f, "notifier", 0, REC_START, "foo", &payload);
     assert_int_equal(count_what(f->rec, REC_FINISH), 0);
     /* Not in Rails: pop the handle so that the notifier can be freed. */
-    assert_int_equal(hark_finish(f->n, "foo", &f->payload), 0);
+    assert_int_equal(hark_finish(f->n, "foo", &payload), 0);
 }
 
 static void test_finish(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     /* An empty stack: nothing to finish, nothing delivered. */
-    assert_int_equal(hark_finish(f->n, "foo", &f->payload), HARK_ESTATE);
+    assert_int_equal(hark_finish(f->n, "foo", &payload), HARK_ESTATE);
     assert_int_equal(f->rec->count, 0);
 
     HARK_PAYLOAD(other, 1);
     assert_int_equal(hark_start(f->n, "bar", &other), 0);
     rec_clear(f->rec);
-    assert_int_equal(hark_finish(f->n, "foo", &f->payload), 0);
+    assert_int_equal(hark_finish(f->n, "foo", &payload), 0);
     assert_int_equal(f->rec->count, 1);
-    assert_call(f, "notifier", 0, REC_FINISH, "foo", &f->payload);
+    assert_call(f, "notifier", 0, REC_FINISH, "foo", &payload);
     assert_int_equal(count_what(f->rec, REC_START), 0);
 }
 
-static void new_event(fx *f, hark_event *ev, const char *name, hark_payload *payload)
+static void new_event(fixture *f, hark_event *ev, const char *name, hark_payload *payload)
 {
     char id[HARK_ID_LEN + 1];
     assert_int_equal(hark_transaction_id(f->n, id), 0);
@@ -193,17 +172,17 @@ static void new_event(fx *f, hark_event *ev, const char *name, hark_payload *pay
 
 static void test_record(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     bool called = false;
     hark_event ev;
-    new_event(f, &ev, "foo", &f->payload);
+    new_event(f, &ev, "foo", &payload);
     assert_int_equal(hark_event_record(&ev, block_set_called, &called), 0);
     assert_true(called);
 }
 
 static void test_record_yields_the_payload_for_further_modification(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct result_ctx x = {0};
     HARK_PAYLOAD(p, 1);
     hark_event ev;
@@ -221,12 +200,12 @@ static void test_record_yields_the_payload_for_further_modification(void **state
 
 static void test_record_works_without_a_block(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_event ev;
-    new_event(f, &ev, "no.block", &f->payload);
+    new_event(f, &ev, "no.block", &payload);
     assert_int_equal(hark_event_record(&ev, NULL, NULL), 0);
     assert_string_equal(ev.name, "no.block");
-    assert_ptr_equal(ev.payload, &f->payload);
+    assert_ptr_equal(ev.payload, &payload);
     assert_int_equal(ev.payload->count, 1);
     assert_ptr_equal(hark_payload_get(ev.payload, "foo")->as.p, &foo_object);
     assert_string_equal(ev.transaction_id, f->id);
@@ -250,10 +229,10 @@ static int block_oopsies(hark_payload *p, hark_failure *failure, void *data)
 
 static void test_record_with_exception(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct runtime_error err = {"Oopsies"};
     hark_event ev;
-    new_event(f, &ev, "crash", &f->payload);
+    new_event(f, &ev, "crash", &payload);
     assert_int_equal(hark_event_record(&ev, block_oopsies, &err), 5); /* re-raised */
     const hark_field *obj = hark_payload_get(ev.payload, "exception_object");
     assert_non_null(obj);
@@ -280,7 +259,7 @@ static void assert_id_shape(const char *id)
 
 static void test_transaction_id_is_20_lowercase_hex(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     char id[HARK_ID_LEN + 1];
     memset(id, 'Z', sizeof id);
     assert_int_equal(hark_transaction_id(f->n, id), 0);
@@ -298,7 +277,7 @@ static int keep_event_id(hark_event *ev, void *data)
 /* The same id for every event of one thread and notifier, for every kind. */
 static void test_transaction_id_same_for_thread_and_notifier(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     char again[HARK_ID_LEN + 1], from_event[HARK_ID_LEN + 1] = "";
     rec_sub timed = rec_sub_make(f->rec, "timed");
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_all(), rec_timed, &timed), 0);
@@ -316,7 +295,7 @@ static void test_transaction_id_same_for_thread_and_notifier(void **state)
 
 static void test_transaction_id_differs_across_notifiers(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_notifier *other;
     assert_int_equal(hark_notifier_new(&other), 0);
     char a[HARK_ID_LEN + 1], b[HARK_ID_LEN + 1], a2[HARK_ID_LEN + 1], b2[HARK_ID_LEN + 1];
@@ -332,7 +311,7 @@ static void test_transaction_id_differs_across_notifiers(void **state)
 }
 
 struct thread_id_ctx {
-    fx *f;
+    fixture *f;
     char id[HARK_ID_LEN + 1];
     char seen[HARK_ID_LEN + 1];
     int rc;
@@ -360,7 +339,7 @@ static void *thread_id_main(void *arg)
 
 static void test_transaction_id_differs_across_threads(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     struct thread_id_ctx x = {f, "", "", -1};
     assert_int_equal(
         hark_subscribe_timed(NULL, f->n, hark_exact("in.thread"), keep_timed_id, x.seen), 0);
@@ -379,7 +358,7 @@ static void test_transaction_id_differs_across_threads(void **state)
 
 static void test_legacy_stack_limit(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     for (int i = 0; i < HARK_STACK_MAX; i++)
         assert_int_equal(hark_start(f->n, "deep", NULL), 0);
     assert_int_equal(hark_start(f->n, "deep", NULL), HARK_ELIMIT);
@@ -394,7 +373,7 @@ static void test_legacy_stack_limit(void **state)
  * nothing: not even a new name is interned. */
 static void test_legacy_stack_full_interns_nothing(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     for (int i = 0; i < HARK_STACK_MAX; i++)
         assert_int_equal(hark_start(f->n, "deep", NULL), 0);
     size_t topics = hark_notifier_topic_count(f->n);
@@ -406,7 +385,7 @@ static void test_legacy_stack_full_interns_nothing(void **state)
 
 static void test_legacy_stack_bad_names(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     char long_name[HARK_NAME_MAX + 2];
     memset(long_name, 'a', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
@@ -420,7 +399,7 @@ static void test_legacy_stack_bad_names(void **state)
 }
 
 struct other_thread_finish {
-    fx *f;
+    fixture *f;
     int rc;
 };
 
@@ -434,15 +413,15 @@ static void *finish_on_thread(void *arg)
 /* The stack belongs to the calling thread. */
 static void test_legacy_stack_is_per_thread(void **state)
 {
-    fx *f = *state;
-    assert_int_equal(hark_start(f->n, "foo", &f->payload), 0);
+    fixture *f = *state;
+    assert_int_equal(hark_start(f->n, "foo", &payload), 0);
     struct other_thread_finish x = {f, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, finish_on_thread, &x), 0);
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_int_equal(x.rc, HARK_ESTATE);
     assert_int_equal(count_what(f->rec, REC_FINISH), 0);
-    assert_int_equal(hark_finish(f->n, "foo", &f->payload), 0);
+    assert_int_equal(hark_finish(f->n, "foo", &payload), 0);
     assert_int_equal(count_what(f->rec, REC_FINISH), 1);
 }
 
@@ -494,7 +473,7 @@ static void test_instrument_without_listeners_runs_block_once(void **state)
 /* A failing block that does not describe itself is recorded as type "error". */
 static void test_failing_block_without_description(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     int runs = 0;
     HARK_PAYLOAD(p, 1);
     hark_status st = {0, 0, 0};
@@ -536,7 +515,7 @@ static int block_probe_payload(hark_payload *p, hark_failure *failure, void *dat
  * whether or not anyone listens (Rails' block always gets its payload hash). */
 static void test_instrument_null_payload_same_either_way(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_notifier *quiet;
     assert_int_equal(hark_notifier_new(&quiet), 0);
     struct seen_payload unheard = {0}, heard = {0};
@@ -550,7 +529,7 @@ static void test_instrument_null_payload_same_either_way(void **state)
     assert_int_equal(hark_notifier_free(quiet), 0);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fixture_teardown)
 
 int main(void)
 {

@@ -26,33 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct fx {
-    hark_notifier *n;
-} fx;
-
-static int setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    if (!f || hark_notifier_new(&f->n) != 0)
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    int rc = hark_notifier_free(f->n);
-    free(f);
-    return rc == 0 ? 0 : -1;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
-}
+#include "fixture.h"
 
 /* An evented subscriber that counts its calls and its release. */
 typedef struct counts {
@@ -169,7 +143,7 @@ static void *other_main(void *arg)
  * handle; afterwards it can quiesce, and inside an event of its own it is refused
  * with HARK_EBUSY rather than waiting on itself.
  */
-static void run_cross(fx *f, bool discard)
+static void run_cross(fixture *f, bool discard)
 {
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("cross"), &c);
@@ -206,7 +180,7 @@ static void *hold_event_main(void *arg)
 
 static void test_try_free_does_not_wait_for_events_in_flight(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     counts busy = {0};
     hark_subscription_id busy_id = sub_counts(f->n, hark_exact("held"), &busy);
     cross x = {f->n, topic(f->n, "held"), {0}, STEPS_INIT, false, -1, -1, -1};
@@ -260,7 +234,7 @@ static void *start_and_end_here(void *arg)
     return NULL;
 }
 
-static void start_on_another_thread(fx *f, bool discard)
+static void start_on_another_thread(fixture *f, bool discard)
 {
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("moved"), &c);
@@ -394,7 +368,7 @@ static void release_and_quiesce(void *data)
 
 static void test_quiesce_in_a_release_runs_the_rest(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     nested_release r = {f->n, 0, -1, 1};
     hark_subscription_id ids[3];
     for (int i = 0; i < 3; i++) {
@@ -445,7 +419,7 @@ static void *quiesce_on_a_thread(void *arg)
 
 static void test_release_that_exits_its_thread(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     exiting_release r = {f->n, 0};
     hark_subscription_id ids[3];
     for (int i = 0; i < 3; i++) {
@@ -478,7 +452,7 @@ static void test_release_that_exits_its_thread(void **state)
  */
 static void test_try_free_on_its_own_event_changes_nothing(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("mine"), &c);
     hark_notifier *before = hark_set_default(f->n);
@@ -560,7 +534,7 @@ static void test_registry_changes_end_in_a_forked_child(void **state)
 {
     if (LIFECYCLE_TSAN)
         skip();
-    fx *f = *state;
+    fixture *f = *state;
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("fork"), &c);
     alive a = {topic(f->n, "fork"), STEPS_INIT};
@@ -632,7 +606,7 @@ static void *finish_then_quiesce_inside(void *arg)
  */
 static void test_a_new_thread_is_not_the_exited_one(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("reuse"), &c);
     hark_handle h;
@@ -703,7 +677,7 @@ static void *leave_open(void *arg)
  * (The legacy stack's case used to count the exiting thread twice and stop
  * reclamation for the whole process.)
  */
-static void run_leave(fx *f, int how)
+static void run_leave(fixture *f, int how)
 {
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("leave"), &c);
@@ -746,7 +720,7 @@ static void test_thread_exit_after_longjmp_out_of_block_callback(void **state)
 /* A handle whose thread exited can still be discarded elsewhere, and then reclaimed. */
 static void test_orphaned_handle_discarded_later(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("orphan"), &c);
     hark_handle h;
@@ -800,7 +774,7 @@ out:
  */
 static void test_return_and_goto_out_of_block_finish_the_event(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     counts c = {0};
     hark_subscription_id id = sub_counts(f->n, hark_exact("ret"), &c);
     hark_topic *t = topic(f->n, "ret");
@@ -889,7 +863,7 @@ static void swap_round(void)
 /* Two HARK_INSTRUMENT_NAMED nested on one line compile under -Wshadow -Werror. */
 static void test_named_instruments_nested_on_one_line(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     atomic_long seen = 0;
     assert_int_equal(hark_subscribe_timed(NULL, f->n, hark_all(), timed_count, &seen), 0);
     hark_notifier *previous = hark_set_default(f->n);
@@ -909,7 +883,7 @@ static void test_named_instruments_nested_on_one_line(void **state)
 /* A subscription id of one notifier names nothing in another. */
 static void test_subscription_ids_are_unique_across_notifiers(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_notifier *b;
     assert_int_equal(hark_notifier_new(&b), 0);
     counts ca = {0}, cb = {0};
@@ -944,7 +918,7 @@ static int ok_block(hark_payload *p, hark_failure *failure, void *data)
  */
 static void test_silenceable_subscriptions_have_no_limit(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.pattern = hark_regex("^lim\\.");
     o.timed = timed_count;
@@ -1016,7 +990,7 @@ static int call_b(const char *name, double s, double e, const char *id, hark_pay
 
 static void test_publish_asks_every_dynamic_subscriber_first(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     asked a = {"", false};
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.pattern = hark_exact("pub");
@@ -1054,7 +1028,7 @@ static bool cached_reenters(const char *name, void *data)
 
 static void test_cached_silenced_may_not_change_the_registry(void **state)
 {
-    fx *f = *state;
+    fixture *f = *state;
     reentrant r = {f->n, 1, 1, 1, NULL};
     hark_topic *asked_topic = topic(f->n, "re.asked");
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
@@ -1074,48 +1048,38 @@ static void test_cached_silenced_may_not_change_the_registry(void **state)
     assert_int_equal(hark_notifier_topic_count(f->n), 1);
 }
 
+/* A test with a fresh fixture (fixture.h). */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
+
 int main(void)
 {
-    const struct CMUnitTest tests[] =
-    { cmocka_unit_test_setup_teardown(test_try_free_does_not_wait_for_events_in_flight, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_start_on_another_thread_then_finish_there, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_start_on_another_thread_then_discard_there, setup,
-                                      teardown),
-      cmocka_unit_test(test_quiesce_waits_for_a_release_running_elsewhere),
-      cmocka_unit_test(test_free_waits_for_a_release_running_elsewhere),
-      cmocka_unit_test_setup_teardown(test_quiesce_in_a_release_runs_the_rest, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_release_that_exits_its_thread, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_try_free_on_its_own_event_changes_nothing, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_registry_changes_end_in_a_forked_child, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_finish_on_another_thread_leaves_the_starter_free, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_discard_on_another_thread_leaves_the_starter_free, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_a_new_thread_is_not_the_exited_one, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_thread_exit_with_legacy_event_open, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_thread_exit_with_nested_legacy_events_open, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_macro, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_thread_exit_after_longjmp_out_of_block_callback, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_orphaned_handle_discarded_later, setup, teardown),
+    const struct CMUnitTest tests[] = {
+        T(test_try_free_does_not_wait_for_events_in_flight),
+        T(test_start_on_another_thread_then_finish_there),
+        T(test_start_on_another_thread_then_discard_there),
+        cmocka_unit_test(test_quiesce_waits_for_a_release_running_elsewhere),
+        cmocka_unit_test(test_free_waits_for_a_release_running_elsewhere),
+        T(test_quiesce_in_a_release_runs_the_rest),
+        T(test_release_that_exits_its_thread),
+        T(test_try_free_on_its_own_event_changes_nothing),
+        T(test_registry_changes_end_in_a_forked_child),
+        T(test_finish_on_another_thread_leaves_the_starter_free),
+        T(test_discard_on_another_thread_leaves_the_starter_free),
+        T(test_a_new_thread_is_not_the_exited_one),
+        T(test_thread_exit_with_legacy_event_open),
+        T(test_thread_exit_with_nested_legacy_events_open),
+        T(test_thread_exit_after_longjmp_out_of_macro),
+        T(test_thread_exit_after_longjmp_out_of_block_callback),
+        T(test_orphaned_handle_discarded_later),
 #if defined(__GNUC__) || defined(__clang__)
-      cmocka_unit_test_setup_teardown(test_return_and_goto_out_of_block_finish_the_event, setup,
-                                      teardown),
+        T(test_return_and_goto_out_of_block_finish_the_event),
 #endif
-      cmocka_unit_test(test_call_site_cache_while_default_swaps),
-      cmocka_unit_test_setup_teardown(test_named_instruments_nested_on_one_line, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_subscription_ids_are_unique_across_notifiers, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_silenceable_subscriptions_have_no_limit, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_publish_asks_every_dynamic_subscriber_first, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_cached_silenced_may_not_change_the_registry, setup,
-                                      teardown),
+        cmocka_unit_test(test_call_site_cache_while_default_swaps),
+        T(test_named_instruments_nested_on_one_line),
+        T(test_subscription_ids_are_unique_across_notifiers),
+        T(test_silenceable_subscriptions_have_no_limit),
+        T(test_publish_asks_every_dynamic_subscriber_first),
+        T(test_cached_silenced_may_not_change_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

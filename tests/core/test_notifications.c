@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "recorder.h"
+#include "fixture.h"
 
 /* ------------------------------------------------------------------------- */
 /* Fixture                                                                   */
@@ -87,14 +87,6 @@ static int teardown(void **state)
     rec_free(f->mine);
     free(f);
     return rc == 0 ? 0 : -1;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    assert_non_null(t);
-    return t;
 }
 
 /* `instrument(name)` at module level, no block, no payload. */

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "fixture.h"
+
 /* A subscriber whose answer the test controls, counting every question and call. */
 struct sub {
     const char *label;
@@ -119,13 +121,6 @@ static int teardown(void **state)
 {
     assert_int_equal(hark_notifier_free(*state), 0);
     return 0;
-}
-
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
 }
 
 static void fire(hark_topic *t)

@@ -10,6 +10,8 @@
 #include <hark.h>
 #include <hark/metrics.h>
 
+#include "prom_capture.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -593,26 +595,6 @@ static void test_sum_saturates(void **state)
 /* Prometheus text                                                           */
 /* ------------------------------------------------------------------------- */
 
-struct text {
-    char buf[65536];
-    size_t used;
-    int fail_after; /* calls before the sink fails; < 0: never */
-};
-
-static int to_text(const char *s, size_t n, void *data)
-{
-    struct text *t = data;
-    if (t->fail_after == 0)
-        return -1;
-    if (t->fail_after > 0)
-        t->fail_after--;
-    assert_true(t->used + n < sizeof t->buf);
-    memcpy(t->buf + t->used, s, n);
-    t->used += n;
-    t->buf[t->used] = '\0';
-    return 0;
-}
-
 static void test_prometheus_text(void **state)
 {
     (void)state;
@@ -628,8 +610,8 @@ static void test_prometheus_text(void **state)
     o.bound_count = 2;
     o.labels = labels;
     o.label_count = 1;
-    struct text t = {{0}, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+    prom_capture t = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
     const char *want =
         "# HELP hark_event_duration_seconds Duration of hark events, by event name.\n"
         "# TYPE hark_event_duration_seconds histogram\n"
@@ -651,16 +633,16 @@ static void test_prometheus_text(void **state)
         "\\\"main\\\"\"} 2\n"
         "hark_event_duration_seconds_count{event=\"we\\\"ird\\\\na\\nme\",service=\"db "
         "\\\"main\\\"\"} 1\n";
-    assert_string_equal(t.buf, want);
+    assert_string_equal(prom_capture_text(&t), want);
 
     /* Default bounds: 8 per power of two nanoseconds from 1.024 us to 137 s, then +Inf. */
-    t.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_text, &t), 0);
-    assert_non_null(strstr(t.buf, "le=\"1.024e-06\"} 0\n"));
-    assert_non_null(strstr(t.buf, "le=\"1.152e-06\"} 0\n")); /* 1024 + 2 * 64 ns */
-    assert_non_null(strstr(t.buf, "le=\"137.438953472\"} 1\n"));
+    prom_capture_reset(&t);
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &t), 0);
+    assert_non_null(strstr(prom_capture_text(&t), "le=\"1.024e-06\"} 0\n"));
+    assert_non_null(strstr(prom_capture_text(&t), "le=\"1.152e-06\"} 0\n")); /* 1024 + 2 * 64 ns */
+    assert_non_null(strstr(prom_capture_text(&t), "le=\"137.438953472\"} 1\n"));
     size_t buckets = 0;
-    for (const char *p = t.buf; (p = strstr(p, "sql.db\",le=")); p++)
+    for (const char *p = prom_capture_text(&t); (p = strstr(p, "sql.db\",le=")); p++)
         buckets++;
     assert_int_equal(buckets, HARK_METRICS_PROM_DEFAULT_BOUNDS + 1);
 
@@ -672,22 +654,24 @@ static void test_prometheus_text(void **state)
     o.label_count = 0;
     o.metric = "app_latency_seconds";
     o.help = "multi\nline \\ help";
-    t.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
-    assert_non_null(strstr(t.buf, "# HELP app_latency_seconds multi\\nline \\\\ help\n"));
+    prom_capture_reset(&t);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
     assert_non_null(
-        strstr(t.buf, "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.000983040\"}") ||
-        strstr(t.buf, "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.00098304\"} 0"));
+        strstr(prom_capture_text(&t), "# HELP app_latency_seconds multi\\nline \\\\ help\n"));
+    assert_non_null(strstr(prom_capture_text(&t),
+                           "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.000983040\"}") ||
+                    strstr(prom_capture_text(&t),
+                           "app_latency_seconds_bucket{event=\"sql.db\",le=\"0.00098304\"} 0"));
 
     /* Bytes that are not UTF-8 become U+FFFD (Prometheus refuses the scrape otherwise);
      * valid multi-byte characters pass. */
     hark_metrics *odd_names;
     assert_int_equal(hark_metrics_new(&odd_names), 0);
     assert_int_equal(hark_metrics_record(odd_names, "bad\xff\xc3(\xe2\x82\xac)", 1), 0);
-    t.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus(odd_names, NULL, to_text, &t), 0);
-    assert_non_null(
-        strstr(t.buf, "_count{event=\"bad\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac)\"} 1\n"));
+    prom_capture_reset(&t);
+    assert_int_equal(hark_metrics_write_prometheus(odd_names, NULL, prom_capture_write, &t), 0);
+    assert_non_null(strstr(prom_capture_text(&t),
+                           "_count{event=\"bad\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac)\"} 1\n"));
     hark_metrics_free(odd_names);
 
     /* File sink. */
@@ -697,6 +681,7 @@ static void test_prometheus_text(void **state)
     assert_true(ftell(f) > 0);
     fclose(f);
     hark_metrics_free(m);
+    prom_capture_free(&t);
 }
 
 static void test_prometheus_bad_input(void **state)
@@ -705,13 +690,14 @@ static void test_prometheus_bad_input(void **state)
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 1), 0);
-    struct text t = {{0}, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(NULL, NULL, to_text, &t), HARK_EINVAL);
+    prom_capture t = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(NULL, NULL, prom_capture_write, &t),
+                     HARK_EINVAL);
     assert_int_equal(hark_metrics_write_prometheus(m, NULL, NULL, &t), HARK_EINVAL);
     assert_int_equal(hark_metrics_write_prometheus_file(m, NULL, NULL), HARK_EINVAL);
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.version = 99;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), HARK_EINVAL);
     static const char *const bad_labels[][2] = {{"le", "x"}, {"event", "x"}, {"__x", "x"},
                                                 {"1a", "x"}, {"a-b", "x"},   {"", "x"},
                                                 {"ok", NULL}};
@@ -719,22 +705,22 @@ static void test_prometheus_bad_input(void **state)
         hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
         b.labels = bad_labels[i];
         b.label_count = 1;
-        assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus(m, &b, prom_capture_write, &t), HARK_EINVAL);
     }
     static const double bad_bounds[][2] = {{0.5, 0.5}, {0.5, 0.1}, {-1, 1}, {0, 1}, {1, INFINITY}};
     for (size_t i = 0; i < sizeof bad_bounds / sizeof bad_bounds[0]; i++) {
         hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
         b.bounds = bad_bounds[i];
         b.bound_count = 2;
-        assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus(m, &b, prom_capture_write, &t), HARK_EINVAL);
     }
     hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
     b.metric = "bad-name";
-    assert_int_equal(hark_metrics_write_prometheus(m, &b, to_text, &t), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus(m, &b, prom_capture_write, &t), HARK_EINVAL);
     assert_int_equal(t.used, 0); /* nothing written by any refused call */
     /* A failing sink stops the output with HARK_EIO; the metrics are untouched. */
     t.fail_after = 0;
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_text, &t), HARK_EIO);
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &t), HARK_EIO);
     FILE *ro = fopen("/dev/full", "w");
     if (ro) {
         assert_int_equal(hark_metrics_write_prometheus_file(m, NULL, ro), HARK_EIO);
@@ -742,6 +728,7 @@ static void test_prometheus_bad_input(void **state)
     }
     assert_int_equal(count_of(m, "a"), 1);
     hark_metrics_free(m);
+    prom_capture_free(&t);
 }
 
 /* A bound that already is a bucket edge is kept, not moved one bucket down by the
@@ -752,14 +739,14 @@ static void test_prometheus_bounds_on_edges(void **state)
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 950e-9), 0);
-    struct text t = {{0}, 0, -1};
+    prom_capture t = PROM_CAPTURE_INIT;
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bound_count = 1;
     for (size_t i = 1; i < HARK_METRICS_BUCKETS; i++) {
         double bound = hark_metrics_bucket_lower(i);
         o.bounds = &bound;
-        t.used = 0;
-        assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
+        prom_capture_reset(&t);
+        assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
         /* The label: the edge in the fewest digits that read back as it. */
         char want[64], label[40];
         for (int digits = 6; digits <= 17; digits++) {
@@ -768,16 +755,18 @@ static void test_prometheus_bounds_on_edges(void **state)
                 break;
         }
         snprintf(want, sizeof want, "le=\"%s\"}", label);
-        if (!strstr(t.buf, want))
-            fail_msg("bucket %zu: bound %.17g not kept as %s in:\n%s", i, bound, want, t.buf);
+        if (!strstr(prom_capture_text(&t), want))
+            fail_msg("bucket %zu: bound %.17g not kept as %s in:\n%s", i, bound, want,
+                     prom_capture_text(&t));
     }
     /* The same edges written as decimals; 950 ns lies below the 960 ns edge. */
     static const double decimal[] = {9.6e-7};
     o.bounds = decimal;
-    t.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
-    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
+    prom_capture_reset(&t);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
+    assert_non_null(strstr(prom_capture_text(&t), "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
     hark_metrics_free(m);
+    prom_capture_free(&t);
 }
 
 /* A duration equal to a bound, to the nanosecond, is counted under the next bound:
@@ -789,15 +778,16 @@ static void test_prometheus_duration_on_a_bound(void **state)
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 960e-9), 0); /* on the edge */
     assert_int_equal(hark_metrics_record(m, "a", 959e-9), 0); /* just below */
-    struct text t = {{0}, 0, -1};
+    prom_capture t = PROM_CAPTURE_INIT;
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     static const double bounds[] = {9.6e-7, 1.024e-6};
     o.bounds = bounds;
     o.bound_count = 2;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
-    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
-    assert_non_null(strstr(t.buf, "_bucket{event=\"a\",le=\"1.024e-06\"} 2\n"));
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
+    assert_non_null(strstr(prom_capture_text(&t), "_bucket{event=\"a\",le=\"9.6e-07\"} 1\n"));
+    assert_non_null(strstr(prom_capture_text(&t), "_bucket{event=\"a\",le=\"1.024e-06\"} 2\n"));
     hark_metrics_free(m);
+    prom_capture_free(&t);
 }
 
 /* A label name given twice would make Prometheus refuse the whole scrape. */
@@ -811,16 +801,18 @@ static void test_prometheus_duplicate_label(void **state)
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.labels = twice;
     o.label_count = 3;
-    struct text t = {{0}, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), HARK_EINVAL);
+    prom_capture t = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), HARK_EINVAL);
     assert_int_equal(t.used, 0);
     hark_metrics_server *srv = NULL;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_EINVAL);
     assert_null(srv);
     o.label_count = 2; /* distinct names are fine */
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_text, &t), 0);
-    assert_non_null(strstr(t.buf, "_count{event=\"a\",service=\"x\",zone=\"z\"} 1\n"));
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &t), 0);
+    assert_non_null(
+        strstr(prom_capture_text(&t), "_count{event=\"a\",service=\"x\",zone=\"z\"} 1\n"));
     hark_metrics_free(m);
+    prom_capture_free(&t);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -868,9 +860,9 @@ static void test_http_endpoint(void **state)
     assert_true(port > 0);
     static char body[70000];
     assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
-    struct text t = {{0}, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_text, &t), 0);
-    assert_string_equal(body, t.buf);
+    prom_capture t = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &t), 0);
+    assert_string_equal(body, prom_capture_text(&t));
     assert_int_equal(http_get(port, "/nope", body, sizeof body), 404);
     /* Recording goes on while served; the next scrape sees it. */
     assert_int_equal(hark_metrics_record(m, "sql.db", 0.002), 0);
@@ -895,6 +887,7 @@ static void test_http_endpoint(void **state)
     assert_int_equal(hark_metrics_serve(&srv, m, addr, NULL), 0);
     hark_metrics_server_stop(srv);
     assert_int_equal(hark_metrics_free(m), 0);
+    prom_capture_free(&t);
 }
 
 /* A port is digits only: strtol's leading blanks and sign are not "HOST:PORT". */

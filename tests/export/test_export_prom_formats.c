@@ -12,6 +12,7 @@
 #include <hark.h>
 #include <hark/metrics.h>
 
+#include "prom_capture.h"
 #include "prom_decode.h"
 
 #include <arpa/inet.h>
@@ -25,30 +26,6 @@
 
 /* 2^(1/16) - 1: the width of a native bucket at schema 4, relative to its lower bound. */
 #define NATIVE_ERROR 0.0442737824274138
-
-struct buf {
-    char *p;
-    size_t used, cap;
-    int fail_after; /* calls before the sink fails; < 0: never */
-};
-
-static int to_buf(const char *s, size_t n, void *data)
-{
-    struct buf *b = data;
-    if (b->fail_after == 0)
-        return -1;
-    if (b->fail_after > 0)
-        b->fail_after--;
-    if (b->used + n + 1 > b->cap) {
-        b->cap = (b->used + n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->used, s, n);
-    b->used += n;
-    b->p[b->used] = '\0';
-    return 0;
-}
 
 /* The `le` bounds and cumulative counts of the text exposition's series `event`. */
 static size_t text_buckets(const char *text, const char *event, double *upper, uint64_t *cum,
@@ -96,8 +73,8 @@ static void test_default_ladder(void **state)
 {
     (void)state;
     hark_metrics *m = skewed_metrics("sql.db", 20000, 1);
-    struct buf b = {NULL, 0, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_buf, &b), 0);
+    prom_capture b = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &b), 0);
     double upper[600];
     uint64_t cum[600];
     size_t n = text_buckets(b.p, "sql.db", upper, cum, 600);
@@ -120,7 +97,7 @@ static void test_default_ladder(void **state)
                       hark_metrics_quantile(s, quantiles[i]), 0.125, what);
     }
     hark_metrics_snapshot_free(snap);
-    free(b.p);
+    prom_capture_free(&b);
     hark_metrics_free(m);
 }
 
@@ -141,8 +118,8 @@ static void test_event_bounds(void **state)
     o.bound_count = 1;
     o.event_bounds = per;
     o.event_bounds_count = 2;
-    struct buf b = {NULL, 0, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
+    prom_capture b = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), 0);
     double upper[8];
     uint64_t cum[8];
     assert_int_equal(text_buckets(b.p, "sql.db", upper, cum, 8), 3);
@@ -153,8 +130,8 @@ static void test_event_bounds(void **state)
     assert_null(strstr(b.p, "never.seen"));
 
     /* The protobuf exposition has the same classic buckets. */
-    b.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &b), 0);
+    prom_capture_reset(&b);
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, prom_capture_write, &b), 0);
     struct pb_family fam;
     assert_true(pb_family_read(b.p, b.used, &fam));
     assert_int_equal(fam.metric_count, 2);
@@ -174,11 +151,11 @@ static void test_event_bounds(void **state)
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), 0);
     mine[0] = 99;
     name[0] = 'x';
-    b.used = 0;
+    prom_capture_reset(&b);
     own = (hark_metrics_prom_event_bounds){"sql.db", sql, 3};
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), 0);
     hark_metrics_server_stop(srv); /* its copies freed (valgrind and ASan check) */
-    free(b.p);
+    prom_capture_free(&b);
     hark_metrics_free(m);
 }
 
@@ -201,15 +178,15 @@ static void test_bounds_rounded(void **state)
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bounds = bounds;
     o.bound_count = 4;
-    struct buf b = {NULL, 0, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
+    prom_capture b = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), 0);
     double upper[8];
     uint64_t cum[8];
     assert_int_equal(text_buckets(b.p, "a", upper, cum, 8), 3);
     assert_true(upper[0] == 1e-9 && cum[0] == 1); /* the 0 s duration */
     assert_true(upper[1] == lo && cum[1] == 2);
     assert_true(upper[2] == hi && cum[2] == 3);
-    free(b.p);
+    prom_capture_free(&b);
     hark_metrics_free(m);
 }
 
@@ -220,7 +197,7 @@ static void test_bad_bounds(void **state)
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 0.001), 0);
-    struct buf b = {NULL, 0, 0, -1};
+    prom_capture b = PROM_CAPTURE_INIT;
     static const double bad[][3] = {
         {0.1, 0.2, 0.15},
         {0.1, 0.1, 0.2},
@@ -239,14 +216,15 @@ static void test_bad_bounds(void **state)
         hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
         o.bounds = bad[i];
         o.bound_count = 3;
-        assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
-        assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &b), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, prom_capture_write, &b),
+                         HARK_EINVAL);
         hark_metrics_prom_event_bounds e = {"a", bad[i], 3};
         o.bounds = NULL;
         o.bound_count = 0;
         o.event_bounds = &e;
         o.event_bounds_count = 1;
-        assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_EINVAL);
         hark_metrics_server *srv = NULL;
         assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_EINVAL);
         assert_null(srv);
@@ -258,8 +236,9 @@ static void test_bad_bounds(void **state)
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.bounds = many;
     o.bound_count = HARK_METRICS_PROM_BOUNDS_MAX + 1;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_ELIMIT);
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &b), HARK_ELIMIT);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_ELIMIT);
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, prom_capture_write, &b),
+                     HARK_ELIMIT);
     hark_metrics_server *srv = NULL;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), HARK_ELIMIT);
     assert_null(srv);
@@ -268,7 +247,7 @@ static void test_bad_bounds(void **state)
     o.bounds = NULL;
     o.event_bounds = &e;
     o.event_bounds_count = 1;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_ELIMIT);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_ELIMIT);
     /* Malformed entries. */
     static const double one[] = {0.001};
     const hark_metrics_prom_event_bounds bad_entries[][2] = {
@@ -279,22 +258,22 @@ static void test_bad_bounds(void **state)
     for (size_t i = 0; i < sizeof bad_entries / sizeof bad_entries[0]; i++) {
         o.event_bounds = bad_entries[i];
         o.event_bounds_count = 2;
-        assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
+        assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_EINVAL);
     }
     o.event_bounds = NULL; /* a count without entries */
     o.event_bounds_count = 1;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_EINVAL);
     o.event_bounds_count = 0;
     o.bounds = NULL; /* bounds: a count without an array */
     o.bound_count = 2;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), HARK_EINVAL);
     assert_int_equal(b.used, 0); /* nothing written by any refused call */
 
     /* Exactly the most is fine. */
     o.bounds = many;
     o.bound_count = HARK_METRICS_PROM_BOUNDS_MAX;
-    assert_int_equal(hark_metrics_write_prometheus(m, &o, to_buf, &b), 0);
-    free(b.p);
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &b), 0);
+    prom_capture_free(&b);
     hark_metrics_free(m);
 }
 
@@ -321,25 +300,25 @@ static void test_options_versions(void **state)
     hark_metrics *m;
     assert_int_equal(hark_metrics_new(&m), 0);
     assert_int_equal(hark_metrics_record(m, "a", 0.001), 0);
-    struct buf out = {NULL, 0, 0, -1};
+    prom_capture out = PROM_CAPTURE_INIT;
     /* Version 1: what lies past its end (here garbage that version 2 would refuse) is
      * not read. */
     a.version = 1;
     a.event_bounds = NULL;
     a.event_bounds_count = 7;
-    assert_int_equal(hark_metrics_write_prometheus(m, &a, to_buf, &out), 0);
+    assert_int_equal(hark_metrics_write_prometheus(m, &a, prom_capture_write, &out), 0);
     hark_metrics_server *srv;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &a), 0);
     hark_metrics_server_stop(srv);
     a.version = HARK_METRICS_PROM_OPTIONS_VERSION;
-    assert_int_equal(hark_metrics_write_prometheus(m, &a, to_buf, &out), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus(m, &a, prom_capture_write, &out), HARK_EINVAL);
     a.event_bounds_count = 0;
     for (unsigned v = 0; v < 10; v++) {
         a.version = v;
-        assert_int_equal(hark_metrics_write_prometheus(m, &a, to_buf, &out),
+        assert_int_equal(hark_metrics_write_prometheus(m, &a, prom_capture_write, &out),
                          v == 1 || v == 2 ? 0 : HARK_EINVAL);
     }
-    free(out.p);
+    prom_capture_free(&out);
     hark_metrics_free(m);
 }
 
@@ -360,9 +339,9 @@ static void test_protobuf_native(void **state)
     o.labels = labels;
     o.label_count = 1;
     o.help = "Latency.";
-    struct buf pb = {NULL, 0, 0, -1}, text = {NULL, 0, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, to_buf, &pb), 0);
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_buf, &text), 0);
+    prom_capture pb = PROM_CAPTURE_INIT, text = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, prom_capture_write, &pb), 0);
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &text), 0);
     struct pb_family fam;
     assert_true(pb_family_read(pb.p, pb.used, &fam));
     assert_string_equal(fam.name, "hark_event_duration_seconds");
@@ -433,26 +412,29 @@ static void test_protobuf_native(void **state)
 
     /* A failing sink: HARK_EIO. */
     pb.fail_after = 0;
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, NULL, to_buf, &pb), HARK_EIO);
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(NULL, NULL, to_buf, &pb), HARK_EINVAL);
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, NULL, prom_capture_write, &pb),
+                     HARK_EIO);
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(NULL, NULL, prom_capture_write, &pb),
+                     HARK_EINVAL);
     assert_int_equal(hark_metrics_write_prometheus_protobuf(m, NULL, NULL, &pb), HARK_EINVAL);
     /* An empty metrics object: a family without metrics. */
     hark_metrics *empty;
     assert_int_equal(hark_metrics_new(&empty), 0);
     pb.fail_after = -1;
-    pb.used = 0;
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(empty, NULL, to_buf, &pb), 0);
+    prom_capture_reset(&pb);
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(empty, NULL, prom_capture_write, &pb),
+                     0);
     assert_true(pb_family_read(pb.p, pb.used, &fam));
     assert_int_equal(fam.metric_count, 0);
     hark_metrics_free(empty);
-    free(pb.p);
-    free(text.p);
+    prom_capture_free(&pb);
+    prom_capture_free(&text);
     hark_metrics_free(m);
 }
 
 /* GET /metrics with an Accept header; returns the status, Content-Type and body. */
 static int get_with_accept(unsigned port, const char *accept, char *type, size_t type_size,
-                           struct buf *body)
+                           prom_capture *body)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
@@ -465,11 +447,11 @@ static int get_with_accept(unsigned port, const char *accept, char *type, size_t
     int n = snprintf(req, sizeof req, "GET /metrics HTTP/1.0\r\nHost: localhost\r\n%s%s%s\r\n",
                      accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
     assert_int_equal(write(fd, req, (size_t)n), n);
-    struct buf resp = {NULL, 0, 0, -1};
+    prom_capture resp = PROM_CAPTURE_INIT;
     char chunk[4096];
     ssize_t r;
     while ((r = read(fd, chunk, sizeof chunk)) > 0)
-        to_buf(chunk, (size_t)r, &resp);
+        prom_capture_write(chunk, (size_t)r, &resp);
     close(fd);
     assert_non_null(resp.p);
     int status = 0;
@@ -478,9 +460,9 @@ static int get_with_accept(unsigned port, const char *accept, char *type, size_t
     snprintf(type, type_size, "%.*s", t ? (int)strcspn(t + 14, "\r") : 0, t ? t + 14 : "");
     const char *start = strstr(resp.p, "\r\n\r\n");
     assert_non_null(start);
-    body->used = 0;
-    to_buf(start + 4, resp.used - (size_t)(start + 4 - resp.p), body);
-    free(resp.p);
+    prom_capture_reset(body);
+    prom_capture_write(start + 4, resp.used - (size_t)(start + 4 - resp.p), body);
+    prom_capture_free(&resp);
     return status;
 }
 
@@ -491,9 +473,9 @@ static void test_http_negotiation(void **state)
     hark_metrics_server *srv;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", NULL), 0);
     unsigned port = hark_metrics_server_port(srv);
-    struct buf pb = {NULL, 0, 0, -1}, text = {NULL, 0, 0, -1}, body = {NULL, 0, 0, -1};
-    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, NULL, to_buf, &pb), 0);
-    assert_int_equal(hark_metrics_write_prometheus(m, NULL, to_buf, &text), 0);
+    prom_capture pb = PROM_CAPTURE_INIT, text = PROM_CAPTURE_INIT, body = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, NULL, prom_capture_write, &pb), 0);
+    assert_int_equal(hark_metrics_write_prometheus(m, NULL, prom_capture_write, &text), 0);
     static const struct {
         const char *accept;
         bool protobuf;
@@ -547,9 +529,9 @@ static void test_http_negotiation(void **state)
         }
     }
     hark_metrics_server_stop(srv);
-    free(pb.p);
-    free(text.p);
-    free(body.p);
+    prom_capture_free(&pb);
+    prom_capture_free(&text);
+    prom_capture_free(&body);
     hark_metrics_free(m);
 }
 

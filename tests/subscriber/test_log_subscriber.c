@@ -31,6 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture.h"
+
 #define NS "my_log_subscriber"
 
 static hark_test_fixture fx;
@@ -138,13 +140,6 @@ static int teardown(void **state)
 static int fire(const char *name)
 {
     return hark_instrument_name(hark_default(), name, NULL, NULL, NULL, NULL);
-}
-
-static hark_topic *topic(const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, fx.notifier, name), 0);
-    return t;
 }
 
 static size_t logged(hark_log_level level)
@@ -276,7 +271,8 @@ static void test_event_attributes(void **state)
     memset(&got, 0, sizeof got);
     HARK_PAYLOAD(p, 1);
     hark_payload_set_int(&p, "rows", 3);
-    assert_int_equal(hark_instrument(topic("inspect." NS), &p, busy_work, NULL, NULL), 0);
+    assert_int_equal(hark_instrument(topic(fx.notifier, "inspect." NS), &p, busy_work, NULL, NULL),
+                     0);
     hark_set_allocation_counter(NULL);
 
     /* It is an event object, for this name, carrying the caller's payload. */
@@ -297,7 +293,8 @@ static void test_event_attributes(void **state)
     assert_int_equal(hark_subscriber_add(s, "inspect", inspect_event, NULL), 0);
     assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
     memset(&got, 0, sizeof got);
-    assert_int_equal(hark_instrument(topic("inspect." NS), NULL, busy_work, NULL, NULL), 0);
+    assert_int_equal(
+        hark_instrument(topic(fx.notifier, "inspect." NS), NULL, busy_work, NULL, NULL), 0);
     assert_true(got.duration > 0);
     assert_true(got.cpu == 0);
     assert_true(got.idle == got.duration);
@@ -322,7 +319,7 @@ static void test_does_not_send_the_event_if_logger_is_nil(void **state)
     assert_int_equal(fire("some_event." NS), 0);
     assert_int_equal(calls_some_event, 0);
     /* Silenced by the missing logger: the event costs the one-load fast path. */
-    assert_false(hark_enabled(topic("some_event." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "some_event." NS)));
     assert_true(hark_log_subscriber_silenced(s, "some_event." NS));
     /* The logging helpers do nothing without a logger. */
     assert_int_equal(hark_log_subscriber_info(s, "nobody hears this"), 0);
@@ -387,7 +384,7 @@ static void test_subscribe_log_level(void **state)
     assert_int_equal(logged(HARK_LOG_DEBUG), 0);
     assert_int_equal(calls_debug_only, 0);
     /* Cached silence: a silenced log subscriber leaves the topic's word at zero. */
-    assert_int_equal(hark_topic_state(topic("debug_only." NS)), 0);
+    assert_int_equal(hark_topic_state(topic(fx.notifier, "debug_only." NS)), 0);
 
     assert_int_equal(hark_logger_set_level(fx.logger, HARK_LOG_DEBUG), 0);
     assert_int_equal(fire("debug_only." NS), 0);
@@ -429,24 +426,24 @@ static void test_event_level_set_after_attach_and_late_handler(void **state)
     hark_subscriber *s = attached_subscriber();
     hark_logger_set_level(fx.logger, HARK_LOG_WARN);
     /* A level registered after attach applies at once... */
-    assert_true(hark_enabled(topic("some_event." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "some_event." NS)));
     assert_int_equal(hark_log_subscriber_set_event_level(s, "some_event", HARK_LOG_INFO), 0);
-    assert_false(hark_enabled(topic("some_event." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "some_event." NS)));
     assert_int_equal(fire("some_event." NS), 0);
     assert_int_equal(calls_some_event, 0);
     /* ...and so does one registered before its handler, added after attach. */
     assert_int_equal(hark_log_subscriber_set_event_level(s, "late", HARK_LOG_DEBUG), 0);
     assert_int_equal(hark_subscriber_add(s, "late", debug_only, NULL), 0);
-    assert_false(hark_enabled(topic("late." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "late." NS)));
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
-    assert_true(hark_enabled(topic("late." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "late." NS)));
     assert_int_equal(fire("late." NS), 0);
     assert_int_equal(calls_debug_only, 1);
     /* Clearing a level un-silences at once. */
     hark_logger_set_level(fx.logger, HARK_LOG_ERROR);
-    assert_false(hark_enabled(topic("some_event." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "some_event." NS)));
     assert_int_equal(hark_log_subscriber_clear_event_level(s, "some_event"), 0);
-    assert_true(hark_enabled(topic("some_event." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "some_event." NS)));
     hark_subscriber_free(s);
 }
 
@@ -561,7 +558,7 @@ static void test_silence_affects_only_the_calling_thread(void **state)
 {
     (void)state;
     hark_subscriber *s = attached_subscriber();
-    hark_topic *t = topic("debug_only." NS);
+    hark_topic *t = topic(fx.notifier, "debug_only." NS);
     assert_int_equal(hark_topic_state(t) & HARK_STATE_POLL, 0);
 
     assert_int_equal(hark_logger_silence_begin(fx.logger, HARK_LOG_INFO), 0);
@@ -586,7 +583,7 @@ static void test_log_at_affects_only_the_calling_thread(void **state)
 {
     (void)state;
     hark_subscriber *s = attached_subscriber();
-    hark_topic *t = topic("debug_only." NS);
+    hark_topic *t = topic(fx.notifier, "debug_only." NS);
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
     assert_int_equal(hark_topic_state(t), 0);
 
@@ -641,7 +638,7 @@ static void test_silence_in_another_thread_leaves_this_one_logging(void **state)
     assert_int_equal(calls_debug_only, 1);
     pthread_barrier_wait(&o.out);
     pthread_join(th, NULL);
-    assert_int_equal(hark_topic_state(topic("debug_only." NS)), 0);
+    assert_int_equal(hark_topic_state(topic(fx.notifier, "debug_only." NS)), 0);
     pthread_barrier_destroy(&o.in);
     pthread_barrier_destroy(&o.out);
     hark_subscriber_free(s);
@@ -665,11 +662,11 @@ static void test_switching_loggers(void **state)
     /* The new logger's level governs silence now. */
     hark_logger_set_level(hark_capture_logger(other), HARK_LOG_INFO);
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
-    assert_false(hark_enabled(topic("debug_only." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "debug_only." NS)));
     /* A bound logger cannot be freed; an unbound one can. */
     assert_int_equal(hark_capture_free(other), HARK_EBUSY);
     assert_int_equal(hark_log_subscriber_set_logger(s, fx.logger), 0);
-    assert_true(hark_enabled(topic("debug_only." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "debug_only." NS)));
     assert_int_equal(hark_capture_free(other), 0);
     hark_subscriber_free(s);
 }
@@ -686,7 +683,7 @@ static void test_inherit_copies_logger_and_levels(void **state)
     assert_int_equal(hark_subscriber_handler_count(child), 6);
     assert_int_equal(hark_subscriber_attach(child, fx.notifier, NS), 0);
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
-    assert_false(hark_enabled(topic("debug_only." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "debug_only." NS)));
     assert_int_equal(fire("some_event." NS), 0);
     assert_int_equal(logged(HARK_LOG_INFO), 1);
     hark_subscriber_free(child);
@@ -738,7 +735,7 @@ static void test_level_change_runs_no_other_silenced_under_the_lock(void **state
     assert_int_equal(hark_log_subscriber_set_logger(asked, hark_capture_logger(other)), 0);
     assert_int_equal(hark_log_subscriber_set_logger(asked, fx.logger), 0);
     /* The log subscriber's own answers still follow the level. */
-    assert_int_equal(hark_topic_state(topic("debug_only." NS)) & HARK_STATE_ACTIVE,
+    assert_int_equal(hark_topic_state(topic(fx.notifier, "debug_only." NS)) & HARK_STATE_ACTIVE,
                      HARK_STATE_ACTIVE); /* the user's subscription, asked when made */
     assert_true(hark_log_subscriber_silenced(asked, "debug_only." NS));
     assert_int_equal(fire("debug_only." NS), 0);
@@ -1081,9 +1078,9 @@ static void test_stress_levels_overrides_and_churn(void **state)
 
     /* Quiet again: no polling left, and the state follows the level exactly. */
     assert_int_equal(hark_log_subscriber_set_logger(st.s, fx.logger), 0);
-    assert_int_equal(hark_topic_state(topic("debug_only." NS)) & HARK_STATE_POLL, 0);
+    assert_int_equal(hark_topic_state(topic(fx.notifier, "debug_only." NS)) & HARK_STATE_POLL, 0);
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
-    assert_int_equal(hark_topic_state(topic("debug_only." NS)), 0);
+    assert_int_equal(hark_topic_state(topic(fx.notifier, "debug_only." NS)), 0);
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
     int before = calls_debug_only;
     assert_int_equal(fire("debug_only." NS), 0);
@@ -1141,7 +1138,7 @@ static void test_allocation_failures_leave_state_unchanged(void **state)
             assert_int_equal(rc, HARK_ENOMEM);
             assert_int_equal(hark_subscriber_subscription_count(s), 0);
             assert_false(hark_subscriber_attached(s, fx.notifier, NS));
-            assert_false(hark_enabled(topic("some_event." NS)));
+            assert_false(hark_enabled(topic(fx.notifier, "some_event." NS)));
         } else {
             assert_int_equal(hark_subscriber_subscription_count(s), 6);
         }
@@ -1161,7 +1158,7 @@ static void test_allocation_failures_leave_state_unchanged(void **state)
             assert_int_equal(rc, HARK_ENOMEM);
             assert_int_equal(hark_subscriber_handler_count(s), 6);
             assert_int_equal(hark_subscriber_subscription_count(s), 12);
-            assert_false(hark_enabled(topic("late." NS)));
+            assert_false(hark_enabled(topic(fx.notifier, "late." NS)));
         } else {
             assert_int_equal(hark_subscriber_subscription_count(s), 14);
         }
@@ -1213,15 +1210,15 @@ static void test_silenced_agrees_with_dispatch_for_dotted_suffix(void **state)
     assert_int_equal(hark_subscriber_attach(s, fx.notifier, NS), 0);
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
     /* "query.sql" + NS: the DEBUG handler, which an INFO logger drops. */
-    assert_false(hark_enabled(topic("query.sql." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "query.sql." NS)));
     assert_true(hark_log_subscriber_silenced(s, "query.sql." NS));
     /* "query" + NS: the ERROR handler, which it keeps. */
-    assert_true(hark_enabled(topic("query." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "query." NS)));
     assert_false(hark_log_subscriber_silenced(s, "query." NS));
     /* A namespace it is not attached to: nothing is dispatched, nothing silenced. */
     assert_false(hark_log_subscriber_silenced(s, "query.sql.elsewhere"));
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
-    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "query.sql." NS)));
     assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
     assert_int_equal(fire("query.sql." NS), 0);
     assert_int_equal(calls_debug_only, 1);
@@ -1237,14 +1234,14 @@ static void test_silenced_agrees_with_dispatch_under_target_levels(void **state)
     hark_subscriber *s = attached_subscriber();
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
     assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_DEBUG), 0);
-    assert_true(hark_enabled(topic("debug_only." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "debug_only." NS)));
     assert_false(hark_log_subscriber_silenced(s, "debug_only." NS));
     assert_int_equal(fire("debug_only." NS), 0);
     assert_int_equal(calls_debug_only, 1);
 
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
     assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_ERROR), 0);
-    assert_false(hark_enabled(topic("debug_only." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "debug_only." NS)));
     assert_true(hark_log_subscriber_silenced(s, "debug_only." NS));
     assert_int_equal(fire("debug_only." NS), 0);
     assert_int_equal(calls_debug_only, 1);
@@ -1277,7 +1274,7 @@ static void test_target_of_dotted_suffix_is_the_attached_namespace(void **state)
     /* INFO logger, DEBUG target NS: dispatched, and its DEBUG lines written. */
     hark_logger_set_level(fx.logger, HARK_LOG_INFO);
     assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_DEBUG), 0);
-    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "query.sql." NS)));
     assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
     assert_int_equal(fire("query.sql." NS), 0);
     assert_int_equal(calls_debug_only, 1);
@@ -1288,7 +1285,7 @@ static void test_target_of_dotted_suffix_is_the_attached_namespace(void **state)
     /* DEBUG logger, ERROR target NS: silenced, and DEBUG lines dropped. */
     hark_logger_set_level(fx.logger, HARK_LOG_DEBUG);
     assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_ERROR), 0);
-    assert_false(hark_enabled(topic("query.sql." NS)));
+    assert_false(hark_enabled(topic(fx.notifier, "query.sql." NS)));
     assert_true(hark_log_subscriber_silenced(s, "query.sql." NS));
     assert_int_equal(fire("query.sql." NS), 0);
     assert_int_equal(calls_debug_only, 1);
@@ -1298,7 +1295,7 @@ static void test_target_of_dotted_suffix_is_the_attached_namespace(void **state)
     /* No target for NS; one for "sql." NS, which is not a namespace here. */
     assert_int_equal(hark_logger_set_target_level(fx.logger, NS, HARK_LOG_LEVEL_NONE), 0);
     assert_int_equal(hark_logger_set_target_level(fx.logger, "sql." NS, HARK_LOG_FATAL), 0);
-    assert_true(hark_enabled(topic("query.sql." NS)));
+    assert_true(hark_enabled(topic(fx.notifier, "query.sql." NS)));
     assert_false(hark_log_subscriber_silenced(s, "query.sql." NS));
     assert_int_equal(fire("query.sql." NS), 0);
     assert_int_equal(calls_debug_only, 2);

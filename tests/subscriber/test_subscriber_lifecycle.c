@@ -19,12 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hark_topic *topic(hark_notifier *n, const char *name)
-{
-    hark_topic *t = NULL;
-    assert_int_equal(hark_topic_get(&t, n, name), 0);
-    return t;
-}
+#include "fixture.h"
 
 static int count_handler(hark_subscriber *s, hark_event *ev, hark_failure *failure, void *data)
 {
