@@ -193,18 +193,22 @@ static void case_otlp_unsampled(bench_ctx *b)
 }
 
 #ifdef BENCH_OTLP_INTERNAL
-#include "exporter.h"
+#include "attrs.h"
+#include "spans.h"
 
 enum { ENCODE_BATCH = 512 };
-static hark_otlp *enc_x;
-static hark__span_rec *enc_recs[ENCODE_BATCH];
+static hark__otlp_resource enc_resource;
+static hark__otlp_spans enc_spans = {.resource = &enc_resource};
+static hark__wire enc_out;
+static void *enc_recs[ENCODE_BATCH];
+static bool enc_ready;
 
 static BENCH_NOINLINE void loop_encode(uint64_t n, void *arg)
 {
     (void)arg;
     for (uint64_t i = 0; i < n; i += ENCODE_BATCH) {
         size_t k = n - i < ENCODE_BATCH ? (size_t)(n - i) : ENCODE_BATCH;
-        if (!hark__otlp_encode_spans(enc_x, enc_recs, k))
+        if (hark__otlp_spans_encode(&enc_spans, &enc_out, enc_recs, k) < 0)
             abort();
         BENCH_BARRIER();
     }
@@ -212,14 +216,14 @@ static BENCH_NOINLINE void loop_encode(uint64_t n, void *arg)
 
 static void case_otlp_encode(bench_ctx *b)
 {
-    if (!enc_x) {
-        hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
-        o.ignore_env = true;
-        o.span_bytes = 512;
-        if (hark_otlp_new(&enc_x, &o, NULL, 0) != 0) {
-            bench_skip(b, "hark_otlp_new failed");
+    if (!enc_ready) {
+        static char service[] = "bench";
+        hark__otlp_cfg cfg = {.service_name = service};
+        if (!hark__otlp_resource_build(&enc_resource, &cfg)) {
+            bench_skip(b, "out of memory");
             return;
         }
+        enc_ready = true;
         /* Records as the event callback writes them: a name and three attributes. */
         for (int i = 0; i < ENCODE_BATCH; i++) {
             hark__span_rec *r = calloc(1, 512);
@@ -238,8 +242,6 @@ static void case_otlp_encode(bench_ctx *b)
             hark__wire w = hark__buf_fixed((uint8_t *)(r + 1) + r->name_len, 400);
             unsigned dropped = 0;
             const hark_field *err = NULL;
-            extern void hark__otlp_attrs(hark__wire *, unsigned, const hark_payload *, unsigned *,
-                                         const hark_field **);
             hark__otlp_attrs(&w, 9, &p, &dropped, &err);
             r->attr_len = (uint32_t)w.len;
             enc_recs[i] = r;

@@ -1,28 +1,57 @@
 /*
- * The OTLP exporter's life (hark/otlp.h): creation, attachments, the worker that
- * drains the queues into requests, flush, statistics and shutdown.
+ * The OTLP exporter's life (hark/otlp.h): it puts the pipeline together --
+ * configuration, resource, the three streams (spans and log records from their
+ * producers, metrics polled), the transport and the worker -- and gives its
+ * attachments, flush, statistics and its end (hark_otlp_free()). It is the one file that knows
+ * every part; none of them calls back into it.
  */
-#include "exporter.h"
+#include "config.h"
+#include "context.h"
+#include "logs.h"
+#include "metrics_otlp.h"
+#include "spans.h"
 
 #include "alloc.h"
+#include "attach.h"
+#include "deadline.h"
 #include "error.h"
 #include "otlp_options.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <time.h>
+#include "hark/clock.h"
+
+#include <stddef.h>
+#include <stdio.h>
 
 void hark__otlp_context_init(void);
 
-int64_t hark__otlp_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Log records wait in a queue of their own, OTEL_BLRP_MAX_QUEUE_SIZE's default. */
 #define LOG_QUEUE_SLOTS 2048
+
+struct hark_otlp {
+    hark__otlp_cfg cfg;
+    hark__otlp_resource resource;
+    atomic_int refs; /* 1 for the owner + 1 per live subscription */
+
+    pthread_mutex_t lock;  /* the attachments, metrics.metrics */
+    hark__attach_set atts; /* attach.h; its lock is `lock`, its owner `spans` */
+
+    /* The producers and the polled source, each the `ctx` of its stream. */
+    hark__otlp_spans spans;
+    hark__otlp_logs logs;
+    hark__otlp_metrics_src metrics;
+
+    hark__otlp_stream streams[SIG_COUNT]; /* indexed by SIG_* */
+    hark__otlp_transport transport;
+    hark__otlp_pipeline pipeline;
+    bool started;
+
+    atomic_uint_least64_t flush_dropped; /* records dropped as of the last flush */
+};
+
+static int64_t mono_ns(void)
+{
+    return hark__now_ns(CLOCK_MONOTONIC);
+}
 
 static size_t pow2_at_least(size_t n)
 {
@@ -36,19 +65,86 @@ static size_t pow2_at_least(size_t n)
 
 static void destroy(hark_otlp *x)
 {
-    hark__otlp_transport_free(x);
-    hark__otlp_queue_free(&x->spans);
-    hark__otlp_queue_free(&x->logs);
+    if (x->started)
+        hark__otlp_pipeline_stop(&x->pipeline);
+    if (x->transport.cfg)
+        hark__otlp_transport_free(&x->transport);
+    hark__otlp_queue_free(&x->spans.out.queue);
+    hark__otlp_queue_free(&x->logs.out.queue);
+    hark__otlp_resource_free(&x->resource);
     hark__otlp_config_free(&x->cfg);
-    hark__free(x->body.buf);
-    hark__free(x->gz.buf);
-    hark__free(x->batch);
-    hark__free(x->resource_pb);
-    hark__free(x->resource_json);
     pthread_mutex_destroy(&x->lock);
-    pthread_mutex_destroy(&x->dlock);
-    pthread_cond_destroy(&x->dwake);
     hark__free(x);
+}
+
+static int failed(char *err, size_t err_len, int rc, const char *what)
+{
+    if (err && err_len)
+        snprintf(err, err_len, "%s", what);
+    return hark__error(rc, "hark_otlp_new: %s", what);
+}
+
+/* The sampler: this exporter's threshold, and the process's for what a trace
+ * propagates. */
+static void sampler_init(hark_otlp *x)
+{
+    double ratio = x->cfg.sampler == SAMPLER_ON    ? 1.0
+                   : x->cfg.sampler == SAMPLER_OFF ? 0.0
+                                                   : x->cfg.ratio;
+    x->spans.sample_threshold = ratio >= 1.0     ? UINT64_MAX
+                                : !(ratio > 0.0) ? 0
+                                                 : (uint64_t)(ratio * 18446744073709551616.0);
+    x->spans.parent_based = x->cfg.parent_based;
+    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON, ratio);
+}
+
+/* The three streams of the pipeline and their producers' queues. */
+static bool streams_init(hark_otlp *x)
+{
+    size_t slots = pow2_at_least(x->cfg.max_queue_size);
+    size_t batch = x->cfg.max_export_batch_size;
+    /* A producer at a position p with (p & kick_mask) == kick_mask wakes the worker:
+     * about once per batch. */
+    size_t kick = 1;
+    while (kick * 2 <= batch && kick * 2 <= slots / 2)
+        kick *= 2;
+    hark__otlp_producer *prod[2] = {&x->spans.out, &x->logs.out};
+    for (int i = 0; i < 2; i++) {
+        prod[i]->kick_mask = kick - 1;
+        prod[i]->pipeline = &x->pipeline;
+    }
+    x->spans.resource = x->logs.resource = x->metrics.resource = &x->resource;
+    x->metrics.lock = &x->lock;
+    x->metrics.start_unix_ns = hark_clock_wall_ns(mono_ns());
+
+    hark__otlp_stream *s = x->streams;
+    s[SIG_TRACES] = (hark__otlp_stream){.queue = &x->spans.out.queue,
+                                        .encode = hark__otlp_spans_encode,
+                                        .ctx = &x->spans,
+                                        .type = &hark__otlp_traces_request,
+                                        .period_ms = x->cfg.schedule_delay_ms};
+    s[SIG_LOGS] = (hark__otlp_stream){.queue = &x->logs.out.queue,
+                                      .encode = hark__otlp_logs_encode,
+                                      .ctx = &x->logs,
+                                      .type = &hark__otlp_logs_request,
+                                      .period_ms = x->cfg.schedule_delay_ms};
+    s[SIG_METRICS] = (hark__otlp_stream){.encode = hark__otlp_metrics_encode,
+                                         .ctx = &x->metrics,
+                                         .type = &hark__otlp_metrics_request,
+                                         .period_ms = x->cfg.metrics_interval_ms};
+    for (int i = 0; i < SIG_COUNT; i++)
+        s[i].endpoint = i;
+    x->pipeline.streams = s;
+    x->pipeline.count = SIG_COUNT;
+    x->pipeline.batch_max = batch;
+    x->pipeline.json = x->cfg.json;
+    x->pipeline.transport = &x->transport;
+    /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256
+     * bytes) always fits whole. */
+    return hark__otlp_queue_init(&x->spans.out.queue, slots,
+                                 x->cfg.span_bytes + sizeof(hark__span_rec)) &&
+           hark__otlp_queue_init(&x->logs.out.queue, LOG_QUEUE_SLOTS,
+                                 x->cfg.span_bytes + sizeof(hark__log_rec));
 }
 
 int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, size_t err_len)
@@ -64,64 +160,29 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     hark__otlp_context_init();
     hark_otlp *x = hark__calloc(1, sizeof *x);
     if (!x)
-        return HARK_ENOMEM;
+        return failed(err, err_len, HARK_ENOMEM, "out of memory");
     rc = hark__otlp_config(&x->cfg, &o, err, err_len);
     if (rc) {
         hark__free(x);
         return rc;
     }
     pthread_mutex_init(&x->lock, NULL);
-    pthread_mutex_init(&x->dlock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&x->dwake, &ca);
-    pthread_condattr_destroy(&ca);
     atomic_init(&x->refs, 1);
-    hark__attach_init(&x->atts, x, &x->lock, &x->refs);
-
-    size_t slots = pow2_at_least(x->cfg.max_queue_size);
-    size_t batch = x->cfg.max_export_batch_size;
-    size_t kick = 1;
-    while (kick * 2 <= batch && kick * 2 <= slots / 2)
-        kick *= 2;
-    x->kick_mask = kick - 1;
-    int64_t now = hark__otlp_mono_ns();
-    x->start_unix_ns = hark_clock_wall_ns(now);
-    x->metrics_next_ns = hark__otlp_mono_ns() + (int64_t)x->cfg.metrics_interval_ms * 1000000;
-
-    /* span_bytes past each record's header: a name (at most HARK_NAME_MAX < 256
-     * bytes) always fits whole. */
-    bool ok = hark__otlp_queue_init(&x->spans, slots, x->cfg.span_bytes + sizeof(hark__span_rec)) &&
-              hark__otlp_queue_init(&x->logs, LOG_QUEUE_SLOTS,
-                                    x->cfg.span_bytes + sizeof(hark__log_rec)) &&
-              (x->batch = hark__malloc(batch * sizeof(void *))) && hark__otlp_resource_build(x);
-    if (!ok) {
+    hark__attach_init(&x->atts, &x->spans, &x->lock, &x->refs);
+    sampler_init(x);
+    if (!hark__otlp_resource_build(&x->resource, &x->cfg) || !streams_init(x)) {
         destroy(x);
-        if (err && err_len)
-            snprintf(err, err_len, "out of memory");
-        return HARK_ENOMEM;
+        return failed(err, err_len, HARK_ENOMEM, "out of memory");
     }
-    if (!hark__otlp_transport_init(x)) {
+    if (!hark__otlp_transport_init(&x->transport, &x->cfg)) {
         destroy(x);
-        if (err && err_len)
-            snprintf(err, err_len, "libcurl could not be initialised");
-        return HARK_EIO;
+        return failed(err, err_len, HARK_EIO, "libcurl could not be initialised");
     }
-    double ratio = x->cfg.sampler == SAMPLER_ON    ? 1.0
-                   : x->cfg.sampler == SAMPLER_OFF ? 0.0
-                                                   : x->cfg.ratio;
-    x->sample_threshold = ratio >= 1.0     ? UINT64_MAX
-                          : !(ratio > 0.0) ? 0
-                                           : (uint64_t)(ratio * 18446744073709551616.0);
-    hark__otlp_set_sampler(x->cfg.parent_based, x->cfg.sampler == SAMPLER_ON, ratio);
-
-    if (hark__otlp_worker_start(x) != 0) {
+    if (hark__otlp_pipeline_start(&x->pipeline) != 0) {
         destroy(x);
-        if (err && err_len)
-            snprintf(err, err_len, "the worker thread could not be started");
-        return HARK_ENOMEM;
+        return failed(err, err_len, HARK_ENOMEM, "the worker thread could not be started");
     }
+    x->started = true;
     *out = x;
     return 0;
 }
@@ -136,7 +197,7 @@ static void unref(hark_otlp *x)
 static void on_release(void *data)
 {
     struct hark__attach *a = data;
-    hark_otlp *x = a->owner;
+    hark_otlp *x = (hark_otlp *)((char *)a->owner - offsetof(hark_otlp, spans));
     hark__attach_released(&x->atts, a);
     unref(x);
 }
@@ -171,58 +232,37 @@ int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
     pthread_mutex_lock(&x->lock);
     int rc = x->atts.closing ? HARK_ESTATE : 0;
     if (!rc)
-        x->metrics = m;
+        x->metrics.metrics = m;
     pthread_mutex_unlock(&x->lock);
     return rc;
 }
 
-static uint64_t dropped_total(hark_otlp *x)
+int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
 {
-    uint64_t n = atomic_load_explicit(&x->spans.dropped, memory_order_relaxed) +
-                 atomic_load_explicit(&x->logs.dropped, memory_order_relaxed);
-    for (int i = 0; i < SIG_COUNT; i++)
-        n += atomic_load_explicit(&x->failed[i], memory_order_relaxed);
-    return n;
-}
-
-static int dropped_error(hark_otlp *x, const char *fn, uint64_t dropped);
-
-int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
-{
-    if (!x)
+    if (!out || !x)
         return HARK_EINVAL;
-    int rc = hark__otlp_worker_flush(x, hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000);
-    /* Whatever dropped records since the last flush -- this round's exports, an
-     * earlier round's, a full queue -- is reported once. */
-    uint64_t now = dropped_total(x);
-    uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
-    if (rc == 0 && now > before)
-        rc = dropped_error(x, "hark_otlp_flush", now - before);
-    return rc;
+    hark_log_sink sink;
+    hark__otlp_log_sink(&sink, &x->logs);
+    hark_logger *l;
+    int rc = hark_logger_new_sink(&l, &sink);
+    if (rc)
+        return rc;
+    rc = hark_logger_set_formatter(l, hark__otlp_log_format(), NULL);
+    if (rc) {
+        hark_logger_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
 }
 
 static void stats_read(hark_otlp *x, hark_otlp_stats *s)
 {
     memset(s, 0, sizeof *s);
-    hark_otlp_signal_stats *sig[SIG_COUNT] = {&s->spans, &s->metrics, &s->logs};
-    hark__otlp_queue *q[SIG_COUNT] = {&x->spans, NULL, &x->logs};
-    for (int i = 0; i < SIG_COUNT; i++) {
-        sig[i]->exported = atomic_load_explicit(&x->exported[i], memory_order_relaxed);
-        sig[i]->dropped = atomic_load_explicit(&x->failed[i], memory_order_relaxed);
-        if (q[i]) {
-            sig[i]->queued = atomic_load_explicit(&q[i]->head, memory_order_relaxed);
-            sig[i]->dropped += atomic_load_explicit(&q[i]->dropped, memory_order_relaxed);
-        }
-    }
-    s->metrics.queued = atomic_load_explicit(&x->metric_points_queued, memory_order_relaxed);
-    s->requests = atomic_load_explicit(&x->requests, memory_order_relaxed);
-    s->retries = atomic_load_explicit(&x->retries, memory_order_relaxed);
-    s->last_status = atomic_load_explicit(&x->last_status, memory_order_relaxed);
-    s->tls_failures = atomic_load_explicit(&x->tls_failures, memory_order_relaxed);
-    pthread_mutex_lock(&x->dlock);
-    s->last_failure = x->last_failure;
-    memcpy(s->last_error, x->last_error, sizeof s->last_error);
-    pthread_mutex_unlock(&x->dlock);
+    hark__otlp_stream_stats(&x->streams[SIG_TRACES], &s->spans);
+    hark__otlp_stream_stats(&x->streams[SIG_METRICS], &s->metrics);
+    hark__otlp_stream_stats(&x->streams[SIG_LOGS], &s->logs);
+    hark__otlp_transport_stats(&x->transport, s);
 }
 
 /* The error of a flush or shutdown that dropped records: how many, and the last
@@ -236,6 +276,22 @@ static int dropped_error(hark_otlp *x, const char *fn, uint64_t dropped)
                            (unsigned long long)dropped);
     return hark__error(HARK_EIO, "%s: %llu records dropped; last failure: %s", fn,
                        (unsigned long long)dropped, s.last_error);
+}
+
+int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
+{
+    if (!x)
+        return HARK_EINVAL;
+    int rc = hark__otlp_pipeline_flush(&x->pipeline, mono_ns() + (int64_t)timeout_ms * 1000000);
+    /* Whatever dropped records since the last flush -- this round's exports, an
+     * earlier round's, a full queue -- is reported once. */
+    hark_otlp_stats s;
+    stats_read(x, &s);
+    uint64_t now = s.spans.dropped + s.metrics.dropped + s.logs.dropped;
+    uint64_t before = atomic_exchange_explicit(&x->flush_dropped, now, memory_order_relaxed);
+    if (rc == 0 && now > before)
+        rc = dropped_error(x, "hark_otlp_flush", now - before);
+    return rc;
 }
 
 int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
@@ -252,33 +308,13 @@ int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
         memset(stats, 0, sizeof *stats);
     if (!x)
         return 0;
-    int64_t deadline = hark__otlp_mono_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t deadline = mono_ns() + (int64_t)timeout_ms * 1000000;
     hark__attach_close(&x->atts);
     /* The final rounds: everything queued and a last metrics snapshot, exported
      * until the deadline; past it, every export fails at once and is counted. */
-    pthread_mutex_lock(&x->dlock);
-    x->deadline_ns = deadline;
-    pthread_cond_broadcast(&x->dwake);
-    pthread_mutex_unlock(&x->dlock);
-    pthread_mutex_lock(&x->lock);
-    bool metrics = x->metrics != NULL;
-    pthread_mutex_unlock(&x->lock);
-    if (metrics)
-        atomic_fetch_add_explicit(&x->metrics_asked, 1, memory_order_seq_cst);
-    hark__otlp_worker_stop(x);
-    /* What the deadline left in the queues is dropped, and counted. */
-    uint64_t left = 0;
-    while (hark__q_peek(&x->spans)) {
-        hark__q_pop(&x->spans);
-        left++;
-    }
-    atomic_fetch_add_explicit(&x->failed[SIG_TRACES], left, memory_order_relaxed);
-    uint64_t left_logs = 0;
-    while (hark__q_peek(&x->logs)) {
-        hark__q_pop(&x->logs);
-        left_logs++;
-    }
-    atomic_fetch_add_explicit(&x->failed[SIG_LOGS], left_logs, memory_order_relaxed);
+    hark__otlp_transport_deadline(&x->transport, deadline);
+    hark__otlp_pipeline_stop(&x->pipeline);
+    x->started = false;
     hark_otlp_stats s;
     stats_read(x, &s);
     if (stats)

@@ -3,8 +3,8 @@
  * the trace and span of the calling thread's current event, and the worker's
  * encoding of a batch as an ExportLogsServiceRequest.
  */
-#include "attrs.h"
-#include "exporter.h"
+#include "logs.h"
+#include "context.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +17,10 @@ static const char *const severity_text[HARK_LOG_LEVELS] = {"DEBUG", "INFO",  "WA
 
 static int sink_write(hark_log_level level, const char *line, size_t len, void *data)
 {
-    hark_otlp *x = data;
+    hark__otlp_logs *x = data;
+    hark__otlp_queue *q = &x->out.queue;
     size_t pos;
-    hark__log_rec *r = hark__q_claim(&x->logs, &pos);
+    hark__log_rec *r = hark__q_claim(q, &pos);
     if (!r)
         return 0; /* counted by the queue; the logger carries on */
     struct timespec ts;
@@ -36,16 +37,14 @@ static int sink_write(hark_log_level level, const char *line, size_t len, void *
         r->sampled = hark__otlp_trace_flag(t);
         r->has_trace = 1;
     }
-    size_t room = x->logs.slot_size - HARK__Q_DATA - sizeof *r;
+    size_t room = q->slot_size - HARK__Q_DATA - sizeof *r;
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     if (len > room)
         len = room;
     memcpy(r + 1, line, len);
     r->body_len = (uint32_t)len;
-    hark__q_publish(&x->logs, pos);
-    if (HARK_UNLIKELY((pos & x->kick_mask) == x->kick_mask))
-        hark__otlp_wake(x);
+    hark__otlp_produced(&x->out, pos);
     return 0;
 }
 
@@ -59,32 +58,28 @@ static size_t message_only(char *buf, size_t size, const hark_log_record *rec, v
     return rec->length;
 }
 
-int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
+void hark__otlp_log_sink(hark_log_sink *sink, hark__otlp_logs *logs)
 {
-    if (!out || !x)
-        return HARK_EINVAL;
-    hark_log_sink sink = {.write = sink_write, .data = x, .version = HARK_LOG_SINK_VERSION};
-    hark_logger *l;
-    int rc = hark_logger_new_sink(&l, &sink);
-    if (rc)
-        return rc;
-    rc = hark_logger_set_formatter(l, message_only, NULL);
-    if (rc) {
-        hark_logger_free(l);
-        return rc;
-    }
-    *out = l;
-    return 0;
+    hark_log_sink init = HARK_LOG_SINK_INIT;
+    *sink = init;
+    sink->write = sink_write;
+    sink->data = logs;
 }
 
-static void log_pb(hark__wire *b, const hark__log_rec *r)
+hark_log_format_fn hark__otlp_log_format(void)
 {
+    return message_only;
+}
+
+static void log_pb(hark__wire *b, const void *rec)
+{
+    const hark__log_rec *r = rec;
     size_t s = hark__wire_begin(b, 2); /* ScopeLogs.log_records */
     hark__wire_fixed64(b, 1, (uint64_t)r->time_ns);
     hark__wire_uint(b, 2, severity[r->level]);
     hark__wire_str(b, 3, severity_text[r->level]);
     size_t body = hark__wire_begin(b, 5);
-    hark__otlp_pb_utf8(b, 1, (const char *)(r + 1), r->body_len);
+    hark__wire_text(b, 1, (const char *)(r + 1), r->body_len);
     hark__wire_end(b, body);
     if (r->has_trace) {
         hark__wire_fixed32(b, 8, r->sampled ? HARK_TRACE_FLAG_SAMPLED : 0);
@@ -97,54 +92,8 @@ static void log_pb(hark__wire *b, const hark__log_rec *r)
     hark__wire_end(b, s);
 }
 
-static void log_json(hark__wire *b, const hark__log_rec *r)
+ptrdiff_t hark__otlp_logs_encode(void *ctx, hark__wire *out, void *const *recs, size_t n)
 {
-    HARK__OJ_LIT(b, "{\"timeUnixNano\":");
-    hark__oj_i64q(b, r->time_ns);
-    HARK__OJ_LIT(b, ",\"observedTimeUnixNano\":");
-    hark__oj_i64q(b, r->time_ns);
-    HARK__OJ_LIT(b, ",\"severityNumber\":");
-    hark__oj_u64(b, severity[r->level]);
-    HARK__OJ_LIT(b, ",\"severityText\":\"");
-    hark__oj_lit(b, severity_text[r->level], strlen(severity_text[r->level]));
-    HARK__OJ_LIT(b, "\",\"body\":{\"stringValue\":");
-    hark__oj_str(b, (const char *)(r + 1), r->body_len);
-    HARK__OJ_LIT(b, "}");
-    if (r->has_trace) {
-        uint8_t id[8];
-        hark__otlp_put_be64(id, r->span);
-        HARK__OJ_LIT(b, ",\"flags\":");
-        hark__oj_u64(b, r->sampled ? HARK_TRACE_FLAG_SAMPLED : 0);
-        HARK__OJ_LIT(b, ",\"traceId\":");
-        hark__oj_hex(b, r->trace_id, 16);
-        HARK__OJ_LIT(b, ",\"spanId\":");
-        hark__oj_hex(b, id, 8);
-    }
-    HARK__OJ_LIT(b, "}");
-}
-
-bool hark__otlp_encode_logs(hark_otlp *x, hark__log_rec *const *recs, size_t count)
-{
-    hark__wire *b = &x->body;
-    if (x->cfg.json) {
-        hark__otlp_json_open(x, b, "Logs", "logRecords");
-        for (size_t i = 0; i < count; i++) {
-            if (i)
-                HARK__OJ_LIT(b, ",");
-            log_json(b, recs[i]);
-        }
-        HARK__OJ_LIT(b, "]}]}]}");
-    } else {
-        hark__wire_reset(b);
-        b->over = false;
-        size_t rl = hark__wire_begin(b, 1);
-        hark__otlp_pb_resource(x, b);
-        size_t sl = hark__wire_begin(b, 2);
-        hark__otlp_pb_scope(b, 1);
-        for (size_t i = 0; i < count; i++)
-            log_pb(b, recs[i]);
-        hark__wire_end(b, sl);
-        hark__wire_end(b, rl);
-    }
-    return !b->over;
+    const hark__otlp_logs *x = ctx;
+    return hark__otlp_request_of(out, x->resource, recs, n, log_pb);
 }

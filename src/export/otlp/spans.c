@@ -1,10 +1,12 @@
 /*
- * Spans: the event callback that records one span into the queue on the
+ * Spans (spans.h): the event callback that records one span into the queue on the
  * instrumenting thread, and the worker's encoding of a batch of them as an
- * ExportTraceServiceRequest (protobuf or JSON).
+ * ExportTraceServiceRequest (protobuf; OTLP/JSON is transcoded from it).
  */
+#include "spans.h"
+#include "attach.h"
 #include "attrs.h"
-#include "exporter.h"
+#include "context.h"
 
 #include <math.h>
 
@@ -28,10 +30,11 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
                         hark_payload *payload, void *data)
 {
     (void)txid;
-    hark_otlp *x = ((struct hark__attach *)data)->owner;
+    hark__otlp_spans *x = ((struct hark__attach *)data)->owner;
+    hark__otlp_queue *q = &x->out.queue;
     hark__otlp_thread *t = hark__otlp_thread_get();
     if (HARK_UNLIKELY(!t)) {
-        atomic_fetch_add_explicit(&x->spans.dropped, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
         return 0;
     }
     /* The event being delivered: its id and its parent's. */
@@ -40,11 +43,11 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     bool root = ev.parent == 0;
     if (root)
         t->ended_root = ev.id ? ev.id : UINT64_MAX;
-    if (!hark__otlp_sampled(t, x->sample_threshold, x->cfg.parent_based))
+    if (!hark__otlp_sampled(t, x->sample_threshold, x->parent_based))
         return 0; /* the whole cost of an unsampled event */
 
     size_t pos;
-    hark__span_rec *r = hark__q_claim(&x->spans, &pos);
+    hark__span_rec *r = hark__q_claim(q, &pos);
     if (HARK_UNLIKELY(!r))
         return 0; /* counted by the queue */
     memcpy(r->trace_id, hark__otlp_trace_id(t), 16);
@@ -58,7 +61,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     r->start_ns = s_to_ns(start) + anchor;
     r->end_ns = end_ns + anchor;
 
-    size_t room = x->spans.slot_size - HARK__Q_DATA - sizeof *r;
+    size_t room = q->slot_size - HARK__Q_DATA - sizeof *r;
     char *p = (char *)(r + 1);
     size_t name_len = strlen(name);
     if (name_len > HARK_NAME_MAX)
@@ -98,16 +101,15 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
         r->err_msg_len = (uint16_t)ml;
     }
     r->dropped_attrs = (uint16_t)(dropped > UINT16_MAX ? UINT16_MAX : dropped);
-    hark__q_publish(&x->spans, pos);
-    if (HARK_UNLIKELY((pos & x->kick_mask) == x->kick_mask))
-        hark__otlp_wake(x);
+    hark__otlp_produced(&x->out, pos);
     return 0;
 }
 
 /* ---- protobuf --------------------------------------------------------------------- */
 
-static void span_pb(hark__wire *b, const hark__span_rec *r)
+static void span_pb(hark__wire *b, const void *rec)
 {
+    const hark__span_rec *r = rec;
     const char *p = (const char *)(r + 1);
     const char *name = p, *ts = p + r->name_len;
     const uint8_t *attrs = (const uint8_t *)ts + r->tracestate_len;
@@ -150,82 +152,8 @@ static void span_pb(hark__wire *b, const hark__span_rec *r)
     hark__wire_end(b, s);
 }
 
-/* ---- JSON ------------------------------------------------------------------------- */
-
-static void span_json(hark__wire *b, const hark__span_rec *r)
+ptrdiff_t hark__otlp_spans_encode(void *ctx, hark__wire *out, void *const *recs, size_t n)
 {
-    const char *p = (const char *)(r + 1);
-    const char *name = p, *ts = p + r->name_len;
-    const uint8_t *attrs = (const uint8_t *)ts + r->tracestate_len;
-    const char *ety = (const char *)attrs + r->attr_len, *emsg = ety + r->err_type_len;
-    uint8_t id[8];
-    HARK__OJ_LIT(b, "{\"traceId\":");
-    hark__oj_hex(b, r->trace_id, 16);
-    HARK__OJ_LIT(b, ",\"spanId\":");
-    hark__otlp_put_be64(id, r->span);
-    hark__oj_hex(b, id, 8);
-    if (r->tracestate_len) {
-        HARK__OJ_LIT(b, ",\"traceState\":");
-        hark__oj_str(b, ts, r->tracestate_len);
-    }
-    if (r->parent) {
-        HARK__OJ_LIT(b, ",\"parentSpanId\":");
-        hark__otlp_put_be64(id, r->parent);
-        hark__oj_hex(b, id, 8);
-    }
-    HARK__OJ_LIT(b, ",\"name\":");
-    hark__oj_str(b, name, r->name_len);
-    r->remote ? HARK__OJ_LIT(b, ",\"kind\":2") : HARK__OJ_LIT(b, ",\"kind\":1");
-    HARK__OJ_LIT(b, ",\"startTimeUnixNano\":");
-    hark__oj_i64q(b, r->start_ns);
-    HARK__OJ_LIT(b, ",\"endTimeUnixNano\":");
-    hark__oj_i64q(b, r->end_ns);
-    HARK__OJ_LIT(b, ",\"attributes\":");
-    hark__oj_attrs(b, attrs, r->attr_len);
-    if (r->dropped_attrs) {
-        HARK__OJ_LIT(b, ",\"droppedAttributesCount\":");
-        hark__oj_u64(b, r->dropped_attrs);
-    }
-    if (r->error) {
-        HARK__OJ_LIT(b, ",\"events\":[{\"timeUnixNano\":");
-        hark__oj_i64q(b, r->end_ns);
-        HARK__OJ_LIT(b, ",\"name\":\"exception\",\"attributes\":[{\"key\":\"exception.type\","
-                        "\"value\":{\"stringValue\":");
-        hark__oj_str(b, ety, r->err_type_len);
-        HARK__OJ_LIT(b, "}},{\"key\":\"exception.message\",\"value\":{\"stringValue\":");
-        hark__oj_str(b, emsg, r->err_msg_len);
-        HARK__OJ_LIT(b, "}}]}],\"status\":{\"message\":");
-        hark__oj_str(b, emsg, r->err_msg_len);
-        HARK__OJ_LIT(b, ",\"code\":2}");
-    }
-    HARK__OJ_LIT(b, ",\"flags\":");
-    hark__oj_u64(b,
-                 HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
-    HARK__OJ_LIT(b, "}");
-}
-
-bool hark__otlp_encode_spans(hark_otlp *x, hark__span_rec *const *recs, size_t count)
-{
-    hark__wire *b = &x->body;
-    if (x->cfg.json) {
-        hark__otlp_json_open(x, b, "Spans", "spans");
-        for (size_t i = 0; i < count; i++) {
-            if (i)
-                HARK__OJ_LIT(b, ",");
-            span_json(b, recs[i]);
-        }
-        HARK__OJ_LIT(b, "]}]}]}");
-    } else {
-        hark__wire_reset(b);
-        b->over = false;
-        size_t rs = hark__wire_begin(b, 1); /* ExportTraceServiceRequest.resource_spans */
-        hark__otlp_pb_resource(x, b);
-        size_t ss = hark__wire_begin(b, 2); /* ResourceSpans.scope_spans */
-        hark__otlp_pb_scope(b, 1);
-        for (size_t i = 0; i < count; i++)
-            span_pb(b, recs[i]);
-        hark__wire_end(b, ss);
-        hark__wire_end(b, rs);
-    }
-    return !b->over;
+    const hark__otlp_spans *x = ctx;
+    return hark__otlp_request_of(out, x->resource, recs, n, span_pb);
 }
