@@ -12,8 +12,10 @@
  * HARK_CLOCK_AUTO, the default, picks the TSC only where the kernel keeps time
  * with it itself (its current clocksource is "tsc") and the CPU says its TSC is
  * invariant; anywhere else, and on every other architecture, it picks clock_gettime.
- * The environment variable HARK_CLOCK=tsc|vdso|auto, read at the first reading,
- * overrides the default; hark_clock_use() overrides both.
+ * The environment variable HARK_CLOCK=tsc|vdso|auto (in any case, blanks -- spaces
+ * and tabs -- around it ignored, as every setting of hark reads its keywords), read
+ * at the first reading, overrides the default; any other value prints one line to
+ * stderr and means auto. hark_clock_use() overrides both.
  *
  * The contract, whatever the source (docs/design.md, "Time"):
  *   - readings are CLOCK_MONOTONIC / CLOCK_REALTIME seconds: a TSC reading is

@@ -27,7 +27,10 @@
  *                                        colours when the destination is a terminal
  *                                        and NO_COLOR is unset or empty
  *
- * Values are case-insensitive. A malformed value is reported once, as one ERROR
+ * Keywords (levels, formats, colours, stderr/stdout/journald) are read in any case,
+ * with blanks (spaces and tabs) around them ignored, as every setting of hark reads
+ * them (HARK_CLOCK too); any other control character makes a value malformed. A
+ * path is taken as it is written. A malformed value is reported once, as one ERROR
  * line through the logger (after everything else is applied), naming the variable,
  * the value and what is accepted; that variable (or directive) is ignored and the
  * rest still applies.

@@ -11,6 +11,7 @@
  */
 #include "hark/clock.h"
 #include "clock.h"
+#include "keyword.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -382,15 +383,15 @@ static void check(void)
 }
 #endif
 
+/* HARK_CLOCK's value, read as every setting is (keyword.h): " TSC " is tsc. */
 static bool parse(const char *s, hark_clock_source *out)
 {
     static const char *const names[] = {"auto", "tsc", "vdso"};
-    for (int i = 0; i < 3; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = (hark_clock_source)i;
-            return true;
-        }
-    return false;
+    int k = hark__keyword(s, names, 3);
+    if (k < 0)
+        return false;
+    *out = (hark_clock_source)k;
+    return true;
 }
 
 /* Chooses the source asked for; `why` says who asked. Locking: lock. */
@@ -466,10 +467,10 @@ static void init_once(void)
     char why[112] = "the default (auto)";
     if (env && *env) {
         if (parse(env, &want)) {
-            snprintf(why, sizeof why, "HARK_CLOCK=%s", env);
+            snprintf(why, sizeof why, "HARK_CLOCK=%s", hark_clock_source_name(want));
         } else {
-            snprintf(why, sizeof why, "HARK_CLOCK='%.40s' is not tsc, vdso or auto; auto", env);
-            fprintf(stderr, "hark: HARK_CLOCK='%s' is not tsc, vdso or auto; using auto\n", env);
+            snprintf(why, sizeof why, "HARK_CLOCK=\"%.40s\" is not tsc, vdso or auto; auto", env);
+            fprintf(stderr, "hark: HARK_CLOCK=\"%s\" is not tsc, vdso or auto; using auto\n", env);
         }
     }
     lock_take();

@@ -145,9 +145,10 @@ int hark_payload_get_error(const hark_payload *payload, const char *key, const c
                            payload ? "key" : "payload");
     const hark_field *f = find(payload, key);
     if (!f)
-        return hark__error(HARK_ENOENT, "hark_payload_get_error: no field '%s'", key);
+        return hark__error(HARK_ENOENT, "hark_payload_get_error: no field \"%s\"", key);
     if (f->type != HARK_TYPE_ERROR)
-        return hark__error(HARK_EINVAL, "hark_payload_get_error: field '%s' is not an error", key);
+        return hark__error(HARK_EINVAL, "hark_payload_get_error: field \"%s\" is not an error",
+                           key);
     if (type)
         *type = f->as.error.type;
     if (message)
@@ -165,7 +166,7 @@ int hark_payload_get_exception(const hark_payload *payload, const char **type, c
         return hark__error(HARK_ENOENT, "hark_payload_get_exception: no failure recorded");
     if (f->type != HARK_TYPE_ERROR)
         return hark__error(HARK_EINVAL,
-                           "hark_payload_get_exception: field 'exception' is not an error");
+                           "hark_payload_get_exception: field \"exception\" is not an error");
     const hark_field *o = find(payload, "exception_object");
     if (type)
         *type = f->as.error.type;

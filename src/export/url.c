@@ -38,7 +38,7 @@ static int parse_port(unsigned *out, const char *p, size_t len, unsigned min, ch
                       size_t size)
 {
     if (len == 0)
-        return refuse(why, size, "no port after ':'");
+        return refuse(why, size, "no port after \":\"");
     unsigned long v = 0;
     for (size_t i = 0; i < len; i++) {
         if (!is_digit(p[i]))
@@ -78,10 +78,10 @@ static int check_ipv6(const char *h, size_t len, char *why, size_t size)
     if (pct) {
         size_t z = alen + (len - alen >= 3 && !memcmp(pct, "%25", 3) ? 3 : 1);
         if (z == len)
-            return refuse(why, size, "the IPv6 zone after '%%' is empty");
+            return refuse(why, size, "the IPv6 zone after \"%%\" is empty");
         for (size_t i = z; i < len; i++)
             if (!is_alnum(h[i]) && !strchr("-._~", h[i]))
-                return refuse(why, size, "'%c' cannot appear in an IPv6 zone", h[i]);
+                return refuse(why, size, "\"%c\" cannot appear in an IPv6 zone", h[i]);
     }
     return 0;
 }
@@ -107,7 +107,7 @@ static int check_name(const char *h, size_t len, char *why, size_t size)
             if (label == 0)
                 return refuse(why, size, "the host name \"%.*s\" has an empty label", (int)len, h);
             if (h[i - label] == '-' || h[i - 1] == '-')
-                return refuse(why, size, "a label of the host name starts or ends with '-'");
+                return refuse(why, size, "a label of the host name starts or ends with \"-\"");
             label = 0;
         } else if (is_alnum(c) || c == '-' || c == '_') {
             if (++label > 63)
@@ -115,7 +115,7 @@ static int check_name(const char *h, size_t len, char *why, size_t size)
         } else if (c == ':') {
             return refuse(why, size, "an IPv6 address must be in brackets, as [::1]");
         } else if ((unsigned char)c > 0x20 && (unsigned char)c < 0x7F) {
-            return refuse(why, size, "'%c' cannot appear in a host name", c);
+            return refuse(why, size, "\"%c\" cannot appear in a host name", c);
         } else {
             return refuse(why, size, "byte 0x%02X cannot appear in a host name", (unsigned char)c);
         }
@@ -132,14 +132,14 @@ int hark__hostport_parse(hark__hostport *out, const char *text, size_t len, bool
     if (len > 0 && text[0] == '[') {
         const char *close = memchr(text, ']', len);
         if (!close)
-            return refuse(why, why_size, "'[' opens an IPv6 address that no ']' closes");
+            return refuse(why, why_size, "\"[\" opens an IPv6 address that no \"]\" closes");
         host = text + 1;
         hlen = (size_t)(close - host);
         if (check_ipv6(host, hlen, why, why_size) < 0)
             return -1;
         rest = close + 1;
         if (rest < text + len && *rest != ':')
-            return refuse(why, why_size, "'%c' after the IPv6 address (a port goes after ':')",
+            return refuse(why, why_size, "\"%c\" after the IPv6 address (a port goes after \":\")",
                           *rest);
         out->ipv6 = true;
     } else {
@@ -179,7 +179,7 @@ static int check_bytes(const char *u, char *why, size_t size)
             return refuse(why, size, "byte 0x%02X at byte %zu: percent-encode what is not ASCII", c,
                           i);
         if (c == '%' && !(is_hex(u[i + 1]) && is_hex(u[i + 2])))
-            return refuse(why, size, "'%%' at byte %zu is not followed by two hex digits", i);
+            return refuse(why, size, "\"%%\" at byte %zu is not followed by two hex digits", i);
         if (c == '#')
             return refuse(why, size, "a fragment (#...) at byte %zu has no meaning here", i);
     }

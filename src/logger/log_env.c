@@ -6,6 +6,7 @@
 #include "hark/log_env.h"
 #include "hark/log_format.h"
 #include "hark/logger.h"
+#include "keyword.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------- */
@@ -43,25 +43,6 @@ static const char *getenv_of(char *name, size_t cap, const char *prefix, const c
 
 static const char level_names[] = "debug, info, warn, error, fatal or unknown";
 
-/* Blanks are spaces and tabs only: any other control character (a newline
- * pasted into a value, say) stays, and makes the value malformed. */
-static bool blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* Trims blanks at both ends of [s, s+n) in place; returns the new length. */
-static size_t trim(const char **s, size_t n)
-{
-    while (n > 0 && blank(**s)) {
-        (*s)++;
-        n--;
-    }
-    while (n > 0 && blank((*s)[n - 1]))
-        n--;
-    return n;
-}
-
 static bool parse_level_n(const char *s, size_t n, hark_log_level *out)
 {
     char buf[16];
@@ -80,7 +61,7 @@ static void apply_filter(hark_logger *l, const char *var, const char *value, pro
         const char *end = strchr(s, ',');
         size_t n = end ? (size_t)(end - s) : strlen(s);
         const char *d = s;
-        n = trim(&d, n);
+        n = hark__trim_blanks(&d, n);
         s = end ? end + 1 : s + strlen(s);
         if (n == 0)
             continue;
@@ -97,9 +78,9 @@ static void apply_filter(hark_logger *l, const char *var, const char *value, pro
         }
         const char *name = d;
         size_t name_len = (size_t)(eq - d);
-        name_len = trim(&name, name_len);
+        name_len = hark__trim_blanks(&name, name_len);
         const char *lv = eq + 1;
-        size_t lv_len = trim(&lv, n - (size_t)(eq + 1 - d));
+        size_t lv_len = hark__trim_blanks(&lv, n - (size_t)(eq + 1 - d));
         char target[HARK_LOG_TARGET_LEN + 1];
         if (name_len == 0 || name_len > HARK_LOG_TARGET_LEN || !parse_level_n(lv, lv_len, &level)) {
             problem(p, var, directive, "target=level, the level one of debug, info, warn, ...");
@@ -129,11 +110,9 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
         /* Values are case-insensitive: STDERR is the stream, not a file of that
          * name. A path is taken as it is written. */
         static const char *const keywords[] = {"stderr", "stdout", "journald"};
-        const char *word = v;
-        size_t len = trim(&word, strlen(v)); /* " stderr " is the stream too */
-        for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-            if (len == strlen(keywords[i]) && strncasecmp(word, keywords[i], len) == 0)
-                v = keywords[i];
+        int k = hark__keyword(v, keywords, 3); /* " Stderr " is the stream too */
+        if (k >= 0)
+            v = keywords[k];
         int d = hark_logger_set_destination(l, v);
         if (d == HARK_ENOTSUP) {
             problem(&p, name, v, "this build has no journald support");
@@ -150,7 +129,8 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
     }
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG_LEVEL"))) {
         hark_log_level level;
-        if (hark_log_level_parse(v, &level) == 0)
+        const char *word = v;
+        if (parse_level_n(word, hark__trim_blanks(&word, strlen(v)), &level))
             (void)hark_logger_set_level(l, level);
         else
             problem(&p, name, v, level_names);
@@ -158,23 +138,23 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG")))
         apply_filter(l, name, v, &p);
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG_FORMAT"))) {
-        if (strcasecmp(v, "text") == 0)
-            (void)hark_logger_set_formatter(l, NULL, NULL);
-        else if (strcasecmp(v, "json") == 0)
-            (void)hark_logger_set_formatter(l, hark_log_format_json, NULL);
-        else if (strcasecmp(v, "logfmt") == 0)
-            (void)hark_logger_set_formatter(l, hark_log_format_logfmt, NULL);
+        static const char *const formats[] = {"text", "json", "logfmt"};
+        static const hark_log_format_fn fns[] = {NULL, hark_log_format_json,
+                                                 hark_log_format_logfmt};
+        int k = hark__keyword(v, formats, 3);
+        if (k >= 0)
+            (void)hark_logger_set_formatter(l, fns[k], NULL);
         else
             problem(&p, name, v, "text, json or logfmt");
     }
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG_COLOR"))) {
-        if (strcasecmp(v, "always") == 0) {
-            hark_set_colorize_logging(true);
-        } else if (strcasecmp(v, "never") == 0) {
-            hark_set_colorize_logging(false);
-        } else if (strcasecmp(v, "auto") == 0) {
+        static const char *const colors[] = {"auto", "always", "never"};
+        int k = hark__keyword(v, colors, 3);
+        if (k == 0) {
             const char *no = getenv("NO_COLOR");
             hark_set_colorize_logging(hark_logger_writes_to_tty(l) && !(no && no[0]));
+        } else if (k > 0) {
+            hark_set_colorize_logging(k == 1);
         } else {
             problem(&p, name, v, "auto, always or never");
         }

@@ -691,22 +691,45 @@ static void test_env_parsing(void **state)
 
     run_with_env("bogus", out, sizeof out, err, sizeof err);
     print_message("HARK_CLOCK=bogus: %s", err);
-    assert_non_null(strstr(err, "HARK_CLOCK='bogus' is not tsc, vdso or auto; using auto"));
+    assert_non_null(strstr(err, "HARK_CLOCK=\"bogus\" is not tsc, vdso or auto; using auto"));
     assert_non_null(strstr(out, "requested=auto"));
-    assert_non_null(strstr(out, "HARK_CLOCK='bogus' is not tsc, vdso or auto"));
+    assert_non_null(strstr(out, "HARK_CLOCK=\"bogus\" is not tsc, vdso or auto"));
 
-    run_with_env("TSC", out, sizeof out, err, sizeof err); /* names are lowercase */
+    /* Read as every setting is: any case, blanks (spaces, tabs) around it ignored. */
+    static const char *const vdso_spelled[] = {"VDSO", " vdso", "vdso\t", "\tVdSo  "};
+    for (size_t i = 0; i < sizeof vdso_spelled / sizeof vdso_spelled[0]; i++) {
+        run_with_env(vdso_spelled[i], out, sizeof out, err, sizeof err);
+        assert_non_null(strstr(out, "source=vdso requested=vdso"));
+        assert_non_null(strstr(out, "reason=HARK_CLOCK=vdso"));
+        assert_string_equal(err, "");
+    }
+    run_with_env(" Auto ", out, sizeof out, err, sizeof err);
     assert_non_null(strstr(out, "requested=auto"));
-    assert_non_null(strstr(err, "is not tsc, vdso or auto"));
+    assert_string_equal(err, "");
+    /* Any other control character is no blank; nor is a blank inside the word. */
+    static const char *const not_names[] = {"vdso\n", "v dso", "vdso\r", "tscc"};
+    for (size_t i = 0; i < sizeof not_names / sizeof not_names[0]; i++) {
+        run_with_env(not_names[i], out, sizeof out, err, sizeof err);
+        assert_non_null(strstr(out, "requested=auto"));
+        assert_non_null(strstr(err, "is not tsc, vdso or auto; using auto"));
+    }
 
     run_with_env("auto", out, sizeof out, err, sizeof err);
     assert_non_null(strstr(out, "requested=auto"));
     assert_string_equal(err, "");
 
-    run_with_env("tsc", out, sizeof out, err, sizeof err);
-    if (hark_clock_use(HARK_CLOCK_TSC) == 0) {
-        assert_non_null(strstr(out, "source=tsc requested=tsc"));
-        assert_non_null(strstr(out, "HARK_CLOCK=tsc"));
+    /* "TSC" and "tsc " as "tsc": the TSC where it can be used, else asked for and
+     * refused (requested=tsc either way). */
+    static const char *const tsc_spelled[] = {"tsc", "TSC", "tsc "};
+    bool tsc_usable = hark_clock_use(HARK_CLOCK_TSC) == 0;
+    for (size_t i = 0; i < sizeof tsc_spelled / sizeof tsc_spelled[0]; i++) {
+        run_with_env(tsc_spelled[i], out, sizeof out, err, sizeof err);
+        assert_non_null(strstr(out, "requested=tsc"));
+        assert_string_equal(err, "");
+        if (tsc_usable) {
+            assert_non_null(strstr(out, "source=tsc requested=tsc"));
+            assert_non_null(strstr(out, "HARK_CLOCK=tsc"));
+        }
     }
 }
 

@@ -88,13 +88,13 @@ static void traceparent_invalid(void **state)
         {"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "version ff"},
         {"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "trace id is all zeros"},
         {"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "parent id is all zeros"},
-        {"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
+        {"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by \"-\""},
         {"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01", "lowercase hex"},
-        {"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", "other than '-'"},
+        {"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", "other than \"-\""},
         {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.", "00 is longer"},
         {" \t ", "shorter"},
-        {"00 -4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
-        {"\n00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by '-'"},
+        {"00 -4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by \"-\""},
+        {"\n00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "separated by \"-\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_trace_context c;

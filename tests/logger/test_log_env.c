@@ -228,6 +228,46 @@ static void test_dest_keywords_any_case(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* Every variable reads its keywords the same way: any case, blanks (spaces and
+ * tabs) around them ignored, and no report. */
+static void test_every_keyword_any_case_and_blanks(void **state)
+{
+    (void)state;
+    clear_env();
+    unlink(path);
+    hark_logger *l = logger_to_file();
+    setenv("T_LOG_LEVEL", " Warn\t", 1);
+    setenv("T_LOG_FORMAT", "\tJSON ", 1);
+    setenv("T_LOG_COLOR", " ALWAYS ", 1);
+    hark_set_colorize_logging(false);
+    assert_int_equal(hark_logger_configure_from_env(l, "T"), 0);
+    assert_int_equal(hark_logger_level(l), HARK_LOG_WARN);
+    assert_true(hark_colorize_logging());
+    assert_int_equal(hark_log_str(l, HARK_LOG_WARN, "as json"), 0);
+    setenv("T_LOG_FORMAT", "LogFmt", 1);
+    setenv("T_LOG_COLOR", "Never\t", 1);
+    assert_int_equal(hark_logger_configure_from_env(l, "T"), 0);
+    assert_false(hark_colorize_logging());
+    assert_int_equal(hark_log_str(l, HARK_LOG_WARN, "as logfmt"), 0);
+    assert_int_equal(hark_logger_free(l), 0);
+    char *text = slurp(path);
+    assert_int_equal(count(text, "hark:"), 0); /* nothing reported */
+    assert_int_equal(count(text, "\"message\":\"as json\""), 1);
+    assert_int_equal(count(text, "msg=\"as logfmt\""), 1);
+    free(text);
+    /* Not a blank: the value is malformed, reported, and the level stays. */
+    clear_env();
+    unlink(path);
+    l = logger_to_file();
+    setenv("T_LOG_LEVEL", "warn\n", 1);
+    assert_int_equal(hark_logger_configure_from_env(l, "T"), HARK_EINVAL);
+    assert_int_equal(hark_logger_level(l), HARK_LOG_DEBUG);
+    assert_int_equal(hark_logger_free(l), 0);
+    text = slurp(path);
+    assert_int_equal(count(text, "hark: T_LOG_LEVEL=\""), 1);
+    free(text);
+}
+
 /* Blanks are spaces and tabs only: a keyword next to any other control character
  * (a newline, a carriage return, a form feed, a vertical tab) is malformed, as a
  * path holding one is, and the destination is kept. MYAPP_LOG's directives are
@@ -405,6 +445,7 @@ int main(void)
         cmocka_unit_test_setup(test_every_variable, setup),
         cmocka_unit_test_setup(test_malformed_reported_once_rest_applied, setup),
         cmocka_unit_test_setup(test_dest_keywords_any_case, setup),
+        cmocka_unit_test_setup(test_every_keyword_any_case_and_blanks, setup),
         cmocka_unit_test_setup(test_only_spaces_and_tabs_are_blanks, setup),
         cmocka_unit_test_setup(test_target_levels_api, setup),
         cmocka_unit_test_setup(test_targets_through_log_subscribers, setup),

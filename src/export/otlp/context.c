@@ -202,7 +202,7 @@ static const char *read_traceparent(hark_trace_context *c, const char *tp, size_
     if (len < HARK_TRACEPARENT_LEN)
         return "traceparent is shorter than 55 characters";
     if (tp[2] != '-' || tp[35] != '-' || tp[52] != '-')
-        return "traceparent's fields are not 2, 32, 16 and 2 characters separated by '-'";
+        return "traceparent's fields are not 2, 32, 16 and 2 characters separated by \"-\"";
     if (!hex_bytes(&version, tp, 1) || !hex_bytes(c->trace_id, tp + 3, 16) ||
         !hex_bytes(c->span_id, tp + 36, 8) || !hex_bytes(&c->flags, tp + 53, 1))
         return "traceparent holds a character other than lowercase hex in a field";
@@ -211,7 +211,7 @@ static const char *read_traceparent(hark_trace_context *c, const char *tp, size_
     if (version == 0 && len != HARK_TRACEPARENT_LEN)
         return "traceparent version 00 is longer than 55 characters";
     if (len > HARK_TRACEPARENT_LEN && tp[HARK_TRACEPARENT_LEN] != '-')
-        return "traceparent's flags are followed by something other than '-'";
+        return "traceparent's flags are followed by something other than \"-\"";
     if (all_zero(c->trace_id, 16))
         return "traceparent's trace id is all zeros";
     if (all_zero(c->span_id, 8))
