@@ -53,7 +53,7 @@ static int check_metrics_address(const char *address)
     const char *colon = strrchr(address, ':');
     char host[256], *end;
     if (!colon) {
-        fprintf(stderr, "%s: --metrics wants HOST:PORT, such as 127.0.0.1:9464, not '%s'\n", prog,
+        fprintf(stderr, "%s: --metrics wants HOST:PORT, such as 127.0.0.1:9464, not \"%s\"\n", prog,
                 address);
         return 2;
     }
@@ -61,7 +61,7 @@ static int check_metrics_address(const char *address)
     if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || port > 65535) {
         fprintf(stderr,
                 "%s: --metrics %s: the port must be a number from 0 to 65535 (0 picks one), "
-                "not '%s'\n",
+                "not \"%s\"\n",
                 prog, address, colon + 1);
         return 2;
     }
@@ -80,7 +80,7 @@ static int check_metrics_address(const char *address)
     struct addrinfo hints = {.ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM}, *found;
     int gai = getaddrinfo(host, NULL, &hints, &found);
     if (gai != 0) {
-        fprintf(stderr, "%s: --metrics: unknown host '%s' (%s)\n", prog, host, gai_strerror(gai));
+        fprintf(stderr, "%s: --metrics: unknown host \"%s\" (%s)\n", prog, host, gai_strerror(gai));
         return 2;
     }
     freeaddrinfo(found);
@@ -157,15 +157,15 @@ static int parse_args(int argc, char **argv, options *o)
         case 'n':
             o->requests = strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || o->requests < 1 || o->requests > 100000) {
-                fprintf(stderr, "%s: --requests wants a number from 1 to 100000, not '%s'\n", prog,
-                        optarg);
+                fprintf(stderr, "%s: --requests wants a number from 1 to 100000, not \"%s\"\n",
+                        prog, optarg);
                 return 2;
             }
             break;
         case 'l':
             if (hark_log_level_parse(optarg, &o->level) != 0) {
                 fprintf(stderr,
-                        "%s: unknown log level '%s' (use debug, info, warn, error or fatal)\n",
+                        "%s: unknown log level \"%s\" (use debug, info, warn, error or fatal)\n",
                         prog, optarg);
                 return 2;
             }
@@ -191,7 +191,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'F':
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0 &&
                 strcmp(optarg, "logfmt") != 0) {
-                fprintf(stderr, "%s: --log-format wants text, json or logfmt, not '%s'\n", prog,
+                fprintf(stderr, "%s: --log-format wants text, json or logfmt, not \"%s\"\n", prog,
                         optarg);
                 return 2;
             }
@@ -202,7 +202,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'O':
             if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
-                fprintf(stderr, "%s: --otlp wants an http:// or https:// URL, not '%s'\n", prog,
+                fprintf(stderr, "%s: --otlp wants an http:// or https:// URL, not \"%s\"\n", prog,
                         optarg);
                 return 2;
             }
@@ -220,16 +220,16 @@ static int parse_args(int argc, char **argv, options *o)
             usage(stdout);
             return 0;
         case ':':
-            fprintf(stderr, "%s: option '%s' needs a value\n", prog, argv[optind - 1]);
+            fprintf(stderr, "%s: option \"%s\" needs a value\n", prog, argv[optind - 1]);
             return 2;
         default:
-            fprintf(stderr, "%s: unknown option '%s'\n", prog, argv[optind - 1]);
-            fprintf(stderr, "Try '%s --help'.\n", prog);
+            fprintf(stderr, "%s: unknown option \"%s\"\n", prog, argv[optind - 1]);
+            fprintf(stderr, "Try \"%s --help\".\n", prog);
             return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\nTry '%s --help'.\n", prog, argv[optind],
+        fprintf(stderr, "%s: unexpected argument \"%s\"\nTry \"%s --help\".\n", prog, argv[optind],
                 prog);
         return 2;
     }
@@ -353,11 +353,12 @@ int main(int argc, char **argv)
     }
 
     fprintf(say,
-            "hark %s demo: a small shop on SQLite %s (database %s, %ld requests per phase)\n\n"
+            "hark %s demo: a small shop on SQLite %s (database %s, %ld request%s per phase)\n\n"
             "Every SQL statement runs inside a \"sql.sqlite\" event, every request inside a\n"
             "\"request.demo\" event. Two subscribers listen: a log subscriber (SQL lines at\n"
             "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
-            hark_version_string(), sqlite3_libversion(), o.database, o.requests);
+            hark_version_string(), sqlite3_libversion(), o.database, o.requests,
+            o.requests == 1 ? "" : "s");
     if (o.metrics) {
         fputc('\n', say);
         exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */

@@ -27,6 +27,9 @@ grep -Eq "^  event +count +total ms +mean ms +p50 ms +p95 ms +p99 ms$" "$out" ||
     fail "no metrics table header"
 grep -Eq "^  sql\.sqlite +[0-9]+ " "$out" || fail "no sql.sqlite row in the metrics table"
 grep -Eq "^  request\.demo +[0-9]+ " "$out" || fail "no request.demo row in the metrics table"
+grep -q "(database :memory:, 5 requests per phase)" "$out" || fail "no banner for 5 requests"
+"$demo" --memory -n 1 --no-color 2>&1 | grep -q "(database :memory:, 1 request per phase)" ||
+    fail "-n 1: the banner does not say \"1 request per phase\""
 
 # --log-format json --async: every SQL line of phase 1 is a JSON object carrying its
 # event, parsed back by Python's json module when it is installed.
@@ -105,6 +108,7 @@ expect2 "metrics port not a number" --metrics 127.0.0.1:http
 expect2 "metrics address without a host" --metrics :9464
 expect2 "metrics unknown host" --metrics no-such-host.invalid:9464
 expect2 "unknown log format" --log-format xml
+"$demo" --requests 12x 2>&1 | grep -q 'not "12x"$' || fail "a bad value is not quoted \"...\""
 
 # --metrics: served while the demo runs and after it, until end of input.
 if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
