@@ -18,7 +18,8 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev \
-             libsystemd-dev python3 libcurl4-openssl-dev zlib1g-dev
+             libsystemd-dev python3 libcurl4-openssl-dev zlib1g-dev libgnutls28-dev libcrypt-dev \
+             libyaml-dev
 # The slow tiers also need clang (ASan+UBSan tier, libFuzzer), g++ (header test),
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2;

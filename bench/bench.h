@@ -119,6 +119,8 @@ extern const bench_case bench_recorder_cases[]; /* recorder_cases.c, with the ex
 extern const size_t bench_recorder_case_count;
 extern const bench_case bench_otlp_cases[]; /* otlp_cases.c, with the OTLP exporter */
 extern const size_t bench_otlp_case_count;
+extern const bench_case bench_scrape_cases[]; /* scrape_cases.c, with libcurl (OTLP) */
+extern const size_t bench_scrape_case_count;
 
 /* Called once before any baseline runs (fills the subscriber tables). */
 void bench_baselines_init(void);

@@ -43,6 +43,7 @@ static const table tables[] = {
 #endif
 #ifdef BENCH_HAVE_OTLP
     {bench_otlp_cases, &bench_otlp_case_count, 1},
+    {bench_scrape_cases, &bench_scrape_case_count, 1},
 #endif
 };
 

@@ -172,6 +172,7 @@ static const budget budgets[] = {
     {"hark/recorder_dump_64mib", NULL, 1e9, AT_MOST_NS},
     /* the OTLP worker encodes at least a million spans per second on one core */
     {"hark/otlp_encode", NULL, 1000, AT_MOST_NS},
+    {"hark/metrics_scrape_tls", NULL, 50e6, AT_MOST_NS},
     /* subscribing and unsubscribing one anchored regex over 10,000 names */
     {"hark/subscribe_unsubscribe_regex", NULL, 150000, AT_MOST_NS},
     /* The TSC clock source (HARK_CLOCK=tsc), key rows and their baselines run again

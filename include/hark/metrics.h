@@ -8,6 +8,7 @@
  *     hark_metrics_attach(NULL, m, hark_default(), hark_all());   // every event
  *     hark_metrics_server *srv;
  *     hark_metrics_serve(&srv, m, "127.0.0.1:9464", NULL);        // GET /metrics
+ *     // or HTTPS, basic auth, limits: hark_metrics_server_start(&srv, m, addr, &opts)
  *     ...
  *     hark_metrics_server_stop(srv);
  *     hark_metrics_free(m);
@@ -323,6 +324,123 @@ typedef struct hark_metrics_server hark_metrics_server;
  */
 HARK_API int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
                                 const hark_metrics_prom_options *opts);
+
+/* ---- TLS, basic auth and limits (hark_metrics_server_start()) ---------------- */
+
+#define HARK_METRICS_SERVER_OPTIONS_VERSION 1
+
+/* Which client certificates a TLS endpoint asks for (exporter-toolkit's
+ * client_auth_type of the same names). */
+typedef enum hark_metrics_client_auth {
+    HARK_METRICS_CLIENT_AUTH_DEFAULT = 0,           /* RequireAndVerifyClientCert with a client CA,
+                                                       else NoClientCert */
+    HARK_METRICS_NO_CLIENT_CERT = 1,                /* none asked for */
+    HARK_METRICS_VERIFY_CLIENT_CERT_IF_GIVEN = 2,   /* a client may go without one; one
+                                                       given must be signed by the client CA */
+    HARK_METRICS_REQUIRE_AND_VERIFY_CLIENT_CERT = 3 /* one signed by the client CA is required */
+} hark_metrics_client_auth;
+
+/* A user of HTTP basic auth: the name and a bcrypt hash of the password ("$2b$...",
+ * "$2y$..." or "$2a$...", as `htpasswd -nbB` or exporter-toolkit's
+ * basic_auth_users give). */
+typedef struct hark_metrics_basic_auth_user {
+    const char *name;
+    const char *bcrypt_hash;
+} hark_metrics_basic_auth_user;
+
+/*
+ * How the endpoint is served. Start from HARK_METRICS_SERVER_OPTIONS_INIT or
+ * hark_metrics_server_options_init() (the one options policy, hark/common.h).
+ * Everything is copied (files are read) by hark_metrics_server_start().
+ *
+ * TLS and authentication come either from the fields below or from a web
+ * configuration file in the format of Prometheus' exporter-toolkit
+ * (`web_config_file`), never both:
+ *
+ *     tls_server_config:
+ *       cert_file: server.pem          # paths relative to the file's directory
+ *       key_file: server.key
+ *       client_ca_file: clients-ca.pem # optional: mTLS
+ *       client_auth_type: RequireAndVerifyClientCert
+ *       min_version: TLS12             # TLS10..TLS13; default TLS12
+ *       max_version: TLS13
+ *     basic_auth_users:
+ *       prometheus: $2y$10$...          # bcrypt
+ *
+ * Keys hark does not implement (cipher_suites, curve_preferences,
+ * client_allowed_sans, http_server_config.headers, ...) are refused, named, as
+ * exporter-toolkit refuses unknown ones: a security setting is never silently
+ * ignored. http_server_config.http2 is accepted and has no effect (HTTP/1.1 only).
+ */
+typedef struct hark_metrics_server_options {
+    unsigned version; /* HARK_METRICS_SERVER_OPTIONS_VERSION, or older (hark/common.h) */
+    const hark_metrics_prom_options *exposition; /* NULL: the defaults */
+    const char *web_config_file;                 /* NULL: the fields below */
+    const char *tls_cert_file;                   /* PEM server certificate (chain); with */
+    const char *tls_key_file;                    /* its PEM key (no passphrase): HTTPS */
+    const char *tls_client_ca_file;              /* PEM CA of the client certificates */
+    hark_metrics_client_auth client_auth;
+    const hark_metrics_basic_auth_user *basic_auth_users; /* NULL: no basic auth */
+    size_t basic_auth_user_count;
+    /* A connection that sends nothing for this long, or that has not delivered a
+     * whole request this long after it connected, is closed. 0: 10000 ms; rounded
+     * up to whole seconds. */
+    unsigned timeout_ms;
+    /* Connections served at once; one more is closed as soon as it is accepted.
+     * 0: three quarters of the process's open-file limit (RLIMIT_NOFILE), at most
+     * 65536, so that the endpoint never takes the files the program needs. */
+    unsigned max_connections;
+} hark_metrics_server_options;
+
+#define HARK_METRICS_SERVER_OPTIONS_INIT                                                           \
+    {                                                                                              \
+        HARK_METRICS_SERVER_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL,                         \
+            HARK_METRICS_CLIENT_AUTH_DEFAULT, NULL, 0, 0, 0                                        \
+    }
+
+/*
+ * Fills *opts with the defaults of HARK_METRICS_SERVER_OPTIONS_INIT as a struct of
+ * `version` has them. Errors: HARK_EINVAL (NULL opts; version 0 or newer than the
+ * library, *opts then untouched). Thread-safety: safe.
+ */
+HARK_API int hark_metrics_server_options_init(hark_metrics_server_options *opts, unsigned version);
+
+/*
+ * hark_metrics_serve() with TLS, basic auth, a timeout and a connection limit.
+ *
+ * TLS (a certificate and its key given): HTTPS only -- a plain HTTP request is
+ * refused (the TLS handshake fails, the connection is closed). TLS 1.2 and 1.3 by
+ * default. With a client CA, clients must present a certificate it signed
+ * (HARK_METRICS_REQUIRE_AND_VERIFY_CLIENT_CERT) or may go without one
+ * (HARK_METRICS_VERIFY_CLIENT_CERT_IF_GIVEN): a request whose client certificate
+ * is missing or does not verify gets 403.
+ *
+ * Basic auth (users given): a request without credentials, with an unknown user or
+ * a wrong password gets 401 with `WWW-Authenticate: Basic realm="hark"`. The
+ * password is checked with bcrypt (libxcrypt's crypt_rn()); an unknown user is
+ * checked against a hash of the same cost as the users' highest, so that the time
+ * of an answer does not tell a wrong user from a wrong password (give all users
+ * the same cost), and names and hashes are compared in constant time. Credentials
+ * that verified are remembered (an HMAC-SHA-256 of them under a key drawn at
+ * start, never the password), so that a scraper pays bcrypt once, not every
+ * scrape. Basic auth without TLS sends the password in clear: use both.
+ *
+ * Slow and idle clients: see timeout_ms and max_connections. One thread answers
+ * (epoll), so a scrape is served while thousands of clients sit idle.
+ *
+ * Errors: as hark_metrics_serve(), and HARK_EINVAL (both web_config_file and TLS
+ * or auth fields; a certificate without its key or the reverse; a client CA or
+ * client_auth without TLS; a user without a name or with a hash that is not bcrypt
+ * (or too cheap, as libxcrypt's crypt_checksalt() judges it), a name twice; a web
+ * configuration that does not parse or holds a key not implemented; an unknown
+ * client_auth_type or TLS version), HARK_EIO (a file that cannot be read: the
+ * message names it), HARK_ENOTSUP (a web configuration file in a build without
+ * libyaml). hark_error_last() says which; a message never shows a hash, a password
+ * or key material. Thread-safety: safe.
+ */
+HARK_API int hark_metrics_server_start(hark_metrics_server **out, hark_metrics *m,
+                                       const char *address,
+                                       const hark_metrics_server_options *opts);
 
 /* The port the server listens on (useful after port 0). 0 for NULL. Thread-safety: safe. */
 HARK_API unsigned hark_metrics_server_port(const hark_metrics_server *s);

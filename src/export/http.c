@@ -1,31 +1,30 @@
 /*
  * The metrics endpoint: libmicrohttpd serving the Prometheus exposition from a
- * thread of its own. hark binds the listening socket itself, so that an address
- * that cannot be bound is reported precisely (HARK_EBIND with errno), then hands
- * it to libmicrohttpd.
+ * thread of its own (epoll), over HTTP or HTTPS (libmicrohttpd's GnuTLS), with who
+ * may in checked first (http_access.c) and slow clients held to a deadline
+ * (http_slow.c). hark binds the listening socket itself, so that an address that
+ * cannot be bound is reported precisely (HARK_EBIND with errno), then hands it to
+ * libmicrohttpd.
  */
 #include "prom_internal.h"
+#include "http_internal.h"
 #include "alloc.h"
+#include "error.h"
 #include "grow.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#if MHD_VERSION < 0x00097002
-typedef int hark__mhd_result;
-#else
-typedef enum MHD_Result hark__mhd_result;
-#endif
-
 struct hark_metrics_server {
     hark_metrics *m;
     struct MHD_Daemon *daemon;
     unsigned port;
+    hark__server_config cfg;
+    hark__slow slow;
     hark_metrics_prom_options opts;
     /* Deep copies of the options' strings and arrays. */
     char *metric, *help;
@@ -74,8 +73,15 @@ static hark__mhd_result handle(void *cls, struct MHD_Connection *c, const char *
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **state)
 {
-    (void)version, (void)upload, (void)state;
+    (void)version, (void)upload;
     hark_metrics_server *s = cls;
+    if (!*state) { /* the request's headers are in: it is no longer slow to come */
+        *state = s;
+        hark__slow_request(&s->slow, c, true);
+        hark__mhd_result refused;
+        if (!hark__http_admit(&s->cfg, c, &refused))
+            return refused;
+    }
     if (*upload_size) { /* a body we do not want: drop it */
         *upload_size = 0;
         return MHD_YES;
@@ -165,7 +171,7 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     *v6 = res->ai_family == AF_INET6;
-    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
         int e = errno;
         close(fd);
         freeaddrinfo(res);
@@ -187,6 +193,7 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
 
 static void server_free(hark_metrics_server *s)
 {
+    hark__server_config_free(&s->cfg);
     hark__free(s->metric);
     hark__free(s->help);
     if (s->labels)
@@ -255,23 +262,55 @@ static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options 
     return 0;
 }
 
-int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
-                       const hark_metrics_prom_options *opts)
+/* A request answered: the connection's next one has the timeout from now. */
+static void completed(void *cls, struct MHD_Connection *c, void **state,
+                      enum MHD_RequestTerminationCode code)
+{
+    (void)state, (void)code;
+    hark_metrics_server *s = cls;
+    hark__slow_request(&s->slow, c, false);
+}
+
+static struct MHD_Daemon *start_daemon(hark_metrics_server *s, int fd, bool v6)
+{
+    const hark__server_config *cfg = &s->cfg;
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0) | (cfg->cert_pem ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem tls[] = {
+        {cfg->cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cfg->cert_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, cfg->key_pem},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)cfg->priorities},
+        {cfg->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, cfg->client_ca_pem},
+        {MHD_OPTION_END, 0, NULL}};
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_connections, MHD_OPTION_NOTIFY_CONNECTION, hark__slow_notify, &s->slow,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+}
+
+int hark_metrics_server_start(hark_metrics_server **out, hark_metrics *m, const char *address,
+                              const hark_metrics_server_options *opts)
 {
     if (!out || !m || !address)
-        return HARK_EINVAL;
-    hark_metrics_prom_options o;
-    int rc = hark__prom_options_load(&o, opts);
-    if (rc != 0)
-        return rc;
+        return hark__error(HARK_EINVAL, "hark_metrics_server_start: %s is NULL",
+                           !out ? "out"
+                           : !m ? "m"
+                                : "address");
     hark_metrics_server *s = hark__calloc(1, sizeof *s);
     if (!s)
         return HARK_ENOMEM;
-    s->m = m;
-    if ((rc = copy_options(s, &o)) != 0) {
+    int rc = hark__server_config_load(&s->cfg, opts);
+    hark_metrics_prom_options o;
+    if (!rc)
+        rc = hark__prom_options_load(&o, opts && opts->exposition ? opts->exposition : NULL);
+    if (!rc)
+        rc = copy_options(s, &o);
+    if (rc != 0) {
         server_free(s);
         return rc;
     }
+    s->m = m;
     bool v6 = false;
     int fd = listen_on(address, &v6, &s->port);
     if (fd < 0) {
@@ -280,17 +319,36 @@ int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *a
         errno = e;
         return fd;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0);
-    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-    if (!s->daemon) {
+    if (hark__slow_start(&s->slow, s->cfg.timeout_s) != 0) {
         close(fd);
         server_free(s);
-        return HARK_EIO;
+        return HARK_ENOMEM;
+    }
+    s->daemon = start_daemon(s, fd, v6);
+    bool tls = s->cfg.cert_pem != NULL;
+    /* The key is in GnuTLS's credentials now (or not needed): hark's copy goes. */
+    if (s->cfg.key_pem)
+        memset(s->cfg.key_pem, 0, s->cfg.key_pem_len);
+    if (!s->daemon) {
+        close(fd);
+        hark__slow_stop(&s->slow);
+        server_free(s);
+        return hark__error(HARK_EIO,
+                           "hark_metrics_server_start: the HTTP%s server could not start "
+                           "(libmicrohttpd%s)",
+                           tls ? "S" : "", tls ? "; are the certificate and key a pair?" : "");
     }
     hark__metrics_server_ref(m, 1);
     *out = s;
     return 0;
+}
+
+int hark_metrics_serve(hark_metrics_server **out, hark_metrics *m, const char *address,
+                       const hark_metrics_prom_options *opts)
+{
+    hark_metrics_server_options o = HARK_METRICS_SERVER_OPTIONS_INIT;
+    o.exposition = opts;
+    return hark_metrics_server_start(out, m, address, &o);
 }
 
 unsigned hark_metrics_server_port(const hark_metrics_server *s)
@@ -303,6 +361,7 @@ void hark_metrics_server_stop(hark_metrics_server *s)
     if (!s)
         return;
     MHD_stop_daemon(s->daemon);
+    hark__slow_stop(&s->slow);
     hark__metrics_server_ref(s->m, -1);
     server_free(s);
 }

@@ -180,6 +180,22 @@ static int use_trigger(void *opts)
     return rc;
 }
 
+static int init_server(void *o, unsigned v)
+{
+    return hark_metrics_server_options_init(o, v);
+}
+static int use_server(void *opts)
+{
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    hark_metrics_server *srv = NULL;
+    int rc = hark_metrics_server_start(&srv, m, "127.0.0.1:0", opts);
+    if (rc == 0)
+        hark_metrics_server_stop(srv);
+    assert_int_equal(hark_metrics_free(m), 0); /* refused: no server holds it */
+    return rc;
+}
+
 static const struct kind kinds[] = {
     {"hark_subscribe_options", "HARK_SUBSCRIBE_OPTIONS", HARK_SUBSCRIBE_OPTIONS_VERSION,
      sizeof(hark_subscribe_options), init_subscribe, use_subscribe},
@@ -198,6 +214,9 @@ static const struct kind kinds[] = {
     {"hark_recorder_trigger_options", "HARK_RECORDER_TRIGGER_OPTIONS",
      HARK_RECORDER_TRIGGER_OPTIONS_VERSION, sizeof(hark_recorder_trigger_options), init_trigger,
      use_trigger},
+    {"hark_metrics_server_options", "HARK_METRICS_SERVER_OPTIONS",
+     HARK_METRICS_SERVER_OPTIONS_VERSION, sizeof(hark_metrics_server_options), init_server,
+     use_server},
 };
 
 /* The version field of a struct of kind k (the sink table's is not first). */

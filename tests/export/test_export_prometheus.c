@@ -25,6 +25,7 @@
 #include "prom_decode.h"
 
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -250,7 +251,10 @@ struct prom {
     char log[4200];
 };
 
-static void prom_start(struct prom *p, const char *prometheus, unsigned target, bool native)
+/* Starts Prometheus with `scrape_configs` (the YAML list's items) and a 1 s scrape
+ * interval. */
+static void prom_start_with(struct prom *p, const char *prometheus, const char *scrape_configs,
+                            bool native)
 {
     snprintf(p->dir, sizeof p->dir, "/tmp/hark-prometheus-XXXXXX");
     assert_non_null(mkdtemp(p->dir));
@@ -260,11 +264,8 @@ static void prom_start(struct prom *p, const char *prometheus, unsigned target, 
     snprintf(p->log, sizeof p->log, "%s/log", p->dir);
     FILE *f = fopen(config, "w");
     assert_non_null(f);
-    fprintf(f,
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "scrape_configs:\n  - job_name: hark\n    static_configs:\n"
-            "      - targets: ['127.0.0.1:%u']\n",
-            target);
+    fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n%s",
+            scrape_configs);
     fclose(f);
     p->port = free_port();
     char a_config[4300], a_data[4300], a_listen[64];
@@ -279,6 +280,16 @@ static void prom_start(struct prom *p, const char *prometheus, unsigned target, 
                     native ? (char *)"--enable-feature=native-histograms" : NULL,
                     NULL};
     p->pid = spawn(argv, NULL, p->log);
+}
+
+/* Prometheus scraping one plain HTTP target, job "hark". */
+static void prom_start(struct prom *p, const char *prometheus, unsigned target, bool native)
+{
+    char jobs[256];
+    snprintf(jobs, sizeof jobs,
+             "  - job_name: hark\n    static_configs:\n      - targets: ['127.0.0.1:%u']\n",
+             target);
+    prom_start_with(p, prometheus, jobs, native);
 }
 
 /* Stops it and removes its directory, printing its log first when asked. */
@@ -452,11 +463,97 @@ static void test_prometheus_native_histograms(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+static int remove_cert(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/*
+ * Over TLS with basic auth (hark_metrics_server_start()): Prometheus scrapes with
+ * tls_config.ca_file (a CA made by openssl for the test) and basic_auth, and has
+ * the counts the program recorded; the same target with a wrong password, and in
+ * plain HTTP, is down in Prometheus' own view (up = 0).
+ */
+static void test_prometheus_scrapes_over_tls(void **state)
+{
+    (void)state;
+    char *prometheus = installed_prometheus();
+    if (!prometheus)
+        skip();
+    if (system("openssl version >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "openssl not installed: skipped\n");
+        skip();
+    }
+    char certs[] = "/tmp/hark-prom-tls-XXXXXX";
+    assert_non_null(mkdtemp(certs));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "bash %s %s", HARK_MAKE_CERTS, certs);
+    assert_int_equal(system(cmd), 0);
+    char setting[CRYPT_GENSALT_OUTPUT_SIZE], hash[128];
+    assert_non_null(crypt_gensalt_rn("$2b$", 5, NULL, 0, setting, sizeof setting));
+    struct crypt_data cd;
+    memset(&cd, 0, sizeof cd);
+    snprintf(hash, sizeof hash, "%s", crypt_rn("s3cret", setting, &cd, sizeof cd));
+
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(hark_metrics_record(m, "sql.db", 0.25), 0);
+    char cert[64], key[64], ca[64];
+    snprintf(cert, sizeof cert, "%s/server.pem", certs);
+    snprintf(key, sizeof key, "%s/server.key", certs);
+    snprintf(ca, sizeof ca, "%s/ca.pem", certs);
+    hark_metrics_basic_auth_user users[] = {{"prometheus", hash}};
+    hark_metrics_server_options o = HARK_METRICS_SERVER_OPTIONS_INIT;
+    o.tls_cert_file = cert;
+    o.tls_key_file = key;
+    o.basic_auth_users = users;
+    o.basic_auth_user_count = 1;
+    hark_metrics_server *srv;
+    assert_int_equal(hark_metrics_server_start(&srv, m, "127.0.0.1:0", &o), 0);
+    unsigned target = hark_metrics_server_port(srv);
+
+    char jobs[2048];
+    snprintf(jobs, sizeof jobs,
+             "  - job_name: tls\n    scheme: https\n    tls_config:\n      ca_file: %s\n"
+             "    basic_auth:\n      username: prometheus\n      password: s3cret\n"
+             "    static_configs:\n      - targets: ['127.0.0.1:%u']\n"
+             "  - job_name: wrongpass\n    scheme: https\n    tls_config:\n      ca_file: %s\n"
+             "    basic_auth:\n      username: prometheus\n      password: wrong\n"
+             "    static_configs:\n      - targets: ['127.0.0.1:%u']\n"
+             "  - job_name: plain\n    scheme: http\n"
+             "    basic_auth:\n      username: prometheus\n      password: s3cret\n"
+             "    static_configs:\n      - targets: ['127.0.0.1:%u']\n",
+             ca, target, ca, target, target);
+    struct prom p;
+    prom_start_with(&p, prometheus, jobs, false);
+    double up = query_number(p.port, "up{job=\"tls\"}");
+    double count =
+        query_number(p.port, "hark_event_duration_seconds_count{job=\"tls\",event=\"sql.db\"}");
+    double sum =
+        query_number(p.port, "hark_event_duration_seconds_sum{job=\"tls\",event=\"sql.db\"}");
+    double wrong = query_number(p.port, "up{job=\"wrongpass\"}");
+    double plain = query_number(p.port, "up{job=\"plain\"}");
+    double leaked =
+        query_number(p.port, "count(hark_event_duration_seconds_count{job!=\"tls\"}) or vector(0)");
+    bool ok = up == 1 && count == 7 && sum == 1.75 && wrong == 0 && plain == 0 && leaked == 0;
+    prom_stop(&p, !ok);
+    hark_metrics_server_stop(srv);
+    assert_int_equal(hark_metrics_free(m), 0);
+    nftw(certs, remove_cert, 16, FTW_DEPTH | FTW_PHYS);
+    if (!ok)
+        fail_msg("Prometheus: up{tls} %g, count %g (recorded 7), sum %g (1.75), up{wrongpass} %g, "
+                 "up{plain} %g, series of the refused jobs %g",
+                 up, count, sum, wrong, plain, leaked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prometheus_scrapes_hark),
         cmocka_unit_test(test_prometheus_native_histograms),
+        cmocka_unit_test(test_prometheus_scrapes_over_tls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
