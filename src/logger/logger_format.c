@@ -147,10 +147,7 @@ size_t hark_log_format_default(char *buf, size_t size, const hark_log_record *re
 
 void hark__lbuf_init(struct hark_log_buf *b, char *stack, size_t size)
 {
-    b->p = stack;
-    b->len = 0;
-    b->cap = size;
-    b->heap = false;
+    b->out = hark__buf_stack(stack, size);
     b->err = 0;
     if (size > 0)
         stack[0] = '\0';
@@ -158,43 +155,18 @@ void hark__lbuf_init(struct hark_log_buf *b, char *stack, size_t size)
 
 void hark__lbuf_release(struct hark_log_buf *b)
 {
-    if (b->heap)
-        hark__free(b->p);
-    b->p = NULL;
-    b->heap = false;
-    b->len = b->cap = 0;
+    hark__buf_free(&b->out);
+    b->out = (hark__buf){0};
 }
 
 int hark__lbuf_reserve(struct hark_log_buf *b, size_t extra)
 {
     if (b->err)
         return b->err;
-    if (extra > SIZE_MAX / 2 - b->len) {
+    if (extra > SIZE_MAX / 4 - b->out.len || !hark__buf_room(&b->out, extra + 1)) {
         b->err = HARK_ENOMEM;
         return b->err;
     }
-    size_t need = b->len + extra + 1;
-    if (need <= b->cap)
-        return 0;
-    size_t cap = b->cap > 0 ? b->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    char *p;
-    if (b->heap) {
-        p = hark__realloc(b->p, cap);
-    } else {
-        p = hark__malloc(cap);
-        if (p && b->len > 0)
-            memcpy(p, b->p, b->len);
-    }
-    if (!p) {
-        b->err = HARK_ENOMEM;
-        return b->err;
-    }
-    p[b->len] = '\0';
-    b->p = p;
-    b->cap = cap;
-    b->heap = true;
     return 0;
 }
 
@@ -203,8 +175,8 @@ int hark__lbuf_putc(struct hark_log_buf *b, char c)
     int rc = hark__lbuf_reserve(b, 1);
     if (rc != 0)
         return rc;
-    b->p[b->len++] = c;
-    b->p[b->len] = '\0';
+    b->out.buf[b->out.len++] = (uint8_t)c;
+    b->out.buf[b->out.len] = '\0';
     return 0;
 }
 
@@ -214,24 +186,25 @@ int hark__lbuf_vprintf(struct hark_log_buf *b, const char *fmt, va_list ap)
         return b->err;
     va_list again;
     va_copy(again, ap);
-    size_t room = b->cap - b->len;
-    int n = vsnprintf(b->p + b->len, room, fmt, ap);
+    size_t room = b->out.cap - b->out.len;
+    int n = vsnprintf(hark__lbuf_text(b) + b->out.len, room, fmt, ap);
     if (n < 0) {
         va_end(again);
-        b->p[b->len] = '\0';
+        hark__lbuf_text(b)[b->out.len] = '\0';
         return HARK_EINVAL;
     }
     if ((size_t)n >= room) {
         int rc = hark__lbuf_reserve(b, (size_t)n);
         if (rc != 0) {
             va_end(again);
-            b->p[b->len] = '\0';
+            if (room)
+                hark__lbuf_text(b)[b->out.len] = '\0';
             return rc;
         }
-        vsnprintf(b->p + b->len, b->cap - b->len, fmt, again);
+        vsnprintf(hark__lbuf_text(b) + b->out.len, b->out.cap - b->out.len, fmt, again);
     }
     va_end(again);
-    b->len += (size_t)n;
+    b->out.len += (size_t)n;
     return 0;
 }
 
@@ -255,9 +228,9 @@ int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
     if (rc != 0)
         return rc;
     if (len > 0)
-        memcpy(b->p + b->len, text, len);
-    b->len += len;
-    b->p[b->len] = '\0';
+        memcpy(b->out.buf + b->out.len, text, len);
+    b->out.len += len;
+    b->out.buf[b->out.len] = '\0';
     return 0;
 }
 

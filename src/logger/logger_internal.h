@@ -11,6 +11,7 @@
 #include "hark/sys/logger_observer.h"
 
 #include "tls.h"
+#include "buf.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -118,14 +119,26 @@ struct hark_logger {
     atomic_bool sink_records;
 };
 
-/* A message under construction; `p` points at the caller's stack array or the heap. */
+/* A message under construction: hark's one output buffer (buf.h), in the caller's
+ * stack array first and on the heap once that is full, its text always ended by a
+ * NUL within `cap`. */
 struct hark_log_buf {
-    char *p;
-    size_t len;
-    size_t cap;
-    bool heap;
+    hark__buf out;
     int err; /* first error (HARK_ENOMEM), sticky */
 };
+
+/* Empties a buffer to be used again, forgetting a failure. */
+static inline void hark__lbuf_reset(struct hark_log_buf *b)
+{
+    hark__buf_rewind(&b->out, 0);
+    b->err = 0;
+}
+
+/* The message's text (NUL-terminated). */
+static inline char *hark__lbuf_text(const struct hark_log_buf *b)
+{
+    return (char *)b->out.buf;
+}
 
 void hark__lbuf_init(struct hark_log_buf *b, char *stack, size_t size);
 void hark__lbuf_release(struct hark_log_buf *b);

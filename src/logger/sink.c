@@ -61,22 +61,22 @@ int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct ha
     }
     size_t n;
     if (!l->formatter) {
-        n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+        n = hark_log_format_default(hark__lbuf_text(line), line->out.cap, rec, l->format_flags);
     } else {
-        n = l->formatter(line->p, line->cap, rec, l->formatter_data);
+        n = l->formatter(hark__lbuf_text(line), line->out.cap, rec, l->formatter_data);
     }
-    if (n >= line->cap) {
+    if (n >= line->out.cap) {
         if (n >= SIZE_MAX - 1 || hark__lbuf_reserve(line, n) != 0)
             return HARK_ENOMEM;
         if (!l->formatter)
-            n = hark_log_format_default(line->p, line->cap, rec, l->format_flags);
+            n = hark_log_format_default(hark__lbuf_text(line), line->out.cap, rec, l->format_flags);
         else
-            n = l->formatter(line->p, line->cap, rec, l->formatter_data);
-        if (n >= line->cap)
-            n = line->cap - 1;
+            n = l->formatter(hark__lbuf_text(line), line->out.cap, rec, l->formatter_data);
+        if (n >= line->out.cap)
+            n = line->out.cap - 1;
     }
-    line->len = n;
-    return hark__sink_write(l, rec->level, line->p, n);
+    line->out.len = n;
+    return hark__sink_write(l, rec->level, hark__lbuf_text(line), n);
 }
 
 void hark__sink_free(struct hark__sink *s)

@@ -52,14 +52,14 @@ static int end_line(hark_logger *l, hark_log_record *rec, struct hark_log_buf *b
     if (rc != 0)
         goto out;
     if (!hark__logger_structured(l)) {
-        if (b->len == start || b->p[b->len - 1] != '\n')
+        if (b->out.len == start || hark__lbuf_text(b)[b->out.len - 1] != '\n')
             rc = hark__lbuf_putc(b, '\n');
         if (rc == 0)
-            rc = emit(l, rec->level, b->p, b->len);
+            rc = emit(l, rec->level, hark__lbuf_text(b), b->out.len);
         goto out;
     }
-    rec->message = b->p + start;
-    rec->length = b->len - start;
+    rec->message = hark__lbuf_text(b) + start;
+    rec->length = b->out.len - start;
     char stack[HARK__LOG_STACK];
     struct hark_log_buf line;
     hark__lbuf_init(&line, stack, sizeof stack);
@@ -90,7 +90,7 @@ static int sync_log_fill(hark_logger *l, hark_log_level level, hark_log_message_
     size_t start = 0;
     if (!hark__logger_structured(l)) {
         (void)hark__lbuf_prefix(&b, level, rec.time, l->format_flags, rec.tags, rec.tag_count);
-        start = b.len;
+        start = b.out.len;
     }
     int rc = fill(&b, ctx);
     if (rc != 0) {

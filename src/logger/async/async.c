@@ -99,16 +99,14 @@ static struct hark__async *async_alloc(hark_logger *l, size_t nslots, hark_log_a
     a->seq = a->seq_mem;
     /* The writer's buffers start with room for a typical line, so that steady
      * logging allocates nothing; they grow (and stay) for longer lines. */
-    a->msg.p = hark__malloc(HARK__LOG_STACK);
-    a->line.p = hark__malloc(HARK__LOG_STACK);
-    a->msg.cap = a->line.cap = HARK__LOG_STACK;
-    a->msg.heap = a->line.heap = true;
+    a->msg.out = (hark__buf){.buf = hark__malloc(HARK__LOG_STACK), .cap = HARK__LOG_STACK};
+    a->line.out = (hark__buf){.buf = hark__malloc(HARK__LOG_STACK), .cap = HARK__LOG_STACK};
     bool fmts = hark__fmt_table_init(&a->fmts) == 0;
-    if (!a->data || !a->seq || !a->msg.p || !a->line.p || !fmts) {
+    if (!a->data || !a->seq || !a->msg.out.buf || !a->line.out.buf || !fmts) {
         if (fmts)
             hark__fmt_table_free(&a->fmts);
-        hark__free(a->msg.p);
-        hark__free(a->line.p);
+        hark__free(a->msg.out.buf);
+        hark__free(a->line.out.buf);
         hark__free(a->seq_mem);
         hark__free(a->data);
         hark__free_lines(a);
@@ -183,7 +181,7 @@ static int async_log_fill(hark_logger *l, hark_log_level level, hark_log_message
     hark__lbuf_init(&b, stack, sizeof stack);
     int rc = fill(&b, ctx);
     if (rc == 0)
-        rc = b.err ? b.err : hark__async_log_text(l, level, b.p, b.len);
+        rc = b.err ? b.err : hark__async_log_text(l, level, hark__lbuf_text(&b), b.out.len);
     hark__lbuf_release(&b);
     return rc;
 }

@@ -217,7 +217,7 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
             hark__record_event(&rec, ev);
     }
     char stack[HARK__LOG_STACK];
-    struct direct d = {&rec, {0}};
+    struct direct d = {.rec = &rec};
     hark__lbuf_init(&d.line, stack, sizeof stack);
     rc = hark__async_with_sink(l, render_direct, &d);
     hark__lbuf_release(&d.line);
@@ -265,7 +265,7 @@ static int log_formatted_now(hark_logger *l, struct meta *m, size_t bytes, const
     hark__lbuf_init(&b, stack, sizeof stack);
     int rc = hark__lbuf_vprintf(&b, fmt, ap);
     if (rc == 0)
-        rc = queue_text(l, m, bytes, b.p, b.len);
+        rc = queue_text(l, m, bytes, hark__lbuf_text(&b), b.out.len);
     hark__lbuf_release(&b);
     return rc;
 }

@@ -136,12 +136,11 @@ static void write_entry(struct hark__async *a, const char *e)
             memcpy(&fmt, p, sizeof fmt);
             args = p + sizeof fmt;
         }
-        a->msg.len = 0;
-        a->msg.err = 0;
+        hark__lbuf_reset(&a->msg);
         if (hark__fmt_replay(&a->msg, fmt, args, args + head.words) != 0)
             return;
-        msg = a->msg.p;
-        mlen = a->msg.len;
+        msg = hark__lbuf_text(&a->msg);
+        mlen = a->msg.out.len;
     }
     hark_log_record r = {.level = (hark_log_level)head.level,
                          .time = time,
@@ -157,8 +156,7 @@ static void write_entry(struct hark__async *a, const char *e)
                          .tag_count = head.tag_count,
                          .fields = rec.field_count ? fields : NULL,
                          .field_count = rec.field_count};
-    a->line.len = 0;
-    a->line.err = 0;
+    hark__lbuf_reset(&a->line);
     (void)hark__log_render_write(a->logger, &r, &a->line);
 }
 
@@ -176,8 +174,7 @@ static void report_dropped(struct hark__async *a)
                            .message = text,
                            .length = (size_t)len,
                            .thread_id = hark_log_thread_id()};
-    a->line.len = 0;
-    a->line.err = 0;
+    hark__lbuf_reset(&a->line);
     (void)hark__log_render_write(a->logger, &rec, &a->line);
     /* Release: a flush that sees the count sees the report written. */
     atomic_fetch_add_explicit(&a->reported, n, memory_order_release);
