@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "hostile_payload.h"
+
 #include <hark.h>
 #include <hark/sys/payload_json.h>
 
@@ -49,33 +51,30 @@ static void test_types(void **state)
 static void test_errors_and_depth(void **state)
 {
     (void)state;
-    HARK_PAYLOAD(l4, 1);
-    hark_payload_set_int(&l4, "x", 1);
-    HARK_PAYLOAD(l3, 1);
-    hark_payload_set_payload(&l3, "l4", &l4);
-    HARK_PAYLOAD(l2, 1);
-    hark_payload_set_payload(&l2, "l3", &l3);
-    HARK_PAYLOAD(l1, 1);
-    hark_payload_set_payload(&l1, "l2", &l2);
-    HARK_PAYLOAD(p, 3);
-    hark_payload_set_payload(&p, "l1", &l1);
-    hark_payload_set_payload(&p, "none", NULL);
-    hark_payload_set_exception(&p, "ArgumentError", NULL, NULL);
-    char buf[512];
-    assert_string_equal(render(buf, sizeof buf - 1, &p, NULL),
-                        "\"l1\":{\"l2\":{\"l3\":{\"l4\":{\"x\":1}}}},\"none\":null,"
-                        "\"exception\":{\"type\":\"ArgumentError\",\"message\":\"\"}");
-    /* A C failure's NULL exception_object is left out; an object is shown. */
-    int obj = 0;
-    hark_payload_set_exception(&p, "ArgumentError", NULL, &obj);
-    assert_non_null(strstr(render(buf, sizeof buf - 1, &p, NULL), ",\"exception_object\":\"0x"));
-    hark_payload_set_exception(&p, "ArgumentError", NULL, NULL);
-    /* One level more and the deepest becomes "...". */
-    HARK_PAYLOAD(top, 1);
-    hark_payload_set_payload(&top, "l0", &p);
+    /* The hostile payload (without its long string): four levels below the top are
+     * objects and the fifth "...", a NULL payload null, an error {type, message}
+     * with NULL as null, a NULL exception_object left out. */
+    hostile h;
+    hostile_build(&h);
+    hark_payload p = hostile_fitting(&h);
+    char buf[2048];
     bool cut = true;
-    assert_non_null(strstr(render(buf, sizeof buf - 1, &top, &cut), "\"l4\":\"...\""));
+    const char *json = render(buf, sizeof buf - 1, &p, &cut);
     assert_false(cut);
+    assert_non_null(strstr(json, "\"nested\":{\"k\":1,\"cause\":{\"type\":\"IOError\","
+                                 "\"message\":null},\"next\":{\"k\":2,\"next\":{\"k\":3,"
+                                 "\"next\":{\"k\":4,\"next\":\"...\"}}}}"));
+    assert_non_null(strstr(json, "\"null_nested\":null"));
+    assert_non_null(strstr(json, "\"exception\":{\"type\":null,\"message\":\"boom \\\"x\\\"\"}"));
+    assert_null(strstr(json, "exception_object"));
+    /* Recorded by hark_payload_set_exception(): a NULL message is "", and an
+     * exception_object other than NULL is shown. */
+    HARK_PAYLOAD(q, 1);
+    int obj = 0;
+    hark_payload_set_exception(&q, "ArgumentError", NULL, &obj);
+    json = render(buf, sizeof buf - 1, &q, NULL);
+    assert_non_null(strstr(json, "\"exception\":{\"type\":\"ArgumentError\",\"message\":\"\"}"));
+    assert_non_null(strstr(json, ",\"exception_object\":\"0x"));
 }
 
 static void test_small_window(void **state)

@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "hostile_payload.h"
+
 #include <hark.h>
 #include <hark/sys/payload_json.h>
 #include <hark/trace.h>
@@ -476,20 +478,10 @@ static void test_args_render_as_every_payload(void **state)
     assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "args.shared"), 0);
-    HARK_PAYLOAD(l4, 1);
-    hark_payload_set_str(&l4, "deepest", "x");
-    HARK_PAYLOAD(l3, 1);
-    hark_payload_set_payload(&l3, "l4", &l4);
-    HARK_PAYLOAD(l2, 1);
-    hark_payload_set_payload(&l2, "l3", &l3);
-    HARK_PAYLOAD(l1, 1);
-    hark_payload_set_payload(&l1, "l2", &l2);
-    HARK_PAYLOAD(l0, 1);
-    hark_payload_set_payload(&l0, "l1", &l1);
-    HARK_PAYLOAD(p, 4);
-    hark_payload_set_payload(&p, "l0", &l0);
-    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01");
-    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
+    /* The hostile payload without its long string fits args_max (1024) whole. */
+    hostile h;
+    hostile_build(&h);
+    hark_payload p = hostile_fitting(&h);
     char members[1024];
     size_t len = hark_payload_json_members(members, sizeof members, &p, NULL);
     members[len] = '\0';
@@ -498,8 +490,9 @@ static void test_args_render_as_every_payload(void **state)
     char want[1100];
     snprintf(want, sizeof want, "\"args\":{%s}}", members);
     assert_non_null(strstr(s.buf, want));
-    assert_non_null(strstr(s.buf, "\"l4\":\"...\""));
-    assert_non_null(strstr(s.buf, "\"exception\":{\"type\":\"IOError\",\"message\":"));
+    assert_null(strstr(s.buf, "_truncated"));
+    assert_non_null(strstr(s.buf, "\"next\":{\"k\":4,\"next\":\"...\"}"));
+    assert_non_null(strstr(s.buf, "\"exception\":{\"type\":null,\"message\":"));
     assert_int_equal(hark_notifier_free(n), 0);
     free(s.buf);
 }

@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "hostile_payload.h"
+
 #include <hark.h>
 #include <hark/sys/payload_json.h>
 
@@ -818,38 +820,24 @@ static void test_line_time_is_harks_clock(void **state)
 }
 
 /* A log line's fields are the payload as hark/sys/payload_json.h renders it for the
- * trace file and the LTTng bridge: the same bytes, errors, depth cut and all. */
+ * trace file and the LTTng bridge: the same bytes, errors, depth cut and all (the
+ * hostile payload, without the string longer than a line keeps). */
 static void test_fields_render_as_every_payload(void **state)
 {
     (void)state;
-    HARK_PAYLOAD(l4, 1);
-    hark_payload_set_str(&l4, "deepest", "x");
-    HARK_PAYLOAD(l3, 1);
-    hark_payload_set_payload(&l3, "l4", &l4);
-    HARK_PAYLOAD(l2, 1);
-    hark_payload_set_payload(&l2, "l3", &l3);
-    HARK_PAYLOAD(l1, 1);
-    hark_payload_set_payload(&l1, "l2", &l2);
-    HARK_PAYLOAD(l0, 2);
-    hark_payload_set_payload(&l0, "l1", &l1);
-    hark_payload_set_int(&l0, "n", 1);
-    HARK_PAYLOAD(p, 6);
-    hark_payload_set_payload(&p, "l0", &l0);
-    hark_payload_set_payload(&p, "none", NULL);
-    hark_payload_set_str(&p, "ctl", "a\bb\fc\x01\xff");
-    hark_payload_set_double(&p, "nan", 0.0 / 0.0);
-    hark_payload_set_ptr(&p, "ptr", NULL);
-    hark_payload_set_exception(&p, "IOError", "disk \"gone\"", NULL);
-    char members[1024];
+    hostile h;
+    hostile_build(&h);
+    hark_payload p = hostile_fitting(&h);
+    char members[2048];
     bool cut = true;
     size_t n = hark_payload_json_members(members, sizeof members, &p, &cut);
     assert_false(cut);
     members[n] = '\0';
     /* Four levels below the top are objects; the fifth is "...". */
-    assert_non_null(strstr(members, "\"l0\":{\"l1\":{\"l2\":{\"l3\":{\"l4\":\"...\"}}}"));
-    assert_non_null(strstr(members, "\"none\":null"));
+    assert_non_null(strstr(members, "\"next\":{\"k\":4,\"next\":\"...\"}}}}"));
+    assert_non_null(strstr(members, "\"null_nested\":null"));
     assert_non_null(
-        strstr(members, "\"exception\":{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}"));
+        strstr(members, "\"exception\":{\"type\":null,\"message\":\"boom \\\"x\\\"\"}"));
 
     hark_log_record rec = {.level = HARK_LOG_INFO,
                            .time = T0,
@@ -858,7 +846,7 @@ static void test_fields_render_as_every_payload(void **state)
                            .fields = p.fields,
                            .field_count = p.count};
     char *line = fmt_line(hark_log_format_json, &rec);
-    char want[1100];
+    char want[2100];
     snprintf(want, sizeof want, "\"fields\":{%s}}\n", members);
     assert_non_null(strstr(line, want));
     free(line);
@@ -933,28 +921,9 @@ static void test_error_null_parts_are_null(void **state)
 static void test_logfmt_nested_keys_full_path(void **state)
 {
     (void)state;
-    HARK_PAYLOAD(f, 1);
-    hark_payload_set_str(&f, "x", "y");
-    HARK_PAYLOAD(e, 3);
-    hark_payload_set_payload(&e, "f", &f);
-    hark_payload_set_exception(&e, "E", "m", NULL);
-    HARK_PAYLOAD(d, 1);
-    hark_payload_set_payload(&d, "e", &e);
-    HARK_PAYLOAD(c, 1);
-    hark_payload_set_payload(&c, "d", &d);
-    HARK_PAYLOAD(b, 1);
-    hark_payload_set_payload(&b, "c", &c);
-    HARK_PAYLOAD(mid, 2);
-    hark_payload_set_int(&mid, "k", 1);
-    hark_payload_set_payload(&mid, "none", NULL);
-    HARK_PAYLOAD(outer, 2);
-    hark_payload_set_payload(&outer, "mid", &mid);
-    hark_payload_set_str(&outer, "s", "a b");
-    HARK_PAYLOAD(p, 4);
-    hark_payload_set_payload(&p, "outer", &outer);
-    hark_payload_set_payload(&p, "none", NULL);
-    hark_payload_set_payload(&p, "b", &b);
-    hark_payload_set_int(&p, "top", 2);
+    hostile h;
+    hostile_build(&h);
+    hark_payload p = hostile_fitting(&h);
     hark_log_record rec = {.level = HARK_LOG_INFO,
                            .time = T0,
                            .message = "m",
@@ -962,10 +931,10 @@ static void test_logfmt_nested_keys_full_path(void **state)
                            .fields = p.fields,
                            .field_count = p.count};
     char *line = fmt_line(hark_log_format_logfmt, &rec);
-    assert_string_equal(line, "time=2001-09-09T01:46:40.250000Z level=info msg=m "
-                              "outer.mid.k=1 outer.mid.none=null outer.s=\"a b\" none=null "
-                              "b.c.d.e.f=... b.c.d.e.exception=E "
-                              "b.c.d.e.exception.message=m top=2\n");
+    assert_non_null(strstr(line, " null_nested=null nested.k=1 nested.cause=IOError "
+                                 "nested.cause.message=null nested.next.k=2 nested.next.next.k=3 "
+                                 "nested.next.next.next.k=4 nested.next.next.next.next=... "
+                                 "exception=null exception.message=\"boom \\\"x\\\"\"\n"));
     free(line);
 }
 
