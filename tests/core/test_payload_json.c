@@ -77,6 +77,44 @@ static void test_errors_and_depth(void **state)
     assert_non_null(strstr(json, ",\"exception_object\":\"0x"));
 }
 
+/* The whole object into a fixed buffer: braces and NUL always within `size`. */
+static void test_json_object(void **state)
+{
+    (void)state;
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_int(&p, "n", 1);
+    hark_payload_set_str(&p, "s", "abcdefghijklmnopqrstuvwxyz");
+    char buf[64];
+    bool cut = true;
+    assert_int_equal(hark_payload_json_object(buf, sizeof buf, &p, &cut), 40);
+    assert_string_equal(buf, "{\"n\":1,\"s\":\"abcdefghijklmnopqrstuvwxyz\"}");
+    assert_false(cut);
+    /* Cut: the string shortened, the marker, still one object. */
+    memset(buf, '#', sizeof buf);
+    size_t n = hark_payload_json_object(buf, 40, &p, &cut);
+    assert_true(cut);
+    assert_int_equal(strlen(buf), n);
+    assert_true(n <= 39);
+    assert_int_equal(buf[0], '{');
+    assert_int_equal(buf[n - 1], '}');
+    assert_non_null(strstr(buf, HARK_PAYLOAD_JSON_TRUNCATED "}"));
+    /* Too small for anything but the braces; smaller still, the empty string. */
+    assert_int_equal(hark_payload_json_object(buf, 3 + HARK_PAYLOAD_JSON_MIN - 1, &p, &cut), 2);
+    assert_string_equal(buf, "{}");
+    assert_true(cut);
+    memset(buf, '#', sizeof buf);
+    assert_int_equal(hark_payload_json_object(buf, 2, &p, &cut), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(buf[1], '#');
+    assert_int_equal(hark_payload_json_object(buf, 0, &p, &cut), 0);
+    assert_int_equal(buf[1], '#');
+    assert_int_equal(hark_payload_json_object(NULL, 10, &p, &cut), 0);
+    /* An empty or NULL payload is {} and not cut. */
+    assert_int_equal(hark_payload_json_object(buf, sizeof buf, NULL, &cut), 2);
+    assert_string_equal(buf, "{}");
+    assert_false(cut);
+}
+
 static void test_small_window(void **state)
 {
     (void)state;
@@ -162,10 +200,9 @@ static void test_walk(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_types),
-        cmocka_unit_test(test_errors_and_depth),
-        cmocka_unit_test(test_walk),
-        cmocka_unit_test(test_small_window),
+        cmocka_unit_test(test_types),       cmocka_unit_test(test_errors_and_depth),
+        cmocka_unit_test(test_walk),        cmocka_unit_test(test_small_window),
+        cmocka_unit_test(test_json_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
