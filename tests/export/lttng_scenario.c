@@ -3,8 +3,10 @@
  * attached to the default notifier.
  *
  *   lttng_scenario run    waits until a session records hark:event, then sends
- *                         nested events with payloads; prints each as one JSON line
- *                         (name, id, parent_id, payload) in the order they finish
+ *                         nested events with payloads, and one with the hostile
+ *                         payload (support/hostile_payload.h); prints each as one
+ *                         JSON line (name, id, parent_id, i, sql, and the payload
+ *                         field the bridge builds) in the order they finish
  *   lttng_scenario watch  prints "listening 1" / "listening 0" whenever
  *                         hark_listening() on a topic changes, until stdin closes
  */
@@ -13,6 +15,9 @@
 #endif
 #include <hark.h>
 #include <hark/lttng.h>
+#include <hark/sys/payload_json.h>
+
+#include "hostile_payload.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -34,8 +39,13 @@ static int on_event(hark_event *ev, void *data)
     const char *s = "";
     hark_payload_get_int(ev->payload, "i", &i);
     hark_payload_get_str(ev->payload, "sql", &s);
-    printf("{\"name\":\"%s\",\"id\":%llu,\"parent_id\":%llu,\"i\":%lld,\"sql\":\"%s\"}\n", ev->name,
-           (unsigned long long)ev->id, (unsigned long long)ev->parent_id, (long long)i, s);
+    /* The payload field as the bridge builds it (hark_lttng: the same call). */
+    char field[HARK_LTTNG_PAYLOAD_MAX + 1];
+    hark_payload_json_object(field, sizeof field, ev->payload, NULL);
+    printf("{\"name\":\"%s\",\"id\":%llu,\"parent_id\":%llu,\"i\":%lld,\"sql\":\"%s\",\"payload\":%"
+           "s}\n",
+           ev->name, (unsigned long long)ev->id, (unsigned long long)ev->parent_id, (long long)i, s,
+           field);
     return 0;
 }
 
@@ -67,6 +77,11 @@ static int run(void)
             }
         });
     }
+    static hostile h;
+    hostile_build(&h);
+    hark_topic *ht;
+    hark_topic_get(&ht, hark_default(), "hostile.payload");
+    HARK_INSTRUMENT(ht, &h.payload, {});
     return 0;
 }
 

@@ -20,8 +20,9 @@
  *
  * journald and LTTng need real tools: they are compared here at the layer that
  * builds their fields (hark__journald_fields(), and hark_payload_json_object() into
- * the LTTng field's size, as the bridge calls it); their integration tests
- * (journald_check.sh, lttng_check.py) check what reaches the tools. OTLP is compared
+ * the LTTng field's size, as the bridge calls it); their integration tests send the
+ * same hostile payload through the real tools (journald_check.sh reads it back with
+ * journalctl, lttng_check.py with babeltrace2). OTLP is compared
  * at the layer that builds its attributes, decoded with hark's protobuf reader;
  * test_export_otlp_node decodes spans with OpenTelemetry's own packages.
  */

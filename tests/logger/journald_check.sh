@@ -37,7 +37,7 @@ run="run$$$RANDOM"
 # null without it.
 for _ in $(seq 50); do
   out=$(journalctl --no-pager --all -o json HARK_RUN="$run" 2>/dev/null)
-  [ "$(printf '%s\n' "$out" | grep -c .)" -ge 5 ] && break
+  [ "$(printf '%s\n' "$out" | grep -c .)" -ge 6 ] && break
   sleep 0.1
 done
 printf '%s\n' "$out" | python3 -c '
@@ -84,6 +84,23 @@ want = {
               "HARK_RUN": run, "HARK_CASE": "large", "HARK_A1": "a" * 4096,
               "HARK_A2": "a" * 4096, "HARK_B": "Big", "HARK_B_MESSAGE": "b" * 4096,
               "HARK_TRUNCATED": "true"},
+    # The hostile payload: its journald column of the table in
+    # tests/export/test_export_payload_rendering.c, through the real journal.
+    "hostile": {"MESSAGE": "hostile", "PRIORITY": "6",
+                "SYSLOG_IDENTIFIER": "hark-journald-check", "TID": None,
+                "HARK_EVENT": "hostile.test", "HARK_DURATION_MS": "3.000", "HARK_EVENT_ID": "9",
+                "HARK_RUN": run, "HARK_CASE": "hostile",
+                "HARK_INT": "-9223372036854775808", "HARK_UINT": "18446744073709551615",
+                "HARK_DOUBLE": "0.1", "HARK_NAN": "NaN", "HARK_NEG_INF": "-Inf",
+                "HARK_BOOL": "true", "HARK_TEXT": "caf\u00e9 \"q\"\n",
+                "HARK_CTRL": b"\x01\t\x08", "HARK_BAD_UTF8": b"a\xffb\xe2\x82",
+                "HARK_NULL_TEXT": "null", "HARK_PTR": "0xabc", "HARK_NULL_PTR": "0x0",
+                "HARK_NULL_NESTED": "null", "HARK_NESTED_K": "1",
+                "HARK_NESTED_CAUSE": "IOError", "HARK_NESTED_CAUSE_MESSAGE": "null",
+                "HARK_NESTED_NEXT_K": "2", "HARK_NESTED_NEXT_NEXT_K": "3",
+                "HARK_NESTED_NEXT_NEXT_NEXT_K": "4", "HARK_NESTED_NEXT_NEXT_NEXT_NEXT": "...",
+                "HARK_EXCEPTION": "null", "HARK_EXCEPTION_MESSAGE": "boom \"x\"",
+                "HARK_LONG": "x" * 4095, "HARK_TRUNCATED": "true"},
 }
 
 def value(k, v):

@@ -11,10 +11,14 @@
  *   handmade a record built by hand, with NULL tag pointers, sent to the sink
  *   large    values past the bounds a structured line keeps (cut, and said so),
  *            more text than one entry keeps on the stack
+ *   hostile  the one hostile nested payload (support/hostile_payload.h), whose
+ *            fields test_export_payload_rendering compares at the layer that builds
+ *            them: here they go through the real journal
  */
 #include <hark.h>
 #include <hark/sys/log_event.h>
 
+#include "hostile_payload.h"
 #include "logger_internal.h"
 
 #include <stdio.h>
@@ -128,6 +132,21 @@ static int send_large(hark_logger *l, const char *run)
     return rc;
 }
 
+static int send_hostile(hark_logger *l, const char *run)
+{
+    static hostile h;
+    hostile_build(&h);
+    hark_field f[2 + sizeof h.top / sizeof h.top[0]];
+    f[0] = (hark_field){.key = "run", .type = HARK_TYPE_STRING, .as.s = run};
+    f[1] = (hark_field){.key = "case", .type = HARK_TYPE_STRING, .as.s = "hostile"};
+    memcpy(f + 2, h.payload.fields, h.payload.count * sizeof f[0]);
+    hark_log_event ev = {"hostile.test", NULL, 9, 0, 3.0, f, 2 + h.payload.count, NULL, -1, 0};
+    const hark_log_event *saved = hark_log_event_swap(&ev);
+    int rc = hark_log_str(l, HARK_LOG_INFO, "hostile");
+    hark_log_event_swap(saved);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2)
@@ -148,6 +167,8 @@ int main(int argc, char **argv)
         failed = fprintf(stderr, "handmade: %s\n", hark_strerror(rc));
     if ((rc = send_large(l, run)) != 0)
         failed = fprintf(stderr, "large: %s\n", hark_strerror(rc));
+    if ((rc = send_hostile(l, run)) != 0)
+        failed = fprintf(stderr, "hostile: %s\n", hark_strerror(rc));
     hark_log_async_options o = HARK_LOG_ASYNC_OPTIONS_INIT;
     if ((rc = hark_logger_set_async(l, &o)) != 0 || (rc = send_types(l, run, "async")) != 0)
         failed = fprintf(stderr, "async: %s\n", hark_strerror(rc));
