@@ -114,8 +114,11 @@ static inline void hark__copy_short(void *dst, const void *src, size_t n)
 static inline void hark__buf_put(hark__buf *b, const void *s, size_t n)
 {
     if (__builtin_expect(b->cap - b->len >= n, 1)) {
-        hark__copy_short(b->buf + b->len, s, n);
-        b->len += n;
+        /* Nothing for nothing: a measuring buffer's `buf` is NULL. */
+        if (n) {
+            hark__copy_short(b->buf + b->len, s, n);
+            b->len += n;
+        }
         return;
     }
     hark__buf_put_slow(b, s, n);
