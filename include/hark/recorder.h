@@ -146,14 +146,19 @@ typedef enum hark_recorder_format {
 /*
  * What an event's payload becomes in the recorder, instead of the payload itself:
  * fill `out` (an empty payload with room for HARK_RECORDER_PAYLOAD_FIELDS fields of
- * your own) with what to keep -- its strings must stay valid until the callback
- * returns, the recorder renders `out` right after it. Runs on the instrumenting
- * thread, for every event recorded, with no hark lock held; it must not record
- * into, dump or free the recorder. Language bindings use it to keep a few keys of
- * a payload hark cannot read itself (a Ruby Hash).
+ * your own) with what to keep. Its keys and strings must stay valid until the
+ * recorder has rendered `out`, right after the call: string constants, the event's
+ * own strings, or copies in `buf` (HARK_RECORDER_HOOK_BYTES bytes the recorder lends
+ * for the call). A failure set with hark_payload_set_exception() makes the record a
+ * failed one. Runs on the instrumenting thread, for every event recorded, with no
+ * hark lock held, before the record is written: events it instruments itself are
+ * recorded first. It must not dump or free the recorder. Language bindings use it
+ * to keep a few keys of a payload hark cannot read itself (a Ruby Hash).
  */
 #define HARK_RECORDER_PAYLOAD_FIELDS 16
-typedef void (*hark_recorder_payload_fn)(const hark_event *ev, hark_payload *out, void *data);
+#define HARK_RECORDER_HOOK_BYTES 4096
+typedef void (*hark_recorder_payload_fn)(const hark_event *ev, hark_payload *out, char *buf,
+                                         void *data);
 
 typedef struct hark_recorder_options {
     unsigned version;                 /* HARK_RECORDER_OPTIONS_VERSION */

@@ -530,10 +530,17 @@ static void test_failures_and_excerpts(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
-static void keep_name_only(const hark_event *ev, hark_payload *out, void *data)
+static hark_topic *inner_topic;
+
+static void keep_name_only(const hark_event *ev, hark_payload *out, char *buf, void *data)
 {
     (*(int *)data)++;
-    hark_payload_set_str(out, "kept", ev->name);
+    /* An event the hook instruments is recorded first, whole. */
+    if (!strcmp(ev->name, "hooked"))
+        emit(inner_topic, "inner", 1);
+    /* A copy in the lent buffer lives until the record is written. */
+    snprintf(buf, HARK_RECORDER_HOOK_BYTES, "%s", ev->name);
+    hark_payload_set_str(out, "kept", buf);
     const hark_field *f = hark_payload_get(ev->payload, "secret");
     if (f && f->type == HARK_TYPE_STRING && !strcmp(f->as.s, "fail"))
         hark_payload_set_exception(out, "Err", "from the hook", NULL);
@@ -555,15 +562,20 @@ static void test_payload_hook(void **state)
     assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
     hark_topic *t;
     hark_topic_get(&t, n, "hooked");
+    hark_topic_get(&inner_topic, n, "inner");
     HARK_PAYLOAD(p, 1);
     hark_payload_set_str(&p, "secret", "pw");
     HARK_INSTRUMENT(t, &p, {});
     hark_payload_set_str(&p, "secret", "fail");
     HARK_INSTRUMENT(t, &p, {});
-    assert_int_equal(calls, 2);
+    assert_int_equal(calls, 4);
     char *d = dump_str(r, HARK_RECORDER_JSONL);
     assert_null(strstr(d, "secret"));
     assert_int_equal(count_of(d, "\"kept\":\"hooked\""), 2);
+    assert_int_equal(count_of(d, "\"kept\":\"inner\""), 2);
+    /* In the order they were written: each inner event before the one that made it. */
+    assert_true(strstr(d, "\"kept\":\"inner\"") < strstr(d, "\"kept\":\"hooked\""));
+    assert_adds_up(r, d);
     /* Failure is read from what the recorder keeps. */
     assert_int_equal(count_of(d, "\"failed\":true"), 1);
     free(d);

@@ -117,48 +117,13 @@ void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct
     tl.fire_id = id;
 }
 
-/* The payload hook's view of the event (hark_recorder_payload_fn). */
-static void hook(hark_recorder *r, const char *name, double start, double finish, const char *txn,
-                 hark_payload *payload, hark_event_ids ids, hark_payload *own)
+/* Writes one record of `p` into the calling thread's chunk and publishes it. Returns
+ * whether it failed (for the trigger), or -1 when it was dropped. */
+static inline __attribute__((always_inline)) int record(hark_recorder *r, struct rthread *t,
+                                                        const char *name, double start,
+                                                        double finish, const char *txn,
+                                                        const hark_payload *p, hark_event_ids ids)
 {
-    hark_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.name = name;
-    ev.transaction_id = txn ? txn : "";
-    ev.payload = payload;
-    ev.time_ms = start * 1e3;
-    ev.end_ms = finish * 1e3;
-    ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
-    ev.id = ids.id;
-    ev.parent_id = ids.parent;
-    r->payload_fn(&ev, own, r->payload_data);
-}
-
-int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
-                       hark_payload *payload, void *data)
-{
-    hark_recorder *r = ((struct hark__attach *)data)->owner;
-    struct rthread *t = tl.last;
-    if (HARK_UNLIKELY(!t || t->slot.serial != r->serial)) {
-        t = find_slow(r);
-        if (!t) {
-            atomic_fetch_add_explicit(&r->dropped_nothread, 1, memory_order_relaxed);
-            return 0;
-        }
-    }
-    hark_event_ids ids = hark_current_event_ids();
-    /* Another attachment of this recorder recorded it already. */
-    if (ids.id && ids.id == tl.last_id && tl.last_serial == r->serial)
-        return 0;
-
-    const hark_payload *p = payload;
-    hark_field own_fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
-    hark_payload own;
-    if (r->payload_fn) {
-        hark_payload_init(&own, own_fields, HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED);
-        hook(r, name, start, finish, txn, payload, ids, &own);
-        p = &own;
-    }
     size_t name_len = strnlen(name, HARK_NAME_MAX);
     size_t txn_len = txn && txn[0] ? strnlen(txn, HARK_ID_LEN) : 0;
     size_t head = sizeof(struct rrec) + txn_len + name_len;
@@ -168,7 +133,7 @@ int hark__rec_on_event(const char *name, double start, double finish, const char
         hark__rec_stack_check(r, t);
         if (!hark__rec_take_chunk(r, t, end_ns)) {
             bump(&t->dropped);
-            return 0;
+            return -1;
         }
     }
     char *dst = r->arena + (size_t)t->cur * r->chunk_bytes + t->pos;
@@ -201,6 +166,58 @@ int hark__rec_on_event(const char *name, double start, double finish, const char
     atomic_store_explicit(&c->last_ns, end_ns, memory_order_relaxed);
     /* release: publishes the record's bytes (and the stores above) to readers. */
     atomic_store_explicit(&c->used, t->pos, memory_order_release);
+    return fail;
+}
+
+/*
+ * With a payload hook (hark_recorder_payload_fn): the hook fills a payload of its
+ * own, on this frame with the strings it copies, before the record is placed (an
+ * event it instruments is recorded first), and that payload is recorded.
+ */
+static __attribute__((noinline)) int record_hooked(hark_recorder *r, struct rthread *t,
+                                                   const char *name, double start, double finish,
+                                                   const char *txn, hark_payload *payload,
+                                                   hark_event_ids ids)
+{
+    hark_field fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
+    hark_payload own;
+    char buf[HARK_RECORDER_HOOK_BYTES];
+    hark_payload_init(&own, fields, HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED);
+    hark_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.transaction_id = txn ? txn : "";
+    ev.payload = payload;
+    ev.time_ms = start * 1e3;
+    ev.end_ms = finish * 1e3;
+    ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
+    ev.id = ids.id;
+    ev.parent_id = ids.parent;
+    r->payload_fn(&ev, &own, buf, r->payload_data);
+    return record(r, t, name, start, finish, txn, &own, ids);
+}
+
+int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
+                       hark_payload *payload, void *data)
+{
+    hark_recorder *r = ((struct hark__attach *)data)->owner;
+    struct rthread *t = tl.last;
+    if (HARK_UNLIKELY(!t || t->slot.serial != r->serial)) {
+        t = find_slow(r);
+        if (!t) {
+            atomic_fetch_add_explicit(&r->dropped_nothread, 1, memory_order_relaxed);
+            return 0;
+        }
+    }
+    hark_event_ids ids = hark_current_event_ids();
+    /* Another attachment of this recorder recorded it already. */
+    if (ids.id && ids.id == tl.last_id && tl.last_serial == r->serial)
+        return 0;
+    int fail = HARK_UNLIKELY(r->payload_fn)
+                   ? record_hooked(r, t, name, start, finish, txn, payload, ids)
+                   : record(r, t, name, start, finish, txn, payload, ids);
+    if (fail < 0)
+        return 0;
     tl.last_id = ids.id;
     tl.last_serial = r->serial;
     tl.last_failed = fail;
@@ -208,7 +225,7 @@ int hark__rec_on_event(const char *name, double start, double finish, const char
         struct rtrigger *tr = tl.fire;
         tl.fire = NULL;
         if (!tr->failed_only || fail)
-            hark__rec_fire(tr, end_ns);
+            hark__rec_fire(tr, hark__s_to_ns(finish));
     }
     return 0;
 }
