@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 # `gem build bindings/ruby/hark.gemspec` (from the repository) makes a gem that builds on
-# its own: hark's C library sources and headers (src/{util,core,logger,subscriber},
-# include/) are copied into ext/hark/libhark/ here, at build time, and extconf.rb
+# its own: hark's C library sources and headers (src/{util,core,logger,subscriber}, the
+# flight recorder's part of src/export, include/) are copied into ext/hark/libhark/ here,
+# at build time, and extconf.rb
 # compiles them into the extension with PCRE2 found through pkg-config. Installing it
 # needs Ruby's headers, a C compiler and libpcre2-dev, nothing built beforehand.
 require "fileutils"
@@ -11,9 +12,10 @@ require "fileutils"
 here = File.expand_path(__dir__)
 repo = File.expand_path("../..", here)
 stage = File.join(here, "ext", "hark", "libhark")
-# The library layers the extension needs (the exporters are separate libraries and are
-# not used by the binding).
-layers = %w[util core logger logger/sinks logger/async subscriber]
+# The library layers the extension needs, and of the exporters only the flight recorder
+# (Hark::Recorder: src/export/recorder/ and the two export files it builds on).
+layers = %w[util core logger logger/sinks logger/async subscriber export/recorder]
+export_files = %w[attach.c attach.h chrome_event.c chrome_event.h]
 
 if File.exist?(File.join(repo, "include", "hark.h")) && File.directory?(File.join(repo, "src", "core"))
   FileUtils.rm_rf(stage)
@@ -22,6 +24,7 @@ if File.exist?(File.join(repo, "include", "hark.h")) && File.directory?(File.joi
     FileUtils.mkdir_p(dest)
     Dir[File.join(repo, "src", layer, "*.{c,h}")].each { |f| FileUtils.cp(f, dest) }
   end
+  export_files.each { |f| FileUtils.cp(File.join(repo, "src", "export", f), File.join(stage, "src", "export")) }
   Dir.glob("**/*.{h,hpp}", base: File.join(repo, "include")).each do |f|
     FileUtils.mkdir_p(File.join(stage, "include", File.dirname(f)))
     FileUtils.cp(File.join(repo, "include", f), File.join(stage, "include", f))

@@ -5,7 +5,7 @@
 #    C sources.
 # 2. `gem install` of it into a temporary GEM_HOME, from outside the repository, with no
 #    HARK_BUILD_DIR: the extension is compiled from the gem's own files (nothing of the
-#    repository's build is used).
+#    repository's build is used), the flight recorder (Hark::Recorder) included.
 # 3. extconf.rb of the unpacked gem still finds PCRE2 when pkg-config is not there.
 # 4. Rails 7.2's notification, subscriber and log subscriber tests (the 78) and
 #    ActiveRecord's log subscriber and instrumentation tests, with `-r hark/rails`
@@ -36,7 +36,8 @@ mv "$gem_file" "$tmp/"
 gem_file="$tmp/hark-$version.gem"
 contents=$(tar -xOf "$gem_file" data.tar.gz | tar -tz)
 for f in ext/hark/extconf.rb ext/hark/libhark/include/hark.h ext/hark/libhark/src/core/notifier.c \
-         ext/hark/libhark/src/util/alloc.c ext/hark/libhark/src/subscriber/log_subscriber.c lib/hark/rails.rb; do
+         ext/hark/libhark/src/util/alloc.c ext/hark/libhark/src/subscriber/log_subscriber.c lib/hark/rails.rb \
+         ext/hark/libhark/src/export/recorder/record.c ext/hark/libhark/src/export/attach.c lib/hark/recorder.rb; do
   grep -qx "$f" <<<"$contents" || { echo "gem_check: the gem lacks $f"; exit 1; }
 done
 echo "gem_check: $(wc -l <<<"$contents") files, $(grep -c '^ext/hark/libhark/src/.*\.c$' <<<"$contents") of them hark's C sources"
@@ -50,6 +51,10 @@ echo "gem_check: gem install into $GEM_HOME"
 installed=$(ls -d "$GEM_HOME"/gems/hark-"$version")
 grep -q 'libhark_core_notifier' "$GEM_HOME"/extensions/*/*/hark-"$version"/gem_make.out ||
   { echo "gem_check: the extension was not built from the gem's library sources"; exit 1; }
+# The flight recorder comes with it (Hark::Recorder, from the gem's export sources).
+grep -q 'libhark_export_recorder_record' "$GEM_HOME"/extensions/*/*/hark-"$version"/gem_make.out &&
+  (cd "$tmp" && env -u RUBYLIB -u RUBYOPT ruby -e 'require "hark"; exit(Hark::Recorder::NATIVE ? 0 : 1)') ||
+  { echo "gem_check: the gem's extension has no flight recorder"; exit 1; }
 
 echo "gem_check: extconf.rb without pkg-config"
 mkdir "$tmp/nopc"

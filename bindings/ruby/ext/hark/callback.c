@@ -126,16 +126,6 @@ static VALUE wall_time(double seconds)
     return rb_time_nano_new((time_t)whole, nsec);
 }
 
-/*
- * The rctx whose `hp` a callback received. hark passes the payload pointer it was
- * given through unchanged to every subscriber (include/hark/payload.h), and every
- * event on a fanout's notifier (its own, never shared) carries an rctx's `hp`.
- */
-static rctx *ctx_of(hark_payload *p)
-{
-    return p ? (rctx *)((char *)p - offsetof(rctx, hp)) : NULL;
-}
-
 /* publish's call: recv.mid(name, *args). */
 static int invoke_publish(rctx *c, VALUE recv, ID mid)
 {

@@ -50,10 +50,15 @@ if use_bundled
   # public headers, util's and its own; no journald sink (libsystemd is not required).
   layer_dirs = %w[util core logger logger/sinks logger/async subscriber].map { |l| File.join(src, l) }
   layer_dirs.each { |d| abort "hark: #{d} missing from the gem" unless File.directory?(d) }
-  $INCFLAGS << " -I#{File.join(src, 'util')} -I#{File.join(src, 'logger')}"
+  # The flight recorder (Hark::Recorder): its folder of the export layer and the two
+  # export files it builds on (see hark.gemspec); the rest of hark::export is not used.
+  recorder_files = Dir.glob(File.join(src, "export", "recorder", "*.c")) +
+                   %w[attach.c chrome_event.c].map { |f| File.join(src, "export", f) }
+  recorder_files = [] unless recorder_files.all? { |f| File.exist?(f) }
+  $INCFLAGS << " -I#{File.join(src, 'util')} -I#{File.join(src, 'logger')} -I#{File.join(src, 'export')}"
   wrappers = []
-  layer_dirs.each do |dir|
-    Dir.glob(File.join(dir, "*.c")).sort.each do |c|
+  (layer_dirs.flat_map { |dir| Dir.glob(File.join(dir, "*.c")).sort } + recorder_files.sort).then do |files|
+    files.each do |c|
       rel = c.delete_prefix("#{src}/").delete_suffix(".c")
       name = "libhark_#{rel.tr('/', '_')}.c"
       File.write(name, <<~C)
@@ -73,6 +78,7 @@ if use_bundled
     $DLDFLAGS << " -Wl,--version-script=#{File.expand_path('hark_ext.map')}"
   end
   $defs << "-DHAVE_HARK_MATCH" # the bundled library is the one these sources belong to
+  $defs << "-DHAVE_HARK_RECORDER" unless recorder_files.empty?
 else
   build = ENV.fetch("HARK_BUILD_DIR", File.join(root, "build"))
   include_dir = File.join(root, "include")
@@ -80,6 +86,13 @@ else
   abort "hark: #{lib} not found; run `make ruby` (or build libhark) first, or install the gem" unless File.exist?(lib)
   abort "hark: #{include_dir}/hark.h not found" unless File.exist?(File.join(include_dir, "hark.h"))
   $INCFLAGS << " -I#{include_dir}"
+  # The flight recorder (Hark::Recorder) from libhark-export.a when it was built: only
+  # its objects are taken from the archive (nothing of libmicrohttpd or libcurl).
+  export_lib = File.join(build, "libhark-export.a")
+  if File.exist?(export_lib)
+    $LOCAL_LIBS << " #{export_lib}"
+    $defs << "-DHAVE_HARK_RECORDER"
+  end
   $LOCAL_LIBS << " #{lib} -lpthread"
   # What libhark.a itself needs (its hark.pc's Requires.private: PCRE2, libsystemd ...).
   pc = File.join(build, "hark.pc")
@@ -110,5 +123,5 @@ hark_headers = Dir.glob(File.join(include_dir, "**", "*.h")).sort
 File.open("Makefile", "a") do |mk|
   mk.puts
   mk.puts "$(OBJS): #{hark_headers.join(' ')}"
-  mk.puts "$(TARGET_SO): #{lib}"
+  mk.puts "$(TARGET_SO): #{[lib, export_lib].compact.select { |l| File.exist?(l) }.join(' ')}"
 end

@@ -219,6 +219,10 @@ VALUE handle_listening(VALUE self);
 VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
 
+/* recorder.c: Hark::Recorder (a stand-in without the recorder when libhark-export
+ * was not there at build time). */
+void recorder_init(void);
+
 /* rails.c */
 void rails_init_ids(void);
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks);
@@ -226,6 +230,16 @@ VALUE hark_notifier_changed(VALUE mod);
 
 /* definer.c */
 VALUE hark_hook_definers(VALUE mod, VALUE hooks, VALUE receiver, VALUE names);
+
+/*
+ * The rctx whose `hp` a callback received. hark passes the payload pointer it was
+ * given through unchanged to every subscriber (include/hark/payload.h), and every
+ * event on a fanout's notifier (its own, never shared) carries an rctx's `hp`.
+ */
+static inline rctx *ctx_of(hark_payload *p)
+{
+    return p ? (rctx *)((char *)p - offsetof(rctx, hp)) : NULL;
+}
 
 /* Makes c this thread's current event (the one hark's callbacks and clocks find) for
  * one hark call; returns the previous one, for ctx_leave. Events nest: a subscriber
