@@ -163,6 +163,14 @@ static bool attr(void *ctx, hark_payload_step step, const hark_payload_visit *v)
 void hark__otlp_attrs(hark__wire *b, unsigned field, const hark_payload *p, unsigned *dropped,
                       const hark_field **error)
 {
-    attrs_walk w = {.b = b, .field = field, .dropped = dropped, .error = error};
+    if (!p || !p->count)
+        return; /* a span of an empty payload: nothing to walk */
+    /* The positions are written when a payload is entered, before they are read. */
+    attrs_walk w;
+    w.b = b;
+    w.field = field;
+    w.dropped = dropped;
+    w.error = error;
+    w.skip = 0;
     (void)hark_payload_walk(p, SIZE_MAX, attr, &w);
 }
