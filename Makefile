@@ -73,13 +73,17 @@ deps:
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
+# --no-print-directory: the generated Makefiles call make recursively, and each
+# level would say which directory it enters and leaves.
 build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 # The fast tier: everything but the tests labelled `integration`, which start real
 # outside tools (Prometheus, lttng-sessiond, Ruby); `make check` runs those too.
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
+# Quiet (tests/fast.sh): the configure and build logs are shown when they fail,
+# a failing test's output in full, then CTest's summary.
+test: deps
+	@bash tests/fast.sh $(BUILD) $(JOBS) $(CMAKE_FLAGS)
 
 # The OTLP receiver test decodes with OpenTelemetry's own codec: its npm packages,
 # pinned in tests/export/otlp/package-lock.json, are installed there by `npm ci`.
