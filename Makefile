@@ -150,27 +150,37 @@ RUBY_TEST_PATHS = -I $(RUBY_LIB) \
                   $(foreach d,activesupport activemodel activerecord actionpack actionview railties,-I $(RAILS72)/$(d)/lib) \
                   $(foreach g,$(wildcard $(RAILS72)/gems/*/lib),-I $(g))
 
+# ActionPack's, ActionView's and railties' 7.2 test files that ruby-test runs on hark's
+# fanout: every one that subscribes or asserts on instrumentation or log output (log
+# subscribers, runtimes, routing, CSRF and unpermitted-parameter logs, log_at), and all of
+# actionview/test/activerecord (bindings/ruby/test/pack_suite.sh runs every file of the
+# three both ways).
+RUBY_PACK_TESTS = $(addprefix actionpack/test/controller/,caching_test.rb live_stream_test.rb \
+                    log_subscriber_test.rb logging_test.rb mime/respond_to_test.rb \
+                    parameters/always_permitted_parameters_test.rb \
+                    parameters/log_on_unpermitted_params_test.rb \
+                    parameters/raise_on_unpermitted_params_test.rb redirect_test.rb \
+                    request_forgery_protection_test.rb send_file_test.rb) \
+                  $(addprefix actionpack/test/dispatch/,middleware_stack_test.rb \
+                    routing/instrumentation_test.rb routing/log_subscriber_test.rb server_timing_test.rb) \
+                  $(patsubst $(RAILS72)/%,%,$(sort $(wildcard $(RAILS72)/actionview/test/activerecord/*_test.rb))) \
+                  actionview/test/template/log_subscriber_test.rb railties/test/rack_logger_test.rb
+
 # The extension's own tests; Rails 7.2's notification, subscriber and log subscriber
-# tests and ActiveRecord's (RUBY_AR_TESTS) with hark/rails loaded, each run ending with a
-# line proving that the fanout under test was hark's (every run must say so); the gem
+# tests, ActiveRecord's (RUBY_AR_TESTS) and ActionPack's, ActionView's and railties'
+# (RUBY_PACK_TESTS) with hark/rails loaded, each file's run ending with a line proving
+# that the fanout under test was hark's (every run must say so: proved_run.sh); the gem
 # built, installed into a temporary GEM_HOME and run the same way (gem_check.sh); the
 # ASan pass.
 ruby-test: ruby
 	@if [ -z "$(RAILS72)" ]; then echo "ruby-test: no ../shared/rails-7.2: Rails' own tests NOT run"; exit 1; fi
 	ruby $(RUBY_TEST_PATHS) -I bindings/ruby/test \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
-	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
-	  $(RAILS72)/run-tests.sh >$(BUILD)/ruby-rails-tests.log 2>&1; \
-	  rc=$$?; cat $(BUILD)/ruby-rails-tests.log; \
-	  proofs=$$(grep -c '^HARK-PROOF ok' $(BUILD)/ruby-rails-tests.log); \
-	  echo "ruby-test: Rails run exit $$rc, $$proofs of 5 runs proved hark's fanout"; \
-	  [ "$$rc" = 0 ] && [ "$$proofs" = 5 ]
-	RAILS_TEST_RUBYOPTS="-I $(RUBY_LIB) -r hark/rails -r $(CURDIR)/bindings/ruby/test/rails_proof.rb" \
-	  $(RAILS72)/run-ar-tests.sh $(RUBY_AR_TESTS) >$(BUILD)/ruby-ar-tests.log 2>&1; \
-	  rc=$$?; cat $(BUILD)/ruby-ar-tests.log; \
-	  proofs=$$(grep -c '^HARK-PROOF ok' $(BUILD)/ruby-ar-tests.log); \
-	  echo "ruby-test: ActiveRecord run exit $$rc, $$proofs of $(words $(RUBY_AR_TESTS)) runs proved hark's fanout"; \
-	  [ "$$rc" = 0 ] && [ "$$proofs" = $(words $(RUBY_AR_TESTS)) ]
+	bash bindings/ruby/test/proved_run.sh ActiveSupport $(BUILD)/ruby-rails-tests.log $(RAILS72)/run-tests.sh
+	bash bindings/ruby/test/proved_run.sh ActiveRecord $(BUILD)/ruby-ar-tests.log $(RAILS72)/run-ar-tests.sh \
+	  $(RUBY_AR_TESTS)
+	bash bindings/ruby/test/proved_run.sh ActionPack/ActionView/railties $(BUILD)/ruby-pack-tests.log \
+	  $(RAILS72)/run-pack-tests.sh $(RUBY_PACK_TESTS)
 	$(MAKE) --no-print-directory ruby-gem-check
 	$(MAKE) --no-print-directory ruby-asan
 

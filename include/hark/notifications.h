@@ -342,9 +342,11 @@ static inline uint32_t hark_topic_state(const hark_topic *t)
 }
 
 /*
- * Like hark_enabled() but exact: when the topic polls dynamic subscribers, asks
- * them, and answers false when every one is silenced (Rails' listening?).
- * Thread-safety: safe.
+ * Like hark_enabled() but exact: when the topic polls subscribers (HARK_STATE_POLL),
+ * walks its listeners in listener order (exact subscriptions, then patterns, each in
+ * registration order) until one takes part, asking each polled one it meets, as
+ * Rails' listening? does; answers false when every one is silenced. A topic with no
+ * polled subscriber asks nobody. Thread-safety: safe.
  */
 HARK_API bool hark_listening(hark_topic *t);
 

@@ -12,16 +12,16 @@ bool hark_listening(hark_topic *t)
     if (!t)
         return false;
     uint32_t state = hark_topic_state(t);
-    if (state & HARK_STATE_ACTIVE)
-        return true;
-    if (!state)
-        return false;
-    /* Only polled members could make it true: ask them, as Rails' listening? does. */
+    if (!(state & HARK_STATE_POLL))
+        return state != 0;
+    /* Polled members: as Rails' listening? does, walk the listeners in listener order
+     * until one takes part, asking each polled one met on the way (a member that is
+     * never silenced, or whose cached answer is "not silenced", ends it unasked). */
     bool listening = false;
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     for (uint32_t i = 0; snap && i < snap->entry_count && !listening; i++) {
-        const struct hark__entry *e = &snap->entries[i];
+        const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
         listening = e->sub->silence == HARK_SILENCE_NEVER || !entry_silenced(e, t->name);
     }
     hark__read_exit(bank);

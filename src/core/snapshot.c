@@ -5,7 +5,9 @@
  * followed by the matching regex/all subscriptions, each in registration order.
  * Groups run in the order their kind first appears among non-silenceable
  * listeners, then kinds that appear only among silenceable ones; inside a group
- * the non-silenceable members come first, then the silenceable ones.
+ * the non-silenceable members come first, then the silenceable ones. The silenceable
+ * members are asked (laid out) group by group in the order their kind first appears
+ * among the silenceable listeners, as Rails builds its silenceable groups.
  */
 #include "internal.h"
 #include "alloc.h"
@@ -57,6 +59,28 @@ static unsigned group_order(hark_kind order[HARK_KIND_COUNT], hark__sub **list, 
     return kinds;
 }
 
+/* Group indices (into `order`) in the order their kind first appears among the
+ * silenceable listeners, then the groups that have none. */
+static void ask_order(uint32_t out[HARK_KIND_COUNT], const hark_kind order[HARK_KIND_COUNT],
+                      uint32_t group_count, hark__sub **list, size_t n)
+{
+    uint32_t k = 0;
+    bool placed[HARK_KIND_COUNT] = {false};
+    for (size_t i = 0; i < n; i++) {
+        if (!silenceable(list[i]))
+            continue;
+        for (uint32_t g = 0; g < group_count; g++) {
+            if (order[g] == list[i]->kind && !placed[g]) {
+                placed[g] = true;
+                out[k++] = g;
+            }
+        }
+    }
+    for (uint32_t g = 0; g < group_count; g++)
+        if (!placed[g])
+            out[k++] = g;
+}
+
 /*
  * A cached subscription's answer for the topic: the one already in the current
  * snapshot when it is there (rebuilding for someone else's change is no reason to
@@ -97,13 +121,17 @@ int hark__snapshot_build(struct hark__snapshot **out, const hark_topic *t,
     snap->listener_order = listener_order;
     hark_kind order[HARK_KIND_COUNT];
     snap->group_count = group_order(order, list, n);
-    /* Every group's members that always take part, then every group's silenceable
-     * ones (in the same group order), each kind in listener order. */
+    uint32_t asked[HARK_KIND_COUNT];
+    ask_order(asked, order, snap->group_count, list, n);
+    /* Every group's members that always take part (in group order), then every
+     * group's silenceable ones (in the order they are asked), each kind in listener
+     * order. */
     uint32_t e = 0;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1)
             snap->silenceable_first = &snap->entries[e];
-        for (uint32_t g = 0; g < snap->group_count; g++) {
+        for (uint32_t k = 0; k < snap->group_count; k++) {
+            uint32_t g = pass == 0 ? k : asked[k];
             struct hark__group *group = &snap->groups[g];
             group->kind = (uint8_t)order[g];
             if (pass == 0)

@@ -307,6 +307,76 @@ static void test_listening_and_publish_respect_silence(void **state)
     assert_int_equal(d.events, 1);
 }
 
+/* Questions in the order they were asked (test_asked_in_rails_order only). */
+static char asks[256];
+
+static bool ask_logged(const char *name, void *data)
+{
+    strcat(asks, ((struct sub *)data)->label);
+    strcat(asks, " ");
+    return ask(name, data);
+}
+
+static void subscribe_logged(hark_notifier *n, const char *name, hark_kind kind, struct sub *s)
+{
+    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
+    o.kind = kind;
+    o.pattern = hark_exact(name);
+    o.timed = on_timed;
+    o.start = on_start;
+    o.finish = on_finish;
+    o.silence = HARK_SILENCE_DYNAMIC;
+    o.silenced = ask_logged;
+    o.data = s;
+    hark_subscription_id id = 0;
+    assert_int_equal(hark_subscribe(&id, n, &o), 0);
+}
+
+/* As Rails: building an event asks the silenceable members group by group, in the
+ * order their kind first appears among the silenceable listeners (not the order the
+ * groups run in), each in listener order; hark_listening() walks the listeners in
+ * listener order until one takes part, asking each polled one it meets, also when a
+ * member that is never silenced comes later. */
+static void test_asked_in_rails_order(void **state)
+{
+    hark_notifier *n = *state;
+    struct sub plain = {"P", false, 0, 0, 0, 0}, t_quiet = {"Tq", true, 0, 0, 0, 0},
+               e_open = {"Eo", false, 0, 0, 0, 0}, t_open = {"To", false, 0, 0, 0, 0};
+    /* The evented group runs first (its kind appears first among the plain members),
+     * the timed members are asked first. */
+    subscribe(n, "build", HARK_KIND_EVENTED, HARK_SILENCE_NEVER, &plain);
+    subscribe_logged(n, "build", HARK_KIND_TIMED, &t_quiet);
+    subscribe_logged(n, "build", HARK_KIND_EVENTED, &e_open);
+    subscribe_logged(n, "build", HARK_KIND_TIMED, &t_open);
+    asks[0] = '\0';
+    fire(topic(n, "build"));
+    assert_string_equal(asks, "Tq To Eo ");
+    assert_string_equal(order, "s:P s:Eo f:P f:Eo t:To "); /* groups run evented first */
+
+    /* Only polled members: listening stops at the first open one in listener order. */
+    subscribe_logged(n, "walk", HARK_KIND_TIMED, &t_quiet);
+    subscribe_logged(n, "walk", HARK_KIND_EVENTED, &e_open);
+    subscribe_logged(n, "walk", HARK_KIND_TIMED, &t_open);
+    asks[0] = '\0';
+    assert_true(hark_listening(topic(n, "walk")));
+    assert_string_equal(asks, "Tq Eo ");
+
+    /* A member that is never silenced, after a polled one: the polled one is asked. */
+    subscribe_logged(n, "mixed", HARK_KIND_TIMED, &t_quiet);
+    subscribe(n, "mixed", HARK_KIND_TIMED, HARK_SILENCE_NEVER, &plain);
+    asks[0] = '\0';
+    assert_true(hark_listening(topic(n, "mixed")));
+    assert_string_equal(asks, "Tq ");
+
+    /* Nobody polled: nobody asked. */
+    struct sub cached = {"C", true, 0, 0, 0, 0};
+    subscribe(n, "quiet", HARK_KIND_TIMED, HARK_SILENCE_CACHED, &cached);
+    subscribe(n, "quiet", HARK_KIND_TIMED, HARK_SILENCE_NEVER, &plain);
+    int before = cached.asked;
+    assert_true(hark_listening(topic(n, "quiet")));
+    assert_int_equal(cached.asked, before);
+}
+
 static void test_subscription_silence_changed_targets_one(void **state)
 {
     hark_notifier *n = *state;
@@ -499,6 +569,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_listening_and_publish_respect_silence, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_asked_in_rails_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscription_silence_changed_targets_one, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_change_seen_by_other_thread_next_event, setup,

@@ -60,8 +60,10 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
     }
     hark_topic *t = topic_for(f, argv[0]);
     bool on = hark_enabled(t);
-    if (on && (hark_topic_state(t) & HARK_STATE_ACTIVE) == 0) {
-        /* only polled subscribers: ask them, as Rails' listening? does */
+    if (on && (hark_topic_state(t) & HARK_STATE_POLL)) {
+        /* polled subscribers: ask them, as Rails' listening? does (in listener order,
+         * until one takes part: those before an open one are asked here and again
+         * when the handle is built, as Rails asks them twice) */
         on = ctx_listening(t, argv[0]);
     }
     if (!on) {
