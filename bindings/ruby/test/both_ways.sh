@@ -2,6 +2,8 @@
 # Runs Rails 7.2 test files twice -- on Rails' own fanout and with hark/rails loaded --
 # and lists the files whose summaries differ (every hark run must also prove, through
 # rails_proof.rb, that the fanout under test was hark's).
+#   both_ways.sh as   [RAILS72_DIR [TEST_FILE...]]  ActiveSupport (run-tests.sh; files
+#                     relative to activesupport/; default: every test file)
 #   both_ways.sh ar   [RAILS72_DIR [TEST_FILE...]]  ActiveRecord on SQLite (run-ar-tests.sh;
 #                     files relative to activerecord/; default: every file that subscribes,
 #                     asserts queries or uses log subscribers)
@@ -16,9 +18,10 @@ root=$(cd "$here/../.." && pwd)
 suite=${1:-}
 [ $# -gt 0 ] && shift
 case "$suite" in
+  as) runner=run-tests.sh; need=activesupport ;;
   ar) runner=run-ar-tests.sh; need=activerecord ;;
   pack) runner=run-pack-tests.sh; need=actionpack ;;
-  *) echo "usage: both_ways.sh ar|pack [RAILS72_DIR [TEST_FILE...]]" >&2; exit 2 ;;
+  *) echo "usage: both_ways.sh as|ar|pack [RAILS72_DIR [TEST_FILE...]]" >&2; exit 2 ;;
 esac
 rails=${1:-}
 [ $# -gt 0 ] && shift
@@ -30,7 +33,9 @@ fi
 [ -d "$rails/$need/test" ] || { echo "no Rails 7.2 tree with $need"; exit 1; }
 tests=("$@")
 if [ "${#tests[@]}" -eq 0 ]; then
-  if [ "$suite" = ar ]; then
+  if [ "$suite" = as ]; then
+    mapfile -t tests < <(cd "$rails/activesupport" && find test -name '*_test.rb' | sort)
+  elif [ "$suite" = ar ]; then
     # Files of the other adapters (MySQL, PostgreSQL, Trilogy) do not run on SQLite.
     mapfile -t tests < <(cd "$rails/activerecord" &&
       grep -rlE 'Notifications|assert_queries|assert_no_queries|capture_sql|LogSubscriber|capture_log_output|SQLCounter|subscribe' \

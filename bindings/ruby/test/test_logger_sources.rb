@@ -275,6 +275,13 @@ class TestLoggerSources < Minitest::Test
     assert_equal :class_variable, Hark::Silence::Definers.reader(Located.method(:cvar_logger)).kind
   end
 
+  # ... and are as callable as before: config_accessor stays private.
+  def test_definers_keep_their_visibility
+    assert_raises(NoMethodError) { Class.new { include ActiveSupport::Configurable }.config_accessor :foo }
+    assert Class.public_method_defined?(:class_attribute)
+    assert Module.public_method_defined?(:delegate)
+  end
+
   # A reader hark did not see being made (here: class_attribute called past hark's hook,
   # as for a class loaded before hark/rails) is not followed: asked per event, exact, and
   # the subscription says why.

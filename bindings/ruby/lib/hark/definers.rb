@@ -87,6 +87,14 @@ module Hark
           hooks = Module.new
           Silence.hook_module(hooks)
           Hark._hook_definers(hooks, self, names.map(&:to_s))
+          # As callable as the definer itself (config_accessor is private).
+          names.each do |name|
+            if target.private_method_defined?(name)
+              hooks.send(:private, name)
+            elsif target.protected_method_defined?(name)
+              hooks.send(:protected, name)
+            end
+          end
           target.prepend(hooks)
         end
 
