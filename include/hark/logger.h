@@ -288,6 +288,18 @@ HARK_API int hark_logger_log_at(hark_logger *logger, hark_log_level level, int (
 /* ------------------------------------------------------------------------- */
 
 /*
+ * The trace a line belongs to (W3C Trace Context): the trace id, the span of the
+ * event current on the logging thread, and the trace flags (bit 0: sampled). All
+ * zero when the line belongs to no trace. A tracer stamps a logger's lines with it
+ * (hark/sys/log_trace.h; the OTLP exporter's logger, hark_otlp_logger_new(), does).
+ */
+typedef struct hark_log_trace {
+    uint8_t trace_id[16];
+    uint8_t span_id[8];
+    uint8_t flags;
+} hark_log_trace;
+
+/*
  * What a formatter turns into one line: a structured record. Everything in it is
  * borrowed for the duration of the formatter call. The first four members are
  * always set; the others are zero/NULL when they do not apply.
@@ -314,6 +326,14 @@ typedef struct hark_log_record {
     /* Typed key/value fields: the event payload's. */
     const hark_field *fields;
     size_t field_count;
+    /* `time` in whole nanoseconds since the Unix epoch, exactly (a double of Unix
+     * seconds is 240 ns coarse); 0 when `time` is. Both are taken on the logging
+     * thread as the line is logged, an asynchronous logger included, through the
+     * wall anchor (hark_clock_wall_ns()). */
+    int64_t time_ns;
+    /* The line's trace, taken on the logging thread as it is logged, when the
+     * logger has a trace source (hark/sys/log_trace.h); zero otherwise. */
+    hark_log_trace trace;
 } hark_log_record;
 
 /*

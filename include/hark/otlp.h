@@ -423,13 +423,29 @@ HARK_API int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m);
 HARK_API int32_t hark_otlp_exp_index(size_t bucket);
 
 /*
- * A logger whose lines become OTLP log records of `x`: severity from the level,
- * the message as body, the time of the call, and the trace and span ids of the
- * calling thread's current event (so logs and traces join). The line is the
- * message only (no time or level prefix). Free it with hark_logger_free() before
- * hark_otlp_free(x). Lines wait in a queue of 2048 of their own, exported in
- * batches as spans are. A full queue drops the line and counts it; a line longer
- * than options.span_bytes is cut.
+ * A logger whose lines become OTLP log records of `x`. Each record has:
+ *   - the level as severity (DEBUG 5, INFO 9, WARN 13, ERROR 17, FATAL 21) and
+ *     its name as severity text; the message as body (no time or level prefix);
+ *   - the time the line was logged -- for a line about an event (a log
+ *     subscriber's, hark/sys/log_event.h) the event's end -- and the trace and
+ *     span ids of the event current on the logging thread (so logs and traces
+ *     join). Both are taken on the logging thread as the line is logged, before
+ *     an asynchronous logger (hark_logger_set_async()) queues it, so they hold
+ *     for an asynchronous logger too. The time is put on the wall clock by the
+ *     trace's wall anchor, the one its spans use: a line logged inside an event
+ *     lies within that event's span exactly;
+ *   - as attributes, the record's fields (a log subscriber's event payload,
+ *     typed as span attributes; a failure among them as exception.type and
+ *     exception.message), hark.event and hark.transaction_id for a line about an
+ *     event, thread.id (the writing thread's kernel id) and hark.tags (the
+ *     thread's tags, an array of strings). Attributes that do not fit are left
+ *     out and counted in droppedAttributesCount.
+ * The logger takes records (hark_log_sink.write_record), so a formatter set on it
+ * is not used; its trace source (hark/sys/log_trace.h) is the exporter's. Free it
+ * with hark_logger_free() before hark_otlp_free(x). Lines wait in a queue of 2048
+ * of their own, exported in batches as spans are. A full queue drops the line and
+ * counts it; the body and the attributes share options.span_bytes: a longer body
+ * is cut, and attributes that no longer fit are dropped.
  * Errors: HARK_EINVAL (NULL), HARK_ENOMEM. Thread-safety: safe.
  */
 HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);

@@ -5,7 +5,6 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "alloc.h"
-#include "hark/clock.h"
 #include "hark/event.h"
 
 #include <stdio.h>
@@ -37,39 +36,6 @@ int hark_log_level_parse(const char *name, hark_log_level *out)
         return 0;
     }
     return HARK_EINVAL;
-}
-
-/* Unix seconds of Unix nanoseconds, as exact as a double of them can be (whole
- * seconds and the rest apart). */
-static double ns_to_s(int64_t ns)
-{
-    return (double)(ns / 1000000000) + (double)(ns % 1000000000) * 1e-9;
-}
-
-/* The nearest whole nanosecond of a monotonic reading in seconds. */
-static int64_t s_to_ns(double s)
-{
-    double ns = s * 1e9;
-    return ns > 0 ? (int64_t)(ns + 0.5) : 0;
-}
-
-/* A line's time is hark's monotonic clock through the wall anchor (hark/clock.h),
- * as every wall time hark derives: lines and spans of one request agree to the
- * nanosecond, and with the TSC source a line costs no system call for its time. */
-double hark__log_now(void)
-{
-    return ns_to_s(hark_clock_wall_ns(s_to_ns(hark_clock_monotonic())));
-}
-
-double hark__log_wall_of_monotonic(double mono)
-{
-    return ns_to_s(hark_clock_wall_ns(s_to_ns(mono)));
-}
-
-double hark__log_line_time(const hark_log_event *ev)
-{
-    return ev && ev->end_monotonic > 0 ? hark__log_wall_of_monotonic(ev->end_monotonic)
-                                       : hark__log_now();
 }
 
 /* Writes the prefix into `out` (at least 64 bytes) and returns its length. */

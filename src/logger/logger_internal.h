@@ -117,6 +117,12 @@ struct hark_logger {
     /* Whether the sink takes records (write_record) rather than lines. Relaxed:
      * a line that races with a switch goes to either sink, which both take lines. */
     atomic_bool sink_records;
+
+    /* The trace source (hark/sys/log_trace.h), or NULL; set before other threads
+     * log, as the formatter. */
+    bool (*trace_fn)(hark_log_trace *out, int64_t *wall_offset_ns, int64_t monotonic_ns,
+                     void *data);
+    void *trace_data;
 };
 
 /* A message under construction: hark's one output buffer (buf.h), in the caller's
@@ -186,16 +192,23 @@ static inline void hark__io_unlock(hark_logger *l)
     pthread_mutex_unlock(&l->io_lock);
 }
 
-/* Wall clock in seconds, for formatters: hark's monotonic clock through the wall
- * anchor (hark_clock_wall_ns()). */
+/* log_stamp.c: a line's time and trace, taken on the logging thread. */
+/* Wall clock now in nanoseconds and seconds: hark's monotonic clock through the
+ * wall anchor (hark_clock_wall_ns()). */
+int64_t hark__log_now_ns(void);
 double hark__log_now(void);
-/* The wall time of `mono` (seconds on CLOCK_MONOTONIC, near now) through the wall
- * anchor. */
-double hark__log_wall_of_monotonic(double mono);
-/* The time of a line logged now under `ev` (NULL: none): the event's end when it
- * is known on the monotonic clock, else now. */
+/* Unix seconds of Unix nanoseconds, as exact as a double of them can be. */
+double hark__log_seconds(int64_t ns);
+/*
+ * The time (Unix nanoseconds) of a line of `l` logged now under `ev` (NULL: none)
+ * -- the event's end when it is known on the monotonic clock, else now -- and,
+ * when the logger has a trace source (hark/sys/log_trace.h), the line's trace
+ * into *trace (zeroed when the source gives none; untouched without a source),
+ * and the source's offset puts the time on the wall clock.
+ */
 struct hark_log_event;
-double hark__log_line_time(const struct hark_log_event *ev);
+int64_t hark__log_stamp(const hark_logger *l, const struct hark_log_event *ev,
+                        hark_log_trace *trace);
 
 /*
  * logger.c: how the constructors (logger_new.c) make a logger. hark__logger_alloc()

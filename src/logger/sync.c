@@ -37,7 +37,8 @@ static void record_begin(hark_logger *l, hark_log_record *rec, hark_log_level le
     rec->thread_id = hark_log_thread_id();
     const hark_log_event *ev = hark__log_event_tls();
     /* A line about an event is stamped with the event's end, already measured. */
-    rec->time = hark__log_line_time(ev);
+    rec->time_ns = hark__log_stamp(l, ev, &rec->trace);
+    rec->time = hark__log_seconds(rec->time_ns);
     if (ev && ev->name)
         hark__record_event(rec, ev);
 }

@@ -21,6 +21,7 @@
 #include <hark/logger.h>
 #include <hark/subscriber.h>
 #include <hark/testing.h>
+#include <hark/sys/log_trace.h>
 #include <hark/sys/logger_observer.h>
 #include <hark/sys/reclaim.h>
 
@@ -927,6 +928,10 @@ static void rows_logger(void)
         hark_logger_set_formatter(NULL, NULL, NULL));
     ROW("hark_logger_set_formatter", "NULL formatter (restores the default)", 0,
         hark_logger_set_formatter(lg, NULL, NULL));
+    ROW("hark_logger_set_trace_source", "NULL logger", HARK_EINVAL,
+        hark_logger_set_trace_source(NULL, NULL, NULL));
+    ROW("hark_logger_set_trace_source", "NULL source (removes it)", 0,
+        hark_logger_set_trace_source(lg, NULL, NULL));
 
     ROW("hark_log", "NULL logger", HARK_EINVAL, hark_log(NULL, HARK_LOG_INFO, "x"));
     ROW("hark_log", "level 6", HARK_EINVAL, hark_log(lg, (hark_log_level)6, "x"));

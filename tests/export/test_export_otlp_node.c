@@ -12,6 +12,7 @@
 #include <hark/otlp.h>
 
 #include "otlp_receiver.h"
+#include "otlp_seen.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -25,82 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
 static receiver otlp_rcv;
-
-static void hex(char *out, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-/* ---- what this side instrumented ---------------------------------------------------- */
-
-#define MAX_SPANS 16
-typedef struct seen {
-    char name[64];
-    uint64_t id, parent;
-    char trace_id[33], span_id[17];
-    int64_t duration_ns, wall_end_ns;
-} seen;
-
-static seen spans[MAX_SPANS];
-static int span_count;
-
-static int64_t s_to_ns(double s)
-{
-    return (int64_t)(s * 1e9 + 0.5);
-}
-
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* A monotonic subscriber beside the exporter: the ids and times of every event (as
- * every monotonic subscriber of it receives them), and its trace and span as the
- * exporter sees them (hark_otlp_context_current()). */
-static int on_event(const char *name, double start, double finish, const char *txid,
-                    hark_payload *payload, void *data)
-{
-    (void)txid;
-    (void)payload;
-    (void)data;
-    if (span_count >= MAX_SPANS)
-        return 0;
-    seen *s = &spans[span_count++];
-    snprintf(s->name, sizeof s->name, "%s", name);
-    hark_event_ids ids = hark_current_event_ids();
-    s->id = ids.id;
-    s->parent = ids.parent;
-    hark_trace_context ctx;
-    CHECK(hark_otlp_context_current(&ctx) == 0, "no current context in %s", name);
-    hex(s->trace_id, ctx.trace_id, 16);
-    hex(s->span_id, ctx.span_id, 8);
-    s->duration_ns = s_to_ns(finish) - s_to_ns(start);
-    s->wall_end_ns = wall_ns();
-    return 0;
-}
-
-static const seen *find_id(uint64_t id)
-{
-    for (int i = 0; i < span_count; i++)
-        if (spans[i].id == id)
-            return &spans[i];
-    return NULL;
-}
 
 /* ---- the scenario ------------------------------------------------------------------- */
 
@@ -168,30 +94,6 @@ static int server_block(hark_payload *p, hark_failure *f, void *data)
     return 0;
 }
 
-static void expect_span(str *e, const seen *s, int kind, const char *attrs, const char *error,
-                        const char *parent_override, const char *trace_state)
-{
-    const seen *p = s->parent ? find_id(s->parent) : NULL;
-    add(e,
-        "{\"name\":\"%s\",\"trace_id\":\"%s\",\"span_id\":\"%s\",\"parent_span_id\":\"%s\","
-        "\"kind\":%d,\"duration_ns\":%" PRId64 ",\"wall_end_ns\":\"%" PRId64
-        "\",\"trace_state\":\"%s\",\"attributes\":{%s}%s%s},",
-        s->name, s->trace_id, s->span_id,
-        parent_override ? parent_override
-        : p             ? p->span_id
-                        : "",
-        kind, s->duration_ns, s->wall_end_ns, trace_state ? trace_state : "", attrs,
-        error ? ",\"error\":" : "", error ? error : "");
-}
-
-static const seen *by_name(const char *name)
-{
-    for (int i = 0; i < span_count; i++)
-        if (!strcmp(spans[i].name, name))
-            return &spans[i];
-    return NULL;
-}
-
 static void run_mode(bool json, bool gzip)
 {
     printf("# mode: %s%s\n", json ? "http/json" : "http/protobuf", gzip ? " + gzip" : "");
@@ -220,7 +122,7 @@ static void run_mode(bool json, bool gzip)
     CHECK(hark_otlp_attach(NULL, x, c.n, hark_all()) == 0, "attach");
     hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
     so.kind = HARK_KIND_MONOTONIC;
-    so.timed = on_event;
+    so.timed = on_seen_event;
     so.pattern = hark_all();
     CHECK(hark_subscribe(NULL, c.n, &so) == 0, "subscribe");
     CHECK(hark_otlp_logger_new(&c.log, x) == 0, "logger");
@@ -425,15 +327,9 @@ static void run_drop(void)
 
 int main(int argc, char **argv)
 {
-    const char *script = argc > 1 ? argv[1] : HARK_OTLP_RECEIVER_JS;
-    if (!receiver_available(script))
-        return 77;
-    signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (receiver_start(&otlp_rcv, script, NULL, 0) != 0) {
-        fprintf(stderr, "the receiver did not start\n");
-        return 1;
-    }
+    int rc = receiver_main_start(&otlp_rcv, argc, argv, HARK_OTLP_RECEIVER_JS);
+    if (rc)
+        return rc;
     run_mode(false, false);
     run_mode(false, true);
     run_mode(true, false);

@@ -139,6 +139,25 @@ static long receiver_post(const receiver *r, const char *path, const char *body,
     return status;
 }
 
+/* The start of a receiver test's main(): the receiver's script is argv[1], else
+ * `default_script`; skipped without node or its packages; SIGPIPE ignored,
+ * libcurl set up, the receiver started over plain HTTP. Returns 0 to go on, or the
+ * exit status: 77 (skipped) or 1 (it did not start). */
+static inline int receiver_main_start(receiver *r, int argc, char **argv,
+                                      const char *default_script)
+{
+    const char *script = argc > 1 ? argv[1] : default_script;
+    if (!receiver_available(script))
+        return 77;
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (receiver_start(r, script, NULL, 0) != 0) {
+        fprintf(stderr, "the receiver did not start\n");
+        return 1;
+    }
+    return 0;
+}
+
 /* Asks the receiver to quit and waits for it (killed if it does not answer). */
 static void receiver_stop(receiver *r)
 {

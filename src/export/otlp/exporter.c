@@ -247,7 +247,7 @@ int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
     int rc = hark_logger_new_sink(&l, &sink);
     if (rc)
         return rc;
-    rc = hark_logger_set_formatter(l, hark__otlp_log_format(), NULL);
+    rc = hark__otlp_logger_trace(l);
     if (rc) {
         hark_logger_free(l);
         return rc;

@@ -1,7 +1,7 @@
 /*
  * Internal: log records (logs.c) -- the sink of an OTLP logger, which queues each
- * line as a log record on the logging thread, and the encoder that turns a batch
- * of records into an ExportLogsServiceRequest.
+ * line's record (time and trace taken on the logging thread) as a log record, and
+ * the encoder that turns a batch of them into an ExportLogsServiceRequest.
  */
 #ifndef HARK_OTLP_LOGS_H
 #define HARK_OTLP_LOGS_H
@@ -11,13 +11,15 @@
 
 #include "hark/logger.h"
 
-/* A log line in the queue: this header, then the body. */
+/* A log record in the queue: this header, then the body, then the attributes
+ * (LogRecord field 6 records, protobuf). */
 typedef struct hark__log_rec {
-    int64_t time_ns; /* Unix */
+    int64_t time_ns; /* Unix, as the logging thread took it */
     uint8_t trace_id[16];
-    uint64_t span;
-    uint32_t body_len;
-    uint8_t level, has_trace, sampled;
+    uint8_t span_id[8];
+    uint32_t body_len, attr_len;
+    uint16_t dropped_attrs;
+    uint8_t level, has_trace, flags;
 } hark__log_rec;
 
 typedef struct hark__otlp_logs {
@@ -25,10 +27,11 @@ typedef struct hark__otlp_logs {
     const hark__otlp_resource *resource;
 } hark__otlp_logs;
 
-/* The sink table of a logger writing into `logs`. */
+/* The sink table of a logger writing into `logs`: it takes records. */
 void hark__otlp_log_sink(hark_log_sink *sink, hark__otlp_logs *logs);
-/* The line formatter such a logger uses. */
-hark_log_format_fn hark__otlp_log_format(void);
+/* Makes the calling thread's trace (context.h) the trace source of `l`
+ * (hark/sys/log_trace.h); 0 or hark_logger_set_trace_source()'s error. */
+int hark__otlp_logger_trace(hark_logger *l);
 
 /* hark__otlp_encode_fn of the logs stream: `ctx` is the hark__otlp_logs. */
 ptrdiff_t hark__otlp_logs_encode(void *ctx, hark__wire *out, void *const *recs, size_t n);

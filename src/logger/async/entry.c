@@ -26,17 +26,23 @@ static size_t cap_value(const char *s)
 
 /* The record part of a structured line: time, thread, event, fields. Returns the
  * bytes it adds to the entry. */
-size_t hark__entry_meta_record(struct meta *m)
+size_t hark__entry_meta_record(const hark_logger *l, struct meta *m)
 {
     const hark_log_event *ev = hark__log_event_tls();
     memset(&m->rec, 0, sizeof m->rec);
     m->head.flags = HAS_TIME | HAS_RECORD;
-    m->time = hark__log_line_time(ev);
+    /* The time and the trace of the line are taken here, on the logging thread:
+     * the writer thread knows neither. */
+    m->time_ns = hark__log_stamp(l, ev, &m->trace);
+    size_t bytes = sizeof m->time_ns + sizeof m->rec + 2;
+    if (HARK_UNLIKELY(l->trace_fn != NULL)) {
+        m->head.flags |= HAS_TRACE;
+        bytes += sizeof m->trace;
+    }
     m->rec.thread_id = hark_log_thread_id();
     m->event = m->txid = NULL;
     m->fields = NULL;
     m->field_total = m->field_bytes = 0;
-    size_t bytes = sizeof m->time + sizeof m->rec + 2;
     if (!ev || !ev->name)
         return bytes;
     m->event = ev->name;
@@ -165,9 +171,11 @@ static void put_fields(struct cursor *c, const struct meta *m)
 void hark__entry_put_meta_rest(struct cursor *c, const struct meta *m)
 {
     if (m->head.flags & HAS_TIME)
-        put(c, &m->time, sizeof m->time);
+        put(c, &m->time_ns, sizeof m->time_ns);
     if (m->head.flags & HAS_RECORD)
         put(c, &m->rec, sizeof m->rec);
+    if (m->head.flags & HAS_TRACE)
+        put(c, &m->trace, sizeof m->trace);
     for (size_t i = 0; i < m->head.tag_count; i++)
         put_str(c, m->tags[i], m->tag_len[i]);
     if (m->head.flags & HAS_RECORD) {
@@ -205,11 +213,14 @@ static int write_direct(hark_logger *l, const struct meta *m, const char *text, 
     if (rc != 0)
         return rc;
     hark_log_record rec = {.level = (hark_log_level)m->head.level,
-                           .time = m->head.flags & HAS_TIME ? m->time : 0,
+                           .time = m->head.flags & HAS_TIME ? hark__log_seconds(m->time_ns) : 0,
+                           .time_ns = m->head.flags & HAS_TIME ? m->time_ns : 0,
                            .message = text,
                            .length = len,
                            .tags = m->tags,
                            .tag_count = m->head.tag_count};
+    if (m->head.flags & HAS_TRACE)
+        rec.trace = m->trace;
     if (m->head.flags & HAS_RECORD) {
         const hark_log_event *ev = hark__log_event_tls();
         rec.thread_id = m->rec.thread_id;

@@ -11,7 +11,8 @@
 struct meta {
     struct entry head;
     struct entry_record rec;
-    double time;
+    int64_t time_ns; /* Unix */
+    hark_log_trace trace;
     const char *const *tags;
     size_t tag_len[HARK_LOG_TAGS_MAX];
     const char *event, *txid;
@@ -51,9 +52,9 @@ static inline void put_str(struct cursor *c, const char *s, size_t n)
     put(c, "", 1);
 }
 
-/* entry.c: the record part of a structured line: time, thread, event, fields.
- * Returns the bytes it adds to the entry. */
-size_t hark__entry_meta_record(struct meta *m);
+/* entry.c: the record part of a structured line of `l`: time, thread, trace,
+ * event, fields. Returns the bytes it adds to the entry. */
+size_t hark__entry_meta_record(const hark_logger *l, struct meta *m);
 /* entry.c: the optional parts of an entry's metadata (time, record, tags). */
 void hark__entry_put_meta_rest(struct cursor *c, const struct meta *m);
 
@@ -74,11 +75,11 @@ static inline size_t meta_init(hark_logger *l, struct meta *m, hark_log_level le
         bytes += m->tag_len[i] + 1;
     }
     if (HARK_UNLIKELY(hark__logger_structured(l)))
-        return bytes + hark__entry_meta_record(m);
+        return bytes + hark__entry_meta_record(l, m);
     if (l->format_flags & HARK_LOG_FORMAT_TIME) {
         m->head.flags = HAS_TIME;
-        m->time = hark__log_now();
-        bytes += sizeof m->time;
+        m->time_ns = hark__log_now_ns();
+        bytes += sizeof m->time_ns;
     }
     return bytes;
 }

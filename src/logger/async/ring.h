@@ -38,11 +38,12 @@
  * arguments, or an interned format (a struct hark__fmt pointer) with them. */
 enum { KIND_TEXT = 0, KIND_ARGS = 1, KIND_FMT = 2, KIND_SITE = 3 };
 /* The optional parts an entry has. */
-enum { HAS_TIME = 1, HAS_RECORD = 2 };
+enum { HAS_TIME = 1, HAS_RECORD = 2, HAS_TRACE = 4 };
 
 /*
- * The fixed head of every entry. Then, in this order: the time (a double, with
- * HAS_TIME); a struct entry_record (HAS_RECORD); the tags ("tag\0" each); the
+ * The fixed head of every entry. Then, in this order: the time (Unix nanoseconds,
+ * an int64_t, with HAS_TIME); a struct entry_record (HAS_RECORD); the line's trace
+ * (a hark_log_trace, with HAS_TRACE: the logger has a trace source); the tags ("tag\0" each); the
  * event name and transaction id ("\0" each) and the fields (HAS_RECORD); and the
  * message "\0" (TEXT), the format "\0" and the arguments (ARGS), or the format
  * pointer and the arguments (FMT: an interned format; SITE: a HARK_LOGF call

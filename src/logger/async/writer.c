@@ -95,16 +95,22 @@ static void write_entry(struct hark__async *a, const char *e)
     struct entry head;
     memcpy(&head, e, sizeof head);
     const char *p = e + sizeof head;
-    double time = 0;
+    int64_t time_ns = 0;
     if (head.flags & HAS_TIME) {
-        memcpy(&time, p, sizeof time);
-        p += sizeof time;
+        memcpy(&time_ns, p, sizeof time_ns);
+        p += sizeof time_ns;
     }
     struct entry_record rec;
     memset(&rec, 0, sizeof rec);
     if (head.flags & HAS_RECORD) {
         memcpy(&rec, p, sizeof rec);
         p += sizeof rec;
+    }
+    hark_log_trace trace;
+    memset(&trace, 0, sizeof trace);
+    if (head.flags & HAS_TRACE) {
+        memcpy(&trace, p, sizeof trace);
+        p += sizeof trace;
     }
     const char *tags[HARK_LOG_TAGS_MAX];
     for (size_t i = 0; i < head.tag_count && i < HARK_LOG_TAGS_MAX; i++) {
@@ -143,7 +149,9 @@ static void write_entry(struct hark__async *a, const char *e)
         mlen = a->msg.out.len;
     }
     hark_log_record r = {.level = (hark_log_level)head.level,
-                         .time = time,
+                         .time = time_ns ? hark__log_seconds(time_ns) : 0,
+                         .time_ns = time_ns,
+                         .trace = trace,
                          .message = msg,
                          .length = mlen,
                          .thread_id = rec.thread_id,
@@ -169,8 +177,10 @@ static void report_dropped(struct hark__async *a)
     char text[64];
     int len = snprintf(text, sizeof text, "%llu line%s dropped", (unsigned long long)n,
                        n == 1 ? "" : "s");
+    int64_t now = hark__log_now_ns();
     hark_log_record rec = {.level = HARK_LOG_WARN,
-                           .time = hark__log_now(),
+                           .time = hark__log_seconds(now),
+                           .time_ns = now,
                            .message = text,
                            .length = (size_t)len,
                            .thread_id = hark_log_thread_id()};

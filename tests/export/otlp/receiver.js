@@ -130,6 +130,7 @@ function anyValue(v) {
   if ('boolValue' in v) return { type: 'bool', value: v.boolValue };
   if ('intValue' in v) return { type: 'int', value: String(v.intValue) };
   if ('doubleValue' in v) return { type: 'double', value: v.doubleValue };
+  if ('arrayValue' in v) return { type: 'array', value: ((v.arrayValue && v.arrayValue.values) || []).map(anyValue) };
   if ('kvlistValue' in v) {
     const o = {};
     for (const kv of v.kvlistValue.values || []) o[kv.key] = anyValue(kv.value);
@@ -364,8 +365,24 @@ function checkLogs(exp, fail) {
     if (l.severityNumber !== e.severity) fail(`log "${e.body}": severity ${l.severityNumber}, expected ${e.severity}`);
     if ((l.traceId || '') !== (e.trace_id || '')) fail(`log "${e.body}": trace ${l.traceId}, expected ${e.trace_id}`);
     if ((l.spanId || '') !== (e.span_id || '')) fail(`log "${e.body}": span ${l.spanId}, expected ${e.span_id}`);
-    if (e.trace_id && !received.spans.some((s) => s.traceId === l.traceId && s.spanId === l.spanId))
-      fail(`log "${e.body}": its span ${l.spanId} was not received`);
+    const span = received.spans.find((s) => s.traceId === l.traceId && s.spanId === l.spanId);
+    if (e.trace_id && !span) fail(`log "${e.body}": its span ${l.spanId} was not received`);
+    // The line was logged inside its event: its time lies within the span.
+    if (e.inside_span && span) {
+      const t = BigInt(l.timeUnixNano);
+      if (t < BigInt(span.startTimeUnixNano) || t > BigInt(span.endTimeUnixNano))
+        fail(`log "${e.body}": time ${t} outside its span ${span.name} [${span.startTimeUnixNano}, ${span.endTimeUnixNano}]`);
+    }
+    if (e.wall_ns) {
+      const d = BigInt(l.timeUnixNano) - BigInt(e.wall_ns);
+      if (d > 2000000000n || d < -2000000000n) fail(`log "${e.body}": time ${l.timeUnixNano} is ${d} ns from the wall clock when logged`);
+    }
+    for (const [k, v] of Object.entries(e.attributes || {})) {
+      const a = attrs(l.attributes);
+      if (JSON.stringify(a[k]) !== JSON.stringify(v)) fail(`log "${e.body}": attribute ${k} = ${JSON.stringify(a[k])}, expected ${JSON.stringify(v)}`);
+    }
+    if (e.dropped_attributes !== undefined && (l.droppedAttributesCount || 0) !== e.dropped_attributes)
+      fail(`log "${e.body}": ${l.droppedAttributesCount || 0} attributes dropped, expected ${e.dropped_attributes}`);
   }
 }
 

@@ -34,7 +34,7 @@
 typedef struct rrecorder {
     hark_recorder *r;
     int nkeys;
-    VALUE keys[HARK_RECORDER_PAYLOAD_FIELDS]; /* Symbols (or Strings) of payload_keys: */
+    VALUE keys[HARK_RECORDER_PAYLOAD_FIELDS];  /* Symbols (or Strings) of payload_keys: */
     char *names[HARK_RECORDER_PAYLOAD_FIELDS]; /* their names, for the record */
 } rrecorder;
 
@@ -183,8 +183,8 @@ static void payload_hook(const hark_event *ev, hark_payload *out, char *buf, voi
     }
     /* As Rails records a failure: [class name, message]. */
     VALUE e = rb_hash_lookup2(c->payload, ID2SYM(id_exception), Qundef);
-    if (RB_TYPE_P(e, T_ARRAY) && RARRAY_LEN(e) == 2 &&
-        RB_TYPE_P(RARRAY_AREF(e, 0), T_STRING) && RB_TYPE_P(RARRAY_AREF(e, 1), T_STRING)) {
+    if (RB_TYPE_P(e, T_ARRAY) && RARRAY_LEN(e) == 2 && RB_TYPE_P(RARRAY_AREF(e, 0), T_STRING) &&
+        RB_TYPE_P(RARRAY_AREF(e, 1), T_STRING)) {
         const char *type = copy_str(&l, RARRAY_AREF(e, 0));
         const char *message = copy_str(&l, RARRAY_AREF(e, 1));
         if (type)
@@ -255,7 +255,8 @@ static hark_pattern pattern_of(VALUE pattern, VALUE *keep)
         *keep = src;
         return hark_regex(StringValueCStr(*keep));
     }
-    rb_raise(rb_eTypeError, "hark: a recorder's pattern is nil, a String or a Regexp, not %" PRIsVALUE,
+    rb_raise(rb_eTypeError,
+             "hark: a recorder's pattern is nil, a String or a Regexp, not %" PRIsVALUE,
              rb_obj_class(pattern));
 }
 
@@ -384,9 +385,8 @@ static VALUE rec_dump_on_crash(VALUE self, VALUE fd, VALUE format)
 static VALUE rec_dump_on_signal(VALUE self, VALUE signo, VALUE path, VALUE format)
 {
     rrecorder *rr = get_rec(self);
-    int rc = hark_recorder_dump_on_signal(rr->r, NUM2INT(signo),
-                                          NIL_P(path) ? NULL : StringValueCStr(path),
-                                          format_of(format));
+    int rc = hark_recorder_dump_on_signal(
+        rr->r, NUM2INT(signo), NIL_P(path) ? NULL : StringValueCStr(path), format_of(format));
     RB_GC_GUARD(path);
     if (rc != 0)
         raise_rec(rc, "Hark::Recorder#dump_on_signal");
