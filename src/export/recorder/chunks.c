@@ -32,7 +32,7 @@ struct taker {
     uint32_t gen;
     uint64_t latest;
     bool under;
-    int64_t now_ns;
+    double now_s;
 };
 
 struct seen {
@@ -70,8 +70,8 @@ static int classify(hark_recorder *r, const struct taker *tk, uint32_t k, struct
     if (s->ordinal + r->share > latest)
         return TAKE_NO; /* among its newest `share`: its own */
     if (!tk->under) {
-        int64_t last = atomic_load_explicit(&c->last_ns, memory_order_relaxed);
-        if (tk->now_ns - last < r->min_age_ns)
+        double last = atomic_load_explicit(&c->last_s, memory_order_relaxed);
+        if (tk->now_s - last < r->min_age_s)
             return TAKE_NO;
     }
     s->holder = h;
@@ -117,13 +117,16 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
         atomic_fetch_add_explicit(&r->overwritten, had, memory_order_relaxed);
     struct rthread *t = tk->t;
     uint64_t ordinal = tk->latest + 1;
-    atomic_store_explicit(&c->owner, t->index + 1, memory_order_relaxed);
-    atomic_store_explicit(&c->owner_gen, tk->gen, memory_order_relaxed);
-    atomic_store_explicit(&c->ordinal, ordinal, memory_order_relaxed);
-    atomic_store_explicit(&c->tid, t->tid, memory_order_relaxed);
+    /* release, each: a reader that loads one of them (acquire) sees the odd
+     * generation written before it, so its check of the generation fails (a
+     * seqlock's writer, snapshot.c's read_header() the reader). */
+    atomic_store_explicit(&c->owner, t->index + 1, memory_order_release);
+    atomic_store_explicit(&c->owner_gen, tk->gen, memory_order_release);
+    atomic_store_explicit(&c->ordinal, ordinal, memory_order_release);
+    atomic_store_explicit(&c->tid, t->tid, memory_order_release);
     atomic_store_explicit(&c->used, 0, memory_order_relaxed);
     atomic_store_explicit(&c->count, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->last_ns, tk->now_ns, memory_order_relaxed);
+    atomic_store_explicit(&c->last_s, tk->now_s, memory_order_relaxed);
     /* release: a reader or taker that sees the new generation sees its fields, and
      * the overwritten count above. */
     atomic_store_explicit(&c->gen, gen + 2, memory_order_release);
@@ -133,15 +136,15 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
     t->count = 0;
 }
 
-bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, int64_t now_ns)
+bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
 {
     uint64_t held = atomic_load_explicit(&t->held, memory_order_relaxed);
     uint32_t count = (uint32_t)held;
-    if (count == 0 && now_ns < t->retry_ns)
+    if (count == 0 && now_s < t->retry_s)
         return false;
     struct taker tk = {t, hark__rec_held_gen(held),
                        atomic_load_explicit(&t->latest, memory_order_relaxed), count < r->share,
-                       now_ns};
+                       now_s};
     uint32_t n = r->nchunks;
     uint64_t start = atomic_fetch_add_explicit(&r->hand, 1, memory_order_relaxed);
     uint32_t oldest_own = UINT32_MAX;
@@ -177,6 +180,6 @@ bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, int64_t now_ns)
         return true;
     }
     if (count == 0)
-        t->retry_ns = now_ns + 1000000; /* a millisecond, in event time */
+        t->retry_s = now_s + 1e-3; /* a millisecond, in event time */
     return false;
 }

@@ -13,6 +13,7 @@
 #include "number.h"
 #include "alloc.h"
 #include "fdio.h"
+#include "ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,8 +84,16 @@ static void chrome_record(struct rdump *d, hark__buf *w, const struct rentry *e,
 {
     if (d->events)
         HARK__BUF_LIT(w, ",\n");
-    hark__chrome_event ce = {name,   h->name_len, h->start_ns, h->end_ns, d->pid,
-                             e->tid, h->id,       h->parent,   args,      h->args_len};
+    hark__chrome_event ce = {name,
+                             h->name_len,
+                             hark__s_to_ns(h->start_s),
+                             hark__s_to_ns(h->end_s),
+                             d->pid,
+                             e->tid,
+                             h->id,
+                             h->parent,
+                             args,
+                             h->args_len};
     hark__chrome_event_write(w, &ce);
 }
 
@@ -93,8 +102,8 @@ static void jsonl_record(struct rdump *d, hark__buf *w, const struct rentry *e,
 {
     HARK__BUF_LIT(w, "{\"name\":");
     hark__json_str(w, name, h->name_len);
-    num members[] = {{",\"start_ns\":", (uint64_t)h->start_ns},
-                     {",\"end_ns\":", (uint64_t)h->end_ns},
+    num members[] = {{",\"start_ns\":", (uint64_t)hark__s_to_ns(h->start_s)},
+                     {",\"end_ns\":", (uint64_t)hark__s_to_ns(h->end_s)},
                      {",\"pid\":", (uint64_t)d->pid},
                      {",\"tid\":", (uint64_t)e->tid},
                      {",\"id\":", h->id},

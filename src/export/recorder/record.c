@@ -9,6 +9,7 @@
 #include "recorder_internal.h"
 #include "hark/sys/payload_json.h"
 #include "alloc.h"
+#include "buf.h"
 #include "ns.h"
 #include "tls.h"
 
@@ -65,7 +66,7 @@ static struct rthread *find_slow(hark_recorder *r)
         atomic_store_explicit(&t->latest, 0, memory_order_relaxed);
         t->cur = UINT32_MAX;
         t->pos = t->count = 0;
-        t->retry_ns = 0;
+        t->retry_s = 0;
         t->alt_epoch = 0;
         t->tid = (int)gettid();
         if (hark__slot_add(&t->slot, &rthread_kind, r->serial) != 0) {
@@ -127,11 +128,10 @@ static inline __attribute__((always_inline)) int record(hark_recorder *r, struct
     size_t name_len = strnlen(name, HARK_NAME_MAX);
     size_t txn_len = txn && txn[0] ? strnlen(txn, HARK_ID_LEN) : 0;
     size_t head = sizeof(struct rrec) + txn_len + name_len;
-    int64_t end_ns = hark__s_to_ns(finish);
     if (HARK_UNLIKELY(t->cur == UINT32_MAX ||
                       t->pos + head + r->payload_bytes + 7 > r->chunk_bytes)) {
         hark__rec_stack_check(r, t);
-        if (!hark__rec_take_chunk(r, t, end_ns)) {
+        if (!hark__rec_take_chunk(r, t, finish)) {
             bump(&t->dropped);
             return -1;
         }
@@ -151,19 +151,19 @@ static inline __attribute__((always_inline)) int record(hark_recorder *r, struct
                      0,
                      ids.id,
                      ids.parent,
-                     hark__s_to_ns(start),
-                     end_ns};
+                     start,
+                     finish};
     memcpy(dst, &h, sizeof h);
-    if (txn_len)
-        memcpy(dst + sizeof h, txn, txn_len);
-    memcpy(dst + sizeof h + txn_len, name, name_len);
+    /* Short copies without a call (buf.h): ids are 20 bytes, names mostly short. */
+    hark__copy_short(dst + sizeof h, txn, txn_len);
+    hark__copy_short(dst + sizeof h + txn_len, name, name_len);
     t->pos += size;
     t->count++;
     struct rchunk *c = &r->chunks[t->cur];
     /* Counted before it is published: a dump that holds it sees it counted. */
     bump(&t->recorded);
     atomic_store_explicit(&c->count, t->count, memory_order_relaxed);
-    atomic_store_explicit(&c->last_ns, end_ns, memory_order_relaxed);
+    atomic_store_explicit(&c->last_s, finish, memory_order_relaxed);
     /* release: publishes the record's bytes (and the stores above) to readers. */
     atomic_store_explicit(&c->used, t->pos, memory_order_release);
     return fail;

@@ -172,8 +172,7 @@ int hark_recorder_new(hark_recorder **out, const hark_recorder_options *opts)
     r->payload_bytes = o.payload_bytes;
     r->record_max = HARK_RECORDER_RECORD_MAX(o.payload_bytes);
     r->max_threads = o.max_threads;
-    r->min_age_ns =
-        o.min_age_ms > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX : (int64_t)o.min_age_ms * 1000000;
+    r->min_age_s = (double)o.min_age_ms / 1000.0;
     r->payload_fn = o.payload;
     r->payload_data = o.payload_data;
     atomic_init(&r->refs, 1);

@@ -58,7 +58,8 @@ struct rrec {
     uint32_t args_len;
     uint32_t reserved;
     uint64_t id, parent;
-    int64_t start_ns, end_ns;
+    double start_s, end_s; /* CLOCK_MONOTONIC seconds, as the subscriber got them:
+                              turned into nanoseconds when dumped, not per event */
 };
 _Static_assert(sizeof(struct rrec) == 48, "HARK_RECORDER_RECORD_MAX counts a 48-byte header");
 
@@ -72,7 +73,7 @@ struct rchunk {
     _Alignas(64) atomic_uint_least64_t gen; /* even: stable; odd: being taken */
     atomic_uint_least32_t used;             /* bytes of published records (release) */
     atomic_uint_least32_t count;            /* records published */
-    atomic_int_least64_t last_ns;           /* end of its newest record */
+    _Atomic double last_s;                  /* end of its newest record, seconds */
     atomic_uint_least64_t ordinal;          /* the owner's chunk number, from 1 */
     atomic_uint_least32_t owner;            /* descriptor index + 1, or RCHUNK_NOBODY */
     atomic_uint_least32_t owner_gen;        /* the descriptor's generation then */
@@ -93,7 +94,7 @@ struct rthread {
     uint32_t pos;   /* bytes used in it */
     uint32_t count; /* records in it */
     int tid;
-    int64_t retry_ns;         /* holding nothing: no new attempt before this event time */
+    double retry_s;           /* holding nothing: no new attempt before this event time */
     unsigned alt_epoch;       /* crash.c's epoch when it last looked at its stack */
     _Atomic(void *) altstack; /* its alternate signal stack (crash.c), or NULL */
 };
@@ -140,7 +141,7 @@ struct hark_recorder {
     size_t chunk_bytes, bytes, payload_bytes, record_max;
     uint32_t nchunks, share;
     uint32_t max_threads;
-    int64_t min_age_ns;
+    double min_age_s;
     hark_recorder_payload_fn payload_fn;
     void *payload_data;
 
@@ -192,8 +193,9 @@ struct rthread *hark__rec_thread(hark_recorder *r);
 void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct rtrigger *tr);
 
 /* ---- chunks.c ------------------------------------------------------------------- */
-/* Gives `t` a new current chunk at event time now_ns; false when none may be taken. */
-bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, int64_t now_ns);
+/* Gives `t` a new current chunk at event time now_s (monotonic seconds); false when
+ * none may be taken. */
+bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s);
 /* The descriptor's generation and chunk count, packed in `held`. */
 static inline uint32_t hark__rec_held_gen(uint64_t held)
 {

@@ -40,13 +40,14 @@ static bool read_header(const struct rdump *d, uint32_t k, struct rentry *e)
         /* acquire: this generation's fields are seen. */
         uint64_t gen = atomic_load_explicit(&c->gen, memory_order_acquire);
         if (!(gen & 1)) {
+            /* Acquire loads: the check of the generation below cannot move before
+             * them (a seqlock's reader, without a fence the sanitizers cannot see). */
             e->gen = gen;
-            e->owner = atomic_load_explicit(&c->owner, memory_order_relaxed);
-            e->owner_gen = atomic_load_explicit(&c->owner_gen, memory_order_relaxed);
-            e->ordinal = atomic_load_explicit(&c->ordinal, memory_order_relaxed);
-            e->tid = atomic_load_explicit(&c->tid, memory_order_relaxed);
+            e->owner = atomic_load_explicit(&c->owner, memory_order_acquire);
+            e->owner_gen = atomic_load_explicit(&c->owner_gen, memory_order_acquire);
+            e->ordinal = atomic_load_explicit(&c->ordinal, memory_order_acquire);
+            e->tid = atomic_load_explicit(&c->tid, memory_order_acquire);
             e->index = k;
-            atomic_thread_fence(memory_order_acquire);
             /* The same generation still: the fields belong together. (An owned chunk
              * still empty is listed too: its owner may publish before we copy it.) */
             if (atomic_load_explicit(&c->gen, memory_order_relaxed) == gen)
