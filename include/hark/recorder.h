@@ -46,9 +46,9 @@
  *   - a chunk another running thread holds beyond its share (its oldest chunks but
  *     its newest `share`), whose newest event is at least `min_age_ms` old -- or of
  *     any age when the taking thread holds less than its share.
- * When none may be taken, a thread that holds less than its share takes its own
- * oldest chunk; one that holds nothing drops the event (counted in `dropped`) and
- * tries again a millisecond later.
+ * When none may be taken, a thread starts its own oldest chunk over (its current
+ * one, when it holds no other); one that holds nothing drops the event (counted in
+ * `dropped`) and tries again a millisecond later, in event time.
  * So:
  *   - every thread keeps at least its share (`thread_bytes`, rounded up to whole
  *     chunks, at least 2): a busy thread never takes it from a quiet one, as long
