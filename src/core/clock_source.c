@@ -11,6 +11,7 @@
  */
 #include "hark/clock.h"
 #include "clock.h"
+#include "error.h"
 #include "keyword.h"
 
 #include <errno.h>
@@ -400,7 +401,9 @@ static int choose(hark_clock_source want, const char *why)
     bool invariant;
     bool has_tsc = cpu_tsc(&invariant);
     if (want == HARK_CLOCK_TSC && (!has_tsc || fallbacks))
-        return HARK_ENOTSUP;
+        return hark__error(HARK_ENOTSUP, "%s: %s", why,
+                           !has_tsc ? "this CPU has no invariant TSC"
+                                    : "the TSC was found unreliable here and left");
     requested = want;
     if (want == HARK_CLOCK_VDSO) {
         snprintf(reason, sizeof reason, "%s asks for clock_gettime()", why);
@@ -566,7 +569,8 @@ double hark_clock_monotonic(void)
 int hark_clock_use(hark_clock_source source)
 {
     if (source != HARK_CLOCK_AUTO && source != HARK_CLOCK_TSC && source != HARK_CLOCK_VDSO)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_clock_use: %d is not a hark_clock_source",
+                           (int)source);
     ensure_chosen();
     char why[64];
     snprintf(why, sizeof why, "hark_clock_use(%s)", hark_clock_source_name(source));
@@ -579,7 +583,7 @@ int hark_clock_use(hark_clock_source source)
 int hark_clock_info_get(hark_clock_info *out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_clock_info_get: out is NULL");
     ensure_chosen();
     memset(out, 0, sizeof *out);
     lock_take();

@@ -6,6 +6,7 @@
  * reader section that lasts from build to finish.
  */
 #include "dispatch.h"
+#include "error.h"
 #include "alloc.h"
 #include "block.h"
 #include "clock.h"
@@ -20,6 +21,23 @@ static inline int store_status(hark_handle *h, uint32_t failures, int first_fail
     h->status_.failures = failures;
     h->status_.first_failure = first_failure;
     return failures ? HARK_ESUBSCRIBER : 0;
+}
+
+/* Callbacks of the event named `name` reported failure: what the public entry
+ * points record before returning HARK_ESUBSCRIBER. Off the paths that succeed. */
+static HARK__COLD int subscribers_failed(const char *name, uint32_t failures, int first_failure)
+{
+    return hark__error(
+        HARK_ESUBSCRIBER, "%u subscriber callback%s of \"%s\" failed (the first returned %d)",
+        (unsigned)failures, failures == 1 ? "" : "s", name ? name : "", first_failure);
+}
+
+/* A handle used out of its order: built, started, finished. */
+static HARK__COLD int out_of_order(const hark_handle *h, const char *call)
+{
+    static const char *const states[] = {"not built", "built", "started", "finished"};
+    unsigned s = h->state_ < 4 ? h->state_ : 0;
+    return hark__error(HARK_ESTATE, "%s: the handle is %s", call, states[s]);
 }
 
 /*
@@ -211,7 +229,8 @@ HARK_HOT int build(hark_handle *h, hark_topic *t, hark_payload *payload, unsigne
 int hark_handle_build(hark_handle *h, hark_topic *t, hark_payload *payload)
 {
     if (!h || !t)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_handle_build: %s is NULL",
+                           !h ? "the handle" : "the topic");
     return build(h, t, payload, BUILD_PORTABLE);
 }
 
@@ -280,11 +299,16 @@ static __attribute__((noinline)) void take_over(hark_handle *h)
 
 int hark_handle_start(hark_handle *h)
 {
-    if (!h || h->state_ != STATE_BUILT)
-        return HARK_ESTATE;
+    if (!h)
+        return hark__error(HARK_ESTATE, "hark_handle_start: the handle is NULL");
+    if (h->state_ != STATE_BUILT)
+        return out_of_order(h, "hark_handle_start");
     if (h->snap_ && HARK_UNLIKELY(h->owner_ != hark__self.serial))
         take_over(h);
-    return start(h);
+    int rc = start(h);
+    if (HARK_UNLIKELY(rc != 0))
+        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
+    return 0;
 }
 
 /* The slow path of finishing or discarding on another thread than the starting one. */
@@ -326,7 +350,7 @@ static __attribute__((noinline)) int finish_over(hark_handle *h, int how)
         free_more_bits(h);
     h->status_.failures = 0;
     h->status_.first_failure = 0;
-    return HARK_ESTATE;
+    return hark__error(HARK_ESTATE, "the event is over already: its thread ended it");
 }
 
 HARK_HOT int finish(hark_handle *h, int how)
@@ -404,16 +428,24 @@ HARK_HOT int finish(hark_handle *h, int how)
 
 int hark_handle_finish(hark_handle *h)
 {
-    if (!h || h->state_ != STATE_STARTED)
-        return HARK_ESTATE;
-    return finish(h, FINISH_PORTABLE);
+    if (!h)
+        return hark__error(HARK_ESTATE, "hark_handle_finish: the handle is NULL");
+    if (h->state_ != STATE_STARTED)
+        return out_of_order(h, "hark_handle_finish");
+    int rc = finish(h, FINISH_PORTABLE);
+    if (HARK_UNLIKELY(rc == HARK_ESUBSCRIBER))
+        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
+    return rc;
 }
 
 int hark__handle_finish_bound(hark_handle *h)
 {
     if (h->state_ != STATE_STARTED)
-        return HARK_ESTATE;
-    return finish(h, FINISH_LEGACY);
+        return out_of_order(h, "hark_finish");
+    int rc = finish(h, FINISH_LEGACY);
+    if (HARK_UNLIKELY(rc == HARK_ESUBSCRIBER))
+        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
+    return rc;
 }
 
 void hark__handle_abandon(hark_handle *h)
@@ -447,9 +479,9 @@ void hark__handle_abandon(hark_handle *h)
 int hark_handle_discard(hark_handle *h)
 {
     if (!h)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_handle_discard: the handle is NULL");
     if (h->state_ != STATE_BUILT && h->state_ != STATE_STARTED)
-        return HARK_ESTATE;
+        return out_of_order(h, "hark_handle_discard");
     hark__handle_abandon(h);
     h->state_ = STATE_FINISHED;
     return 0;
@@ -458,7 +490,7 @@ int hark_handle_discard(hark_handle *h)
 int hark_handle_fail(hark_handle *h, const char *type, const char *message, void *object)
 {
     if (!h)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_handle_fail: the handle is NULL");
     return hark_payload_set_exception(h->payload_, type, message, object);
 }
 
@@ -485,7 +517,7 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
 {
     hark_status local = {0, 0, 0};
     if (!t)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_instrument: the topic is NULL");
     if (!hark_enabled(t)) {
         /* Nobody listens: run the block and nothing else (no clock, no handle). A
          * NULL payload becomes an empty one of the same size a handle would give,
@@ -511,14 +543,17 @@ int hark_instrument(hark_topic *t, hark_payload *payload, hark_block_fn block, v
     local.first_failure = started.failures ? started.first_failure : h.status_.first_failure;
     if (status)
         *status = local;
-    return local.failures ? HARK_ESUBSCRIBER : local.block;
+    if (HARK_UNLIKELY(local.failures))
+        return subscribers_failed(h.name_, local.failures, local.first_failure);
+    return local.block;
 }
 
 int hark_instrument_name(hark_notifier *n, const char *name, hark_payload *payload,
                          hark_block_fn block, void *data, hark_status *status)
 {
     hark_topic *t;
-    int rc = n ? hark_topic_get(&t, n, name) : HARK_EINVAL;
+    int rc = n ? hark_topic_get(&t, n, name)
+               : hark__error(HARK_EINVAL, "hark_instrument_name: the notifier is NULL");
     if (rc != 0)
         return rc;
     return hark_instrument(t, payload, block, data, status);

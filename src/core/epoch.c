@@ -2,6 +2,7 @@
 #include "hark/common.h"
 #include "hark/sys/reclaim.h"
 #include "epoch.h"
+#include "error.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -456,19 +457,29 @@ static bool reclaim_pass(const void *owner, bool *reclaimed)
     return more;
 }
 
+/* Waiting from inside an event, a callback or a reclaim hold would wait for itself. */
+static HARK__COLD int self_wait(void)
+{
+    return hark__error(HARK_EBUSY, "called from inside an event, a subscriber callback or a "
+                                   "reclaim hold of this thread, which it would wait for");
+}
+
 int hark__epoch_try(const void *owner)
 {
     if (hark__epoch_would_self_wait())
-        return HARK_EBUSY;
+        return self_wait();
     pthread_once(&setup_once, setup);
     bool reclaimed;
-    return reclaim_pass(owner, &reclaimed) ? HARK_EBUSY : 0;
+    if (reclaim_pass(owner, &reclaimed))
+        return hark__error(HARK_EBUSY, "events of the notifier are still in flight on other "
+                                       "threads (or their releases pending): try again");
+    return 0;
 }
 
 int hark__epoch_wait(const void *owner)
 {
     if (hark__epoch_would_self_wait())
-        return HARK_EBUSY;
+        return self_wait();
     pthread_once(&setup_once, setup);
     long delay_ns = 1000;
     for (;;) {

@@ -2,6 +2,7 @@
 #include "hark/event.h"
 #include "block.h"
 #include "clock.h"
+#include "error.h"
 
 #include <string.h>
 
@@ -11,7 +12,8 @@ int hark_event_init(hark_event *ev, const char *name, double start_s, double end
                     const char *transaction_id, hark_payload *payload)
 {
     if (!ev || !name)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_event_init: %s is NULL",
+                           !ev ? "the event" : "the name");
     memset(ev, 0, sizeof *ev);
     ev->name = name;
     ev->transaction_id = transaction_id ? transaction_id : "";
@@ -54,7 +56,7 @@ void hark__event_end(hark_event *ev, const hark_clock *clock)
 int hark_event_start(hark_event *ev, bool with_cpu)
 {
     if (!ev)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_event_start: the event is NULL");
     hark__event_begin(ev, &builtin_clock, with_cpu);
     return 0;
 }
@@ -62,7 +64,7 @@ int hark_event_start(hark_event *ev, bool with_cpu)
 int hark_event_finish(hark_event *ev)
 {
     if (!ev)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_event_finish: the event is NULL");
     hark__event_end(ev, &builtin_clock);
     return 0;
 }
@@ -106,7 +108,7 @@ uint64_t hark_event_allocations(const hark_event *ev)
 int hark_event_record(hark_event *ev, hark_block_fn block, void *data)
 {
     if (!ev)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_event_record: the event is NULL");
     hark__event_begin(ev, &builtin_clock, true);
     int rc = hark__run_block(ev->payload, block, data);
     hark__event_end(ev, &builtin_clock);

@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <pthread.h>
 
@@ -46,6 +47,7 @@ static struct legacy_stack *thread_stack(void)
         if (s && pthread_setspecific(stack_key, s) != 0) {
             hark__free(s);
             s = NULL;
+            (void)hark__error(HARK_ENOMEM, "hark_start: no thread-specific slot for the stack");
         }
     }
     return s;
@@ -66,7 +68,7 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
     hark_topic *t;
     report(status, NULL, 0);
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_start: the notifier is NULL");
     int rc = hark__check_name(name, NULL);
     if (rc != 0)
         return rc;
@@ -76,12 +78,15 @@ int hark_start_id(hark_notifier *n, const char *name, const char *id, hark_paylo
     if (!s)
         return HARK_ENOMEM;
     if (s->depth == HARK_STACK_MAX)
-        return HARK_ELIMIT;
+        return hark__error(HARK_ELIMIT,
+                           "hark_start: %d events already started and not finished on this "
+                           "thread (HARK_STACK_MAX)",
+                           HARK_STACK_MAX);
     rc = hark_topic_get(&t, n, name);
     if (rc != 0)
         return rc;
     hark_handle *h = &s->handles[s->depth];
-    if (hark__handle_build_bound(h, t, payload) != 0)
+    if (hark__handle_build_bound(h, t, payload) != 0) /* recorded by the allocation */
         return HARK_ENOMEM; /* a null handle, not pushed: nothing to finish */
     s->depth++;
     if (id)
@@ -97,13 +102,14 @@ int hark_finish_id(hark_notifier *n, const char *name, const char *id, hark_payl
     size_t length;
     report(status, NULL, 0);
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_finish: the notifier is NULL");
     int rc = hark__check_name(name, &length);
     if (rc != 0)
         return rc;
     struct legacy_stack *s = thread_stack();
     if (!s || s->depth == 0)
-        return HARK_ESTATE;
+        return hark__error(HARK_ESTATE, "hark_finish(\"%s\"): no event was started on this thread",
+                           name);
     hark_handle *h = &s->handles[--s->depth];
     /* Rails finishes the popped handle with the name, id and payload given to finish. */
     h->name_ = name;

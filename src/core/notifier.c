@@ -1,5 +1,6 @@
 /* Notifiers and their topics: creation, the default notifier, name interning. */
 #include "internal.h"
+#include "error.h"
 #include "alloc.h"
 #include "grow.h"
 
@@ -24,7 +25,7 @@ static int notifier_init(hark_notifier *n)
     int rc = pthread_mutex_init(&n->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     if (rc != 0)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_notifier_new: the registry's mutex cannot be made");
     n->serial = atomic_fetch_add(&next_serial, 1);
     return 0;
 }
@@ -38,7 +39,12 @@ static void builtin_init(void)
 int hark__lock(hark_notifier *n)
 {
     int rc = pthread_mutex_lock(&n->lock);
-    return rc == EDEADLK ? HARK_EBUSY : rc == 0 ? 0 : HARK_EINVAL;
+    if (HARK_LIKELY(rc == 0))
+        return 0;
+    if (rc == EDEADLK)
+        return hark__error(HARK_EBUSY, "the notifier's registry is being changed by this very "
+                                       "thread (a callback of that change?)");
+    return hark__error(HARK_EINVAL, "the notifier's registry cannot be locked: %s", strerror(rc));
 }
 
 void hark__unlock(hark_notifier *n)
@@ -49,7 +55,7 @@ void hark__unlock(hark_notifier *n)
 int hark_notifier_new(hark_notifier **out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_notifier_new: out is NULL");
     hark_notifier *n = hark__malloc(sizeof *n);
     if (!n)
         return HARK_ENOMEM;
@@ -89,7 +95,7 @@ hark_notifier *hark_set_default(hark_notifier *n)
 int hark_notifier_set_clock(hark_notifier *n, const hark_clock *clock)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_notifier_set_clock: the notifier is NULL");
     if (clock)
         n->clock = *clock;
     else
@@ -386,7 +392,8 @@ int hark_topic_get(hark_topic **out, hark_notifier *n, const char *name)
 {
     size_t length;
     if (!out || !n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_topic_get: %s is NULL",
+                           !out ? "out" : "the notifier");
     int rc = hark__check_name(name, &length);
     if (rc != 0)
         return rc;
@@ -572,7 +579,7 @@ static void unsubscribe_all_locked(hark_notifier *n)
 int hark_notifier_quiesce(hark_notifier *n)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_notifier_quiesce: the notifier is NULL");
     return hark__epoch_wait(n);
 }
 
@@ -583,9 +590,10 @@ static int notifier_free(hark_notifier *n, bool wait)
     if (!n)
         return 0;
     if (n->builtin)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "the built-in default notifier cannot be freed");
     if (hark__epoch_would_self_wait())
-        return HARK_EBUSY;
+        return hark__error(HARK_EBUSY, "the notifier cannot be freed from inside one of its "
+                                       "events or callbacks, which it would wait for");
     if (atomic_load_explicit(&current_default, memory_order_acquire) == n)
         hark_set_default(NULL);
     int rc = hark__lock(n);

@@ -7,7 +7,8 @@
 int hark_payload_init(hark_payload *payload, hark_field *fields, uint32_t capacity)
 {
     if (!payload || (!fields && capacity > 0))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_payload_init: %s",
+                           !payload ? "the payload is NULL" : "NULL fields with a capacity");
     payload->fields = fields;
     payload->count = 0;
     payload->capacity = capacity;
@@ -32,12 +33,25 @@ static hark_field *find(const hark_payload *payload, const char *key)
  * Finds the field for `key` or claims a new slot. Ordinary fields may not take the
  * reserved slots; failure fields (`reserved_ok`) may.
  */
+/* Why a field cannot be set; off the paths that set one. */
+static HARK__COLD int refuse(int code, const hark_payload *payload, const char *key)
+{
+    if (!payload || !key)
+        return hark__error(code, "payload field: %s is NULL", !payload ? "the payload" : "the key");
+    if (code == HARK_ENAME)
+        return hark__error(code, "payload field: the key is empty");
+    return hark__error(code,
+                       "payload field \"%s\": the payload is full (%u fields, %d of them kept "
+                       "for a failure)",
+                       key, (unsigned)payload->capacity, HARK_PAYLOAD_RESERVED);
+}
+
 static int slot(hark_payload *payload, const char *key, bool reserved_ok, hark_field **out)
 {
     if (!payload || !key)
-        return HARK_EINVAL;
+        return refuse(HARK_EINVAL, payload, key);
     if (!key[0])
-        return HARK_ENAME;
+        return refuse(HARK_ENAME, payload, key);
     hark_field *f = find(payload, key);
     if (!f) {
         /* The reserved slots are a count, not positions: failure fields recorded
@@ -50,7 +64,7 @@ static int slot(hark_payload *payload, const char *key, bool reserved_ok, hark_f
             limit = limit > HARK_PAYLOAD_RESERVED ? limit - HARK_PAYLOAD_RESERVED : 0;
         }
         if (used >= limit || payload->count >= payload->capacity)
-            return HARK_EFULL;
+            return refuse(HARK_EFULL, payload, key);
         f = &payload->fields[payload->count++];
         f->key = key;
     }
@@ -82,12 +96,13 @@ int hark_payload_set_exception(hark_payload *payload, const char *type, const ch
                                void *object)
 {
     if (!payload || !type)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_payload_set_exception: %s is NULL",
+                           !payload ? "the payload" : "the type");
     /* Both fields or neither: check room for the pair before writing either. */
     uint32_t needed =
         (find(payload, "exception") ? 0 : 1) + (find(payload, "exception_object") ? 0 : 1);
     if (payload->count + needed > payload->capacity)
-        return HARK_EFULL;
+        return refuse(HARK_EFULL, payload, "exception");
     hark_field *f;
     slot(payload, "exception", true, &f);
     f->type = HARK_TYPE_ERROR;
@@ -106,16 +121,25 @@ const hark_field *hark_payload_get(const hark_payload *payload, const char *key)
     return find(payload, key);
 }
 
+static const char *type_name(hark_type t)
+{
+    static const char *const names[] = {"none",   "int",     "uint",    "double", "bool",
+                                        "string", "pointer", "payload", "error"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
 static int typed(const hark_payload *payload, const char *key, hark_type type,
                  const hark_field **out)
 {
     if (!payload || !key)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "payload getter: %s is NULL",
+                           !payload ? "the payload" : "the key");
     const hark_field *f = find(payload, key);
     if (!f)
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT, "payload getter: no field \"%s\"", key);
     if (f->type != type)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "payload getter: field \"%s\" is a %s, not a %s", key,
+                           type_name(f->type), type_name(type));
     *out = f;
     return 0;
 }
@@ -125,7 +149,7 @@ static int typed(const hark_payload *payload, const char *key, hark_type type,
     {                                                                                              \
         const hark_field *f;                                                                       \
         if (!out)                                                                                  \
-            return HARK_EINVAL;                                                                    \
+            return hark__error(HARK_EINVAL, #fn ": out is NULL");                                  \
         int rc = typed(payload, key, tag, &f);                                                     \
         if (rc == 0)                                                                               \
             *out = f->as.member;                                                                   \
@@ -180,10 +204,11 @@ int hark_payload_get_exception(const hark_payload *payload, const char **type, c
 int hark_payload_remove(hark_payload *payload, const char *key)
 {
     if (!payload || !key)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_payload_remove: %s is NULL",
+                           !payload ? "the payload" : "the key");
     hark_field *f = find(payload, key);
     if (!f)
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT, "hark_payload_remove: no field \"%s\"", key);
     size_t index = (size_t)(f - payload->fields);
     memmove(f, f + 1, (payload->count - index - 1) * sizeof *f);
     payload->count--;

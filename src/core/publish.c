@@ -6,6 +6,7 @@
  */
 #include "dispatch.h"
 #include "alloc.h"
+#include "error.h"
 
 bool hark_listening(hark_topic *t)
 {
@@ -108,13 +109,17 @@ static void visit_publish(const hark__sub *s, hark_status *status, void *ctx)
 }
 
 /* A publish's result: the walk's own error (rc), else whether a subscriber failed. */
-static int finish_status(hark_status *out, hark_status local, int rc)
+static int finish_status(hark_status *out, hark_status local, int rc, const char *name)
 {
     if (out)
         *out = local;
     if (rc != 0)
         return rc;
-    return local.failures ? HARK_ESUBSCRIBER : 0;
+    if (HARK_UNLIKELY(local.failures))
+        return hark__error(
+            HARK_ESUBSCRIBER, "%u subscriber callback%s of \"%s\" failed (the first returned %d)",
+            (unsigned)local.failures, local.failures == 1 ? "" : "s", name, local.first_failure);
+    return 0;
 }
 
 int hark_publish(hark_topic *t, double start, double finish, const char *id, hark_payload *payload,
@@ -122,11 +127,11 @@ int hark_publish(hark_topic *t, double start, double finish, const char *id, har
 {
     hark_status local = {0, 0, 0};
     if (!t)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_publish: the topic is NULL");
     struct publish_args a = {t->name, start, finish, id ? id : "", payload, NULL};
     hark_event_ids ids = {0, 0};
     int rc = publish_walk(t, &local, &ids, NULL, visit_publish, &a);
-    return finish_status(status, local, rc);
+    return finish_status(status, local, rc, t->name);
 }
 
 static void visit_publish_event(const hark__sub *s, hark_status *status, void *ctx)
@@ -149,7 +154,8 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
     hark_status local = {0, 0, 0};
     hark_topic *t;
     if (!n || !ev)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_publish_event: %s is NULL",
+                           !n ? "the notifier" : "the event");
     int rc = hark_topic_get(&t, n, ev->name);
     if (rc != 0)
         return rc;
@@ -160,5 +166,5 @@ int hark_publish_event(hark_notifier *n, hark_event *ev, hark_status *status)
                              ev->payload,        ev};
     hark_event_ids ids = {ev->id, ev->parent_id};
     rc = publish_walk(t, &local, &ids, ev, visit_publish_event, &a);
-    return finish_status(status, local, rc);
+    return finish_status(status, local, rc, ev->name);
 }

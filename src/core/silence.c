@@ -5,6 +5,13 @@
  * are recomputed only when someone says they may have changed.
  */
 #include "internal.h"
+#include "error.h"
+
+static HARK__COLD int no_such(hark_subscription_id id)
+{
+    return hark__error(HARK_ENOENT, "no subscription %llu on this notifier (unsubscribed?)",
+                       (unsigned long long)id);
+}
 
 /*
  * Re-asks cached entries (of `only`, or of every subscription when NULL) and
@@ -36,7 +43,7 @@ static void recompute_locked(hark_notifier *n, const hark__sub *only)
 int hark_silence_changed(hark_notifier *n)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_silence_changed: the notifier is NULL");
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
@@ -48,7 +55,7 @@ int hark_silence_changed(hark_notifier *n)
 int hark_subscription_silence_changed(hark_notifier *n, hark_subscription_id id)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscription_silence_changed: the notifier is NULL");
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
@@ -56,23 +63,29 @@ int hark_subscription_silence_changed(hark_notifier *n, hark_subscription_id id)
     if (sub)
         recompute_locked(n, sub);
     hark__unlock(n);
-    return sub ? 0 : HARK_ENOENT;
+    return sub ? 0 : no_such(id);
 }
 
 static int poll_adjust(hark_notifier *n, hark_subscription_id id, int delta)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "the notifier is NULL");
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
     hark__sub *sub = hark__find_sub_locked(n, id);
     if (!sub) {
-        rc = HARK_ENOENT;
+        rc = no_such(id);
     } else if (sub->silence != HARK_SILENCE_CACHED) {
-        rc = HARK_EINVAL;
+        rc = hark__error(HARK_EINVAL,
+                         "subscription %llu is not silenceable with cached answers "
+                         "(HARK_SILENCE_CACHED): it has no poll mode",
+                         (unsigned long long)id);
     } else if (delta < 0 && atomic_load_explicit(&sub->poll, memory_order_relaxed) == 0) {
-        rc = HARK_ESTATE;
+        rc = hark__error(HARK_ESTATE,
+                         "subscription %llu is not polling: poll_end without "
+                         "poll_begin",
+                         (unsigned long long)id);
     } else {
         atomic_fetch_add_explicit(&sub->poll, delta, memory_order_relaxed);
         /* Leaving poll mode: the answer may have changed meanwhile, so ask again.

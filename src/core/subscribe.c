@@ -462,15 +462,22 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
     return 0;
 }
 
+/* No subscription `id` on the notifier. */
+static HARK__COLD int no_such(const char *call, hark_subscription_id id)
+{
+    return hark__error(HARK_ENOENT, "%s: no subscription %llu on this notifier (unsubscribed?)",
+                       call, (unsigned long long)id);
+}
+
 int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)
 {
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_unsubscribe: the notifier is NULL");
     int rc = hark__lock(n);
     if (rc != 0)
         return rc;
     hark__sub *sub = hark__find_sub_locked(n, id);
-    rc = sub ? remove_sub(n, sub) : HARK_ENOENT;
+    rc = sub ? remove_sub(n, sub) : no_such("hark_unsubscribe", id);
     hark__unlock(n);
     hark__epoch_poll();
     return rc;
@@ -537,7 +544,7 @@ int hark_unsubscribe_name(hark_notifier *n, const char *name)
 {
     size_t length;
     if (!n)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_unsubscribe_name: the notifier is NULL");
     int rc = hark__check_name(name, &length);
     if (rc != 0)
         return rc;
@@ -558,7 +565,8 @@ int hark_unsubscribe_name(hark_notifier *n, const char *name)
 int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *name)
 {
     if (!n || !name)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscribed_to: %s is NULL",
+                           !n ? "the notifier" : "the name");
     size_t length = strlen(name);
     int rc = hark__lock(n);
     if (rc != 0)
@@ -566,7 +574,7 @@ int hark_subscribed_to(hark_notifier *n, hark_subscription_id id, const char *na
     hark__sub *sub = hark__find_sub_locked(n, id);
     if (!sub) {
         hark__unlock(n);
-        return HARK_ENOENT;
+        return no_such("hark_subscribed_to", id);
     }
     /* Match with the lock released; the reader section keeps `sub` alive. */
     unsigned bank = hark__read_enter();

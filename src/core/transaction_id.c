@@ -9,6 +9,7 @@
  * on the dispatch path; this file is its slow path).
  */
 #include "internal.h"
+#include "error.h"
 
 #include <pthread.h>
 #include <sys/random.h>
@@ -55,7 +56,8 @@ void hark__id_refresh(const hark_notifier *n)
 int hark_transaction_id(hark_notifier *n, char out[HARK_ID_LEN + 1])
 {
     if (!n || !out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_transaction_id: %s is NULL",
+                           !n ? "the notifier" : "out");
     hark__fill_id(out, n);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The one growable-array helper behind every hand-written array in hark. */
 #include "hark/common.h"
 #include "alloc.h"
+#include "error.h"
 #include "grow.h"
 
 #include <stdint.h>
@@ -13,11 +14,11 @@ int hark__grow(void *arrayp, size_t *capacity, size_t want, size_t size, size_t 
     size_t cap = *capacity ? *capacity : (initial ? initial : 1);
     while (cap < want) {
         if (cap > SIZE_MAX / 2)
-            return HARK_ENOMEM;
+            return hark__error(HARK_ENOMEM, "out of memory: an array of %zu items", want);
         cap *= 2;
     }
     if (cap > SIZE_MAX / size)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "out of memory: an array of %zu items", want);
     /* The caller's pointer variable is read and written as bytes: it may be of any
      * object pointer type. */
     void *array;

@@ -1,5 +1,6 @@
 /* Per-thread slots (slot.h): one thread-local list and one exit key for all kinds. */
 #include "hark/common.h"
+#include "error.h"
 #include "slot.h"
 #include "tls.h"
 
@@ -70,8 +71,8 @@ hark__slot *hark__slot_find(const hark__slot_kind *kind, uint64_t serial)
 int hark__slot_add(hark__slot *s, const hark__slot_kind *kind, uint64_t serial)
 {
     pthread_once(&key_once, make_key);
-    if (!key_ok)
-        return HARK_ENOMEM; /* without it, the slots of exiting threads would leak */
+    if (!key_ok) /* without it, the slots of exiting threads would leak */
+        return hark__error(HARK_ENOMEM, "no thread-exit key for per-thread state");
     s->serial = serial;
     s->kind = kind;
     atomic_store_explicit(&s->state, HARK__SLOT_OWNED, memory_order_relaxed);
@@ -79,7 +80,7 @@ int hark__slot_add(hark__slot *s, const hark__slot_kind *kind, uint64_t serial)
     s->tl_next = old;
     if (set_list(s) != 0) {
         (void)set_list(old);
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "no thread-specific slot for per-thread state");
     }
     return 0;
 }

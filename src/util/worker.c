@@ -3,6 +3,7 @@
  * worker.h for the contract.
  */
 #include "worker.h"
+#include "error.h"
 #include "deadline.h"
 #include "tls.h"
 
@@ -213,8 +214,8 @@ static bool work_inline(struct hark__worker *w)
 
 int hark__worker_stop(struct hark__worker *w)
 {
-    if (hark__worker_on_own_thread(w))
-        return HARK_EBUSY; /* the thread cannot join itself */
+    if (hark__worker_on_own_thread(w)) /* the thread cannot join itself */
+        return hark__error(HARK_EBUSY, "called from the background thread it would stop");
     registry_remove(w);
     if (w->has_thread) {
         /* Release: the thread's acquire load then sees everything queued before. */
@@ -275,8 +276,8 @@ bool hark__worker_on_own_thread(const struct hark__worker *w)
 
 int hark__worker_await(struct hark__worker *w, bool (*ok)(void *ctx), void *ctx)
 {
-    if (hark__worker_on_own_thread(w))
-        return HARK_EBUSY; /* it would wait for itself */
+    if (hark__worker_on_own_thread(w)) /* it would wait for itself */
+        return hark__error(HARK_EBUSY, "called from the background thread it would wait for");
     pthread_mutex_lock(&w->lock);
     if (!w->has_thread) {
         while (!ok(ctx))
