@@ -5,6 +5,7 @@
  */
 #include "hark/color.h"
 #include "logger_internal.h"
+#include "error.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -62,10 +63,14 @@ static int render(struct out *o, bool on, const char *text, const char *escape,
                   const hark_color_mode *modes, size_t mode_count)
 {
     if (!text || !escape || (!modes && mode_count > 0))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "colorize: %s",
+                           !text     ? "the text is NULL"
+                           : !escape ? "the escape is NULL"
+                                     : "NULL modes with a count");
     for (size_t i = 0; i < mode_count; i++) {
         if (!mode_ok((int)modes[i]))
-            return HARK_EINVAL;
+            return hark__error(HARK_EINVAL, "colorize: modes[%zu] = %d is not a hark_color_mode", i,
+                               (int)modes[i]);
     }
     if (!on) {
         put(o, text, strlen(text));
@@ -96,7 +101,7 @@ static int finish(struct out *o, int rc)
     if (rc != 0)
         return rc;
     if (o->len > (size_t)INT32_MAX)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "colorize: the result is longer than INT32_MAX bytes");
     return (int)o->len;
 }
 
@@ -104,7 +109,7 @@ static int colorize_into(char *buf, size_t size, bool on, const char *text, cons
                          const hark_color_mode *modes, size_t mode_count)
 {
     if (!buf && size > 0)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "colorize: NULL buffer with a size of %zu", size);
     struct out o = {buf, size, 0};
     return finish(&o, render(&o, on, text, escape, modes, mode_count));
 }
@@ -120,7 +125,7 @@ int hark_colorize(char *buf, size_t size, const char *text, hark_color color,
 {
     const char *escape = hark_color_escape(color);
     if (!escape)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_colorize: %d is not a hark_color", (int)color);
     return hark_colorize_raw(buf, size, text, escape, modes, mode_count);
 }
 
@@ -129,7 +134,9 @@ int hark_log_buf_colorize(hark_log_buf *b, const char *text, hark_color color,
 {
     const char *escape = hark_color_escape(color);
     if (!b || !escape)
-        return HARK_EINVAL;
+        return !b ? hark__error(HARK_EINVAL, "hark_log_buf_colorize: the buffer is NULL")
+                  : hark__error(HARK_EINVAL, "hark_log_buf_colorize: %d is not a hark_color",
+                                (int)color);
     /* Read the switch once, so that measuring and writing agree. */
     bool on = hark_colorize_logging();
     int n = colorize_into(NULL, 0, on, text, escape, modes, mode_count);

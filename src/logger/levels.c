@@ -4,11 +4,14 @@
  * logger_local.c's; per-target levels targets.c's.
  */
 #include "logger_internal.h"
+#include "error.h"
 
 int hark_logger_set_level(hark_logger *l, hark_log_level level)
 {
     if (!l || !hark__level_ok((int)level))
-        return HARK_EINVAL;
+        return !l ? hark__error(HARK_EINVAL, "hark_logger_set_level: the logger is NULL")
+                  : hark__error(HARK_EINVAL, "hark_logger_set_level: %d is not a hark_log_level",
+                                (int)level);
     /* Relaxed: observers publish what they derive from the level under their own
      * locks, and threads that read the level race benignly with a change. */
     atomic_store_explicit(&l->level, (int)level, memory_order_relaxed);
@@ -19,7 +22,7 @@ int hark_logger_set_level(hark_logger *l, hark_log_level level)
 int hark_logger_level(const hark_logger *l)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_level: the logger is NULL");
     return atomic_load_explicit(&l->level, memory_order_relaxed);
 }
 

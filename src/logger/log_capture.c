@@ -5,6 +5,7 @@
  */
 #include "log_capture.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -210,7 +211,7 @@ int hark__fmt_table_init(struct hark__fmt_table *t)
     if (pthread_mutex_init(&t->lock, NULL) != 0) {
         hark__free_lines(t->slots);
         t->slots = NULL;
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "the format table's mutex cannot be made");
     }
     t->mask = FMT_SLOTS - 1;
     t->count = 0;
@@ -499,7 +500,8 @@ int hark__fmt_replay(struct hark_log_buf *b, const char *fmt, const char *args, 
         }
         struct spec sp;
         if (!parse_spec(p + 1, &sp))
-            return HARK_EINVAL; /* cannot happen: hark__fmt_parse() accepted it */
+            /* Not reached: hark__fmt_parse() accepted it. */
+            return hark__error(HARK_EINVAL, "a format's directive cannot be replayed");
         char spec[96];
         size_t sn = rebuild_spec(spec, sizeof spec, p + 1, &sp, &args);
         int rc = replay_one(b, spec, sn, &sp, &args, &strings);

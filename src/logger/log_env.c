@@ -6,6 +6,7 @@
 #include "hark/log_env.h"
 #include "hark/log_format.h"
 #include "hark/logger.h"
+#include "error.h"
 #include "keyword.h"
 
 #include <ctype.h>
@@ -97,10 +98,16 @@ static void apply_filter(hark_logger *l, const char *var, const char *value, pro
 int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
 {
     if (!l || !prefix || !prefix[0] || strlen(prefix) > 64)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_configure_from_env: %s",
+                           !l        ? "the logger is NULL"
+                           : !prefix ? "the prefix is NULL"
+                                     : "the prefix is empty or longer than 64 bytes");
     for (const char *c = prefix; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '_')
-            return HARK_EINVAL;
+            return hark__error(HARK_EINVAL,
+                               "hark_logger_configure_from_env: the prefix \"%s\" holds '%c' "
+                               "(letters, digits and _ only)",
+                               prefix, *c);
     char name[96];
     problems p = {.count = 0};
     int rc = 0;
@@ -166,5 +173,7 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
                        p.count - 8);
     if (p.count > 0 && rc == 0)
         rc = HARK_EINVAL;
+    if (rc != 0) /* the first problem, as logged */
+        (void)hark__error(rc, "%s%s", p.text[0], p.count > 1 ? " (and more, logged)" : "");
     return rc;
 }

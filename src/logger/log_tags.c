@@ -4,6 +4,7 @@
  */
 #include "log_ext.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -33,23 +34,26 @@ static void make_key(void)
 int hark_log_tags_push(const char *tag)
 {
     if (!tag || !tag[0])
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_tags_push: the tag is %s",
+                           !tag ? "NULL" : "empty");
     struct hark__tag_stack *t = hark__tls_tags;
     if (!t) {
         pthread_once(&tags_once, make_key);
         if (!tags_key_ok)
-            return HARK_ENOMEM;
+            return hark__error(HARK_ENOMEM, "hark_log_tags_push: no thread-exit key for the tags");
         t = hark__calloc(1, sizeof *t);
         if (!t)
             return HARK_ENOMEM;
         if (pthread_setspecific(tags_key, t) != 0) {
             hark__free(t);
-            return HARK_ENOMEM;
+            return hark__error(HARK_ENOMEM, "hark_log_tags_push: no thread-specific slot");
         }
         hark__tls_tags = t;
     }
     if (t->count == HARK_LOG_TAGS_MAX)
-        return HARK_ELIMIT;
+        return hark__error(HARK_ELIMIT,
+                           "hark_log_tags_push: %d tags already on this thread (HARK_LOG_TAGS_MAX)",
+                           HARK_LOG_TAGS_MAX);
     char *dst = t->text[t->count];
     size_t n = strnlen(tag, HARK_LOG_TAG_LEN);
     /* Cut at a character boundary, not inside a UTF-8 sequence. */
@@ -68,7 +72,8 @@ int hark_log_tags_pop(size_t count)
     struct hark__tag_stack *t = hark__tls_tags;
     size_t have = t ? t->count : 0;
     if (count > have)
-        return HARK_ESTATE;
+        return hark__error(HARK_ESTATE, "hark_log_tags_pop: %zu tags asked, %zu pushed", count,
+                           have);
     if (t)
         t->count -= count;
     return 0;
@@ -88,7 +93,7 @@ size_t hark_log_tags(const char *const **tags)
 int hark_log_tagged(const char *tag, int (*body)(void *data), void *data)
 {
     if (!body)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_tagged: the body is NULL");
     int rc = hark_log_tags_push(tag);
     if (rc != 0)
         return rc;

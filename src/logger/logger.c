@@ -6,6 +6,7 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <errno.h>
 #include <string.h>
@@ -37,7 +38,7 @@ fail_io:
     hark__free(l->sink);
 fail_sink:
     hark__free(l);
-    return HARK_ENOMEM;
+    return hark__error(HARK_ENOMEM, "a new logger: out of memory or no mutex");
 }
 
 /* Frees what hark__logger_alloc() made; the sink, if any, is the caller's. */
@@ -79,8 +80,10 @@ int hark_logger_free(hark_logger *l)
     bool busy =
         l->observer_count > 0 || atomic_load_explicit(&l->overrides, memory_order_relaxed) > 0;
     pthread_mutex_unlock(&l->observer_lock);
-    if (busy || hark__io_held_here(l))
-        return HARK_EBUSY; /* ... or freed from its own sink callback or formatter */
+    if (busy || hark__io_held_here(l)) /* ... or freed from its own sink callback or formatter */
+        return hark__error(HARK_EBUSY, "hark_logger_free: %s",
+                           busy ? "an observer is attached or a thread-local override is active"
+                                : "called from the logger's own sink or formatter");
     l->backend->stop(l);
     (void)hark__sink_call(l, flush_sink, NULL); /* io_lock not held here: never refused */
     hark__sink_free(l->sink);
@@ -95,7 +98,9 @@ int hark_logger_free(hark_logger *l)
 int hark_logger_set_format_flags(hark_logger *l, unsigned flags)
 {
     if (!l || (flags & ~(HARK_LOG_FORMAT_TIME | HARK_LOG_FORMAT_LEVEL)) != 0)
-        return HARK_EINVAL;
+        return !l ? hark__error(HARK_EINVAL, "hark_logger_set_format_flags: the logger is NULL")
+                  : hark__error(HARK_EINVAL,
+                                "hark_logger_set_format_flags: 0x%x holds unknown flags", flags);
     l->format_flags = flags;
     return 0;
 }
@@ -103,7 +108,7 @@ int hark_logger_set_format_flags(hark_logger *l, unsigned flags)
 int hark_logger_set_formatter(hark_logger *l, hark_log_format_fn fn, void *data)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_set_formatter: the logger is NULL");
     l->formatter = fn;
     l->formatter_data = fn ? data : NULL;
     return 0;
@@ -112,6 +117,17 @@ int hark_logger_set_formatter(hark_logger *l, hark_log_format_fn fn, void *data)
 /* ------------------------------------------------------------------------- */
 /* The log calls                                                             */
 /* ------------------------------------------------------------------------- */
+
+/* A log call refused for its arguments; off the logging paths. */
+static HARK__COLD int bad_call(const char *call, const hark_logger *l, const void *what,
+                               const char *what_name, hark_log_level level)
+{
+    if (!l)
+        return hark__error(HARK_EINVAL, "%s: the logger is NULL", call);
+    if (!what)
+        return hark__error(HARK_EINVAL, "%s: the %s is NULL", call, what_name);
+    return hark__error(HARK_EINVAL, "%s: %d is not a hark_log_level", call, (int)level);
+}
 
 static int fill_str(struct hark_log_buf *b, void *ctx)
 {
@@ -122,7 +138,7 @@ static int fill_str(struct hark_log_buf *b, void *ctx)
 int hark_logv(hark_logger *l, hark_log_level level, const char *fmt, va_list ap)
 {
     if (HARK_UNLIKELY(!l || !fmt || !hark__level_ok((int)level)))
-        return HARK_EINVAL;
+        return bad_call("hark_log", l, fmt, "format", level);
     if (!hark__line_enabled(l, (int)level))
         return 0;
     return l->backend->logv(l, level, fmt, ap);
@@ -140,7 +156,7 @@ int hark_log(hark_logger *l, hark_log_level level, const char *fmt, ...)
 int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 {
     if (HARK_UNLIKELY(!l || !message || !hark__level_ok((int)level)))
-        return HARK_EINVAL;
+        return bad_call("hark_log_str", l, message, "message", level);
     if (!hark__line_enabled(l, (int)level))
         return 0;
     /* Cast: fill_str only reads the message. */
@@ -150,7 +166,7 @@ int hark_log_str(hark_logger *l, hark_log_level level, const char *message)
 int hark_log_lazy(hark_logger *l, hark_log_level level, hark_log_message_fn fn, void *data)
 {
     if (HARK_UNLIKELY(!l || !fn || !hark__level_ok((int)level)))
-        return HARK_EINVAL;
+        return bad_call("hark_log_lazy", l, (const void *)(uintptr_t)fn, "message function", level);
     if (!hark__line_enabled(l, (int)level))
         return 0;
     return l->backend->log_fill(l, level, fn, data);
@@ -159,7 +175,7 @@ int hark_log_lazy(hark_logger *l, hark_log_level level, hark_log_message_fn fn, 
 int hark_logger_flush(hark_logger *l)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_flush: the logger is NULL");
     int rc = l->backend->drain(l);
     return rc != 0 ? rc : l->backend->with_sink(l, flush_sink, NULL);
 }
@@ -170,12 +186,20 @@ static int reopen_sink(hark_logger *l, void *ctx)
 {
     (void)ctx;
     const struct hark__sink *s = l->sink;
-    return s->ops.reopen && s->ops.reopen(s->ops.data) != 0 ? HARK_EIO : 0;
+    int rc = s->ops.reopen ? s->ops.reopen(s->ops.data) : 0;
+    if (rc == 0)
+        return 0;
+    /* hark's own sinks say why themselves (the path and errno). */
+    return s->user ? hark__error(HARK_EIO,
+                                 "hark_logger_reopen: the sink's reopen callback "
+                                 "returned %d",
+                                 rc)
+                   : HARK_EIO;
 }
 
 int hark_logger_reopen(hark_logger *l)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_reopen: the logger is NULL");
     return l->backend->with_sink(l, reopen_sink, NULL);
 }

@@ -5,8 +5,10 @@
 #include "logger_internal.h"
 #include "log_ext.h"
 #include "alloc.h"
+#include "error.h"
 #include "hark/event.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -24,7 +26,8 @@ const char *hark_log_level_name(hark_log_level level)
 int hark_log_level_parse(const char *name, hark_log_level *out)
 {
     if (!name || !out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_level_parse: %s is NULL",
+                           !name ? "the name" : "out");
     for (int i = 0; i < HARK_LOG_LEVELS; i++) {
         if (strcasecmp(name, level_names[i]) == 0) {
             *out = (hark_log_level)i;
@@ -35,7 +38,10 @@ int hark_log_level_parse(const char *name, hark_log_level *out)
         *out = HARK_LOG_WARN;
         return 0;
     }
-    return HARK_EINVAL;
+    return hark__error(HARK_EINVAL,
+                       "hark_log_level_parse: \"%.64s\" is not a level (debug, info, warn, "
+                       "error, fatal, unknown)",
+                       name);
 }
 
 /* Writes the prefix into `out` (at least 64 bytes) and returns its length. */
@@ -130,7 +136,7 @@ int hark__lbuf_reserve(struct hark_log_buf *b, size_t extra)
     if (b->err)
         return b->err;
     if (extra > SIZE_MAX / 4 - b->out.len || !hark__buf_room(&b->out, extra + 1)) {
-        b->err = HARK_ENOMEM;
+        b->err = hark__error(HARK_ENOMEM, "out of memory: a log line of %zu bytes", extra);
         return b->err;
     }
     return 0;
@@ -157,7 +163,8 @@ int hark__lbuf_vprintf(struct hark_log_buf *b, const char *fmt, va_list ap)
     if (n < 0) {
         va_end(again);
         hark__lbuf_text(b)[b->out.len] = '\0';
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "the log line's format cannot be formatted: %s",
+                           strerror(errno));
     }
     if ((size_t)n >= room) {
         int rc = hark__lbuf_reserve(b, (size_t)n);
@@ -189,7 +196,8 @@ int hark__lbuf_prefix(struct hark_log_buf *b, hark_log_level level, double time,
 int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
 {
     if (!b || (!text && len > 0))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_buf_append: %s",
+                           !b ? "the buffer is NULL" : "NULL text with a length");
     int rc = hark__lbuf_reserve(b, len);
     if (rc != 0)
         return rc;
@@ -203,7 +211,8 @@ int hark_log_buf_append(hark_log_buf *b, const char *text, size_t len)
 int hark_log_buf_printf(hark_log_buf *b, const char *fmt, ...)
 {
     if (!b || !fmt)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_buf_printf: %s is NULL",
+                           !b ? "the buffer" : "the format");
     va_list ap;
     va_start(ap, fmt);
     int rc = hark__lbuf_vprintf(b, fmt, ap);

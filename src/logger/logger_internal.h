@@ -176,10 +176,13 @@ static inline bool hark__io_held_here(const hark_logger *l)
     return false;
 }
 
+/* sink.c: records and returns HARK_EBUSY (the lock is this thread's already). */
+int hark__io_busy(void) __attribute__((cold, noinline));
+
 static inline int hark__io_lock(hark_logger *l)
 {
     if (hark__io_held_here(l))
-        return HARK_EBUSY;
+        return hark__io_busy();
     pthread_mutex_lock(&l->io_lock);
     l->io_outer = hark__io_held;
     hark__io_held = l;

@@ -11,6 +11,7 @@
  * its own.
  */
 #include "logger_internal.h"
+#include "error.h"
 #include "tls.h"
 
 struct override {
@@ -51,7 +52,7 @@ static int arm_exit_hook(void)
         return 0;
     pthread_once(&exit_once, exit_setup);
     if (pthread_setspecific(exit_key, &tl_depth) != 0)
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "no thread-specific slot for the thread's overrides");
     tl_keyed = true;
     return 0;
 }
@@ -68,7 +69,7 @@ int hark__logger_thread_level(const hark_logger *l)
 int hark_logger_effective_level(const hark_logger *l)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_effective_level: the logger is NULL");
     if (atomic_load_explicit(&l->overrides, memory_order_relaxed) != 0) {
         int local = hark__logger_thread_level(l);
         if (local >= 0)
@@ -82,10 +83,14 @@ int hark_logger_effective_level(const hark_logger *l)
 static int override_begin(hark_logger *l, int level)
 {
     if (!l || level < 0 || level >= HARK_LOG_LEVELS)
-        return HARK_EINVAL;
+        return !l ? hark__error(HARK_EINVAL, "silence/log_at: the logger is NULL")
+                  : hark__error(HARK_EINVAL, "silence/log_at: %d is not a hark_log_level", level);
     if (tl_depth >= HARK_LOG_OVERRIDE_MAX)
-        return HARK_ELIMIT;
-    if (arm_exit_hook() != 0)
+        return hark__error(HARK_ELIMIT,
+                           "silence/log_at: %d overrides already on this thread "
+                           "(HARK_LOG_OVERRIDE_MAX)",
+                           HARK_LOG_OVERRIDE_MAX);
+    if (arm_exit_hook() != 0) /* recorded */
         return HARK_ENOMEM;
     /* Pushed before the count moves: this thread sees its own override as soon as
      * it sees its own increment. */
@@ -129,9 +134,12 @@ int hark_logger_log_at_begin(hark_logger *l, hark_log_level level)
 int hark_logger_override_end(hark_logger *l)
 {
     if (!l)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_override_end: the logger is NULL");
     if (tl_depth == 0 || tl_stack[tl_depth - 1].logger != l)
-        return HARK_ESTATE;
+        return hark__error(HARK_ESTATE, "hark_logger_override_end: %s",
+                           tl_depth == 0 ? "no override begun on this thread"
+                                         : "the innermost override of this thread is another "
+                                           "logger's");
     tl_depth--;
     tl_stack[tl_depth].logger = NULL;
 

@@ -20,10 +20,11 @@
 int hark_logger_new_file(hark_logger **out, FILE *fp)
 {
     if (!out || !fp)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_new_file: %s is NULL",
+                           !out ? "out" : "the stream");
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, hark__sink_stream(&s, fp), &s);
 }
@@ -31,10 +32,13 @@ int hark_logger_new_file(hark_logger **out, FILE *fp)
 int hark_logger_new_path(hark_logger **out, const char *path)
 {
     if (!out || !path || path[0] == '\0')
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_new_path: %s",
+                           !out    ? "out is NULL"
+                           : !path ? "the path is NULL"
+                                   : "the path is empty");
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, hark__sink_path(&s, path), &s);
 }
@@ -42,10 +46,11 @@ int hark_logger_new_path(hark_logger **out, const char *path)
 int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
 {
     if (!out || fd < 0)
-        return HARK_EINVAL;
+        return !out ? hark__error(HARK_EINVAL, "hark_logger_new_fd: out is NULL")
+                    : hark__error(HARK_EINVAL, "hark_logger_new_fd: %d is no descriptor", fd);
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     /* Owned only by a sink that exists: on failure the caller keeps `fd`. */
     return hark__logger_adopt(out, l, hark__sink_fd(&s, fd, take_ownership), &s);
@@ -54,10 +59,12 @@ int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
 int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
 {
     if (!out || (facility & ~LOG_FACMASK) != 0)
-        return HARK_EINVAL;
+        return !out ? hark__error(HARK_EINVAL, "hark_logger_new_syslog: out is NULL")
+                    : hark__error(HARK_EINVAL, "hark_logger_new_syslog: %d is not a facility",
+                                  facility);
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, hark__sink_syslog(&s, ident, facility), &s);
 }
@@ -71,7 +78,7 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     if (rc != 0)
         return rc;
     hark_logger *l;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, 0, &s);
 }
@@ -91,7 +98,7 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
         return rc;
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, hark__sink_rotating(&s, path, &o), &s);
 }
@@ -99,10 +106,10 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
 int hark_logger_new_journald(hark_logger **out, const char *identifier)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_new_journald: out is NULL");
     hark_logger *l;
     struct hark__sink s;
-    if (hark__logger_alloc(&l) != 0)
+    if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     return hark__logger_adopt(out, l, hark__sink_journald(&s, identifier), &s);
 }

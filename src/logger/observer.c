@@ -13,6 +13,7 @@
  */
 #include "logger_internal.h"
 #include "alloc.h"
+#include "error.h"
 #include "tls.h"
 
 struct hark_logger_observer {
@@ -47,7 +48,10 @@ int hark_logger_observe(hark_logger_observer **out, hark_logger *l, hark_logger_
                         void *data)
 {
     if (!out || !l || !fn)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_observe: %s is NULL",
+                           !out ? "out"
+                           : !l ? "the logger"
+                                : "the function");
     hark_logger_observer *o = hark__calloc(1, sizeof *o);
     if (!o)
         return HARK_ENOMEM;
@@ -65,7 +69,8 @@ int hark_logger_observe(hark_logger_observer **out, hark_logger *l, hark_logger_
 int hark_logger_unobserve(hark_logger *l, hark_logger_observer *observer)
 {
     if (!l || !observer)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_unobserve: %s is NULL",
+                           !l ? "the logger" : "the observer");
     unsigned mine = 0;
     for (const struct frame *f = tl_frames; f; f = f->up)
         mine += f->observer == observer;
@@ -76,7 +81,8 @@ int hark_logger_unobserve(hark_logger *l, hark_logger_observer *observer)
         o = o->next;
     if (!o || o->removed) {
         pthread_mutex_unlock(&l->observer_lock);
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT, "hark_logger_unobserve: not an observer of this logger "
+                                        "(removed already?)");
     }
     o->removed = true;
     while (o->calls > mine)

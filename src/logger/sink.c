@@ -9,6 +9,7 @@
 #include "sinks/sinks.h"
 #include "hark/log_env.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,18 @@
 #include <unistd.h>
 
 HARK__TLS hark_logger *hark__io_held;
+
+int hark__io_busy(void)
+{
+    return hark__error(HARK_EBUSY, "called from the logger's own sink or formatter, which holds "
+                                   "its lock");
+}
+
+/* A user's sink callback returned failure (nonzero): what hark reports, HARK_EIO. */
+static HARK__COLD int user_failed(const char *callback, int rc)
+{
+    return hark__error(HARK_EIO, "the sink's %s callback returned %d", callback, rc);
+}
 
 int hark__sink_call(hark_logger *l, hark__sink_fn fn, void *ctx)
 {
@@ -38,7 +51,9 @@ int hark__sink_write(hark_logger *l, hark_log_level level, const char *line, siz
         hark_log_record rec = {.level = level, .message = line, .length = len};
         rc = s->ops.write_record(&rec, s->ops.data);
     }
-    return rc == 0 || !s->user ? rc : HARK_EIO;
+    if (HARK_LIKELY(rc == 0))
+        return 0;
+    return s->user ? user_failed(s->ops.write ? "write" : "write_record", rc) : rc;
 }
 
 /* Locking contract: l->io_lock held. */
@@ -48,7 +63,7 @@ int hark__sink_flush(hark_logger *l)
     if (!s->ops.flush)
         return 0;
     int rc = s->ops.flush(s->ops.data);
-    return rc == 0 || !s->user ? rc : HARK_EIO;
+    return rc == 0 || !s->user ? rc : user_failed("flush", rc);
 }
 
 /* Locking contract: io_lock held. */
@@ -57,7 +72,7 @@ int hark__log_render_write(hark_logger *l, const hark_log_record *rec, struct ha
     const struct hark__sink *s = l->sink;
     if (s->ops.write_record) {
         int rc = s->ops.write_record(rec, s->ops.data);
-        return rc == 0 || !s->user ? rc : HARK_EIO;
+        return rc == 0 || !s->user ? rc : user_failed("write_record", rc);
     }
     size_t n;
     if (!l->formatter) {
@@ -121,7 +136,8 @@ static int sink_swap(hark_logger *l, const struct hark__sink *next)
         rc = l->backend->with_sink(l, swap_in, &w);
     if (rc != 0) {
         hark__free(w.next);
-        return HARK_EBUSY;
+        return hark__error(HARK_EBUSY, "hark_logger_set_destination: called from the logger's "
+                                       "own sink, formatter or writer thread");
     }
     hark__sink_free(w.next);
     return 0;
@@ -170,7 +186,11 @@ static bool dest_malformed(const char *dest)
 int hark_logger_set_destination(hark_logger *l, const char *dest)
 {
     if (!l || !dest || dest_malformed(dest))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_logger_set_destination: %s",
+                           !l      ? "the logger is NULL"
+                           : !dest ? "the destination is NULL"
+                                   : "the destination is empty, blank or holds a control "
+                                     "character");
     struct hark__sink next;
     int rc;
     size_t i = 0, n = sizeof named_sinks / sizeof named_sinks[0];

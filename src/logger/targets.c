@@ -6,6 +6,7 @@
 #include "log_ext.h"
 #include "hark/log_env.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <string.h>
 
@@ -38,9 +39,17 @@ static int target_find(const hark_logger *l, const char *target, size_t len)
 
 int hark_logger_set_target_level(hark_logger *l, const char *target, hark_log_level level)
 {
-    if (!l || !target || !target[0] || strlen(target) > HARK_LOG_TARGET_LEN || level < -1 ||
-        level >= HARK_LOG_LEVELS)
-        return HARK_EINVAL;
+    if (!l || !target)
+        return hark__error(HARK_EINVAL, "hark_logger_set_target_level: %s is NULL",
+                           !l ? "the logger" : "the target");
+    if (!target[0] || strlen(target) > HARK_LOG_TARGET_LEN)
+        return hark__error(HARK_EINVAL,
+                           "hark_logger_set_target_level: the target is empty or longer than "
+                           "HARK_LOG_TARGET_LEN (%d bytes)",
+                           HARK_LOG_TARGET_LEN);
+    if (level < -1 || level >= HARK_LOG_LEVELS)
+        return hark__error(HARK_EINVAL, "hark_logger_set_target_level: %d is not a hark_log_level",
+                           (int)level);
     int rc = 0;
     pthread_mutex_lock(&l->observer_lock);
     struct hark__targets *t = atomic_load_explicit(&l->targets, memory_order_relaxed);
@@ -61,7 +70,10 @@ int hark_logger_set_target_level(hark_logger *l, const char *target, hark_log_le
         if (level < 0)
             goto out; /* nothing to remove */
         if (n == HARK_LOG_TARGETS_MAX) {
-            rc = HARK_ELIMIT;
+            rc = hark__error(HARK_ELIMIT,
+                             "hark_logger_set_target_level: %d targets already "
+                             "(HARK_LOG_TARGETS_MAX)",
+                             HARK_LOG_TARGETS_MAX);
             goto out;
         }
         strcpy(t->e[n].name, target);
@@ -89,8 +101,10 @@ static __attribute__((noinline)) int target_level_lookup(const hark_logger *l, c
 int hark_logger_target_level(const hark_logger *l, const char *target)
 {
     if (!l || !target)
-        return HARK_EINVAL;
-    /* Log subscribers ask this for every event they handle: without targets,
+        return hark__error(HARK_EINVAL, "hark_logger_target_level: %s is NULL",
+                           !l ? "the logger" : "the target");
+    /* HARK_ENOENT is an answer here (no level of its own), not a failure: not
+     * recorded. Log subscribers ask this for every event they handle: without targets,
      * answer before measuring the name. */
     if (!atomic_load_explicit(&l->targets, memory_order_relaxed))
         return HARK_ENOENT;

@@ -24,6 +24,7 @@
 #include "hark/log_env.h"
 #include "hark/sys/log_event.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,10 +66,16 @@ static int level_locked(const struct log_subscriber *ls, const char *suffix)
     return i < ls->level_count ? ls->levels[i].level : -1;
 }
 
+int hark__not_log(const char *call, const hark_subscriber *s)
+{
+    return hark__error(HARK_EINVAL, "%s: %s", call,
+                       !s ? "the subscriber is NULL" : "not a log subscriber");
+}
+
 int hark_log_subscriber_new(hark_subscriber **out, hark_logger *logger)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_log_subscriber_new: out is NULL");
     hark_subscriber *s = hark__subscriber_alloc(&hark__log_ops);
     if (!s)
         return HARK_ENOMEM;
@@ -282,7 +289,7 @@ static int set_logger_locked(hark_subscriber *s, hark_logger *logger)
 int hark_log_subscriber_set_logger(hark_subscriber *s, hark_logger *logger)
 {
     if (!hark__is_log(s))
-        return HARK_EINVAL;
+        return hark__not_log("hark_log_subscriber_set_logger", s);
     hark_reclaim_hold();
     pthread_mutex_lock(&registry_lock);
     int rc = set_logger_locked(s, logger);
@@ -463,10 +470,17 @@ static void store_slot_levels_locked(hark_subscriber *s, const char *suffix, int
 int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
                                         hark_log_level level)
 {
-    if (!hark__is_log(s) || !suffix || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
-        return HARK_EINVAL;
+    if (!hark__is_log(s))
+        return hark__not_log("hark_log_subscriber_set_event_level", s);
+    if (!suffix || (int)level < 0 || (int)level >= HARK_LOG_LEVELS)
+        return !suffix ? hark__error(HARK_EINVAL,
+                                     "hark_log_subscriber_set_event_level: the suffix is NULL")
+                       : hark__error(HARK_EINVAL,
+                                     "hark_log_subscriber_set_event_level: %d is not a "
+                                     "hark_log_level",
+                                     (int)level);
     if (suffix[0] == '\0')
-        return HARK_ENAME;
+        return hark__error(HARK_ENAME, "hark_log_subscriber_set_event_level: the suffix is empty");
     struct log_subscriber *ls = log_sub(s);
     hark__subscriber_enter(s);
     size_t i = level_index_locked(ls, suffix);
@@ -508,13 +522,17 @@ int hark_log_subscriber_set_event_level(hark_subscriber *s, const char *suffix,
 int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix)
 {
     if (!hark__is_log(s) || !suffix)
-        return HARK_EINVAL;
+        return !suffix && hark__is_log(s)
+                   ? hark__error(HARK_EINVAL,
+                                 "hark_log_subscriber_clear_event_level: the suffix is NULL")
+                   : hark__not_log("hark_log_subscriber_clear_event_level", s);
     struct log_subscriber *ls = log_sub(s);
     hark__subscriber_enter(s);
     size_t i = level_index_locked(ls, suffix);
     if (i == ls->level_count) {
         hark__subscriber_leave(s);
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT,
+                           "hark_log_subscriber_clear_event_level: \"%s\" has no level", suffix);
     }
     hark__table_lock(s);
     char *gone = ls->levels[i].suffix;
@@ -530,8 +548,11 @@ int hark_log_subscriber_clear_event_level(hark_subscriber *s, const char *suffix
 int hark_log_subscriber_event_level(const hark_subscriber *s, const char *suffix)
 {
     if (!hark__is_log(s) || !suffix)
-        return HARK_EINVAL;
-    /* The table lock only, as hark_log_subscriber_silenced(). */
+        return !suffix && hark__is_log(s)
+                   ? hark__error(HARK_EINVAL, "hark_log_subscriber_event_level: the suffix is NULL")
+                   : hark__not_log("hark_log_subscriber_event_level", s);
+    /* HARK_ENOENT is an answer here (no level of its own), not recorded. The table
+     * lock only, as hark_log_subscriber_silenced(). */
     hark__table_lock(s);
     int level = level_locked(log_sub_c(s), suffix);
     hark__table_unlock(s);
@@ -542,7 +563,9 @@ int hark_log_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler
                             hark_log_level level)
 {
     if (!hark__is_log(s) || !suffix || !fn)
-        return HARK_EINVAL;
+        return hark__is_log(s) ? hark__error(HARK_EINVAL, "hark_log_subscriber_add: %s is NULL",
+                                             !suffix ? "the suffix" : "the handler")
+                               : hark__not_log("hark_log_subscriber_add", s);
     /* Both steps or neither: a failed add puts the previous level (or none) back. */
     int previous = hark_log_subscriber_event_level(s, suffix);
     int rc = hark_log_subscriber_set_event_level(s, suffix, level);

@@ -65,6 +65,10 @@ static inline bool hark__is_log(const hark_subscriber *s)
     return s && s->ops == &hark__log_ops;
 }
 
+/* log_subscriber.c: records and returns HARK_EINVAL for a NULL subscriber or one
+ * that is not a log subscriber, passed to `call`. */
+int hark__not_log(const char *call, const hark_subscriber *s) __attribute__((cold, noinline));
+
 static inline struct log_subscriber *log_sub(hark_subscriber *s)
 {
     return (struct log_subscriber *)s;

@@ -4,6 +4,7 @@
  * nothing while it has none.
  */
 #include "log_subscriber_internal.h"
+#include "error.h"
 
 #include <stdarg.h>
 
@@ -13,7 +14,9 @@ static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_li
 static int vlog(hark_subscriber *s, hark_log_level level, const char *fmt, va_list ap)
 {
     if (!hark__is_log(s) || !fmt)
-        return HARK_EINVAL;
+        return !fmt && hark__is_log(s)
+                   ? hark__error(HARK_EINVAL, "hark_log_subscriber_log: the format is NULL")
+                   : hark__not_log("hark_log_subscriber_log", s);
     hark_logger *l = logger_of(s);
     if (!l)
         return 0;
@@ -50,7 +53,9 @@ int hark_log_subscriber_log_lazy(hark_subscriber *s, hark_log_level level, hark_
                                  void *data)
 {
     if (!hark__is_log(s) || !fn)
-        return HARK_EINVAL;
+        return !fn && hark__is_log(s)
+                   ? hark__error(HARK_EINVAL, "hark_log_subscriber_log_lazy: the function is NULL")
+                   : hark__not_log("hark_log_subscriber_log_lazy", s);
     hark_logger *l = logger_of(s);
     if (!l)
         return 0;

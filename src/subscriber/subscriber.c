@@ -5,6 +5,7 @@
  */
 #include "subscriber_internal.h"
 #include "alloc.h"
+#include "error.h"
 #include "grow.h"
 #include "name.h"
 
@@ -22,11 +23,13 @@ hark_subscriber *hark__subscriber_alloc(const struct hark__subscriber_ops *ops)
         return NULL;
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
         hark__free(s);
+        (void)hark__error(HARK_ENOMEM, "a new subscriber: no mutex");
         return NULL;
     }
     if (pthread_mutex_init(&s->table_lock, NULL) != 0) {
         pthread_mutex_destroy(&s->lock);
         hark__free(s);
+        (void)hark__error(HARK_ENOMEM, "a new subscriber: no mutex");
         return NULL;
     }
     s->ops = ops;
@@ -67,7 +70,7 @@ void hark__subscriber_unref(hark_subscriber *s)
 int hark_subscriber_new(hark_subscriber **out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_new: out is NULL");
     hark_subscriber *s = hark__subscriber_alloc(&hark__plain_subscriber_ops);
     if (!s)
         return HARK_ENOMEM;
@@ -129,7 +132,8 @@ static int full_name(char *out, const char *suffix, const char *ns)
 {
     size_t a = strlen(suffix), b = strlen(ns);
     if (a + 1 + b > HARK_NAME_MAX)
-        return HARK_ENAMETOOLONG;
+        return hark__error(HARK_ENAMETOOLONG, "\"%s.%s\" is longer than HARK_NAME_MAX (%d bytes)",
+                           suffix, ns, HARK_NAME_MAX);
     memcpy(out, suffix, a);
     out[a] = '.';
     memcpy(out + a + 1, ns, b + 1);
@@ -324,12 +328,15 @@ static bool empty_part(const char *part)
 int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn fn, void *data)
 {
     if (!s || !suffix || !fn)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_add: %s is NULL",
+                           !s        ? "the subscriber"
+                           : !suffix ? "the suffix"
+                                     : "the handler");
     int rc = hark__check_name(suffix, NULL);
     if (rc != 0)
         return rc;
     if (empty_part(suffix))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_add: \"%s\" has an empty part", suffix);
 
     rc = enter_interned(s, suffix, NULL, NULL);
     if (rc != 0)
@@ -386,7 +393,8 @@ int hark_subscriber_add(hark_subscriber *s, const char *suffix, hark_handler_fn 
 int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_entry *entries, size_t count)
 {
     if (!s || (!entries && count > 0))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_add_table: %s",
+                           !s ? "the subscriber is NULL" : "NULL entries with a count");
     for (size_t i = 0; i < count; i++) {
         int rc = hark_subscriber_add(s, entries[i].suffix, entries[i].fn, entries[i].data);
         if (rc != 0)
@@ -398,12 +406,13 @@ int hark_subscriber_add_table(hark_subscriber *s, const hark_handler_entry *entr
 int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 {
     if (!s || !suffix)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_remove: %s is NULL",
+                           !s ? "the subscriber" : "the suffix");
     hark__subscriber_enter(s);
     size_t at = find_handler(s, suffix);
     if (at == SIZE_MAX) {
         hark__subscriber_leave(s);
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT, "hark_subscriber_remove: no handler for \"%s\"", suffix);
     }
     struct hark__handler *h = s->handlers[at];
     for (struct hark__attachment *a = s->attachments; a; a = a->next)
@@ -426,8 +435,16 @@ int hark_subscriber_remove(hark_subscriber *s, const char *suffix)
 
 int hark_subscriber_attach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
-    if (!s || !n || !ns || !ns[0] || empty_part(ns))
-        return HARK_EINVAL;
+    if (!s || !n || !ns)
+        return hark__error(HARK_EINVAL, "hark_subscriber_attach: %s is NULL",
+                           !s   ? "the subscriber"
+                           : !n ? "the notifier"
+                                : "the namespace");
+    if (!ns[0] || empty_part(ns))
+        return hark__error(HARK_EINVAL,
+                           "hark_subscriber_attach: the namespace \"%s\" is empty "
+                           "or has an empty part",
+                           ns);
     int rc = hark__check_name(ns, NULL);
     if (rc != 0)
         return rc;
@@ -497,14 +514,20 @@ static void attachment_remove_locked(hark_subscriber *s, struct hark__attachment
 int hark_subscriber_detach(hark_subscriber *s, hark_notifier *n, const char *ns)
 {
     if (!s || !n || !ns)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_detach: %s is NULL",
+                           !s   ? "the subscriber"
+                           : !n ? "the notifier"
+                                : "the namespace");
     hark__subscriber_enter(s);
     struct hark__attachment **link = &s->attachments;
     while (*link && !((*link)->notifier == n && strcmp((*link)->ns, ns) == 0))
         link = &(*link)->next;
     if (!*link) {
         hark__subscriber_leave(s);
-        return HARK_ENOENT;
+        return hark__error(HARK_ENOENT,
+                           "hark_subscriber_detach: not attached to \"%s\" of this "
+                           "notifier",
+                           ns);
     }
     attachment_remove_locked(s, link);
     hark__subscriber_leave(s);
@@ -530,7 +553,8 @@ int hark_subscriber_free(hark_subscriber *s)
 int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *parent)
 {
     if (!out || !parent)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_new_from: %s is NULL",
+                           !out ? "out" : "the parent");
     hark_subscriber *s = hark__subscriber_alloc(parent->ops);
     if (!s)
         return HARK_ENOMEM;
@@ -566,9 +590,11 @@ int hark_subscriber_new_from(hark_subscriber **out, const hark_subscriber *paren
 int hark_subscriber_set_cpu_time(hark_subscriber *s, bool measure)
 {
     if (!s)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_subscriber_set_cpu_time: the subscriber is NULL");
     hark__subscriber_enter(s);
-    int rc = s->attachments ? HARK_ESTATE : 0;
+    int rc = s->attachments ? hark__error(HARK_ESTATE, "hark_subscriber_set_cpu_time: attached "
+                                                       "already (set it before attaching)")
+                            : 0;
     if (rc == 0)
         s->want_cpu = measure;
     hark__subscriber_leave(s);

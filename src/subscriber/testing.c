@@ -5,6 +5,7 @@
 #include "hark/testing.h"
 #include "hark/log_subscriber.h"
 #include "alloc.h"
+#include "error.h"
 #include "grow.h"
 
 #include <ctype.h>
@@ -77,13 +78,13 @@ static int capture_flush(void *data)
 int hark_capture_new(hark_capture **out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_capture_new: out is NULL");
     hark_capture *c = hark__calloc(1, sizeof *c);
     if (!c)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&c->lock, NULL) != 0) {
         hark__free(c);
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_capture_new: no mutex");
     }
     hark_log_sink sink = {.write = capture_write,
                           .flush = capture_flush,
@@ -205,7 +206,7 @@ void hark_capture_clear(hark_capture *c)
 int hark_test_fixture_setup(hark_test_fixture *fx)
 {
     if (!fx)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_test_fixture_setup: the fixture is NULL");
     memset(fx, 0, sizeof *fx);
     int rc = hark_notifier_new(&fx->notifier);
     if (rc != 0)
@@ -226,7 +227,7 @@ int hark_test_fixture_setup(hark_test_fixture *fx)
 int hark_test_fixture_teardown(hark_test_fixture *fx)
 {
     if (!fx)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_test_fixture_teardown: the fixture is NULL");
     /* The built-in notifier is restored when setup found it (or it was NULL). */
     hark_notifier *current = hark_set_default(fx->previous_);
     (void)current;

@@ -7,10 +7,12 @@
 #define HARK_FDIO_H
 
 #include "hark/common.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Opens `path` for appending (created 0644 before umask, close-on-exec), retrying
@@ -25,7 +27,7 @@ static inline int hark__open_append(const char *path)
 }
 
 /* Writes all of `len` bytes with as few write(2) calls as the kernel allows,
- * retrying on EINTR. Returns 0 or HARK_EIO (errno set). */
+ * retrying on EINTR. Returns 0 or HARK_EIO (errno set, and the reason recorded). */
 static inline int hark__write_all(int fd, const char *p, size_t len)
 {
     while (len > 0) {
@@ -33,7 +35,7 @@ static inline int hark__write_all(int fd, const char *p, size_t len)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return HARK_EIO;
+            return hark__error(HARK_EIO, "the log file cannot be written: %s", strerror(errno));
         }
         p += n;
         len -= (size_t)n;

@@ -129,8 +129,9 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *given)
     if (!l)
         return hark__error(HARK_EINVAL, "hark_logger_set_async: logger is NULL");
     if (!given) {
-        if (l->async && on_writer(l->async))
-            return HARK_EBUSY; /* the writer cannot stop and join itself */
+        if (l->async && on_writer(l->async)) /* the writer cannot stop and join itself */
+            return hark__error(HARK_EBUSY, "hark_logger_set_async: called from the logger's own "
+                                           "writer thread");
         async_stop(l);
         return 0;
     }
@@ -147,7 +148,8 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *given)
                            "hark_log_async_options.capacity: %zu bytes is outside 4096 to 2^30",
                            opt->capacity);
     if (l->async)
-        return HARK_ESTATE;
+        return hark__error(HARK_ESTATE, "hark_logger_set_async: the logger is asynchronous "
+                                        "already (make it synchronous first)");
     size_t nslots = 64;
     while (nslots * SLOT < opt->capacity)
         nslots *= 2;
@@ -158,7 +160,7 @@ int hark_logger_set_async(hark_logger *l, const hark_log_async_options *given)
     if (hark__worker_start(&a->worker, &hark__writer_ops, a, hark__writer_timing) != 0) {
         l->async = NULL;
         async_free(a);
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_logger_set_async: the writer thread cannot start");
     }
     live_add(a);
     l->backend = &hark__backend_async;

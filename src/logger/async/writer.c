@@ -8,6 +8,7 @@
  */
 #include "ring.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -376,8 +377,9 @@ int hark__async_drain(hark_logger *l)
     struct hark__async *a = l->async;
     if (!a)
         return 0;
-    if (on_writer(a))
-        return HARK_EBUSY; /* a callback of the writer would wait for itself */
+    if (on_writer(a)) /* a callback of the writer would wait for itself */
+        return hark__error(HARK_EBUSY, "called from the logger's own writer thread, which it "
+                                       "would wait for");
     /* Two tickets, both taken now: the lines queued and the lines dropped so far.
      * Lines queued or dropped later are not waited for. */
     struct drops_wait d = {a, atomic_load_explicit(&a->dropped_total, memory_order_relaxed)};

@@ -6,6 +6,9 @@
 #include "sinks.h"
 #include "alloc.h"
 #include "fdio.h"
+#include "error.h"
+
+#include <string.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +36,7 @@ static int fd_reopen(void *data)
         return 0;
     int fd = hark__open_append(f->path);
     if (fd < 0)
-        return HARK_EIO;
+        return hark__error(HARK_EIO, "\"%s\" cannot be opened again: %s", f->path, strerror(errno));
     int old = f->fd;
     f->fd = fd;
     close(old);
@@ -86,7 +89,8 @@ int hark__sink_path(struct hark__sink *out, const char *path)
         int saved = errno;
         hark__free(copy);
         errno = saved;
-        return HARK_EIO;
+        return hark__error(HARK_EIO, "\"%s\" cannot be opened for appending: %s", path,
+                           strerror(saved));
     }
     int rc = fd_sink_new(out, fd, true, copy);
     if (rc != 0) {

@@ -10,6 +10,7 @@
 #include "log_ext.h"
 #include "hark/sys/payload_json.h"
 #include "alloc.h"
+#include "error.h"
 #include "number.h"
 
 #include <inttypes.h>
@@ -286,7 +287,12 @@ static int journald_write_record(const hark_log_record *rec, void *data)
     hark__journald_fields(rec, add_field, &e);
     if (j->ident)
         add_field(&e, "SYSLOG_IDENTIFIER", j->ident, strlen(j->ident));
-    int rc = e.err ? e.err : sd_journal_sendv(e.iov, e.n) == 0 ? 0 : HARK_EIO;
+    int rc = e.err;
+    if (rc == 0) {
+        int sent = sd_journal_sendv(e.iov, e.n);
+        if (sent < 0)
+            rc = hark__error(HARK_EIO, "the journal refused the entry: %s", strerror(-sent));
+    }
     while (e.heap) {
         chunk *next = e.heap->next;
         hark__free(e.heap);
@@ -331,7 +337,7 @@ int hark__sink_journald(struct hark__sink *out, const char *identifier)
 int hark__sink_journald(struct hark__sink *out, const char *identifier)
 {
     (void)out, (void)identifier;
-    return HARK_ENOTSUP;
+    return hark__error(HARK_ENOTSUP, "hark_logger_new_journald: built without libsystemd");
 }
 
 #endif

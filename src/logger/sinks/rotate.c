@@ -52,7 +52,8 @@ static int open_current(rotor *r)
 {
     int fd = hark__open_append(r->path);
     if (fd < 0)
-        return HARK_EIO;
+        return hark__error(HARK_EIO, "\"%s\" cannot be opened for appending: %s", r->path,
+                           strerror(errno));
     struct stat st;
     uint64_t size = 0;
     double mtime = r->opt.clock(r->opt.clock_data);
@@ -131,7 +132,7 @@ static int rotor_write(hark_log_level level, const char *line, size_t len, void 
     (void)level;
     rotor *r = data;
     maybe_rotate(r, len);
-    if (hark__write_all(r->fd, line, len) != 0)
+    if (hark__write_all(r->fd, line, len) != 0) /* recorded */
         return HARK_EIO;
     r->size += len;
     return 0;
@@ -184,7 +185,7 @@ int hark__sink_rotating(struct hark__sink *out, const char *path,
         hark__free(r);
         return HARK_ENOMEM;
     }
-    if (open_current(r) != 0) {
+    if (open_current(r) != 0) { /* recorded */
         int saved = errno;
         hark__free(r->path);
         hark__free(r);

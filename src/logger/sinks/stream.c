@@ -3,18 +3,25 @@
  * and locking), flushed with fflush(3). The stream is borrowed.
  */
 #include "sinks.h"
+#include "error.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 static int stream_write(hark_log_level level, const char *line, size_t len, void *data)
 {
     (void)level;
-    return fwrite(line, 1, len, data) == len ? 0 : HARK_EIO;
+    if (HARK_LIKELY(fwrite(line, 1, len, data) == len))
+        return 0;
+    return hark__error(HARK_EIO, "the stream cannot be written: %s", strerror(errno));
 }
 
 static int stream_flush(void *data)
 {
-    return fflush(data) == 0 ? 0 : HARK_EIO;
+    if (fflush(data) == 0)
+        return 0;
+    return hark__error(HARK_EIO, "the stream cannot be flushed: %s", strerror(errno));
 }
 
 static int stream_fd(void *data)
