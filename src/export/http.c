@@ -11,9 +11,11 @@
 #include "alloc.h"
 #include "error.h"
 #include "grow.h"
+#include "url.h"
 
 #include <errno.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -106,51 +108,20 @@ static hark__mhd_result handle(void *cls, struct MHD_Connection *c, const char *
                             : "text/plain; version=0.0.4; charset=utf-8");
 }
 
-/* Splits "HOST:PORT" or "[HOST]:PORT" into host and port strings. */
-static int split_address(const char *address, char *host, size_t host_size, char *port,
-                         size_t port_size)
-{
-    const char *colon;
-    const char *h = address;
-    size_t hlen;
-    if (*address == '[') {
-        const char *close = strchr(address, ']');
-        if (!close || close[1] != ':')
-            return HARK_EINVAL;
-        h = address + 1;
-        hlen = (size_t)(close - h);
-        colon = close + 1;
-    } else {
-        colon = strrchr(address, ':');
-        if (!colon || strchr(address, ':') != colon)
-            return HARK_EINVAL;
-        hlen = (size_t)(colon - address);
-    }
-    const char *p = colon + 1;
-    size_t plen = strlen(p);
-    if (hlen == 0 || hlen >= host_size || plen == 0 || plen >= port_size)
-        return HARK_EINVAL;
-    /* Digits only: strtol alone would take " 80" or "+80" as a port. */
-    if (strspn(p, "0123456789") != plen)
-        return HARK_EINVAL;
-    char *end;
-    errno = 0;
-    long v = strtol(p, &end, 10);
-    if (*end || errno || v < 0 || v > 65535)
-        return HARK_EINVAL;
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
-    memcpy(port, p, plen + 1);
-    return 0;
-}
-
-/* Binds and listens; returns the socket, or a negative hark error with errno set. */
+/* Binds and listens; returns the socket, or a negative hark error (recorded) with
+ * errno set. */
 static int listen_on(const char *address, bool *v6, unsigned *port_out)
 {
-    char host[256], port[8];
-    int rc = split_address(address, host, sizeof host, port, sizeof port);
-    if (rc != 0)
-        return rc;
+    hark__hostport hp;
+    char why[160];
+    if (hark__hostport_parse(&hp, address, strlen(address), true, 0, why, sizeof why) < 0) {
+        errno = EINVAL;
+        return hark__error(HARK_EINVAL, "the metrics address \"%s\" is not HOST:PORT: %s", address,
+                           why);
+    }
+    const char *host = hp.host;
+    char port[8];
+    snprintf(port, sizeof port, "%u", hp.port);
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -158,15 +129,20 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(host, port, &hints, &res);
     if (gai != 0 || !res) {
+        int code = gai == EAI_MEMORY ? HARK_ENOMEM : HARK_EINVAL;
+        (void)hark__error(code,
+                          "the metrics address \"%s\": the host \"%s\" is no address here: %s",
+                          address, host, gai ? gai_strerror(gai) : "no address");
         errno = EADDRNOTAVAIL;
-        return gai == EAI_MEMORY ? HARK_ENOMEM : HARK_EINVAL;
+        return code;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         freeaddrinfo(res);
         errno = e;
-        return HARK_EBIND;
+        return hark__error(HARK_EBIND, "the metrics address \"%s\": no socket: %s", address,
+                           strerror(e));
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -176,7 +152,9 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
         close(fd);
         freeaddrinfo(res);
         errno = e;
-        return HARK_EBIND;
+        return hark__error(HARK_EBIND,
+                           "the metrics address \"%s\" cannot be bound or listened on: %s",
+                           address, strerror(e));
     }
     freeaddrinfo(res);
     struct sockaddr_storage ss;

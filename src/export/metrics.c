@@ -243,18 +243,18 @@ static inline uint64_t to_ns(double seconds)
 int hark_metrics_new(hark_metrics **out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_new: out is NULL");
     hark_metrics *m = hark__calloc(1, sizeof *m);
     if (!m)
         return HARK_ENOMEM;
     if (pthread_mutex_init(&m->lock, NULL) != 0) {
         hark__free(m);
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_metrics_new: no mutex");
     }
     if (pthread_mutex_init(&m->attach_lock, NULL) != 0) {
         pthread_mutex_destroy(&m->lock);
         hark__free(m);
-        return HARK_ENOMEM;
+        return hark__error(HARK_ENOMEM, "hark_metrics_new: no mutex");
     }
     m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
     atomic_init(&m->refs, 1);
@@ -324,7 +324,8 @@ int hark_metrics_free(hark_metrics *m)
     if (!m)
         return 0;
     if (atomic_load_explicit(&m->servers, memory_order_relaxed) != 0)
-        return HARK_EBUSY;
+        return hark__error(HARK_EBUSY, "hark_metrics_free: a server still serves these metrics "
+                                       "(hark_metrics_server_stop() it first)");
     /* Unsubscribing reclaims, which may run any subscription's release -- a user's
      * too, which may call back into these metrics: held back until attach_lock is
      * dropped (hark/sys/reclaim.h). */
@@ -498,7 +499,7 @@ int hark_metrics_flush(hark_metrics *m)
 int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
 {
     if (!m)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_set_silenced: the metrics object is NULL");
     int rc = 0;
     /* (Un)subscribing reclaims: releases held back until attach_lock is dropped, as
      * in hark_metrics_free(). */
@@ -540,7 +541,12 @@ int hark_metrics_set_silenced(hark_metrics *m, bool silenced)
 int hark_metrics_record(hark_metrics *m, const char *name, double seconds)
 {
     if (!m || !name || !*name || strlen(name) > HARK_NAME_MAX || !(seconds >= 0) || isinf(seconds))
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_record: %s",
+                           !m                             ? "the metrics object is NULL"
+                           : !name                        ? "the name is NULL"
+                           : !*name                       ? "the name is empty"
+                           : strlen(name) > HARK_NAME_MAX ? "the name is longer than HARK_NAME_MAX"
+                                                          : "the duration is not finite and >= 0");
     return record_ns(m, name, to_ns(seconds));
 }
 

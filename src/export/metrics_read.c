@@ -4,6 +4,7 @@
  */
 #include "metrics_internal.h"
 #include "alloc.h"
+#include "error.h"
 #include "grow.h"
 
 #include <math.h>
@@ -107,7 +108,8 @@ void hark_metrics_snapshot_free(hark_metrics_snapshot *snap)
 int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
 {
     if (!out || !m)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_snapshot_take: %s is NULL",
+                           !out ? "out" : "the metrics object");
     struct pick *picks = NULL;
     size_t count = 0, capacity = 0;
     int rc = 0;

@@ -8,6 +8,7 @@
 #include "prom_internal.h"
 #include "wire.h"
 #include "alloc.h"
+#include "error.h"
 
 #include <math.h>
 #include <string.h>
@@ -182,7 +183,8 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
                                            hark_metrics_prom_sink sink, void *data)
 {
     if (!m || !sink)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_write_prometheus_protobuf: %s is NULL",
+                           !m ? "the metrics object" : "the sink");
     hark_metrics_prom_options o;
     int rc = hark__prom_options_load(&o, opts);
     if (rc != 0)
@@ -212,9 +214,10 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
     hark__wire_varint(&out, w->family.len);
     hark__wire_raw(&out, w->family.buf, w->family.len);
     if (w->family.over || out.over)
-        rc = HARK_ENOMEM;
+        rc = hark__error(HARK_ENOMEM, "the Prometheus protobuf exposition: out of memory");
     else if (sink((const char *)out.buf, out.len, data) != 0)
-        rc = HARK_EIO;
+        rc = hark__error(HARK_EIO, "the Prometheus protobuf exposition: the sink returned "
+                                   "failure");
     hark__wire_free(&out);
     hark__wire_free(&hist);
     work_free(w);

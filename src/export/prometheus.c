@@ -4,6 +4,7 @@
  */
 #include "prom_internal.h"
 #include "alloc.h"
+#include "error.h"
 #include "escape.h"
 #include "number.h"
 
@@ -31,9 +32,10 @@ struct out {
 static void flush(struct out *o)
 {
     if (o->rc == 0 && o->b.over)
-        o->rc = HARK_ENOMEM;
+        o->rc = hark__error(HARK_ENOMEM, "the Prometheus exposition: out of memory");
     if (o->rc == 0 && o->b.len && o->sink(hark__buf_text(&o->b), o->b.len, o->data) != 0)
-        o->rc = HARK_EIO;
+        o->rc = hark__error(HARK_EIO, "the Prometheus exposition: the sink returned failure; "
+                                      "output stops there");
     o->b.len = 0;
 }
 
@@ -120,7 +122,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
                                   hark_metrics_prom_sink sink, void *data)
 {
     if (!m || !sink)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_write_prometheus: %s is NULL",
+                           !m ? "the metrics object" : "the sink");
     hark_metrics_prom_options loaded;
     int rc = hark__prom_options_load(&loaded, opts);
     if (rc != 0)
@@ -186,9 +189,17 @@ int hark_metrics_write_prometheus_file(hark_metrics *m, const hark_metrics_prom_
                                        FILE *out)
 {
     if (!out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_metrics_write_prometheus_file: the stream is NULL");
     int rc = hark_metrics_write_prometheus(m, opts, sink_file, out);
-    if (rc == 0 && fflush(out) != 0)
-        rc = HARK_EIO;
+    if (rc == HARK_EIO)
+        rc = hark__error(HARK_EIO,
+                         "hark_metrics_write_prometheus_file: the stream cannot be "
+                         "written: %s",
+                         strerror(errno));
+    else if (rc == 0 && fflush(out) != 0)
+        rc = hark__error(HARK_EIO,
+                         "hark_metrics_write_prometheus_file: the stream cannot be "
+                         "flushed: %s",
+                         strerror(errno));
     return rc;
 }

@@ -56,7 +56,8 @@ static void stats_locked(hark_trace *t, hark_trace_stats *s)
 int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out)
 {
     if (!t || !out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_trace_stats_get: %s is NULL",
+                           !t ? "the trace" : "out");
     pthread_mutex_lock(&t->lock);
     stats_locked(t, out);
     pthread_mutex_unlock(&t->lock);
@@ -115,8 +116,8 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     }
     pthread_mutex_unlock(&t->wlock);
     if (t->fd >= 0 && close(t->fd) != 0 && rc == 0) {
-        rc = HARK_EIO;
         err = errno;
+        rc = hark__error(HARK_EIO, "the trace file cannot be closed: %s", strerror(err));
     }
     s.written = atomic_load_explicit(&t->written, memory_order_relaxed);
     s.write_errors = atomic_load_explicit(&t->write_errors, memory_order_relaxed);

@@ -7,6 +7,7 @@
  */
 #include "trace_internal.h"
 #include "chrome_event.h"
+#include "error.h"
 
 #include <errno.h>
 #include <string.h>
@@ -141,7 +142,8 @@ int hark__trace_write_out(hark_trace *t)
         atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
         atomic_store_explicit(&t->last_errno, err, memory_order_relaxed);
         errno = err;
-        return HARK_EIO;
+        return hark__error(HARK_EIO, "the trace cannot be written: %s (kept for the next flush)",
+                           strerror(err));
     }
     t->out_len = 0;
     atomic_fetch_add_explicit(&t->written, t->out_events, memory_order_relaxed);
@@ -165,7 +167,7 @@ int hark__trace_flush_locked(hark_trace *t)
 int hark_trace_flush(hark_trace *t)
 {
     if (!t)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_trace_flush: the trace is NULL");
     pthread_mutex_lock(&t->wlock);
     int rc = hark__trace_flush_locked(t);
     int err = errno;

@@ -228,9 +228,12 @@ int hark_otlp_detach(hark_otlp *x, hark_attach_id id)
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
 {
     if (!x || !m)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_attach_metrics: %s is NULL",
+                           !x ? "the exporter" : "the metrics object");
     pthread_mutex_lock(&x->lock);
-    int rc = x->atts.closing ? HARK_ESTATE : 0;
+    int rc = x->atts.closing
+                 ? hark__error(HARK_ESTATE, "hark_otlp_attach_metrics: the exporter is being freed")
+                 : 0;
     if (!rc)
         x->metrics.metrics = m;
     pthread_mutex_unlock(&x->lock);
@@ -297,7 +300,8 @@ int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
 int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
 {
     if (!x || !out)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_stats_get: %s is NULL",
+                           !x ? "the exporter" : "out");
     stats_read(x, out);
     return 0;
 }
