@@ -14,12 +14,18 @@
  *     }
  *
  * As libgit2's git_error_last(), the record is kept until the thread's next
- * failing call (or hark_error_clear()): a call that succeeds leaves it as it was,
- * so read it right after the call that returned the error. Messages never contain
- * a secret: no header value, no key material, no password (such a value is named
- * by what it is, never shown). A function that returns no error code (void, a
- * bool, a count) records nothing. Calls made on the instrumenting fast path
- * (hark_instrument(), hark_publish(), ...) record only when they fail.
+ * failing call (or hark_error_clear()): a call that succeeds does not clear it, so
+ * read it right after the call that returned the error. Messages never contain a
+ * secret: no header value, no key material, no password (such a value is named by
+ * what it is, never shown). A function that returns no error code (void, a bool,
+ * a count) records nothing, and neither do the two lookups whose HARK_ENOENT is an
+ * answer rather than a failure: hark_logger_target_level() and
+ * hark_log_subscriber_event_level() (no level of its own). Calls made on the
+ * instrumenting and logging paths (hark_instrument(), hark_publish(), hark_log(),
+ * ...) record only when they fail, and cost nothing more when they do not.
+ * Work done on hark's own threads (a background writer, an exporter's worker)
+ * records there; what it means for the caller is reported by the call that
+ * observes it (a flush, a free), with its own message.
  */
 #ifndef HARK_ERROR_H
 #define HARK_ERROR_H

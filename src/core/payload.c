@@ -41,8 +41,8 @@ static HARK__COLD int refuse(int code, const hark_payload *payload, const char *
     if (code == HARK_ENAME)
         return hark__error(code, "payload field: the key is empty");
     return hark__error(code,
-                       "payload field \"%s\": the payload is full (%u fields, %d of them kept "
-                       "for a failure)",
+                       "payload field \"%s\": no room left (capacity %u; the last %d slots are "
+                       "kept for a failure)",
                        key, (unsigned)payload->capacity, HARK_PAYLOAD_RESERVED);
 }
 
@@ -123,8 +123,8 @@ const hark_field *hark_payload_get(const hark_payload *payload, const char *key)
 
 static const char *type_name(hark_type t)
 {
-    static const char *const names[] = {"none",   "int",     "uint",    "double", "bool",
-                                        "string", "pointer", "payload", "error"};
+    static const char *const names[] = {"nothing",  "an int",    "a uint",    "a double", "a bool",
+                                        "a string", "a pointer", "a payload", "an error"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
@@ -138,7 +138,7 @@ static int typed(const hark_payload *payload, const char *key, hark_type type,
     if (!f)
         return hark__error(HARK_ENOENT, "payload getter: no field \"%s\"", key);
     if (f->type != type)
-        return hark__error(HARK_EINVAL, "payload getter: field \"%s\" is a %s, not a %s", key,
+        return hark__error(HARK_EINVAL, "payload getter: field \"%s\" is %s, not %s", key,
                            type_name(f->type), type_name(type));
     *out = f;
     return 0;

@@ -9,8 +9,8 @@
 
 static HARK__COLD int no_such(hark_subscription_id id)
 {
-    return hark__error(HARK_ENOENT, "no subscription %llu on this notifier (unsubscribed?)",
-                       (unsigned long long)id);
+    (void)id; /* not shown: ids are process-wide counters, of no help to the reader */
+    return hark__error(HARK_ENOENT, "no such subscription on this notifier (unsubscribed?)");
 }
 
 /*
@@ -77,15 +77,11 @@ static int poll_adjust(hark_notifier *n, hark_subscription_id id, int delta)
     if (!sub) {
         rc = no_such(id);
     } else if (sub->silence != HARK_SILENCE_CACHED) {
-        rc = hark__error(HARK_EINVAL,
-                         "subscription %llu is not silenceable with cached answers "
-                         "(HARK_SILENCE_CACHED): it has no poll mode",
-                         (unsigned long long)id);
+        rc = hark__error(HARK_EINVAL, "the subscription is not silenceable with cached answers "
+                                      "(HARK_SILENCE_CACHED): it has no poll mode");
     } else if (delta < 0 && atomic_load_explicit(&sub->poll, memory_order_relaxed) == 0) {
-        rc = hark__error(HARK_ESTATE,
-                         "subscription %llu is not polling: poll_end without "
-                         "poll_begin",
-                         (unsigned long long)id);
+        rc = hark__error(HARK_ESTATE, "the subscription is not polling: poll_end without "
+                                      "poll_begin");
     } else {
         atomic_fetch_add_explicit(&sub->poll, delta, memory_order_relaxed);
         /* Leaving poll mode: the answer may have changed meanwhile, so ask again.

@@ -465,8 +465,9 @@ static int remove_sub(hark_notifier *n, hark__sub *sub)
 /* No subscription `id` on the notifier. */
 static HARK__COLD int no_such(const char *call, hark_subscription_id id)
 {
-    return hark__error(HARK_ENOENT, "%s: no subscription %llu on this notifier (unsubscribed?)",
-                       call, (unsigned long long)id);
+    (void)id; /* not shown: ids are process-wide counters, of no help to the reader */
+    return hark__error(HARK_ENOENT, "%s: no such subscription on this notifier (unsubscribed?)",
+                       call);
 }
 
 int hark_unsubscribe(hark_notifier *n, hark_subscription_id id)

@@ -59,17 +59,17 @@ static void put(struct out *o, const char *s, size_t n)
     o->len += n;
 }
 
-static int render(struct out *o, bool on, const char *text, const char *escape,
+static int render(const char *call, struct out *o, bool on, const char *text, const char *escape,
                   const hark_color_mode *modes, size_t mode_count)
 {
     if (!text || !escape || (!modes && mode_count > 0))
-        return hark__error(HARK_EINVAL, "colorize: %s",
+        return hark__error(HARK_EINVAL, "%s: %s", call,
                            !text     ? "the text is NULL"
                            : !escape ? "the escape is NULL"
                                      : "NULL modes with a count");
     for (size_t i = 0; i < mode_count; i++) {
         if (!mode_ok((int)modes[i]))
-            return hark__error(HARK_EINVAL, "colorize: modes[%zu] = %d is not a hark_color_mode", i,
+            return hark__error(HARK_EINVAL, "%s: modes[%zu] = %d is not a hark_color_mode", call, i,
                                (int)modes[i]);
     }
     if (!on) {
@@ -94,30 +94,31 @@ static int render(struct out *o, bool on, const char *text, const char *escape,
     return 0;
 }
 
-static int finish(struct out *o, int rc)
+static int finish(const char *call, struct out *o, int rc)
 {
     if (o->size > 0)
         o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
     if (rc != 0)
         return rc;
     if (o->len > (size_t)INT32_MAX)
-        return hark__error(HARK_EINVAL, "colorize: the result is longer than INT32_MAX bytes");
+        return hark__error(HARK_EINVAL, "%s: the result is longer than INT32_MAX bytes", call);
     return (int)o->len;
 }
 
-static int colorize_into(char *buf, size_t size, bool on, const char *text, const char *escape,
-                         const hark_color_mode *modes, size_t mode_count)
+static int colorize_into(const char *call, char *buf, size_t size, bool on, const char *text,
+                         const char *escape, const hark_color_mode *modes, size_t mode_count)
 {
     if (!buf && size > 0)
-        return hark__error(HARK_EINVAL, "colorize: NULL buffer with a size of %zu", size);
+        return hark__error(HARK_EINVAL, "%s: NULL buffer with a size of %zu", call, size);
     struct out o = {buf, size, 0};
-    return finish(&o, render(&o, on, text, escape, modes, mode_count));
+    return finish(call, &o, render(call, &o, on, text, escape, modes, mode_count));
 }
 
 int hark_colorize_raw(char *buf, size_t size, const char *text, const char *escape,
                       const hark_color_mode *modes, size_t mode_count)
 {
-    return colorize_into(buf, size, hark_colorize_logging(), text, escape, modes, mode_count);
+    return colorize_into("hark_colorize_raw", buf, size, hark_colorize_logging(), text, escape,
+                         modes, mode_count);
 }
 
 int hark_colorize(char *buf, size_t size, const char *text, hark_color color,
@@ -126,7 +127,8 @@ int hark_colorize(char *buf, size_t size, const char *text, hark_color color,
     const char *escape = hark_color_escape(color);
     if (!escape)
         return hark__error(HARK_EINVAL, "hark_colorize: %d is not a hark_color", (int)color);
-    return hark_colorize_raw(buf, size, text, escape, modes, mode_count);
+    return colorize_into("hark_colorize", buf, size, hark_colorize_logging(), text, escape, modes,
+                         mode_count);
 }
 
 int hark_log_buf_colorize(hark_log_buf *b, const char *text, hark_color color,
@@ -139,14 +141,14 @@ int hark_log_buf_colorize(hark_log_buf *b, const char *text, hark_color color,
                                 (int)color);
     /* Read the switch once, so that measuring and writing agree. */
     bool on = hark_colorize_logging();
-    int n = colorize_into(NULL, 0, on, text, escape, modes, mode_count);
+    int n = colorize_into("hark_log_buf_colorize", NULL, 0, on, text, escape, modes, mode_count);
     if (n < 0)
         return n;
     int rc = hark__lbuf_reserve(b, (size_t)n);
     if (rc != 0)
         return rc;
-    colorize_into(hark__lbuf_text(b) + b->out.len, (size_t)n + 1, on, text, escape, modes,
-                  mode_count);
+    colorize_into("hark_log_buf_colorize", hark__lbuf_text(b) + b->out.len, (size_t)n + 1, on,
+                  text, escape, modes, mode_count);
     b->out.len += (size_t)n;
     return 0;
 }

@@ -132,8 +132,10 @@ static int full_name(char *out, const char *suffix, const char *ns)
 {
     size_t a = strlen(suffix), b = strlen(ns);
     if (a + 1 + b > HARK_NAME_MAX)
-        return hark__error(HARK_ENAMETOOLONG, "\"%s.%s\" is longer than HARK_NAME_MAX (%d bytes)",
-                           suffix, ns, HARK_NAME_MAX);
+        return hark__error(HARK_ENAMETOOLONG,
+                           "the name \"%.24s...\" (suffix, '.', namespace: %zu bytes) is longer "
+                           "than HARK_NAME_MAX (%d bytes)",
+                           suffix, a + 1 + b, HARK_NAME_MAX);
     memcpy(out, suffix, a);
     out[a] = '.';
     memcpy(out + a + 1, ns, b + 1);
