@@ -153,8 +153,8 @@ static int listen_on(const char *address, bool *v6, unsigned *port_out)
         freeaddrinfo(res);
         errno = e;
         return hark__error(HARK_EBIND,
-                           "the metrics address \"%s\" cannot be bound or listened on: %s",
-                           address, strerror(e));
+                           "the metrics address \"%s\" cannot be bound or listened on: %s", address,
+                           strerror(e));
     }
     freeaddrinfo(res);
     struct sockaddr_storage ss;

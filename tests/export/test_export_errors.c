@@ -42,12 +42,12 @@ static void metrics_addresses(void **state)
         {"", "the host is empty"},
         {"nonsense", "no port: write HOST:PORT, or [IPv6]:PORT"},
         {"127.0.0.1", "no port: write HOST:PORT, or [IPv6]:PORT"},
-        {"127.0.0.1:", "no port after ':'"},
+        {"127.0.0.1:", "no port after \":\""},
         {":9464", "the host is empty"},
         {"127.0.0.1:99999", "port 99999 is above 65535"},
         {"127.0.0.1:-1", "port \"-1\" is not a number"},
         {"127.0.0.1:80x", "port \"80x\" is not a number"},
-        {"[::1", "'[' opens an IPv6 address that no ']' closes"},
+        {"[::1", "\"[\" opens an IPv6 address that no \"]\" closes"},
         {"[::1]", "no port: write HOST:PORT, or [IPv6]:PORT"},
         {"[::zz]:9464", "\"::zz\" is not an IPv6 address"},
         {"::1:9464", "an IPv6 address must be in brackets, as [::1]"},
@@ -58,7 +58,7 @@ static void metrics_addresses(void **state)
     char want[256];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hark_metrics_server *srv = NULL;
-        snprintf(want, sizeof want, "hark_metrics_serve: \"%s\" is not HOST:PORT: %s",
+        snprintf(want, sizeof want, "the metrics address \"%s\" is not HOST:PORT: %s",
                  bad[i].address, bad[i].why);
         REFUSED(hark_metrics_serve(&srv, M, bad[i].address, NULL), HARK_EINVAL, want);
         assert_null(srv);
@@ -68,16 +68,16 @@ static void metrics_addresses(void **state)
     hark_error_clear();
     assert_int_equal(hark_metrics_serve(&srv, M, "no.such.host.invalid:9464", NULL), HARK_EINVAL);
     assert_non_null(strstr(hark_error_last()->message,
-                           "hark_metrics_serve: \"no.such.host.invalid:9464\": the host "
+                           "the metrics address \"no.such.host.invalid:9464\": the host "
                            "\"no.such.host.invalid\" is no address here: "));
     /* Not this machine's (TEST-NET-1): the system's reason. */
     hark_error_clear();
     assert_int_equal(hark_metrics_serve(&srv, M, "192.0.2.1:9464", NULL), HARK_EBIND);
     assert_string_equal(hark_error_last()->message,
-                        "hark_metrics_serve: \"192.0.2.1:9464\" cannot be bound or listened on: "
+                        "the metrics address \"192.0.2.1:9464\" cannot be bound or listened on: "
                         "Cannot assign requested address");
     REFUSED(hark_metrics_serve(&srv, M, NULL, NULL), HARK_EINVAL,
-            "hark_metrics_serve: the address is NULL");
+            "hark_metrics_server_start: address is NULL");
 }
 
 static void prometheus_options(void **state)

@@ -243,7 +243,8 @@ int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
 int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
 {
     if (!out || !x)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_logger_new: %s is NULL",
+                           !out ? "out" : "the exporter");
     hark_log_sink sink;
     hark__otlp_log_sink(&sink, &x->logs);
     hark_logger *l;
@@ -284,7 +285,7 @@ static int dropped_error(hark_otlp *x, const char *fn, uint64_t dropped)
 int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms)
 {
     if (!x)
-        return HARK_EINVAL;
+        return hark__error(HARK_EINVAL, "hark_otlp_flush: the exporter is NULL");
     int rc = hark__otlp_pipeline_flush(&x->pipeline, mono_ns() + (int64_t)timeout_ms * 1000000);
     /* Whatever dropped records since the last flush -- this round's exports, an
      * earlier round's, a full queue -- is reported once. */

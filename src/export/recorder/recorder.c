@@ -238,7 +238,9 @@ int hark_recorder_trigger(hark_attach_id *out, hark_recorder *r, hark_notifier *
     if (!tr)
         return rc;
     pthread_mutex_lock(&r->lock);
-    rc = r->atts.closing ? HARK_ESTATE : hark__rec_worker_start_locked(r);
+    rc = r->atts.closing
+             ? hark__error(HARK_ESTATE, "hark_recorder_trigger: the recorder is being freed")
+             : hark__rec_worker_start_locked(r);
     pthread_mutex_unlock(&r->lock);
     if (rc < 0) {
         hark__rec_trigger_free(tr);
