@@ -147,8 +147,8 @@ int hark_log_buf_colorize(hark_log_buf *b, const char *text, hark_color color,
     int rc = hark__lbuf_reserve(b, (size_t)n);
     if (rc != 0)
         return rc;
-    colorize_into("hark_log_buf_colorize", hark__lbuf_text(b) + b->out.len, (size_t)n + 1, on,
-                  text, escape, modes, mode_count);
+    colorize_into("hark_log_buf_colorize", hark__lbuf_text(b) + b->out.len, (size_t)n + 1, on, text,
+                  escape, modes, mode_count);
     b->out.len += (size_t)n;
     return 0;
 }
