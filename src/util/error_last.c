@@ -65,6 +65,7 @@ static void mark_cut(char *b)
     memcpy(b + n, "...", 4);
 }
 
+static void record(int code, int offset, const char *fmt, va_list ap) HARK_PRINTF(3, 0);
 static void record(int code, int offset, const char *fmt, va_list ap)
 {
     int saved = errno; /* callers report errno after the message is made */
