@@ -1213,8 +1213,9 @@ static void rows_logger(void)
     ROW("hark_logger_set_formatter", "NULL formatter (restores the default)", 0, NULL,
         hark_logger_set_formatter(lg, NULL, NULL));
     ROW("hark_logger_set_trace_source", "NULL logger", HARK_EINVAL,
+        "hark_logger_set_trace_source: the logger is NULL",
         hark_logger_set_trace_source(NULL, NULL, NULL));
-    ROW("hark_logger_set_trace_source", "NULL source (removes it)", 0,
+    ROW("hark_logger_set_trace_source", "NULL source (removes it)", 0, NULL,
         hark_logger_set_trace_source(lg, NULL, NULL));
 
     ROW("hark_log", "NULL logger", HARK_EINVAL, "hark_log: the logger is NULL",
