@@ -51,6 +51,13 @@ int exporters_trace_close(void);
  */
 int exporters_otlp_open(const char *url);
 
+/* With --otlp: writes out what the demo has printed so far, then sends the spans
+ * finished until now and waits for the collector's answer, so that each request's
+ * trace reaches it as the request ends (a collector that prints what it receives,
+ * as examples/otlp_demo.sh's does, prints it right after the request's lines).
+ * Does nothing without --otlp. */
+void exporters_otlp_flush(void);
+
 /* Exports what is left (5 s at most), prints what was exported and dropped, and
  * frees the exporter. */
 void exporters_otlp_close(void);

@@ -1,6 +1,7 @@
 /* workload.c -- the shop's schema, seed data and requests, all through db_run(). */
 #include "workload.h"
 
+#include "exporters.h"
 #include "log_lines.h"
 
 #include <stdio.h>
@@ -160,6 +161,7 @@ static int request(demo_db *db, const char *kind, int number, int (*handler)(dem
         if (rc != 0)
             hark_payload_set_exception(&p, "RequestError", db->last_error, NULL);
     });
+    exporters_otlp_flush(); /* --otlp: the request's trace goes out now */
     return rc;
 }
 

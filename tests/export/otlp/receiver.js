@@ -13,8 +13,11 @@
 //                  one line per mismatch, then forgets what it received
 //   POST /quit     closes the server and exits
 //
-// With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans
-// once its root span has arrived, and never forgets what it received.
+// With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans,
+// on standard error, each line prefixed "[otlp] ", as soon as the request bringing
+// its root span is decoded and before answering it: so a sender that flushes after
+// each request sees the tree printed before its flush returns. It never forgets
+// what it received.
 //
 // With --tls-cert FILE --tls-key FILE it serves HTTPS instead (node's https server,
 // OpenSSL); with --tls-client-ca FILE too it requires a client certificate signed by
@@ -47,7 +50,6 @@ function arg(name) {
 }
 let received = freshState();
 const printed = new Set();
-let treeTimer = null;
 
 function describe(v) {
   if (v.type === 'string') return JSON.stringify(v.value.length > 60 ? v.value.slice(0, 57) + '...' : v.value);
@@ -55,9 +57,9 @@ function describe(v) {
   return String(v.value);
 }
 
-// Prints the traces whose root has arrived, each span indented under its parent.
+// Prints the traces whose root has arrived, each span indented under its parent;
+// an attribute left out for size is said, as the span's droppedAttributesCount.
 function printTrees() {
-  treeTimer = null;
   const byTrace = new Map();
   for (const s of received.spans) {
     if (!byTrace.has(s.traceId)) byTrace.set(s.traceId, []);
@@ -74,13 +76,16 @@ function printTrees() {
       const ms = Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6;
       const a = Object.entries(attrs(s.attributes)).map(([k, v]) => `${k}=${describe(v)}`).join(' ');
       const err = s.status && s.status.code === 2 ? `  ERROR ${s.status.message}` : '';
-      lines.push(`${'  '.repeat(depth + 1)}${s.name}  ${ms.toFixed(3)} ms  ${a}${err}`);
+      const n = s.droppedAttributesCount || 0;
+      const dropped = n ? `  (${n} attribute${n === 1 ? '' : 's'} left out: over span_bytes)` : '';
+      lines.push(`${'  '.repeat(depth + 1)}${s.name}  ${ms.toFixed(3)} ms  ${a}${err}${dropped}`);
       spans.filter((c) => c.parentSpanId === s.spanId)
         .sort((x, y) => (BigInt(x.startTimeUnixNano) < BigInt(y.startTimeUnixNano) ? -1 : 1))
         .forEach((c) => walk(c, depth + 1));
     };
     roots.forEach((r) => walk(r, 0));
-    process.stdout.write(lines.join('\n') + '\n');
+    // One synchronous write (stderr is, for a file, a terminal or a pipe), whole lines.
+    process.stderr.write(lines.map((l) => `[otlp] ${l}`).join('\n') + '\n');
   }
 }
 let failNext = null; // {status, times, retry_after}
@@ -189,7 +194,7 @@ function handleOtlp(req, body, res) {
       throw new Error('unexpected content type ' + meta.contentType);
     }
     record(url, plain(Type, msg), meta);
-    if (TREE && url === '/v1/traces' && !treeTimer) treeTimer = setTimeout(printTrees, 300);
+    if (TREE && url === '/v1/traces') printTrees();
     if (meta.contentType === 'application/json') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{}');
