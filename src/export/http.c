@@ -258,7 +258,12 @@ static struct MHD_Daemon *start_daemon(hark_metrics_server *s, int fd, bool v6)
         {cfg->cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cfg->cert_pem},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, cfg->key_pem},
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)cfg->priorities},
-        {cfg->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, cfg->client_ca_pem},
+        /* With a trust list libmicrohttpd asks clients for a certificate: only when
+         * one is to be checked. */
+        {cfg->client_ca_pem && cfg->client_auth != HARK_METRICS_NO_CLIENT_CERT
+             ? MHD_OPTION_HTTPS_MEM_TRUST
+             : MHD_OPTION_END,
+         0, cfg->client_ca_pem},
         {MHD_OPTION_END, 0, NULL}};
     return MHD_start_daemon(
         flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
