@@ -391,7 +391,7 @@ static void tls_files(void **state)
                              "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is not: a client certificate "
                              "needs its key");
     assert_null(strstr(hark_error_last()->message, "S3CR3TKEY"));
-    /* Both: accepted (the exporter reads them again at each connection). */
+    /* Both: accepted (libcurl reads them when it connects). */
     assert_int_equal(with_files("OTEL_EXPORTER_OTLP_CLIENT_KEY", file_of("k.pem", key), with_cert,
                                 err, sizeof err),
                      0);
