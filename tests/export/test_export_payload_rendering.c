@@ -15,8 +15,8 @@
  *   trace file args         JSON      cut where args_max ends, "_truncated":true
  *   LTTng payload field     JSON      cut where HARK_LTTNG_PAYLOAD_MAX ends, idem
  *   OTLP protobuf           OTLP      left out (does not fit a span), counted dropped
- *   OTLP JSON               --        not a row yet: it will be the protobuf row's
- *                                     values transcoded, added with the transcoder
+ *   OTLP JSON               OTLP      the protobuf's values, transcoded (a span of them
+ *                                     in a request, through the exporter's transcoder)
  *
  * journald and LTTng need real tools: they are compared here at the layer that
  * builds their fields (hark__journald_fields(), and hark_payload_json_object() into
@@ -44,6 +44,8 @@
 #include "sinks/journald.h"
 #if HARK_TEST_WITH_OTLP
 #include "attrs.h"
+#include "resource.h"
+#include "transcode.h"
 #endif
 
 #include <math.h>
@@ -639,24 +641,174 @@ static void otlp_any(const uint8_t *p, size_t n, const char *path, pairs *out)
     add_pair(out, path, v, strlen(v));
 }
 
-static void test_otlp_protobuf_attributes(void **state)
+/* The span attributes of the hostile payload, as a span of the default span_bytes
+ * holds them (Span field 9 records). */
+static void otlp_attributes(hark__wire *b)
 {
-    (void)state;
-    /* The room a span of the default span_bytes has for its attributes. */
-    uint8_t room[1024];
-    hark__wire b = hark__buf_fixed(room, sizeof room);
     unsigned dropped = 0;
     const hark_field *error = NULL;
-    hark__otlp_attrs(&b, 9, &h.payload, &dropped, &error);
-    assert_false(b.over);
+    hark__otlp_attrs(b, 9, &h.payload, &dropped, &error);
+    assert_false(b->over);
     /* The failure goes to the span's status and exception event. */
     assert_ptr_equal(error, hark_payload_get(&h.payload, "exception"));
     /* The long string does not fit a span: left out, and counted. */
     assert_int_equal(dropped, 1);
+}
+
+static void test_otlp_protobuf_attributes(void **state)
+{
+    (void)state;
+    uint8_t room[1024];
+    hark__wire b = hark__buf_fixed(room, sizeof room);
+    otlp_attributes(&b);
     pairs got = {0};
     otlp_kvs(b.buf, b.len, 9, "", &got);
     expect_table("OTLP protobuf", &h, &got, FORM_OTLP, KEEP_NONE);
     free_pairs(&got);
+}
+
+/* ---- OTLP/JSON: the attributes of a span transcoded --------------------------------- */
+
+/* The JSON string at s, unescaped, into out (NUL-terminated); returns its end. */
+static const char *json_unquote(const char *s, char *out, size_t cap)
+{
+    assert_int_equal(*s, '"');
+    size_t n = 0;
+    for (s++; *s != '"'; s++) {
+        assert_true(*s && n + 4 < cap);
+        if (*s != '\\') {
+            out[n++] = *s;
+            continue;
+        }
+        s++;
+        const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+        const char *k = strchr(from, *s);
+        if (*s != 'u') {
+            assert_non_null(k);
+            out[n++] = to[k - from];
+            continue;
+        }
+        unsigned cp = (unsigned)strtoul((char[5]){s[1], s[2], s[3], s[4], 0}, NULL, 16);
+        s += 4;
+        if (cp < 0x80) {
+            out[n++] = (char)cp;
+        } else if (cp < 0x800) {
+            out[n++] = (char)(0xC0 | cp >> 6);
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+            out[n++] = (char)(0xE0 | cp >> 12);
+            out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[n++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    out[n] = '\0';
+    return s + 1;
+}
+
+/* `lit` at s; returns what follows it. */
+static const char *json_expect(const char *s, const char *lit)
+{
+    if (strncmp(s, lit, strlen(lit)) != 0)
+        fail_msg("expected %s at %.60s", lit, s);
+    return s + strlen(lit);
+}
+
+static const char *otlp_json_kvs(const char *s, const char *prefix, pairs *out);
+
+/* An OTLP/JSON AnyValue object at s as type:value ("null" for {}), kvlists into `out`,
+ * as otlp_any() reads the protobuf; returns its end. */
+static const char *otlp_json_any(const char *s, const char *path, pairs *out)
+{
+    s = json_expect(s, "{");
+    if (*s == '}') {
+        add_pair(out, path, "null", 4);
+        return s + 1;
+    }
+    char name[32], v[HOSTILE_LONG_LEN + 64];
+    s = json_unquote(s, name, sizeof name);
+    s = json_expect(s, ":");
+    if (!strcmp(name, "kvlistValue")) {
+        char prefix[130];
+        snprintf(prefix, sizeof prefix, "%s.", path);
+        s = json_expect(s, "{\"values\":");
+        s = otlp_json_kvs(s, prefix, out);
+        s = json_expect(s, "}");
+    } else if (!strcmp(name, "stringValue")) {
+        strcpy(v, "string:");
+        s = json_unquote(s, v + 7, sizeof v - 7);
+        add_pair(out, path, v, strlen(v));
+    } else if (!strcmp(name, "intValue")) { /* a 64-bit integer: a decimal string */
+        char digits[32];
+        s = json_unquote(s, digits, sizeof digits);
+        snprintf(v, sizeof v, "int:%s", digits);
+        add_pair(out, path, v, strlen(v));
+    } else if (!strcmp(name, "boolValue")) {
+        const char *end = json_value_end(s);
+        snprintf(v, sizeof v, "bool:%.*s", (int)(end - s), s);
+        add_pair(out, path, v, strlen(v));
+        s = end;
+    } else if (!strcmp(name, "doubleValue")) { /* a number, or NaN and the infinities quoted */
+        const char *end = json_value_end(s);
+        char text[64];
+        snprintf(text, sizeof text, "%.*s", (int)(end - s), s);
+        if (!strcmp(text, "\"NaN\""))
+            snprintf(v, sizeof v, "double:nan");
+        else if (!strcmp(text, "\"Infinity\"") || !strcmp(text, "\"-Infinity\""))
+            snprintf(v, sizeof v, "double:%sinf", text[1] == '-' ? "-" : "");
+        else
+            snprintf(v, sizeof v, "double:%.15g", strtod(text, NULL));
+        add_pair(out, path, v, strlen(v));
+        s = end;
+    } else {
+        fail_msg("%s: AnyValue member %s", path, name);
+    }
+    return json_expect(s, "}");
+}
+
+/* A JSON array of {"key":..,"value":{..}} at s; returns its end. */
+static const char *otlp_json_kvs(const char *s, const char *prefix, pairs *out)
+{
+    s = json_expect(s, "[");
+    while (*s != ']') {
+        char key[128], path[260];
+        s = json_expect(s, "{\"key\":");
+        s = json_unquote(s, key, sizeof key);
+        snprintf(path, sizeof path, "%s%s", prefix, key);
+        s = json_expect(s, ",\"value\":");
+        s = otlp_json_any(s, path, out);
+        s = json_expect(s, "}");
+        if (*s == ',')
+            s++;
+    }
+    return s + 1;
+}
+
+static void test_otlp_json_attributes(void **state)
+{
+    (void)state;
+    /* A request of one span with the attributes, transcoded as the exporter sends
+     * it with http/json. */
+    uint8_t room[1024];
+    hark__wire attrs = hark__buf_fixed(room, sizeof room);
+    otlp_attributes(&attrs);
+    hark__otlp_resource resource = {NULL, 0};
+    hark__wire request = {0}, json = {0};
+    hark__otlp_request q = hark__otlp_request_begin(&request, &resource);
+    size_t span = hark__wire_begin(&request, 2); /* ScopeSpans.spans */
+    hark__wire_raw(&request, attrs.buf, attrs.len);
+    hark__wire_end(&request, span);
+    assert_true(hark__otlp_request_end(&request, q));
+    assert_true(hark__otlp_transcode(&json, request.buf, request.len, &hark__otlp_traces_request));
+    hark__buf_putc(&json, '\0'); /* a C string */
+    const char *s = strstr((const char *)json.buf, "\"spans\":[{\"attributes\":");
+    assert_non_null(s);
+    pairs got = {0};
+    s = otlp_json_kvs(s + strlen("\"spans\":[{\"attributes\":"), "", &got);
+    assert_string_equal(s, "}]}]}]}");
+    expect_table("OTLP JSON", &h, &got, FORM_OTLP, KEEP_NONE);
+    free_pairs(&got);
+    hark__wire_free(&request);
+    hark__wire_free(&json);
 }
 #endif
 
@@ -672,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_lttng_payload_field),
 #if HARK_TEST_WITH_OTLP
         cmocka_unit_test(test_otlp_protobuf_attributes),
+        cmocka_unit_test(test_otlp_json_attributes),
 #endif
     };
     return cmocka_run_group_tests(tests, setup, NULL);
