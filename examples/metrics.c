@@ -19,7 +19,7 @@ int main(void)
     if (rc == 0)
         rc = hark_topic_get(&sql, hark_default(), "sql.db");
     if (rc != 0) {
-        fprintf(stderr, "metrics: %s\n", hark_strerror(rc));
+        fprintf(stderr, "metrics: %s\n", hark_error_last()->message); /* says why */
         return 1;
     }
     for (int i = 0; i < 1000; i++) {

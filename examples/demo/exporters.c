@@ -59,14 +59,9 @@ int exporters_serve_metrics(const char *address)
         rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
     if (rc == 0) {
         rc = hark_metrics_serve(&server, metrics, address, NULL);
-        if (rc == HARK_EBIND)
-            fprintf(stderr,
-                    "hark-demo: --metrics %s: cannot listen there (%s: %s); "
-                    "carrying on without metrics\n",
-                    address, hark_strerror(rc), strerror(errno));
-        else if (rc != 0)
-            fprintf(stderr, "hark-demo: --metrics %s: %s; carrying on without metrics\n", address,
-                    hark_strerror(rc));
+        if (rc != 0) /* hark_error_last() says why: the address, the system's reason */
+            fprintf(stderr, "hark-demo: --metrics %s: %s (%s); carrying on without metrics\n",
+                    address, hark_error_last()->message, hark_err_name(rc));
     }
     if (rc != 0) {
         hark_metrics_free(metrics);
@@ -128,7 +123,7 @@ int exporters_trace_open(const char *path)
     if (rc == 0)
         rc = hark_trace_attach(NULL, trace, hark_default(), hark_all());
     if (rc != 0) {
-        fprintf(stderr, "hark-demo: --trace %s: %s\n", path, hark_strerror(rc));
+        fprintf(stderr, "hark-demo: --trace %s: %s\n", path, hark_error_last()->message);
         hark_trace_free(trace, NULL);
         trace = NULL;
         return rc;
@@ -181,7 +176,7 @@ int exporters_otlp_open(const char *url)
         (rc = hark_metrics_attach(NULL, otlp_metrics, hark_default(), hark_all())) == 0)
         rc = hark_otlp_attach_metrics(otlp, otlp_metrics);
     if (rc != 0) {
-        fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, hark_strerror(rc));
+        fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, hark_error_last()->message);
         exporters_otlp_close();
         return rc;
     }
