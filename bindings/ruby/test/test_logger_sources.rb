@@ -304,6 +304,21 @@ class TestLoggerSources < Minitest::Test
     assert_equal [2], Recorder.seen
   end
 
+  # A delegation to a method of the subscriber (not to a class) is not followed.
+  class DelegatingToAMethod < Recorder
+    delegate :logger, to: :holder
+    def holder = CattrBase
+  end
+
+  def test_a_delegation_to_a_method_is_asked_per_event
+    sub = attach(DelegatingToAMethod, :src_to_method)
+    assert_equal 1, sub.hark_polls
+    assert_match(/DelegatingToAMethod#logger .* delegates to holder, not a loaded class or module/, sub.hark_why)
+    CattrBase.logger = @loud
+    instrument(:src_to_method, 1)
+    assert_equal [1], Recorder.seen
+  end
+
   # The same reader defined again by hand elsewhere is not the definer's any more.
   class Overridden
     class_attribute :logger

@@ -109,6 +109,7 @@ module Hark
           when :delegate
             target = reader.target
             mod = target.is_a?(Module) ? target : resolve_name(reader.holder, target.to_s)
+            return [nil, "#{describe(m)} delegates to #{target}, not a loaded class or module"] unless mod
             follow(m, mod, reader.target_method, depth)
           end
         end
