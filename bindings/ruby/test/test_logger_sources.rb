@@ -307,7 +307,7 @@ class TestLoggerSources < Minitest::Test
   # A delegation to a method of the subscriber (not to a class) is not followed.
   class DelegatingToAMethod < Recorder
     delegate :logger, to: :holder
-    def holder = CattrBase
+    def holder = HarkSourceTest::CattrBase
   end
 
   def test_a_delegation_to_a_method_is_asked_per_event
