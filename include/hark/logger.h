@@ -106,7 +106,10 @@ HARK_API int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership);
  * priority `facility | p` where p maps DEBUG, INFO, WARN, ERROR, FATAL, UNKNOWN to
  * LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR, LOG_CRIT, LOG_ALERT. When `ident` is
  * not NULL, openlog(ident, LOG_PID, facility) is called (openlog is process-wide:
- * the last call wins); the string is copied and kept until the logger is freed.
+ * the last call wins); the string is copied and kept until the logger is freed,
+ * which calls closelog() when that ident is still the last one a hark logger gave
+ * openlog() (syslog(3) keeps the pointer; the program's own syslog() calls then go
+ * out under its name again).
  * Errors: HARK_EINVAL (NULL out, or a facility with bits outside LOG_FACMASK),
  * HARK_ENOMEM. Thread-safety: safe, apart from openlog's process-wide effect.
  */

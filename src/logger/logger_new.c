@@ -6,6 +6,7 @@
  * constructor that fails has opened nothing and taken nothing it was given.
  */
 #include "logger_internal.h"
+#include "sink_options.h"
 #include "sinks/sinks.h"
 #include "error.h"
 
@@ -73,14 +74,15 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
 {
     if (!out || !sink)
         return hark__error(HARK_EINVAL, "hark_logger_new_sink: %s is NULL", !out ? "out" : "sink");
-    struct hark__sink s;
-    int rc = hark__sink_user(&s, sink); /* nothing to undo: checked before the logger */
-    if (rc != 0)
+    hark_log_sink table;
+    int rc = hark__sink_table_take(&table, sink);
+    if (rc < 0)
         return rc;
     hark_logger *l;
+    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, 0, &s);
+    return hark__logger_adopt(out, l, hark__sink_user(&s, &table), &s);
 }
 
 int hark_logger_new_rotating(hark_logger **out, const char *path,
@@ -93,7 +95,7 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
         return hark__error(HARK_EINVAL, "hark_logger_new_rotating: the path is %s",
                            !path[0] ? "empty" : "PATH_MAX bytes or longer");
     hark_log_rotate_options o;
-    int rc = hark__sink_rotate_options(&o, opt);
+    int rc = hark__rotate_options_take(&o, opt);
     if (rc < 0)
         return rc;
     hark_logger *l;

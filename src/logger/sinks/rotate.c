@@ -7,7 +7,6 @@
 #include "log_ext.h"
 #include "alloc.h"
 #include "error.h"
-#include "options.h"
 #include "fdio.h"
 
 #include <errno.h>
@@ -150,24 +149,6 @@ static void rotor_close(void *data)
         close(r->fd);
     hark__free(r->path);
     hark__free(r);
-}
-
-HARK__OPTIONS_DEFINE(hark_log_rotate_options_init, hark_log_rotate_options,
-                     HARK_LOG_ROTATE_OPTIONS_INIT, 0, sizeof(hark_log_rotate_options))
-
-int hark__sink_rotate_options(hark_log_rotate_options *dst, const hark_log_rotate_options *src)
-{
-    int rc = hark__options_take(&options_type, dst, src);
-    if (rc < 0)
-        return rc;
-    if ((unsigned)dst->period > HARK_LOG_ROTATE_HOURLY)
-        return hark__error(HARK_EINVAL, "hark_log_rotate_options.period: %u is not a period",
-                           (unsigned)dst->period);
-    if (dst->period == HARK_LOG_ROTATE_BY_SIZE && dst->shift_age < 2)
-        return hark__error(HARK_EINVAL,
-                           "hark_log_rotate_options.shift_age: %u files, by size at least 2",
-                           dst->shift_age);
-    return 0;
 }
 
 int hark__sink_rotating(struct hark__sink *out, const char *path,

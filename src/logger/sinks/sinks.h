@@ -36,18 +36,13 @@ int hark__sink_syslog(struct hark__sink *out, const char *ident, int facility);
  * not NULL. Returns 0, HARK_ENOMEM, or HARK_ENOTSUP when built without libsystemd. */
 int hark__sink_journald(struct hark__sink *out, const char *identifier);
 
-/* rotate.c: *dst gets `src` (NULL: the defaults) read by its version and checked;
- * HARK_EINVAL (recorded for hark_error_last()) when refused. */
-int hark__sink_rotate_options(hark_log_rotate_options *dst, const hark_log_rotate_options *src);
-
 /* rotate.c: a file at `path` rotated by size or time as `opt` (checked by the
  * caller) says. Returns 0, HARK_EIO or HARK_ENOMEM. */
 int hark__sink_rotating(struct hark__sink *out, const char *path,
                         const hark_log_rotate_options *opt);
 
-/* user.c: the caller's own table, copied and read as its `version` says; its
- * failures are reported as HARK_EIO. Returns 0 or HARK_EINVAL (no write
- * callback, or a version refused: 0 or from the future), recorded. */
-int hark__sink_user(struct hark__sink *out, const hark_log_sink *sink);
+/* user.c: the caller's own table, as sink_table.c took it; its failures are
+ * reported as HARK_EIO. Never fails. */
+int hark__sink_user(struct hark__sink *out, const hark_log_sink *table);
 
 #endif /* HARK_LOGGER_SINKS_H */

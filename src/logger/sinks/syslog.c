@@ -5,12 +5,19 @@
 #include "sinks.h"
 #include "alloc.h"
 
+#include <pthread.h>
 #include <syslog.h>
 
 typedef struct syslog_sink {
     char *ident; /* openlog() keeps the pointer: it lives as long as the logger */
     int facility;
 } syslog_sink;
+
+/* The identifier of ours that openlog() was given last, which syslog(3) still
+ * points at: a sink freeing it must first call closelog(), or the process's next
+ * syslog() -- anyone's -- would read freed memory. */
+static pthread_mutex_t ident_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *ident_in_use;
 
 static int syslog_priority(hark_log_level level)
 {
@@ -34,6 +41,12 @@ static int syslog_write(hark_log_level level, const char *line, size_t len, void
 static void syslog_close(void *data)
 {
     syslog_sink *s = data;
+    pthread_mutex_lock(&ident_lock);
+    if (s->ident && s->ident == ident_in_use) {
+        closelog(); /* syslog(3) forgets the pointer: back to the program's name */
+        ident_in_use = NULL;
+    }
+    pthread_mutex_unlock(&ident_lock);
     hark__free(s->ident);
     hark__free(s);
 }
@@ -53,7 +66,11 @@ int hark__sink_syslog(struct hark__sink *out, const char *ident, int facility)
                                        .data = s,
                                        .version = HARK_LOG_SINK_VERSION}};
     /* Last: the process-wide effect, once nothing can fail. */
-    if (s->ident)
+    if (s->ident) {
+        pthread_mutex_lock(&ident_lock);
         openlog(s->ident, LOG_PID, facility);
+        ident_in_use = s->ident;
+        pthread_mutex_unlock(&ident_lock);
+    }
     return 0;
 }
