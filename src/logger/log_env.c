@@ -137,7 +137,8 @@ int hark_logger_configure_from_env(hark_logger *l, const char *prefix)
     if ((v = getenv_of(name, sizeof name, prefix, "_LOG_LEVEL"))) {
         hark_log_level level;
         const char *word = v;
-        if (parse_level_n(word, hark__trim_blanks(&word, strlen(v)), &level))
+        size_t len = hark__trim_blanks(&word, strlen(v)); /* before `word` is read */
+        if (parse_level_n(word, len, &level))
             (void)hark_logger_set_level(l, level);
         else
             problem(&p, name, v, level_names);
