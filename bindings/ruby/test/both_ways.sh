@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs Rails 7.2 test files twice -- on Rails' own fanout and with hark/rails loaded --
-# and lists the files whose summaries differ (every hark run must also prove, through
+# Runs Rails 7.2 test files twice -- on Rails' own fanout and with hark/rails loaded,
+# from a private copy of the tree -- and lists the files whose
+# summaries differ (every hark run must also prove, through
 # rails_proof.rb, that the fanout under test was hark's).
 #   both_ways.sh as   [RAILS72_DIR [TEST_FILE...]]  ActiveSupport (run-tests.sh; files
 #                     relative to activesupport/; default: every test file)
@@ -44,6 +45,9 @@ if [ "${#tests[@]}" -eq 0 ]; then
     mapfile -t tests < <(cd "$rails" && find actionpack/test actionview/test railties/test -name '*_test.rb' | sort)
   fi
 fi
+. "$here/test/copy_rails.sh"
+copy=$(mktemp -d "${TMPDIR:-/tmp}/hark-rails.XXXXXX") && trap 'rm -rf "$copy"' EXIT &&
+  copy_rails "$rails" "$copy" && rails=$copy || exit 1
 out=$(mktemp)
 for t in "${tests[@]}"; do
   for side in rails hark; do

@@ -63,6 +63,9 @@ cp -r "$installed/ext" "$tmp/nopc/"
    >"$tmp/nopc.log" 2>&1 && grep -q -- '-lpcre2-8' Makefile) ||
   { cat "$tmp/nopc.log"; echo "gem_check: PCRE2 not found without pkg-config"; exit 1; }
 
+. "$here/test/copy_rails.sh"
+mkdir "$tmp/rails" && copy_rails "$rails" "$tmp/rails" || exit 1
+rails=$tmp/rails
 cp "$here/test/rails_proof.rb" "$tmp/rails_proof.rb"
 export RAILS_TEST_RUBYOPTS="-r hark/rails -r $tmp/rails_proof.rb"
 export HARK_PROOF_FROM="$installed" HARK_PROOF_NOT_IN="$root"
