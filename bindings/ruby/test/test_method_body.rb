@@ -6,6 +6,8 @@
 require "minitest/autorun"
 require "hark"
 require "tmpdir"
+require "open3"
+require "rbconfig"
 
 class TestMethodBody < Minitest::Test
   QUIET = Object.new
@@ -116,5 +118,28 @@ class TestMethodBody < Minitest::Test
       load file
       assert_nil Hark::MethodBody.of(HarkBodyReload.instance_method(:logger))
     end
+  end
+
+  # Ruby's parser is loaded the first time a definition is read, with hark's method hooks
+  # quiet: the methods it defines (Ripper#error? among them, a name hark watches) change
+  # no cached answer, and re-asking in the middle of loading it would read definitions
+  # with a parser not loaded yet.
+  def test_the_parser_is_loaded_when_first_needed_and_quietly
+    script = <<~RUBY
+      require "hark"
+      abort "loaded early" if defined?(Ripper)
+      changes = 0
+      Hark::Silence.singleton_class.prepend(Module.new { define_method(:changed!) { changes += 1; super() } })
+      quiet = Class.new { def start(*) = nil; def finish(*) = nil; def silenced?(_name) = true }
+      changes = 0 # (defining silenced? above was a change)
+      sub = Hark::Fanout.new.subscribe("first", quiet.new)
+      puts [defined?(Ripper::SexpBuilderPP) ? "loaded" : "not loaded", changes, sub.silence_mode, sub.hark_why.inspect].join(" ")
+    RUBY
+    out, err, status = Dir.mktmpdir("hark-parser") do |dir|
+      File.write(file = File.join(dir, "first.rb"), script) # a file: definitions are read from it
+      Open3.capture3(RbConfig.ruby, "-I", File.expand_path("../lib", __dir__), file)
+    end
+    assert status.success?, err
+    assert_equal "loaded 0 #{Hark::Fanout::SILENCE_CACHED} nil", out.strip
   end
 end

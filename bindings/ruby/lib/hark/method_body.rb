@@ -54,11 +54,8 @@ module Hark
         stamp = [stat.mtime, stat.size]
         cached = @mutex.synchronize { @files[path] }
         return cached[1] if cached && cached[0] == stamp
-        index = begin
-          build_index(File.binread(path))
-        rescue StandardError
-          {} # not parsed: nothing known about it until it changes
-        end
+        # (A file Ripper cannot parse gives an empty index; an exception, nothing kept.)
+        index = build_index(File.binread(path))
         @mutex.synchronize { @files[path] = [stamp, index] }
         index
       rescue SystemCallError, IOError
