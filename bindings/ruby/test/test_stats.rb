@@ -138,25 +138,27 @@ class TestStats < Minitest::Test
   # Rails' (known by owner and file): cached like a LogSubscriber's.
   def test_action_views_start_subscriber_is_cached
     skip "ActionView not on the load path" unless load_action_view
+    saved = ActionView::Base.logger
     io = StringIO.new
     logger = ActiveSupport::Logger.new(io, level: Logger::INFO, formatter: LINE)
-    saved = ActionView::Base.logger
     ActionView::Base.logger = logger
-    start = ActionView::LogSubscriber::Start.new
-    start.define_singleton_method(:rails_root) { "/app/" } # no application here
-    @fanout.subscribe("render_template.action_view", start)
-    entry = Hark.stats(@fanout)[:subscriptions].first
-    assert_equal [false, true, true], entry.values_at(:log_subscriber, :cached, :silenced)
-    before = Hark.stats(@fanout)[:silenced_calls]
-    payload = { identifier: "/app/views/index.html.erb" }
-    @fanout.instrument("render_template.action_view", "id", payload) { }
-    assert_empty io.string
-    logger.level = Logger::DEBUG # heard: the next event is rendered
-    @fanout.instrument("render_template.action_view", "id", payload) { }
-    assert_match(/Rendering .*index\.html\.erb/, io.string)
-    assert_equal before, Hark.stats(@fanout)[:silenced_calls], "never asked"
-  ensure
-    ActionView::Base.logger = saved if defined?(saved)
+    begin
+      start = ActionView::LogSubscriber::Start.new
+      start.define_singleton_method(:rails_root) { "/app/" } # no application here
+      @fanout.subscribe("render_template.action_view", start)
+      entry = Hark.stats(@fanout)[:subscriptions].first
+      assert_equal [false, true, true], entry.values_at(:log_subscriber, :cached, :silenced)
+      before = Hark.stats(@fanout)[:silenced_calls]
+      payload = { identifier: "/app/views/index.html.erb" }
+      @fanout.instrument("render_template.action_view", "id", payload) { }
+      assert_empty io.string
+      logger.level = Logger::DEBUG # heard: the next event is rendered
+      @fanout.instrument("render_template.action_view", "id", payload) { }
+      assert_match(/Rendering .*index\.html\.erb/, io.string)
+      assert_equal before, Hark.stats(@fanout)[:silenced_calls], "never asked"
+    ensure
+      ActionView::Base.logger = saved # only once it was read: a skip restores nothing
+    end
   end
 
   APP = <<~RUBY
