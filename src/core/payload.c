@@ -15,17 +15,21 @@ int hark_payload_init(hark_payload *payload, hark_field *fields, uint32_t capaci
     return 0;
 }
 
+/* Keys are compared first by their first byte, without a call: most differ there. */
 static bool is_failure_key(const char *key)
 {
-    return strcmp(key, "exception") == 0 || strcmp(key, "exception_object") == 0;
+    return key && key[0] == 'e' &&
+           (strcmp(key, "exception") == 0 || strcmp(key, "exception_object") == 0);
 }
 
 /* A field without a key (one built by hand) is never found, as no rendering shows it. */
 static hark_field *find(const hark_payload *payload, const char *key)
 {
-    for (uint32_t i = 0; i < payload->count; i++)
-        if (payload->fields[i].key && strcmp(payload->fields[i].key, key) == 0)
+    for (uint32_t i = 0; i < payload->count; i++) {
+        const char *k = payload->fields[i].key;
+        if (k && k[0] == key[0] && strcmp(k, key) == 0)
             return &payload->fields[i];
+    }
     return NULL;
 }
 

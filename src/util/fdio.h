@@ -1,7 +1,8 @@
 /*
  * Internal: writing to a file descriptor the way a log file wants it -- opened for
  * appending, every byte written, interrupted calls retried. Inline: each is a few
- * lines, and only the logger's file sinks use them. Never installed.
+ * lines, and only the logger's file sinks and the flight recorder's dumps use them.
+ * Never installed.
  */
 #ifndef HARK_FDIO_H
 #define HARK_FDIO_H
@@ -27,19 +28,29 @@ static inline int hark__open_append(const char *path)
 }
 
 /* Writes all of `len` bytes with as few write(2) calls as the kernel allows,
- * retrying on EINTR. Returns 0 or HARK_EIO (errno set, and the reason recorded). */
-static inline int hark__write_all(int fd, const char *p, size_t len)
+ * retrying on EINTR. Returns 0, or -1 with errno set. Async-signal-safe: write(2)
+ * only (the flight recorder's crash dump writes with it). */
+static inline int hark__write_full(int fd, const char *p, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return hark__error(HARK_EIO, "the log file cannot be written: %s", strerror(errno));
+            return -1;
         }
         p += n;
         len -= (size_t)n;
     }
+    return 0;
+}
+
+/* hark__write_full() for a log file: returns 0 or HARK_EIO (errno set, and the
+ * reason recorded). */
+static inline int hark__write_all(int fd, const char *p, size_t len)
+{
+    if (hark__write_full(fd, p, len) != 0)
+        return hark__error(HARK_EIO, "the log file cannot be written: %s", strerror(errno));
     return 0;
 }
 

@@ -56,6 +56,10 @@ static bool cstr_max(hark__buf *b, const char *s, size_t max)
 
 bool hark__json_value(hark__buf *b, const hark_field *f, size_t max, bool to_fit)
 {
+    if (__builtin_expect(f->type == HARK__TYPE_JSON_NUMBER, 0)) {
+        hark__buf_puts(b, f->as.s);
+        return false;
+    }
     if (hark__buf_scalar(b, f, HARK__DOUBLE_JSON))
         return false;
     switch (f->type) {

@@ -37,13 +37,22 @@ HARK__PRIVATE bool hark__json_str_cut(hark__buf *b, const char *s, size_t n, siz
 HARK__PRIVATE bool hark__json_str_max(hark__buf *b, const char *s, size_t n, size_t max);
 
 /*
+ * A field type of hark's own copies of payloads, never found in a hark_payload: a
+ * number already written as JSON (as.s, NUL-terminated), which hark__json_value()
+ * writes as it is. The flight recorder formats a double when it copies a payload,
+ * so that rendering the copy later -- in a signal handler too -- never calls
+ * snprintf().
+ */
+#define HARK__TYPE_JSON_NUMBER ((hark_type)0x40)
+
+/*
  * The JSON value of one payload field the walk shows whole (hark/sys/payload_json.h):
  * integers, doubles (non-finite ones null), true/false, strings (NULL as null),
  * pointers as "0x...", a payload (NULL, or one nested too deep) as null or "...",
- * an error as {"type":...,"message":...}. Strings are cut after `max` bytes (at a
- * character boundary); with `to_fit` a field string is also cut where the buffer's
- * room ends (hark__json_str_cut()). Returns true when a string was cut; `over`
- * says that something did not fit.
+ * an error as {"type":...,"message":...}, HARK__TYPE_JSON_NUMBER text as it is. Strings are cut
+ * after `max` bytes (at a character boundary); with `to_fit` a field string is also cut where the
+ * buffer's room ends (hark__json_str_cut()). Returns true when a string was cut; `over` says that
+ * something did not fit.
  */
 HARK__PRIVATE bool hark__json_value(hark__buf *b, const hark_field *f, size_t max, bool to_fit);
 
