@@ -116,6 +116,10 @@ extern const size_t bench_export_case_count;
 extern const bench_case bench_trace_cases[]; /* trace_cases.c, with the exporters */
 extern const size_t bench_trace_case_count;
 extern const bench_case bench_recorder_cases[]; /* recorder_cases.c, with the exporters */
+/* HARK_INSTRUMENT `n` times on the topic `arg` with the SQL payload of the
+ * log-subscriber cases (sql "SELECT 1", name "Demo SQL") set on each event: the loop
+ * of hark/recorder and hark/trace_record_sql (trace_cases.c). */
+void bench_loop_sql_payload(uint64_t n, void *arg);
 extern const size_t bench_recorder_case_count;
 extern const bench_case bench_otlp_cases[]; /* otlp_cases.c, with the OTLP exporter */
 extern const size_t bench_otlp_case_count;

@@ -4,9 +4,10 @@
  *   hark/recorder            HARK_INSTRUMENT with a recorder of the default size
  *                            (8 MiB) attached, the SQL payload of the log-subscriber
  *                            cases set on every event (sql "SELECT 1", name "Demo
- *                            SQL") and rendered into the excerpt: what the
- *                            instrumenting thread pays, the recorder full and
- *                            overwriting (its steady state)
+ *                            SQL") and copied into the excerpt (rendered when
+ *                            dumped): what the instrumenting thread pays, the
+ *                            recorder full and overwriting (its steady state). The
+ *                            loop is hark/trace_record_sql's (trace_cases.c)
  *   hark/recorder_nopayload  the same loop as hark/timed_1sub, a recorder attached
  *   hark/recorder_idle       a recorder attached to another pattern: the event must
  *                            cost what an unsubscribed one costs
@@ -71,17 +72,6 @@ static int setup(void)
     return rc;
 }
 
-static BENCH_NOINLINE void loop_sql(uint64_t n, void *arg)
-{
-    hark_topic *t = arg;
-    for (uint64_t i = 0; i < n; i++) {
-        HARK_PAYLOAD(p, 2);
-        hark_payload_set_str(&p, "sql", "SELECT 1");
-        hark_payload_set_str(&p, "name", "Demo SQL");
-        HARK_INSTRUMENT(t, &p, { BENCH_BARRIER(); });
-    }
-}
-
 static BENCH_NOINLINE void loop_plain(uint64_t n, void *arg)
 {
     hark_topic *t = arg;
@@ -98,7 +88,7 @@ static void fill(hark_recorder *r, hark_topic *t, bool *full)
         return;
     hark_recorder_stats st;
     do {
-        loop_sql(100000, t);
+        bench_loop_sql_payload(100000, t);
         hark_recorder_stats_get(r, &st);
     } while (st.overwritten == 0);
     *full = true;
@@ -133,8 +123,8 @@ static void case_recorder(bench_ctx *b)
 {
     if (!ready(b))
         return;
-    expect_recorded(b, loop_sql, R.sql);
-    bench_measure(b, loop_sql, R.sql);
+    expect_recorded(b, bench_loop_sql_payload, R.sql);
+    bench_measure(b, bench_loop_sql_payload, R.sql);
 }
 
 static void case_recorder_nopayload(bench_ctx *b)

@@ -8,6 +8,9 @@
  *                        recording, JSON formatting and write(2)
  *   hark/trace_record    the same without the flushes: the background writer
  *                        drains the rings; what the instrumenting thread pays
+ *   hark/trace_record_sql  hark/trace_record with the SQL payload of hark/recorder
+ *                        set on every event and rendered into the args: the
+ *                        recorder's row compared like for like
  *   hark/lttng_idle      a bridge attached to the topic, no LTTng session: the
  *                        bridge is silenced, the event must cost what an
  *                        unsubscribed one costs
@@ -37,7 +40,7 @@ typedef struct trace_bench {
     int err;
 } trace_bench;
 
-static trace_bench flushed, recorded;
+static trace_bench flushed, recorded, recorded_sql;
 
 static int open_trace(trace_bench *tb, const char *name, unsigned interval_ms, size_t buffer)
 {
@@ -115,6 +118,30 @@ static void case_trace_record(bench_ctx *b)
     loop_trace_record(1, &recorded); /* the thread's buffer is allocated here, once */
     bench_measure(b, loop_trace_record, &recorded);
     report_drops(b, &recorded);
+}
+
+BENCH_NOINLINE void bench_loop_sql_payload(uint64_t n, void *arg)
+{
+    hark_topic *t = arg;
+    for (uint64_t i = 0; i < n; i++) {
+        HARK_PAYLOAD(p, 2);
+        hark_payload_set_str(&p, "sql", "SELECT 1");
+        hark_payload_set_str(&p, "name", "Demo SQL");
+        HARK_INSTRUMENT(t, &p, { BENCH_BARRIER(); });
+    }
+}
+
+static void case_trace_record_sql(bench_ctx *b)
+{
+    /* As hark/trace_record: a ring a whole measured run fits in. */
+    int rc = open_trace(&recorded_sql, "trace_record_sql", 1, (size_t)64 << 20);
+    if (rc < 0) {
+        bench_skip(b, hark_strerror(rc));
+        return;
+    }
+    bench_loop_sql_payload(1, recorded_sql.topic); /* the thread's buffer is allocated here */
+    bench_measure(b, bench_loop_sql_payload, recorded_sql.topic);
+    report_drops(b, &recorded_sql);
 }
 
 #ifdef BENCH_HAVE_LTTNG
@@ -251,6 +278,8 @@ const bench_case bench_trace_cases[] = {
      "a trace file subscribed: record, and flush every 1024 events to /dev/null (whole cost)"},
     {"hark/trace_record", BENCH_KIND_INSTRUMENT, case_trace_record,
      "a trace file subscribed, background writer: what the instrumenting thread pays"},
+    {"hark/trace_record_sql", BENCH_KIND_INSTRUMENT, case_trace_record_sql,
+     "hark/trace_record, the SQL payload (sql, name) set and rendered into the args"},
     {"hark/lttng_idle", BENCH_KIND_INSTRUMENT, case_lttng_idle,
      "the LTTng bridge attached to the topic, no session enabling hark:event"},
 };

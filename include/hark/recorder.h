@@ -23,8 +23,18 @@
  * as hark_payload_set_exception() and a failing block leave it), and an excerpt of
  * its payload: the payload rendered as every hark output renders it
  * (hark/sys/payload_json.h), in at most `payload_bytes` bytes -- fields that do not
- * fit are left out and "_truncated":true says so. Events still running are not
- * recorded: an event is recorded when it finishes.
+ * fit are left out and "_truncated":true says so. The excerpt a dump shows is, byte
+ * for byte, what hark_payload_json_members(buf, payload_bytes, payload, NULL)
+ * writes of the payload as it was when the event finished. Events still running are
+ * not recorded: an event is recorded when it finishes.
+ *
+ * The excerpt is rendered when a dump is written, not when the event is recorded:
+ * recording copies what that rendering needs, at most payload_bytes + 16 bytes --
+ * the keys, each string up to one byte past the room the excerpt has left where it
+ * starts, integers, booleans and pointers as they are, nothing past the first field
+ * that cannot fit -- and a dump renders the copy with the same code. Doubles alone
+ * are formatted when recorded (their shortest text needs snprintf(), which a crash
+ * handler may not call).
  *
  * Recording costs the instrumenting thread no lock, no allocation and no system
  * call: each thread writes into memory of its own, taken from the recorder's. The
@@ -131,9 +141,10 @@ typedef enum hark_recorder_format {
 #define HARK_RECORDER_SHARES_DEFAULT 16u
 
 /* Bytes one record takes at most: a 48-byte header, the transaction id, the name and
- * the payload excerpt, rounded up to 8. */
+ * the payload excerpt's copy (at most payload_bytes + 16 bytes: see "What it keeps"
+ * above), rounded up to 8. */
 #define HARK_RECORDER_RECORD_MAX(payload_bytes)                                                    \
-    ((48u + 24u + HARK_NAME_MAX + (size_t)(payload_bytes) + 7u) & ~(size_t)7)
+    ((48u + 24u + HARK_NAME_MAX + (size_t)(payload_bytes) + 16u + 7u) & ~(size_t)7)
 
 /*
  * A chunk's size: the smallest power of two that is at least 16 KiB, at least
@@ -147,7 +158,7 @@ typedef enum hark_recorder_format {
  * What an event's payload becomes in the recorder, instead of the payload itself:
  * fill `out` (an empty payload with room for HARK_RECORDER_PAYLOAD_FIELDS fields of
  * your own) with what to keep. Its keys and strings must stay valid until the
- * recorder has rendered `out`, right after the call: string constants, the event's
+ * recorder has copied `out`, right after the call: string constants, the event's
  * own strings, or copies in `buf` (HARK_RECORDER_HOOK_BYTES bytes the recorder lends
  * for the call). A failure set with hark_payload_set_exception() makes the record a
  * failed one. Runs on the instrumenting thread, for every event recorded, with no
@@ -326,8 +337,9 @@ HARK_API int hark_recorder_flush(hark_recorder *r);
  * when that was the default, lets the process die of it as it would have: core dumps,
  * crash reporters and the exit status (killed by signal N) are unchanged. The
  * handler runs on an alternate signal stack (so a stack overflow is dumped too),
- * calls only async-signal-safe functions (write(2), no malloc, no stdio, no lock),
- * and leaves out a record its own thread was writing when it crashed. A second
+ * calls only async-signal-safe functions (write(2), no malloc, no stdio, no
+ * snprintf() -- a payload's doubles were formatted when recorded -- no lock), and
+ * leaves out a record its own thread was writing when it crashed. A second
  * thread crashing meanwhile waits for the first dump to end. The thread that calls
  * this, and every thread at its first event in `r` afterwards, gets an alternate
  * signal stack from the recorder unless it has one already.

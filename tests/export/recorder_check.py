@@ -159,6 +159,7 @@ def check_crash(binary, tmp, how, fmt):
     assert all(name == "crash.work" for name, _, _ in records), {n for n, _, _ in records}
     by_thread = {}
     for name, tid, args in records:
+        assert args["x"] == args["i"] + 0.25, args  # a double, in a crash dump
         by_thread.setdefault(args["t"], []).append((tid, args["i"]))
     assert sorted(by_thread) == list(range(want["threads"])), sorted(by_thread)
     for t, recs in by_thread.items():

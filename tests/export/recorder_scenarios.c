@@ -97,12 +97,15 @@ static pthread_cond_t crash_cv = PTHREAD_COND_INITIALIZER;
 static int crash_done;
 static const char *crash_how;
 
+/* Each event's payload: its thread, its number, and a double (formatted when it is
+ * recorded: the crash handler may not call snprintf()). */
 static void record_all(int t)
 {
     for (int i = 0; i < CRASH_EVENTS; i++) {
-        HARK_PAYLOAD(p, 2);
+        HARK_PAYLOAD(p, 3);
         hark_payload_set_int(&p, "t", t);
         hark_payload_set_int(&p, "i", i);
+        hark_payload_set_double(&p, "x", i + 0.25);
         HARK_INSTRUMENT(work_topic, &p, {});
     }
 }

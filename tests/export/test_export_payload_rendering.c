@@ -13,6 +13,8 @@
  *   async logger's copy     JSON      as the JSON log line (the writer thread renders
  *                                     the entry the logging thread copied)
  *   trace file args         JSON      cut where args_max ends, "_truncated":true
+ *   flight recorder excerpt JSON      cut where payload_bytes ends, idem (copied when
+ *                                     recorded, rendered when dumped)
  *   LTTng payload field     JSON      cut where HARK_LTTNG_PAYLOAD_MAX ends, idem
  *   OTLP protobuf           OTLP      left out (does not fit a span), counted dropped
  *   OTLP JSON               OTLP      the protobuf's values, transcoded (a span of them
@@ -35,6 +37,7 @@
 #include "hark/log_async.h"
 #include "hark/log_format.h"
 #include "hark/lttng.h"
+#include "hark/recorder.h"
 #include "hark/sys/log_event.h"
 #include "hark/sys/payload_json.h"
 #include "hark/trace.h"
@@ -500,6 +503,21 @@ static void test_async_entry_copy(void **state)
     free(got.last);
 }
 
+/* A JSON object of the payload's members cut where an output's room ended: the
+ * table's fields, the long string cut or left out, "_truncated":true last. */
+static void expect_cut_object(const char *output, const char *object)
+{
+    pairs got = {0};
+    json_flatten(object, "", &got);
+    assert_true(got.n > 0);
+    got.n--; /* the marker ends the members */
+    assert_string_equal(got.p[got.n].path, "_truncated");
+    assert_string_equal(got.p[got.n].value, "true");
+    free(got.p[got.n].value);
+    expect_table(output, &h, &got, FORM_JSON, KEEP_SOME);
+    free_pairs(&got);
+}
+
 /* The trace file's JSON, gathered through the write hook. */
 typedef struct text {
     char *p;
@@ -538,16 +556,43 @@ static void test_trace_file_args(void **state)
     assert_int_equal(hark_notifier_free(n), 0);
     const char *args = strstr(file.p, "\"args\":");
     assert_non_null(args);
-    pairs got = {0};
-    json_flatten(args + 7, "", &got);
-    assert_true(got.n > 0);
-    got.n--; /* the marker ends the members */
-    assert_string_equal(got.p[got.n].path, "_truncated");
-    assert_string_equal(got.p[got.n].value, "true");
-    free(got.p[got.n].value);
-    expect_table("trace file args", &h, &got, FORM_JSON, KEEP_SOME);
-    free_pairs(&got);
+    expect_cut_object("trace file args", args + 7);
     free(file.p);
+}
+
+/* The flight recorder's excerpt, from a JSON-lines dump: the event's payload copied
+ * when it was recorded and rendered when the dump was written. */
+static void test_recorder_excerpt(void **state)
+{
+    (void)state;
+    hark_recorder_options o;
+    assert_int_equal(hark_recorder_options_init(&o, HARK_RECORDER_OPTIONS_VERSION), 0);
+    o.max_bytes = (size_t)1 << 20;
+    o.payload_bytes = 2048;
+    hark_recorder *r;
+    assert_int_equal(hark_recorder_new(&r, &o), 0);
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
+    hark_topic *topic;
+    assert_int_equal(hark_topic_get(&topic, n, "render.check"), 0);
+    HARK_INSTRUMENT(topic, &h.payload, {});
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(hark_recorder_dump(r, fileno(f), HARK_RECORDER_JSONL), 0);
+    assert_int_equal(hark_recorder_free(r), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+    static char dump[65536];
+    rewind(f);
+    size_t len = fread(dump, 1, sizeof dump - 1, f);
+    fclose(f);
+    dump[len] = 0;
+    /* {"name":...,"payload":{...}}: the object up to the line's last brace. */
+    char *payload = strstr(dump, ",\"payload\":{");
+    char *end = strchr(dump, '\n');
+    assert_true(payload && end && payload < end && end[-1] == '}');
+    end[-1] = 0;
+    expect_cut_object("flight recorder excerpt", payload + strlen(",\"payload\":"));
 }
 
 static void test_lttng_payload_field(void **state)
@@ -558,13 +603,7 @@ static void test_lttng_payload_field(void **state)
     size_t n = hark_payload_json_object(field, sizeof field, &h.payload, &truncated);
     assert_true(truncated);
     assert_true(n <= HARK_LTTNG_PAYLOAD_MAX);
-    pairs got = {0};
-    json_flatten(field, "", &got);
-    got.n--;
-    assert_string_equal(got.p[got.n].path, "_truncated");
-    free(got.p[got.n].value);
-    expect_table("LTTng payload field", &h, &got, FORM_JSON, KEEP_SOME);
-    free_pairs(&got);
+    expect_cut_object("LTTng payload field", field);
 }
 
 #if HARK_TEST_WITH_OTLP
@@ -821,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_journald_fields),
         cmocka_unit_test(test_async_entry_copy),
         cmocka_unit_test(test_trace_file_args),
+        cmocka_unit_test(test_recorder_excerpt),
         cmocka_unit_test(test_lttng_payload_field),
 #if HARK_TEST_WITH_OTLP
         cmocka_unit_test(test_otlp_protobuf_attributes),

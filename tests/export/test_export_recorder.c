@@ -15,6 +15,8 @@
 #include <hark/error.h>
 #include <hark/recorder.h>
 
+#include "recorder_dump.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -68,22 +70,6 @@ static void teardown(fixture *f)
 {
     assert_int_equal(hark_recorder_free(f->r), 0);
     assert_int_equal(hark_notifier_free(f->n), 0);
-}
-
-/* A dump read back as a NUL-terminated string (the caller frees it). */
-static char *dump_str(hark_recorder *r, hark_recorder_format format)
-{
-    FILE *f = tmpfile();
-    assert_non_null(f);
-    assert_int_equal(hark_recorder_dump(r, fileno(f), format), 0);
-    long len = lseek(fileno(f), 0, SEEK_END);
-    assert_true(len > 0);
-    char *s = malloc((size_t)len + 1);
-    assert_non_null(s);
-    assert_int_equal(pread(fileno(f), s, (size_t)len, 0), len);
-    s[len] = 0;
-    fclose(f);
-    return s;
 }
 
 static int count_of(const char *hay, const char *needle)

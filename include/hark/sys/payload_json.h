@@ -2,9 +2,10 @@
  * hark/sys/payload_json.h -- a payload as JSON, the way every hark output writes it.
  *
  * An extension header: most programs never need it. The JSON log format, the Chrome
- * trace file (its "args"), the LTTng bridge (its payload field) and your own sinks
- * render a hark_payload with the same rules (logfmt, journald and OTLP show the
- * same fields, each in its own form: see docs/payload-rendering.md):
+ * trace file (its "args"), the flight recorder's excerpts, the LTTng bridge (its
+ * payload field) and your own sinks render a hark_payload with the same rules
+ * (logfmt, journald and OTLP show the same fields, each in its own form: see
+ * docs/payload-rendering.md):
  *
  *   integers      as they are; unsigned ones up to 2^64 - 1
  *   doubles       shortest round-trip digits; NaN and the infinities as null
@@ -27,8 +28,8 @@
  *
  * hark_payload_walk() is the one walk behind every rendering, JSON or not (the
  * JSON, logfmt and journald log formats, the asynchronous writer's copies, the
- * trace file, the LTTng bridge, the OTLP exporter): it decides which fields are
- * shown, how deep, and how many; the caller writes them.
+ * trace file, the flight recorder's copies, the LTTng bridge, the OTLP exporter): it
+ * decides which fields are shown, how deep, and how many; the caller writes them.
  */
 #ifndef HARK_SYS_PAYLOAD_JSON_H
 #define HARK_SYS_PAYLOAD_JSON_H

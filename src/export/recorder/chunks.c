@@ -132,6 +132,8 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
     atomic_store_explicit(&c->gen, gen + 2, memory_order_release);
     atomic_store_explicit(&t->latest, ordinal, memory_order_relaxed);
     t->cur = k;
+    t->base = r->arena + (size_t)k * r->chunk_bytes;
+    t->hdr = c;
     t->pos = 0;
     t->count = 0;
 }

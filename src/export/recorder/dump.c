@@ -1,10 +1,11 @@
 /*
  * The flight recorder (hark/recorder.h): writing a dump. The records of each chunk,
  * copied out by snapshot.c, are formatted into a staging buffer that is written
- * with write(2) whenever it holds OUT_FLUSH bytes. Chrome trace events come from the
- * trace file's own writer (chrome_event.h). Nothing here allocates, locks or calls
- * stdio once the dump's memory is taken (hark__rec_dump_init), so that the crash
- * handler (crash.c) runs the very same code.
+ * with write(2) whenever it holds OUT_FLUSH bytes: each payload excerpt rendered
+ * from its copy by the one payload rendering (excerpt.c), Chrome trace events by
+ * the trace file's own writer (chrome_event.h). Nothing here allocates, locks or
+ * calls stdio or snprintf() once the dump's memory is taken (hark__rec_dump_init),
+ * so that the crash handler (crash.c) runs the very same code.
  */
 #include "recorder_internal.h"
 #include "hark/clock.h"
@@ -38,9 +39,11 @@ int hark__rec_dump_init(struct rdump *d, hark_recorder *r)
     d->reason = "dump";
     d->out_cap = OUT_FLUSH + line_max(r);
     d->copy = hark__malloc(r->chunk_bytes);
+    d->args = hark__malloc(r->payload_bytes);
+    d->scratch = hark__malloc(HARK__REC_EXCERPT_SCRATCH(r->payload_bytes));
     d->entries = hark__malloc((size_t)r->nchunks * sizeof *d->entries);
     d->out = hark__malloc(d->out_cap);
-    if (!d->copy || !d->entries || !d->out) {
+    if (!d->copy || !d->args || !d->scratch || !d->entries || !d->out) {
         hark__rec_dump_fini(d);
         return HARK_ENOMEM;
     }
@@ -50,16 +53,18 @@ int hark__rec_dump_init(struct rdump *d, hark_recorder *r)
 void hark__rec_dump_fini(struct rdump *d)
 {
     hark__free(d->copy);
+    hark__free(d->args);
+    hark__free(d->scratch);
     hark__free(d->entries);
     hark__free(d->out);
-    d->copy = d->out = NULL;
+    d->copy = d->out = d->args = d->scratch = NULL;
     d->entries = NULL;
 }
 
 /* Writes the staging buffer out; after a failure, nothing more is written. */
 static void flush_out(struct rdump *d)
 {
-    if (!d->err && hark__write_all(d->fd, d->out, d->out_len) != 0)
+    if (!d->err && hark__write_full(d->fd, d->out, d->out_len) != 0)
         d->err = errno ? errno : EIO;
     d->out_len = 0;
 }
@@ -80,7 +85,7 @@ static void nums(hark__buf *b, const num *n, size_t count)
 }
 
 static void chrome_record(struct rdump *d, hark__buf *w, const struct rentry *e,
-                          const struct rrec *h, const char *name, const char *args)
+                          const struct rrec *h, const char *name, const char *args, size_t args_len)
 {
     if (d->events)
         HARK__BUF_LIT(w, ",\n");
@@ -93,12 +98,13 @@ static void chrome_record(struct rdump *d, hark__buf *w, const struct rentry *e,
                              h->id,
                              h->parent,
                              args,
-                             h->args_len};
+                             args_len};
     hark__chrome_event_write(w, &ce);
 }
 
 static void jsonl_record(struct rdump *d, hark__buf *w, const struct rentry *e,
-                         const struct rrec *h, const char *txn, const char *name, const char *args)
+                         const struct rrec *h, const char *txn, const char *name, const char *args,
+                         size_t args_len)
 {
     HARK__BUF_LIT(w, "{\"name\":");
     hark__json_str(w, name, h->name_len);
@@ -118,7 +124,7 @@ static void jsonl_record(struct rdump *d, hark__buf *w, const struct rentry *e,
         HARK__BUF_LIT(w, ",\"failed\":true,\"payload\":{");
     else
         HARK__BUF_LIT(w, ",\"failed\":false,\"payload\":{");
-    hark__buf_put(w, args, h->args_len);
+    hark__buf_put(w, args, args_len);
     HARK__BUF_LIT(w, "}}\n");
 }
 
@@ -135,13 +141,14 @@ static void format_chunk(struct rdump *d, const struct rentry *e, uint32_t used)
             return;
         const char *txn = d->copy + off + sizeof h;
         const char *name = txn + h.txn_len;
-        const char *args = name + h.name_len;
+        size_t args_len = hark__rec_excerpt_render(d->args, d->rec->payload_bytes,
+                                                   name + h.name_len, h.args_len, d->scratch);
         hark__buf w = hark__buf_fixed(d->out, d->out_cap);
         w.len = d->out_len;
         if (d->format == HARK_RECORDER_CHROME)
-            chrome_record(d, &w, e, &h, name, args);
+            chrome_record(d, &w, e, &h, name, d->args, args_len);
         else
-            jsonl_record(d, &w, e, &h, txn, name, args);
+            jsonl_record(d, &w, e, &h, txn, name, d->args, args_len);
         /* The buffer keeps room for the longest line: a record always fits. */
         d->out_len = w.len;
         d->events++;

@@ -133,6 +133,7 @@ static int alloc_memory(hark_recorder *r)
             return HARK_ENOMEM;
         t->index = i;
         t->cur = UINT32_MAX;
+        t->pos = (uint32_t)r->chunk_bytes; /* no chunk yet: no room */
         /* FREE: the recorder holds it; a thread adopts it at its first event. */
         atomic_init(&t->slot.state, HARK__SLOT_FREE);
         t->slot.serial = r->serial;
@@ -170,7 +171,7 @@ int hark_recorder_new(hark_recorder **out, const hark_recorder_options *opts)
     size_t share = (o.thread_bytes + r->chunk_bytes - 1) / r->chunk_bytes;
     r->share = (uint32_t)(share < 2 ? 2 : share > r->nchunks ? r->nchunks : share);
     r->payload_bytes = o.payload_bytes;
-    r->record_max = HARK_RECORDER_RECORD_MAX(o.payload_bytes);
+    r->fill_limit = r->chunk_bytes - HARK_RECORDER_RECORD_MAX(o.payload_bytes);
     r->max_threads = o.max_threads;
     r->min_age_s = (double)o.min_age_ms / 1000.0;
     r->payload_fn = o.payload;

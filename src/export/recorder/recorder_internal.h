@@ -4,6 +4,7 @@
  *   recorder.c   options, new, attach, triggers' subscriptions, detach, on-demand
  *                dumps, stats, free
  *   record.c     the event callback: one record into the calling thread's chunk
+ *   excerpt.c    payload excerpts: copied when recorded, rendered when dumped
  *   chunks.c     which chunk a thread takes when its own is full
  *   snapshot.c   reading chunks consistently while their owners write
  *   dump.c       the two formats, written with write(2) only
@@ -14,7 +15,7 @@
  *   crash.c      the fatal-signal handler
  *
  * Calls go one way: recorder.c -> trigger.c, crash.c -> record.c -> chunks.c,
- * fire.c, altstack.c; dump.c -> snapshot.c.
+ * fire.c, altstack.c, excerpt.c; dump.c -> snapshot.c, excerpt.c.
  *
  * Memory. The arena is `nchunks` chunks of `chunk_bytes`, taken at new(); their
  * headers live apart, one cache line each (an owner writes its current chunk's
@@ -49,13 +50,14 @@
 #include <stdint.h>
 
 /* The fixed part of a record (HARK_RECORDER_RECORD_MAX counts 48 bytes for it);
- * the transaction id, the name and the payload members follow, then padding to 8. */
+ * the transaction id, the name and the payload excerpt's copy (excerpt.c) follow,
+ * then padding to 8. */
 struct rrec {
     uint32_t size; /* the whole record, a multiple of 8 */
     uint16_t name_len;
-    uint8_t flags;   /* RREC_* */
-    uint8_t txn_len; /* 0 or HARK_ID_LEN */
-    uint32_t args_len;
+    uint8_t flags;     /* RREC_* */
+    uint8_t txn_len;   /* at most HARK_ID_LEN */
+    uint32_t args_len; /* bytes of the excerpt's copy */
     uint32_t reserved;
     uint64_t id, parent;
     double start_s, end_s; /* CLOCK_MONOTONIC seconds, as the subscriber got them:
@@ -64,7 +66,6 @@ struct rrec {
 _Static_assert(sizeof(struct rrec) == 48, "HARK_RECORDER_RECORD_MAX counts a 48-byte header");
 
 #define RREC_FAILED 0x1u
-#define RREC_TRUNCATED 0x2u
 
 /* No owner: a chunk never used, or one whose owner field names nobody. */
 #define RCHUNK_NOBODY 0u
@@ -90,9 +91,11 @@ struct rthread {
     atomic_uint_least64_t latest;            /* ordinal of its current chunk (0: none yet) */
     atomic_uint_least64_t recorded, dropped; /* owner only writes (load + store) */
     /* The owner's own. */
-    uint32_t cur;   /* index of its current chunk, or UINT32_MAX */
-    uint32_t pos;   /* bytes used in it */
-    uint32_t count; /* records in it */
+    char *base;         /* its current chunk's bytes */
+    struct rchunk *hdr; /* and header */
+    uint32_t pos;       /* bytes used in it (fill_limit + 1 while it has none) */
+    uint32_t count;     /* records in it */
+    uint32_t cur;       /* index of its current chunk, or UINT32_MAX */
     int tid;
     double retry_s;           /* holding nothing: no new attempt before this event time */
     unsigned alt_epoch;       /* crash.c's epoch when it last looked at its stack */
@@ -127,6 +130,8 @@ struct rdump {
     const char *reason; /* "dump", "trigger", "signal", "crash" */
     int signo;
     char *copy;             /* chunk_bytes: a chunk copied out while pinned */
+    char *args;             /* payload_bytes: one record's excerpt, rendered */
+    char *scratch;          /* the strings of one excerpt entry (excerpt.c) */
     struct rentry *entries; /* nchunks */
     char *out;              /* the staging buffer: out_cap bytes */
     size_t out_len, out_cap;
@@ -138,7 +143,10 @@ struct rdump {
 
 struct hark_recorder {
     uint64_t serial;
-    size_t chunk_bytes, bytes, payload_bytes, record_max;
+    size_t chunk_bytes, bytes, payload_bytes;
+    /* A record starting beyond this offset of its chunk might not fit
+     * (HARK_RECORDER_RECORD_MAX): it goes into another chunk. */
+    size_t fill_limit;
     uint32_t nchunks, share;
     uint32_t max_threads;
     double min_age_s;
@@ -191,6 +199,22 @@ struct rthread *hark__rec_thread(hark_recorder *r);
  * recorded the event `id` already (and it failed, for a failed_only trigger), or
  * when it records it (the recorder's subscription may come after the trigger's). */
 void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct rtrigger *tr);
+
+/* ---- excerpt.c ------------------------------------------------------------------ */
+/* Bytes an excerpt's copy may take beyond payload_bytes (HARK_RECORDER_RECORD_MAX
+ * counts them). */
+#define HARK__REC_EXCERPT_SLACK 16
+/* The scratch hark__rec_excerpt_render() needs for a window of `n` bytes. */
+#define HARK__REC_EXCERPT_SCRATCH(n) ((n) + HARK__REC_EXCERPT_SLACK + 16)
+/* Copies into dst (n + HARK__REC_EXCERPT_SLACK bytes) what rendering `p` into a
+ * window of `n` bytes needs; returns the bytes copied (0 for no fields). No lock, no
+ * allocation, no system call. */
+uint32_t hark__rec_excerpt_copy(uint8_t *dst, size_t n, const hark_payload *p);
+/* Renders a copy of `len` bytes through the one rendering into out (n bytes, the
+ * window it was copied for): exactly what hark_payload_json_members(out, n, p)
+ * would have written of the payload it was copied from. Returns the bytes written.
+ * Async-signal-safe. */
+size_t hark__rec_excerpt_render(char *out, size_t n, const char *copy, size_t len, char *scratch);
 
 /* ---- chunks.c ------------------------------------------------------------------- */
 /* Gives `t` a new current chunk at event time now_s (monotonic seconds); false when
