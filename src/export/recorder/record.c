@@ -189,37 +189,13 @@ static inline __attribute__((always_inline)) void recorded(hark_recorder *r, uin
     }
 }
 
-/*
- * Every case but the usual one: a payload hook, or a chunk without room for the
- * largest record. The hook fills a payload of its own, on this frame with the
- * strings it copies, before the record is placed (an event it instruments is
- * recorded first), and that payload is recorded.
- */
-static __attribute__((noinline)) int record_slow(hark_recorder *r, struct rthread *t,
-                                                 const char *name, double start, double finish,
-                                                 const char *txn, hark_payload *payload)
+/* Places the record of an event that is not recorded yet -- in another chunk when
+ * this one has no room for the largest record -- and writes it. */
+static __attribute__((noinline)) int record_placed(hark_recorder *r, struct rthread *t,
+                                                   const char *name, double start, double finish,
+                                                   const char *txn, hark_payload *payload,
+                                                   hark_event_ids ids)
 {
-    hark_event_ids ids = hark_current_event_ids();
-    if (recorded_already(r, ids.id))
-        return 0;
-    hark_field fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
-    hark_payload own;
-    char buf[HARK_RECORDER_HOOK_BYTES];
-    if (r->payload_fn) {
-        hark_payload_init(&own, fields, HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED);
-        hark_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.name = name;
-        ev.transaction_id = txn ? txn : "";
-        ev.payload = payload;
-        ev.time_ms = start * 1e3;
-        ev.end_ms = finish * 1e3;
-        ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
-        ev.id = ids.id;
-        ev.parent_id = ids.parent;
-        r->payload_fn(&ev, &own, buf, r->payload_data);
-        payload = &own;
-    }
     if (t->pos > r->fill_limit) {
         hark__rec_stack_check(r, t);
         if (!hark__rec_take_chunk(r, t, finish)) {
@@ -234,6 +210,48 @@ static __attribute__((noinline)) int record_slow(hark_recorder *r, struct rthrea
     h->end_s = finish;
     recorded(r, ids.id, write_rest(r, t, h, name, txn, payload), finish);
     return 0;
+}
+
+/*
+ * With a payload hook (hark_recorder_payload_fn): the hook fills a payload of its
+ * own, on this frame with the strings it copies, before the record is placed (an
+ * event it instruments is recorded first), and that payload is recorded.
+ */
+static __attribute__((noinline)) int record_hooked(hark_recorder *r, struct rthread *t,
+                                                   const char *name, double start, double finish,
+                                                   const char *txn, hark_payload *payload,
+                                                   hark_event_ids ids)
+{
+    hark_field fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
+    hark_payload own;
+    char buf[HARK_RECORDER_HOOK_BYTES];
+    hark_payload_init(&own, fields, HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED);
+    hark_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.transaction_id = txn ? txn : "";
+    ev.payload = payload;
+    ev.time_ms = start * 1e3;
+    ev.end_ms = finish * 1e3;
+    ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
+    ev.id = ids.id;
+    ev.parent_id = ids.parent;
+    r->payload_fn(&ev, &own, buf, r->payload_data);
+    return record_placed(r, t, name, start, finish, txn, &own, ids);
+}
+
+/* Every case but the usual one: a payload hook, or a chunk without room for the
+ * largest record. */
+static __attribute__((noinline)) int record_slow(hark_recorder *r, struct rthread *t,
+                                                 const char *name, double start, double finish,
+                                                 const char *txn, hark_payload *payload)
+{
+    hark_event_ids ids = hark_current_event_ids();
+    if (recorded_already(r, ids.id))
+        return 0;
+    if (r->payload_fn)
+        return record_hooked(r, t, name, start, finish, txn, payload, ids);
+    return record_placed(r, t, name, start, finish, txn, payload, ids);
 }
 
 int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
