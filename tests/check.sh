@@ -184,7 +184,9 @@ tier_install() {
   # The LTTng-UST bridge, when it was built: pkg-config hark-lttng and hark::lttng.
   # Without a session the bridge is silenced: the program reports "listening 0".
   if [ -f "$libdir/pkgconfig/hark-lttng.pc" ]; then
-    PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/export/lttng_scenario.c \
+    # The scenario shares the test suite's hostile payload (tests/support), a header
+    # of the tests rather than of the installed library.
+    PKG_CONFIG_PATH="$libdir/pkgconfig" cc tests/export/lttng_scenario.c -I tests/support \
       $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs hark-lttng) \
       -Wl,-rpath,"$libdir" -o "$dest/lttng-pc" &&
       prints '^listening 0' "$dest/lttng-pc" watch <<<"" ||
@@ -192,6 +194,7 @@ tier_install() {
     mkdir -p "$PREFIX-consumer-lttng"
     printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
       'find_package(hark REQUIRED)' "add_executable(lttng_scenario $root/tests/export/lttng_scenario.c)" \
+      "target_include_directories(lttng_scenario PRIVATE $root/tests/support)" \
       'target_link_libraries(lttng_scenario PRIVATE hark::lttng)' >"$PREFIX-consumer-lttng/CMakeLists.txt"
     cmake -S "$PREFIX-consumer-lttng" -B "$PREFIX-consumer-lttng/build" -DCMAKE_PREFIX_PATH="$dest" >/dev/null &&
       cmake --build "$PREFIX-consumer-lttng/build" >/dev/null &&
