@@ -126,8 +126,27 @@ static __attribute__((noinline, cold)) void free_more_bits(hark_handle *h)
         }                                                                                          \
     } while (0)
 
-/* Failure counting in locals, stored into the handle once per start or finish. */
-#define NOTE(rc) count_failure(&failures, &first_failure, (rc))
+/*
+ * What every subscriber of one side of an event (its start or its finish) is
+ * handed, read from the handle once into locals -- callbacks are opaque calls,
+ * after which fields of the handle would be loaded again -- and the side's
+ * failures, counted in locals and stored into the handle once (store_status()).
+ */
+struct side {
+    const hark_clock *clock;
+    const char *name, *id;
+    hark_payload *payload;
+    uint32_t failures;
+    int first_failure;
+};
+
+#define SIDE_OF(h)                                                                                 \
+    {                                                                                              \
+        &(h)->topic_->notifier->clock, (h)->name_, (h)->txn_id_, (h)->payload_, 0, 0               \
+    }
+
+/* Counts a callback's failure in the side `d`. */
+#define NOTE(d, rc) count_failure(&(d).failures, &(d).first_failure, (rc))
 
 /* Inlined into every entry point so that the macro path makes one call per side. */
 #define HARK_HOT static inline __attribute__((always_inline))
@@ -257,35 +276,31 @@ HARK_HOT int start(hark_handle *h)
     if (!snap)
         return 0;
     hark__nest_push(h);
-    const hark_clock *clock = &h->topic_->notifier->clock;
-    const char *name = h->name_;
-    const char *id = h->txn_id_;
-    hark_payload *payload = h->payload_;
-    uint32_t failures = 0;
-    int first_failure = 0;
+    struct side d = SIDE_OF(h);
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
         case HARK_KIND_TIMED:
-            h->wall_start_ = hark__wall(clock);
+            h->wall_start_ = hark__wall(d.clock);
             break;
         case HARK_KIND_MONOTONIC:
-            h->mono_start_ = hark__monotonic(clock);
+            h->mono_start_ = hark__monotonic(d.clock);
             break;
         case HARK_KIND_EVENT:
-            hark_event_init(&h->event_, name, -1, -1, id, payload);
+            hark_event_init(&h->event_, d.name, -1, -1, d.id, d.payload);
             h->event_.id = h->ids_.id;
             h->event_.parent_id = h->ids_.parent;
-            hark__event_begin(&h->event_, clock, snap->need_cpu);
+            hark__event_begin(&h->event_, d.clock, snap->need_cpu);
             break;
         case HARK_KIND_EVENTED:
             hark__callback_enter();
-            FOR_EACH_MEMBER(h, group, e, NOTE(e->call.evented(name, id, payload, e->data)));
+            FOR_EACH_MEMBER(h, group, e,
+                            NOTE(d, e->call.evented(d.name, d.id, d.payload, e->data)));
             hark__callback_leave();
             break;
         }
     }
-    return store_status(h, failures, first_failure);
+    return store_status(h, d.failures, d.first_failure);
 }
 
 /* A handle started on another thread than the one that built it: the starting
@@ -368,12 +383,7 @@ HARK_HOT int finish(hark_handle *h, int how)
     } else if (how == FINISH_LEGACY && HARK_UNLIKELY(h->owner_ != hark__self.serial)) {
         return finish_over(h, how);
     }
-    const hark_clock *clock = &h->topic_->notifier->clock;
-    const char *name = h->name_;
-    const char *id = h->txn_id_;
-    hark_payload *payload = h->payload_;
-    uint32_t failures = 0;
-    int first_failure = 0;
+    struct side d = SIDE_OF(h);
     /* Delivered as the thread's current event; usually it already is (LIFO). */
     bool current = same_thread && hark__nest_is_current(h);
     hark_event_ids saved;
@@ -387,28 +397,28 @@ HARK_HOT int finish(hark_handle *h, int how)
          * locals: no register survives a call, and reloading two stable values is
          * cheaper than spilling and reloading one around every callback. */
         case HARK_KIND_TIMED:
-            h->end_ = hark__wall(clock);
+            h->end_ = hark__wall(d.clock);
             FOR_EACH_MEMBER(
                 h, group, e,
-                NOTE(e->call.timed(name, h->wall_start_, h->end_, id, payload, e->data)));
+                NOTE(d, e->call.timed(d.name, h->wall_start_, h->end_, d.id, d.payload, e->data)));
             break;
         case HARK_KIND_MONOTONIC:
-            h->end_ = hark__monotonic(clock);
+            h->end_ = hark__monotonic(d.clock);
             FOR_EACH_MEMBER(
                 h, group, e,
-                NOTE(e->call.timed(name, h->mono_start_, h->end_, id, payload, e->data)));
+                NOTE(d, e->call.timed(d.name, h->mono_start_, h->end_, d.id, d.payload, e->data)));
             break;
         case HARK_KIND_EVENT: {
             /* As Rails' event-object group: the event built at start keeps its name
              * and id (the legacy stack may finish with others); finish's payload wins. */
             hark_event *ev = &h->event_;
-            ev->payload = payload;
-            hark__event_end(ev, clock);
-            FOR_EACH_MEMBER(h, group, e, NOTE(e->call.event(ev, e->data)));
+            ev->payload = d.payload;
+            hark__event_end(ev, d.clock);
+            FOR_EACH_MEMBER(h, group, e, NOTE(d, e->call.event(ev, e->data)));
             break;
         }
         case HARK_KIND_EVENTED:
-            FOR_EACH_MEMBER(h, group, e, NOTE(e->finish(name, id, payload, e->data)));
+            FOR_EACH_MEMBER(h, group, e, NOTE(d, e->finish(d.name, d.id, d.payload, e->data)));
             break;
         }
     }
@@ -423,29 +433,32 @@ HARK_HOT int finish(hark_handle *h, int how)
         hark__read_exit_portable(h->epoch_, same_thread);
     else
         hark__read_exit(h->epoch_);
-    return store_status(h, failures, first_failure);
+    return store_status(h, d.failures, d.first_failure);
+}
+
+/* A finish asked for through the API (`call`): refused out of order, and a
+ * subscriber's failure recorded for hark_error_last(). The macros' finish reports
+ * through the status instead. */
+HARK_HOT int finish_checked(hark_handle *h, int how, const char *call)
+{
+    if (h->state_ != STATE_STARTED)
+        return out_of_order(h, call);
+    int rc = finish(h, how);
+    if (HARK_UNLIKELY(rc == HARK_ESUBSCRIBER))
+        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
+    return rc;
 }
 
 int hark_handle_finish(hark_handle *h)
 {
     if (!h)
         return hark__error(HARK_ESTATE, "hark_handle_finish: the handle is NULL");
-    if (h->state_ != STATE_STARTED)
-        return out_of_order(h, "hark_handle_finish");
-    int rc = finish(h, FINISH_PORTABLE);
-    if (HARK_UNLIKELY(rc == HARK_ESUBSCRIBER))
-        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
-    return rc;
+    return finish_checked(h, FINISH_PORTABLE, "hark_handle_finish");
 }
 
 int hark__handle_finish_bound(hark_handle *h)
 {
-    if (h->state_ != STATE_STARTED)
-        return out_of_order(h, "hark_finish");
-    int rc = finish(h, FINISH_LEGACY);
-    if (HARK_UNLIKELY(rc == HARK_ESUBSCRIBER))
-        return subscribers_failed(h->name_, h->status_.failures, h->status_.first_failure);
-    return rc;
+    return finish_checked(h, FINISH_LEGACY, "hark_finish");
 }
 
 void hark__handle_abandon(hark_handle *h)

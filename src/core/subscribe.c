@@ -376,20 +376,25 @@ static int subscribe_simple(hark_subscription_id *out, hark_notifier *n, hark_ki
     return hark_subscribe(out, n, o);
 }
 
-int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
-                         hark_timed_fn fn, void *data)
+/* A timed_fn subscription: `kind` says which clock its times come from. */
+static int subscribe_timed_fn(hark_subscription_id *out, hark_notifier *n, hark_kind kind,
+                              hark_pattern pattern, hark_timed_fn fn, void *data)
 {
     hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
     o.timed = fn;
-    return subscribe_simple(out, n, HARK_KIND_TIMED, pattern, &o, data);
+    return subscribe_simple(out, n, kind, pattern, &o, data);
+}
+
+int hark_subscribe_timed(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
+                         hark_timed_fn fn, void *data)
+{
+    return subscribe_timed_fn(out, n, HARK_KIND_TIMED, pattern, fn, data);
 }
 
 int hark_subscribe_monotonic(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
                              hark_timed_fn fn, void *data)
 {
-    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.timed = fn;
-    return subscribe_simple(out, n, HARK_KIND_MONOTONIC, pattern, &o, data);
+    return subscribe_timed_fn(out, n, HARK_KIND_MONOTONIC, pattern, fn, data);
 }
 
 int hark_subscribe_event(hark_subscription_id *out, hark_notifier *n, hark_pattern pattern,
