@@ -84,6 +84,24 @@ int hark__attach_remove(hark__attach_set *s, hark_attach_id id, const char *what
     return 0; /* HARK_ENOENT: released already; HARK_ENOMEM: it records nothing more */
 }
 
+int hark__attach_subscribe(hark_attach_id *out, hark__attach_set *s, hark_notifier *n,
+                           hark_pattern pattern, const hark_subscribe_options *sub,
+                           const char *what, const char *noun)
+{
+    if (!s)
+        return hark__error(HARK_EINVAL, "%s: %s is NULL", what, noun);
+    hark_subscribe_options o = *sub;
+    o.pattern = pattern;
+    return hark__attach_add(out, s, n, &o, what);
+}
+
+int hark__attach_detach(hark__attach_set *s, hark_attach_id id, const char *what, const char *noun)
+{
+    if (!s)
+        return hark__error(HARK_EINVAL, "%s: %s is NULL", what, noun);
+    return hark__attach_remove(s, id, what);
+}
+
 void hark__attach_released(hark__attach_set *s, struct hark__attach *a)
 {
     pthread_mutex_lock(s->lock);

@@ -56,6 +56,40 @@ int hark__attach_add(hark_attach_id *out, hark__attach_set *s, hark_notifier *n,
  */
 int hark__attach_remove(hark__attach_set *s, hark_attach_id id, const char *what);
 
+/*
+ * The whole of hark_<exporter>_attach(): hark__attach_add() with a copy of `sub`,
+ * the subscription every attachment of the exporter makes (kind, callbacks, a
+ * release as above), for `pattern`. `s` is the exporter's set, NULL when the
+ * exporter is NULL: HARK_EINVAL then, whose message names the exporter by `noun`
+ * ("the trace"). Other errors as hark__attach_add()'s.
+ */
+int hark__attach_subscribe(hark_attach_id *out, hark__attach_set *s, hark_notifier *n,
+                           hark_pattern pattern, const hark_subscribe_options *sub,
+                           const char *what, const char *noun);
+
+/* The whole of hark_<exporter>_detach(): hark__attach_remove(), or HARK_EINVAL
+ * (recorded) for a NULL exporter (`s` and `noun` as for hark__attach_subscribe()). */
+int hark__attach_detach(hark__attach_set *s, hark_attach_id id, const char *what, const char *noun);
+
+/*
+ * Defines an exporter's two entry points of the exporter contract (hark/exporter.h),
+ * `attach` and `detach` (their public names, written out in full where they are
+ * defined, as HARK__OPTIONS_DEFINE does), as hark__attach_subscribe() and
+ * hark__attach_detach(): `type` is the exporter, `set` its member that is its
+ * attachment set, `sub` the subscription each attachment makes, `noun` names the
+ * exporter in messages ("the trace"). An exporter that does more when it attaches
+ * (the LTTng bridge) writes its own.
+ */
+#define HARK__ATTACH_DEFINE(attach, detach, type, set, sub, noun)                                  \
+    int attach(hark_attach_id *out, type *x, hark_notifier *n, hark_pattern pattern)               \
+    {                                                                                              \
+        return hark__attach_subscribe(out, x ? &x->set : NULL, n, pattern, sub, #attach, noun);    \
+    }                                                                                              \
+    int detach(type *x, hark_attach_id id)                                                         \
+    {                                                                                              \
+        return hark__attach_detach(x ? &x->set : NULL, id, #detach, noun);                         \
+    }
+
 /* From a subscription's release: the slot is free again. */
 void hark__attach_released(hark__attach_set *s, struct hark__attach *a);
 

@@ -212,25 +212,16 @@ int hark_trace_new(hark_trace **out, const char *path, const hark_trace_options 
     return 0;
 }
 
-int hark_trace_attach(hark_attach_id *out, hark_trace *t, hark_notifier *n, hark_pattern pattern)
-{
-    if (!t)
-        return hark__error(HARK_EINVAL, "hark_trace_attach: the trace is NULL");
-    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.kind = HARK_KIND_EVENT;
-    o.pattern = pattern;
-    o.event = hark__trace_on_event;
-    o.skip_cpu_time = true;
-    o.release = on_release;
-    return hark__attach_add(out, &t->atts, n, &o, "hark_trace_attach");
-}
+/* What each attachment subscribes with: the event object, without the thread CPU
+ * clock. Fields not named keep their defaults (zero). */
+static const hark_subscribe_options subscription = {.version = HARK_SUBSCRIBE_OPTIONS_VERSION,
+                                                    .kind = HARK_KIND_EVENT,
+                                                    .event = hark__trace_on_event,
+                                                    .skip_cpu_time = true,
+                                                    .release = on_release};
 
-int hark_trace_detach(hark_trace *t, hark_attach_id id)
-{
-    if (!t)
-        return hark__error(HARK_EINVAL, "hark_trace_detach: the trace is NULL");
-    return hark__attach_remove(&t->atts, id, "hark_trace_detach");
-}
+HARK__ATTACH_DEFINE(hark_trace_attach, hark_trace_detach, hark_trace, atts, &subscription,
+                    "the trace")
 
 int hark_trace_free(hark_trace *t, hark_trace_stats *stats)
 {

@@ -131,19 +131,21 @@ int hark_lttng_new(hark_lttng **out)
     return 0;
 }
 
+/* What each attachment subscribes with: the event object without the thread CPU
+ * clock, silenced (cached) while no LTTng session enables the tracepoint. Fields
+ * not named keep their defaults (zero). */
+static const hark_subscribe_options subscription = {.version = HARK_SUBSCRIBE_OPTIONS_VERSION,
+                                                    .kind = HARK_KIND_EVENT,
+                                                    .event = on_event,
+                                                    .skip_cpu_time = true,
+                                                    .silence = HARK_SILENCE_CACHED,
+                                                    .silenced = silenced,
+                                                    .release = on_release};
+
 int hark_lttng_attach(hark_attach_id *out, hark_lttng *b, hark_notifier *n, hark_pattern pattern)
 {
-    if (!b)
-        return hark__error(HARK_EINVAL, "hark_lttng_attach: the bridge is NULL");
-    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    o.kind = HARK_KIND_EVENT;
-    o.pattern = pattern;
-    o.event = on_event;
-    o.skip_cpu_time = true;
-    o.silence = HARK_SILENCE_CACHED;
-    o.silenced = silenced;
-    o.release = on_release;
-    int rc = hark__attach_add(out, &b->atts, n, &o, "hark_lttng_attach");
+    int rc = hark__attach_subscribe(out, b ? &b->atts : NULL, n, pattern, &subscription,
+                                    "hark_lttng_attach", "the bridge");
     if (rc == 0)
         atomic_store_explicit(&b->attached, true, memory_order_relaxed);
     return rc;
@@ -151,9 +153,7 @@ int hark_lttng_attach(hark_attach_id *out, hark_lttng *b, hark_notifier *n, hark
 
 int hark_lttng_detach(hark_lttng *b, hark_attach_id id)
 {
-    if (!b)
-        return hark__error(HARK_EINVAL, "hark_lttng_detach: the bridge is NULL");
-    return hark__attach_remove(&b->atts, id, "hark_lttng_detach");
+    return hark__attach_detach(b ? &b->atts : NULL, id, "hark_lttng_detach", "the bridge");
 }
 
 int hark_lttng_flush(hark_lttng *b)

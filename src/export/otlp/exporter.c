@@ -204,26 +204,16 @@ static void on_release(void *data)
 
 _Static_assert(HARK_OTLP_ATTACH_MAX == HARK__ATTACH_MAX, "one attachment set");
 
-int hark_otlp_attach(hark_attach_id *out, hark_otlp *x, hark_notifier *n, hark_pattern pattern)
-{
-    if (!x)
-        return hark__error(HARK_EINVAL, "hark_otlp_attach: the exporter is NULL");
-    hark_subscribe_options o = HARK_SUBSCRIBE_OPTIONS_INIT;
-    /* A monotonic subscription: the times and payload a span needs, without the
-     * event object (the ids come from hark_current_event_ids()). */
-    o.kind = HARK_KIND_MONOTONIC;
-    o.pattern = pattern;
-    o.timed = hark__otlp_on_event;
-    o.release = on_release;
-    return hark__attach_add(out, &x->atts, n, &o, "hark_otlp_attach");
-}
+/* What each attachment subscribes with: a monotonic subscription, the times and
+ * payload a span needs, without the event object (the ids come from
+ * hark_current_event_ids()). Fields not named keep their defaults (zero). */
+static const hark_subscribe_options subscription = {.version = HARK_SUBSCRIBE_OPTIONS_VERSION,
+                                                    .kind = HARK_KIND_MONOTONIC,
+                                                    .timed = hark__otlp_on_event,
+                                                    .release = on_release};
 
-int hark_otlp_detach(hark_otlp *x, hark_attach_id id)
-{
-    if (!x)
-        return hark__error(HARK_EINVAL, "hark_otlp_detach: the exporter is NULL");
-    return hark__attach_remove(&x->atts, id, "hark_otlp_detach");
-}
+HARK__ATTACH_DEFINE(hark_otlp_attach, hark_otlp_detach, hark_otlp, atts, &subscription,
+                    "the exporter")
 
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
 {
