@@ -5,6 +5,7 @@
  * GnuTLS priority string; the basic auth users; the timeout and connection limit.
  */
 #include "server_config.h"
+#include "file_read.h"
 #include "alloc.h"
 #include "error.h"
 #include "options.h"
@@ -22,26 +23,23 @@ enum { PEM_MAX = 1 << 20, DEFAULT_TIMEOUT_MS = 10000, CONNECTIONS_MAX = 65536 };
 /* The whole file `path` (from `what`) as a string; *len its length. */
 static int read_pem(char **out, size_t *len, const char *what, const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    char *buf = NULL;
+    size_t n = 0;
+    switch (hark__file_read(&buf, &n, path, PEM_MAX)) {
+    case HARK__FILE_READ:
+        break;
+    case HARK__FILE_NO_OPEN:
+    case HARK__FILE_NO_READ:
         return hark__error(HARK_EIO, "%s: cannot read \"%s\": %s", what, path, strerror(errno));
-    char *buf = hark__malloc(PEM_MAX + 1);
-    if (!buf) {
-        fclose(f);
+    case HARK__FILE_TOO_LARGE:
+        return hark__error(HARK_EINVAL, "%s: \"%s\" is larger than 1 MiB", what, path);
+    case HARK__FILE_NO_MEMORY:
         return HARK_ENOMEM;
     }
-    size_t n = fread(buf, 1, PEM_MAX, f);
-    int e = ferror(f) ? errno : 0;
-    bool more = !e && n == PEM_MAX && fgetc(f) != EOF;
-    fclose(f);
-    buf[n] = '\0';
-    if (e || more || !strstr(buf, "-----BEGIN ")) {
+    if (!strstr(buf, "-----BEGIN ")) {
         memset(buf, 0, n); /* it may be a key */
         hark__free(buf);
-        if (e)
-            return hark__error(HARK_EIO, "%s: cannot read \"%s\": %s", what, path, strerror(e));
-        return hark__error(HARK_EINVAL, "%s: \"%s\" %s", what, path,
-                           more ? "is larger than 1 MiB" : "holds no PEM (-----BEGIN ...)");
+        return hark__error(HARK_EINVAL, "%s: \"%s\" holds no PEM (-----BEGIN ...)", what, path);
     }
     *out = buf;
     *len = n;

@@ -7,6 +7,7 @@
  * is never shown: a key is a secret.
  */
 #include "config.h"
+#include "file_read.h"
 #include "alloc.h"
 
 #include <errno.h>
@@ -20,26 +21,25 @@ typedef enum pem_kind { PEM_CERTIFICATE, PEM_KEY } pem_kind;
 /* Checks that `path` (from `var`) is a readable PEM file of `kind`. */
 static int check_pem(const char *var, const char *path, pem_kind kind, char *err, size_t n)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    char *buf = NULL;
+    size_t len = 0;
+    switch (hark__file_read(&buf, &len, path, PEM_MAX)) {
+    case HARK__FILE_READ:
+        break;
+    case HARK__FILE_NO_OPEN:
         return hark__otlp_cfg_error(HARK_EIO, err, n, "%s: cannot read \"%s\": %s", var, path,
                                     strerror(errno));
-    char *buf = hark__malloc(PEM_MAX + 1);
-    if (!buf) {
-        fclose(f);
+    case HARK__FILE_NO_READ:
+        return hark__otlp_cfg_error(HARK_EIO, err, n, "%s: cannot use \"%s\": %s", var, path,
+                                    strerror(errno));
+    case HARK__FILE_TOO_LARGE:
+        return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: cannot use \"%s\": larger than 1 MiB",
+                                    var, path);
+    case HARK__FILE_NO_MEMORY:
         return HARK_ENOMEM;
     }
-    size_t len = fread(buf, 1, PEM_MAX, f);
-    int read_errno = ferror(f) ? errno : 0;
-    bool more = !read_errno && len == PEM_MAX && fgetc(f) != EOF;
-    fclose(f);
-    buf[len] = '\0';
     const char *why = NULL;
-    if (read_errno)
-        why = strerror(read_errno);
-    else if (more)
-        why = "larger than 1 MiB";
-    else if (kind == PEM_CERTIFICATE && !strstr(buf, "-----BEGIN CERTIFICATE-----"))
+    if (kind == PEM_CERTIFICATE && !strstr(buf, "-----BEGIN CERTIFICATE-----"))
         why = "no PEM certificate in it (-----BEGIN CERTIFICATE-----)";
     else if (kind == PEM_KEY && (!strstr(buf, "-----BEGIN ") || !strstr(buf, "PRIVATE KEY-----")))
         why = "no PEM private key in it (-----BEGIN ... PRIVATE KEY-----)";
@@ -50,8 +50,7 @@ static int check_pem(const char *var, const char *path, pem_kind kind, char *err
     hark__free(buf);
     if (!why)
         return 0;
-    return hark__otlp_cfg_error(read_errno ? HARK_EIO : HARK_EINVAL, err, n,
-                                "%s: cannot use \"%s\": %s", var, path, why);
+    return hark__otlp_cfg_error(HARK_EINVAL, err, n, "%s: cannot use \"%s\": %s", var, path, why);
 }
 
 /* One file setting of signal `s` into *out (a copy), checked. */
