@@ -51,7 +51,7 @@ static void logger_dealloc(hark_logger *l)
     hark__free(l);
 }
 
-int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struct hark__sink *sink)
+int hark__logger_adopt(hark_logger **out, hark_logger *l, int built)
 {
     if (built != 0) {
         int saved = errno; /* a builder's HARK_EIO says why in errno */
@@ -60,8 +60,7 @@ int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struc
         errno = saved;
         return built;
     }
-    *l->sink = *sink;
-    atomic_init(&l->sink_records, sink->ops.write_record != NULL);
+    atomic_init(&l->sink_records, l->sink->ops.write_record != NULL);
     *out = l;
     return 0;
 }

@@ -216,14 +216,14 @@ int64_t hark__log_stamp(const hark_logger *l, const struct hark_log_event *ev,
 /*
  * logger.c: how the constructors (logger_new.c) make a logger. hark__logger_alloc()
  * makes one at level DEBUG, synchronous, with room for a sink but none yet; the
- * constructor then builds its sink (sinks/sinks.h), the step with effects outside
- * (a file opened, openlog()), and hands the builder's return to
- * hark__logger_adopt(), which cannot fail: with 0 it gives `l` the sink (copied)
- * and stores it in *out; otherwise it frees `l`, keeps errno and returns `built`.
+ * constructor then builds its sink in that room, l->sink (sinks/sinks.h: the step
+ * with effects outside, a file opened, openlog()), and hands the builder's return
+ * to hark__logger_adopt(), which cannot fail: with 0 it stores `l`, its sink in
+ * place, in *out; otherwise it frees `l`, keeps errno and returns `built`.
  * hark__logger_alloc() returns 0 or HARK_ENOMEM.
  */
 int hark__logger_alloc(hark_logger **out);
-int hark__logger_adopt(hark_logger **out, hark_logger *l, int built, const struct hark__sink *sink);
+int hark__logger_adopt(hark_logger **out, hark_logger *l, int built);
 
 /* sink.c: runs `fn(l, ctx)` with io_lock taken on the calling thread (the
  * synchronous back end's with_sink). Returns what `fn` returned, or HARK_EBUSY

@@ -24,10 +24,9 @@ int hark_logger_new_file(hark_logger **out, FILE *fp)
         return hark__error(HARK_EINVAL, "hark_logger_new_file: %s is NULL",
                            !out ? "out" : "the stream");
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_stream(&s, fp), &s);
+    return hark__logger_adopt(out, l, hark__sink_stream(l->sink, fp));
 }
 
 int hark_logger_new_path(hark_logger **out, const char *path)
@@ -38,10 +37,9 @@ int hark_logger_new_path(hark_logger **out, const char *path)
                            : !path ? "the path is NULL"
                                    : "the path is empty");
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_path(&s, path), &s);
+    return hark__logger_adopt(out, l, hark__sink_path(l->sink, path));
 }
 
 int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
@@ -50,11 +48,10 @@ int hark_logger_new_fd(hark_logger **out, int fd, bool take_ownership)
         return !out ? hark__error(HARK_EINVAL, "hark_logger_new_fd: out is NULL")
                     : hark__error(HARK_EINVAL, "hark_logger_new_fd: %d is no descriptor", fd);
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
     /* Owned only by a sink that exists: on failure the caller keeps `fd`. */
-    return hark__logger_adopt(out, l, hark__sink_fd(&s, fd, take_ownership), &s);
+    return hark__logger_adopt(out, l, hark__sink_fd(l->sink, fd, take_ownership));
 }
 
 int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
@@ -64,10 +61,9 @@ int hark_logger_new_syslog(hark_logger **out, const char *ident, int facility)
                     : hark__error(HARK_EINVAL, "hark_logger_new_syslog: %d is not a facility",
                                   facility);
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_syslog(&s, ident, facility), &s);
+    return hark__logger_adopt(out, l, hark__sink_syslog(l->sink, ident, facility));
 }
 
 int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
@@ -79,10 +75,9 @@ int hark_logger_new_sink(hark_logger **out, const hark_log_sink *sink)
     if (rc < 0)
         return rc;
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_user(&s, &table), &s);
+    return hark__logger_adopt(out, l, hark__sink_user(l->sink, &table));
 }
 
 int hark_logger_new_rotating(hark_logger **out, const char *path,
@@ -99,10 +94,9 @@ int hark_logger_new_rotating(hark_logger **out, const char *path,
     if (rc < 0)
         return rc;
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_rotating(&s, path, &o), &s);
+    return hark__logger_adopt(out, l, hark__sink_rotating(l->sink, path, &o));
 }
 
 int hark_logger_new_journald(hark_logger **out, const char *identifier)
@@ -110,10 +104,9 @@ int hark_logger_new_journald(hark_logger **out, const char *identifier)
     if (!out)
         return hark__error(HARK_EINVAL, "hark_logger_new_journald: out is NULL");
     hark_logger *l;
-    struct hark__sink s;
     if (hark__logger_alloc(&l) != 0) /* recorded */
         return HARK_ENOMEM;
-    return hark__logger_adopt(out, l, hark__sink_journald(&s, identifier), &s);
+    return hark__logger_adopt(out, l, hark__sink_journald(l->sink, identifier));
 }
 
 bool hark_log_journald_available(void)
