@@ -46,7 +46,7 @@ static void expect_spans(str *e)
 {
     add(e, "\"spans\":[");
     for (int i = 0; i < span_count; i++)
-        expect_span(e, &spans[i], 1, "", NULL, NULL, NULL);
+        expect_span(e, &spans[i], 1, OTLP_SPAN_FLAGS_OWN, "", NULL, NULL, NULL);
     if (span_count)
         e->len--; /* the last comma */
     add(e, "],");
@@ -94,8 +94,9 @@ static void expect_lines(str *e)
         const line *l = &lines[i];
         add(e,
             "%s{\"body\":\"%s\",\"severity\":%d,\"trace_id\":\"%s\",\"span_id\":\"%s\","
-            "\"inside_span\":%s,\"wall_ns\":\"%" PRId64 "\",\"attributes\":{%s}}",
+            "\"flags\":%u,\"inside_span\":%s,\"wall_ns\":\"%" PRId64 "\",\"attributes\":{%s}}",
             i ? "," : "", l->body, l->severity, l->trace_id, l->span_id,
+            l->trace_id[0] ? HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM : 0u,
             l->trace_id[0] ? "true" : "false", l->wall_ns, l->attributes);
     }
     add(e, "]");

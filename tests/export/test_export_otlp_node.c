@@ -178,7 +178,7 @@ static void run_mode(bool json, bool gzip)
         CHECK(strcmp(req->trace_id, srv->trace_id) != 0, "a new root, a new trace");
         CHECK(!strcmp(srv->trace_id, "4bf92f3577b34da6a3ce929d0e0e4736"), "continued: %s",
               srv->trace_id);
-        expect_span(&e, req, 1,
+        expect_span(&e, req, 1, OTLP_SPAN_FLAGS_OWN,
                     "\"path\":{\"type\":\"string\",\"value\":\"/orders/7\"},"
                     "\"status\":{\"type\":\"int\",\"value\":\"200\"},"
                     "\"cached\":{\"type\":\"bool\",\"value\":false},"
@@ -188,16 +188,20 @@ static void run_mode(bool json, bool gzip)
                     "\"nested\":{\"type\":\"kvlist\",\"value\":{\"depth\":{\"type\":\"int\","
                     "\"value\":\"2\"}}}",
                     NULL, NULL, NULL);
-        expect_span(&e, q, 1,
+        expect_span(&e, q, 1, OTLP_SPAN_FLAGS_OWN,
                     "\"sql\":{\"type\":\"string\",\"value\":\"SELECT 1 -- caf\\u00e9\"},"
                     "\"rows\":{\"type\":\"int\",\"value\":\"-3\"}",
                     NULL, NULL, NULL);
-        expect_span(&e, cf, 1, "\"key\":{\"type\":\"string\",\"value\":\"k1\"}",
+        expect_span(&e, cf, 1, OTLP_SPAN_FLAGS_OWN,
+                    "\"key\":{\"type\":\"string\",\"value\":\"k1\"}",
                     "{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}", NULL, NULL);
-        /* The tracestate as it was read: clean. */
-        expect_span(&e, srv, 2, "", NULL, "00f067aa0ba902b7",
+        /* The tracestate as it was read: clean. The caller's flags (sampled, not
+         * random); the root's parent is remote, its child's is not. */
+        expect_span(&e, srv, 2,
+                    HARK_TRACE_FLAG_SAMPLED | OTLP_SPAN_HAS_IS_REMOTE | OTLP_SPAN_IS_REMOTE, "",
+                    NULL, "00f067aa0ba902b7", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7");
+        expect_span(&e, cl, 1, HARK_TRACE_FLAG_SAMPLED | OTLP_SPAN_HAS_IS_REMOTE, "", NULL, NULL,
                     "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7");
-        expect_span(&e, cl, 1, "", NULL, NULL, "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7");
         e.len--; /* the last comma */
     }
     add(&e,
@@ -206,8 +210,9 @@ static void run_mode(bool json, bool gzip)
         c.traceparent_out);
     add(&e,
         "\"logs\":[{\"body\":\"inside the query\",\"severity\":13,\"trace_id\":\"%s\","
-        "\"span_id\":\"%s\"},{\"body\":\"outside any event\",\"severity\":9}],",
-        c.log_trace, c.log_span);
+        "\"span_id\":\"%s\",\"flags\":%u},{\"body\":\"outside any event\",\"severity\":9,"
+        "\"flags\":0}],",
+        c.log_trace, c.log_span, HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM);
     /* hark's snapshot, bucket by bucket, for the receiver to map on its own. */
     hark_metrics_snapshot *snap;
     CHECK(hark_metrics_snapshot_take(&snap, m) == 0, "snapshot");

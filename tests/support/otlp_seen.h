@@ -100,21 +100,31 @@ static inline const seen *by_name(const char *name)
     return NULL;
 }
 
-/* One span of the receiver's expectations (a JSON object and a comma). */
-static inline void expect_span(str *e, const seen *s, int kind, const char *attrs,
+/* OTLP's SpanFlags above the W3C flags (bits 0-7): whether the parent's is_remote
+ * is known, and that it is remote. */
+#define OTLP_SPAN_HAS_IS_REMOTE 0x100u
+#define OTLP_SPAN_IS_REMOTE 0x200u
+/* The Span.flags of a span of a trace hark began: sampled, random (its trace id is
+ * drawn at random), a parent known not to be remote. */
+#define OTLP_SPAN_FLAGS_OWN                                                                        \
+    (HARK_TRACE_FLAG_SAMPLED | HARK_TRACE_FLAG_RANDOM | OTLP_SPAN_HAS_IS_REMOTE)
+
+/* One span of the receiver's expectations (a JSON object and a comma); `flags` its
+ * Span.flags. */
+static inline void expect_span(str *e, const seen *s, int kind, unsigned flags, const char *attrs,
                                const char *error, const char *parent_override,
                                const char *trace_state)
 {
     const seen *p = s->parent ? find_id(s->parent) : NULL;
     add(e,
         "{\"name\":\"%s\",\"trace_id\":\"%s\",\"span_id\":\"%s\",\"parent_span_id\":\"%s\","
-        "\"kind\":%d,\"duration_ns\":%" PRId64 ",\"wall_end_ns\":\"%" PRId64
+        "\"kind\":%d,\"flags\":%u,\"duration_ns\":%" PRId64 ",\"wall_end_ns\":\"%" PRId64
         "\",\"trace_state\":\"%s\",\"attributes\":{%s}%s%s},",
         s->name, s->trace_id, s->span_id,
         parent_override ? parent_override
         : p             ? p->span_id
                         : "",
-        kind, s->duration_ns, s->wall_end_ns, trace_state ? trace_state : "", attrs,
+        kind, flags, s->duration_ns, s->wall_end_ns, trace_state ? trace_state : "", attrs,
         error ? ",\"error\":" : "", error ? error : "");
 }
 

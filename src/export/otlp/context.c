@@ -326,11 +326,7 @@ int hark_otlp_context_current(hark_trace_context *out)
     memset(out, 0, sizeof *out);
     memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
     hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
-    out->flags = hark__otlp_trace_flag(t) ? HARK_TRACE_FLAG_SAMPLED : 0;
-    /* hark's own trace ids are drawn at random (hark__otlp_rand64()), all 16 bytes:
-     * Level 2's random flag says so; a remote trace keeps its caller's flag. */
-    if (!t->remote || t->remote_random)
-        out->flags |= HARK_TRACE_FLAG_RANDOM;
+    out->flags = hark__otlp_trace_flags(t);
     memcpy(out->tracestate, t->tracestate, t->tracestate_len);
     out->tracestate[t->tracestate_len] = '\0';
     return 0;

@@ -56,6 +56,18 @@ static inline hark__otlp_thread *hark__otlp_thread_get(void)
 void hark__otlp_trace_new(hark__otlp_thread *t);
 /* The sampled flag the open trace propagates: the process sampler's decision. */
 bool hark__otlp_trace_flag(const hark__otlp_thread *t);
+/* The open trace's W3C random flag (Level 2): hark's own trace ids are drawn at
+ * random (hark__otlp_rand64()), all 16 bytes; a remote trace keeps its caller's. */
+static inline uint8_t hark__otlp_trace_random(const hark__otlp_thread *t)
+{
+    return !t->remote || t->remote_random ? HARK_TRACE_FLAG_RANDOM : 0;
+}
+/* The W3C flags the open trace propagates (hark_otlp_context_current(), log
+ * records): sampled as the process sampler decides, and random. */
+static inline uint8_t hark__otlp_trace_flags(const hark__otlp_thread *t)
+{
+    return (hark__otlp_trace_flag(t) ? HARK_TRACE_FLAG_SAMPLED : 0) | hark__otlp_trace_random(t);
+}
 /* The open trace's full id (draws its first half if not done yet). */
 void hark__otlp_trace_id_full(hark__otlp_thread *t);
 static inline const uint8_t *hark__otlp_trace_id(hark__otlp_thread *t)

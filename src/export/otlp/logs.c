@@ -42,7 +42,7 @@ static bool trace_source(hark_log_trace *out, int64_t *wall_offset_ns, int64_t m
     hark__otlp_trace_for(t, ids.id);
     memcpy(out->trace_id, hark__otlp_trace_id(t), 16);
     hark__otlp_put_be64(out->span_id, hark__otlp_span_id(ids.id));
-    out->flags = hark__otlp_trace_flag(t) ? HARK_TRACE_FLAG_SAMPLED : 0;
+    out->flags = hark__otlp_trace_flags(t);
     *wall_offset_ns = hark__otlp_trace_anchor(t, monotonic_ns);
     return true;
 }
@@ -212,7 +212,7 @@ static void log_pb(hark__wire *b, const void *rec)
     if (r->dropped_attrs)
         hark__wire_uint(b, 7, r->dropped_attrs);
     if (r->has_trace) {
-        hark__wire_fixed32(b, 8, r->flags & HARK_TRACE_FLAG_SAMPLED);
+        hark__wire_fixed32(b, 8, r->flags & HARK_TRACE_FLAGS_KNOWN); /* LogRecord.flags */
         hark__wire_bytes(b, 9, r->trace_id, 16);
         hark__wire_bytes(b, 10, r->span_id, 8);
     }

@@ -12,7 +12,8 @@
 
 /* OTLP's Span.SpanKind and Status.StatusCode. */
 enum { KIND_INTERNAL = 1, KIND_SERVER = 2, STATUS_ERROR = 2 };
-/* Span.flags: the W3C flags, and whether the parent is known to be remote. */
+/* Span.flags: the W3C flags (bits 0-7), and whether the parent is known to be remote
+ * (hark always knows: HAS_IS_REMOTE; IS_REMOTE for a root continuing a remote parent). */
 #define FLAG_HAS_IS_REMOTE 0x100u
 #define FLAG_IS_REMOTE 0x200u
 
@@ -54,6 +55,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     r->span = hark__otlp_span_id(ev.id);
     if (HARK_UNLIKELY(!r->span))
         hark__otlp_random(&r->span, sizeof r->span); /* an event built by hand */
+    r->w3c_flags = HARK_TRACE_FLAG_SAMPLED | hark__otlp_trace_random(t); /* exported: sampled */
     r->remote = root && t->remote;
     r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
     int64_t end_ns = s_to_ns(finish);
@@ -147,8 +149,7 @@ static void span_pb(hark__wire *b, const void *rec)
         hark__wire_uint(b, 3, STATUS_ERROR);
         hark__wire_end(b, st);
     }
-    hark__wire_fixed32(
-        b, 16, HARK_TRACE_FLAG_SAMPLED | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
+    hark__wire_fixed32(b, 16, r->w3c_flags | FLAG_HAS_IS_REMOTE | (r->remote ? FLAG_IS_REMOTE : 0));
     hark__wire_end(b, s);
 }
 

@@ -20,6 +20,7 @@ typedef struct hark__span_rec {
     uint32_t attr_len;
     uint16_t name_len, err_type_len, err_msg_len, tracestate_len;
     uint16_t dropped_attrs;
+    uint8_t w3c_flags; /* the W3C flags of its trace: sampled, random (Level 2) */
     uint8_t remote, error;
 } hark__span_rec;
 

@@ -264,6 +264,8 @@ function checkSpans(exp, fail) {
     if ((s.parentSpanId || '') !== (e.parent_span_id || '')) fail(`${where}: parent ${s.parentSpanId}, expected ${e.parent_span_id}`);
     if ((s.kind || 0) !== e.kind) fail(`${where}: kind ${s.kind}, expected ${e.kind}`);
     if ((s.traceState || '') !== (e.trace_state || '')) fail(`${where}: trace state "${s.traceState}", expected "${e.trace_state || ''}"`);
+    // Span.flags: the W3C trace flags in bits 0-7, the parent's is_remote in 8 and 9.
+    if (e.flags !== undefined && (s.flags || 0) !== e.flags) fail(`${where}: flags 0x${(s.flags || 0).toString(16)}, expected 0x${e.flags.toString(16)}`);
     const start = BigInt(s.startTimeUnixNano), end = BigInt(s.endTimeUnixNano);
     if (end - start !== BigInt(e.duration_ns)) fail(`${where}: duration ${end - start} ns, expected ${e.duration_ns}`);
     const wall = BigInt(e.wall_end_ns);
@@ -370,6 +372,7 @@ function checkLogs(exp, fail) {
     if (l.severityNumber !== e.severity) fail(`log "${e.body}": severity ${l.severityNumber}, expected ${e.severity}`);
     if ((l.traceId || '') !== (e.trace_id || '')) fail(`log "${e.body}": trace ${l.traceId}, expected ${e.trace_id}`);
     if ((l.spanId || '') !== (e.span_id || '')) fail(`log "${e.body}": span ${l.spanId}, expected ${e.span_id}`);
+    if (e.flags !== undefined && (l.flags || 0) !== e.flags) fail(`log "${e.body}": flags 0x${(l.flags || 0).toString(16)}, expected 0x${e.flags.toString(16)}`);
     const span = received.spans.find((s) => s.traceId === l.traceId && s.spanId === l.spanId);
     if (e.trace_id && !span) fail(`log "${e.body}": its span ${l.spanId} was not received`);
     // The line was logged inside its event: its time lies within the span.
