@@ -8,6 +8,9 @@ require "hark/hark_ext"
 require "hark/silence"
 require "hark/noop"
 require "hark/stats"
+require "hark/event_fill"
+require "hark/method_watch"
+require "hark/clocks"
 
 module Hark
   VERSION = "0.1.0"
@@ -65,6 +68,8 @@ module Hark
   # A minimal event object for use without ActiveSupport (same instance variables
   # and readers as ActiveSupport::Notifications::Event).
   class Event
+    include EventFill
+
     attr_reader :name, :transaction_id
     attr_accessor :payload
 

@@ -199,11 +199,25 @@ int cb_publish(const char *name, double start, double finish, const char *id, ha
     return invoke_publish(c, s->delegate, id_publish);
 }
 
+static ID id_hark_fill;
+static bool event_fill; /* the event class has Hark::EventFill#_hark_fill */
+
 static VALUE event_class(void)
 {
-    if (NIL_P(cEvent))
+    if (NIL_P(cEvent)) {
         cEvent = rb_funcall(mHark, id_event_class, 0);
+        id_hark_fill = rb_intern("_hark_fill");
+        event_fill = rb_method_boundp(cEvent, id_hark_fill, 0) != 0;
+    }
     return cEvent;
+}
+
+/* Whether the event object reads its finishing GC.total_time itself
+ * (Hark::EventFill#_hark_fill): the allocation counter then leaves it out. */
+bool event_fill_reads_gc(void)
+{
+    event_class();
+    return event_fill;
 }
 
 /* Hark.event_class= changed it: ask again at the next event. */
@@ -225,18 +239,31 @@ static VALUE build_event(VALUE arg)
     rctx *c = ((struct build_arg *)arg)->c;
     const hark_event *ev = ((struct build_arg *)arg)->ev;
     VALUE e = rb_obj_alloc(event_class());
-    rb_ivar_set(e, id_iv_name, c->start_name);
-    rb_ivar_set(e, id_iv_payload, c->payload);
-    rb_ivar_set(e, id_iv_time, DBL2NUM(ev->time_ms));
-    rb_ivar_set(e, id_iv_transaction_id, c->start_id);
-    rb_ivar_set(e, id_iv_end, DBL2NUM(ev->end_ms));
     bool cpu = (ev->flags & HARK_EVENT_CPU) != 0;
-    rb_ivar_set(e, id_iv_cpu_start, DBL2NUM(cpu ? ev->cpu_start_ms : 0.0));
-    rb_ivar_set(e, id_iv_cpu_finish, DBL2NUM(cpu ? ev->cpu_end_ms : 0.0));
-    rb_ivar_set(e, id_iv_alloc_start, ULL2NUM(ev->allocations_start));
-    rb_ivar_set(e, id_iv_alloc_finish, ULL2NUM(ev->allocations_end));
-    rb_ivar_set(e, id_iv_gc_start, c->gc_started ? c->gc_start : INT2FIX(0));
-    rb_ivar_set(e, id_iv_gc_finish, c->gc_started ? c->gc_finish : INT2FIX(0));
+    /* In the order Rails' Event sets them. */
+    VALUE ivars[11] = {
+        c->start_name,
+        c->payload,
+        DBL2NUM(ev->time_ms),
+        c->start_id,
+        DBL2NUM(ev->end_ms),
+        DBL2NUM(cpu ? ev->cpu_start_ms : 0.0),
+        DBL2NUM(cpu ? ev->cpu_end_ms : 0.0),
+        ULL2NUM(ev->allocations_start),
+        ULL2NUM(ev->allocations_end),
+        c->gc_started ? c->gc_start : INT2FIX(0),
+        c->gc_started ? c->gc_finish : INT2FIX(0),
+    };
+    if (event_fill)
+        return rb_funcallv(e, id_hark_fill, 11, ivars);
+    static const ID *names[11] = {&id_iv_name,           &id_iv_payload,     &id_iv_time,
+                                  &id_iv_transaction_id, &id_iv_end,         &id_iv_cpu_start,
+                                  &id_iv_cpu_finish,     &id_iv_alloc_start, &id_iv_alloc_finish,
+                                  &id_iv_gc_start,       &id_iv_gc_finish};
+    if (NIL_P(ivars[10])) /* left to the event class, which changed meanwhile */
+        ivars[10] = rb_funcall(rb_mGC, id_total_time, 0);
+    for (int i = 0; i < 11; i++)
+        rb_ivar_set(e, *names[i], ivars[i]);
     return e;
 }
 

@@ -99,6 +99,12 @@ typedef struct fanout {
         VALUE name;
         hark_topic *topic;
     } recent[RECENT_NAMES];
+    /* Topics of names recently looked up by their bytes (Strings not frozen), each
+     * with its name's length; a lookup compares the whole name before using one. */
+    struct {
+        long len;
+        hark_topic *topic;
+    } by_content[RECENT_NAMES];
 } fanout;
 
 typedef struct rctx {
@@ -194,8 +200,10 @@ int cb_publish_event(hark_event *ev, void *data);
 void cb_release(void *data);
 VALUE hark_released_count(VALUE mod);
 VALUE hark_event_class_changed(VALUE mod);
+bool event_fill_reads_gc(void);
 
 /* measure.c */
+VALUE hark_set_own_time_now(VALUE mod, VALUE own);
 double wall_clock(void *data);
 uint64_t alloc_counter(void);
 
@@ -216,6 +224,7 @@ VALUE handle_state(VALUE self);
 VALUE handle_listening(VALUE self);
 
 /* instrument.c */
+VALUE run_instrument_on(fanout *f, hark_topic *t, VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
 
@@ -227,6 +236,9 @@ void recorder_init(void);
 void rails_init_ids(void);
 VALUE hark_install_rails(VALUE mod, VALUE notifications, VALUE instrumenter_hooks);
 VALUE hark_notifier_changed(VALUE mod);
+VALUE hark_rails_instrumenter_layout(VALUE mod, VALUE isolated);
+VALUE hark_rails_instrumenter(VALUE mod, VALUE notifications);
+VALUE hark_rails_instrument_direct(VALUE mod, VALUE instrumenter_class);
 
 /* definer.c */
 VALUE hark_hook_definers(VALUE mod, VALUE hooks, VALUE receiver, VALUE names);

@@ -47,6 +47,11 @@ static void define_classes(void)
 
     rb_define_module_function(mHark, "_install_rails", hark_install_rails, 2);
     rb_define_module_function(mHark, "_notifier_changed", hark_notifier_changed, 0);
+    rb_define_module_function(mHark, "_rails_instrumenter_layout", hark_rails_instrumenter_layout,
+                              1);
+    rb_define_module_function(mHark, "_rails_instrumenter", hark_rails_instrumenter, 1);
+    rb_define_module_function(mHark, "_rails_instrument_direct", hark_rails_instrument_direct, 1);
+    rb_define_module_function(mHark, "_set_own_time_now", hark_set_own_time_now, 1);
     rb_define_module_function(mHark, "handles_built", hark_handles_built, 0);
     rb_define_module_function(mHark, "_released_count", hark_released_count, 0);
     rb_define_module_function(mHark, "_event_class_changed", hark_event_class_changed, 0);

@@ -50,12 +50,12 @@ static VALUE inst_finish(VALUE arg)
     return Qnil;
 }
 
-/* The notifier's event for (name, id, payload) around the block, as Rails'
- * Instrumenter#instrument does with build_handle / start / yield / finish. */
-VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload)
+/* The event of fanout f (the Ruby object owner) on topic t for (name, id, payload)
+ * around the block, as Rails' Instrumenter#instrument does with build_handle / start /
+ * yield / finish. */
+VALUE run_instrument_on(fanout *f, hark_topic *t, VALUE owner, VALUE name, VALUE id, VALUE payload)
 {
-    fanout *f = get_fanout(owner);
-    hark_topic *t = topic_for(f, name);
+    (void)f;
     inst in;
     in.live = false;
     ctx_init(&in.ctx, CTX_HANDLE, name, id, payload);
@@ -83,6 +83,13 @@ VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload)
     RB_GC_GUARD(id);
     RB_GC_GUARD(payload);
     return result;
+}
+
+/* The notifier's event for (name, id, payload) around the block. */
+VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload)
+{
+    fanout *f = get_fanout(owner);
+    return run_instrument_on(f, topic_for(f, name), owner, name, id, payload);
 }
 
 /* Hark::Fanout#instrument(name, id, payload) { |payload| ... } */

@@ -21,6 +21,18 @@ static void keep_wall(rctx *c, VALUE t)
         c->wall_finish = t;
 }
 
+/* Whether Time.now is Ruby's own (hark/clocks.rb says, and says again whenever a
+ * method named `now` is defined anywhere). */
+static bool own_time_now;
+
+/* Hark._set_own_time_now(bool) */
+VALUE hark_set_own_time_now(VALUE mod, VALUE own)
+{
+    (void)mod;
+    own_time_now = RTEST(own);
+    return Qnil;
+}
+
 /* The wall clock of timed groups: Ruby's Time.now, as Rails reads it (so that a
  * stubbed Time.now is seen), kept for the subscribers as the Time object itself.
  * A stub that raises or throws has its jump resumed once hark has returned (as
@@ -32,7 +44,7 @@ double wall_clock(void *data)
     rctx *c = tls_ctx;
     if (c && c->jump)
         return hark_clock_wall();
-    if (rb_method_basic_definition_p(rb_singleton_class(rb_cTime), id_now)) {
+    if (own_time_now) {
         /* Ruby's own Time.now (not stubbed): the same clock, without the call. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -57,10 +69,11 @@ static VALUE do_gc_total_time(VALUE arg)
 }
 
 /* The allocation counter hark reads when an event-object group starts and finishes;
- * it also samples GC.total_time for the event being started or finished. That call
- * is a method call, where Ruby delivers Thread#raise, Thread#kill and Timeout: it is
- * protected, and its jump resumed once hark has returned (unprotected, the jump
- * would leave hark's handle half started, its reader section open for good). */
+ * it also samples GC.total_time for the event being started (and, for an event class
+ * that cannot read it itself, finished: see build_event). That call is a method call,
+ * where Ruby delivers Thread#raise, Thread#kill and Timeout: it is protected, and its
+ * jump resumed once hark has returned (unprotected, the jump would leave hark's handle
+ * half started, its reader section open for good). */
 uint64_t alloc_counter(void)
 {
     /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
@@ -69,18 +82,22 @@ uint64_t alloc_counter(void)
         return 0;
     rctx *c = tls_ctx;
     if (c && c->mode == CTX_HANDLE && has_total_time && !c->jump) {
-        int state = 0;
-        VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
-        if (state) {
-            ctx_note_jump(c, state);
-            now = INT2FIX(0);
-        }
-        if (!c->gc_started) {
-            c->gc_started = true;
-            c->gc_start = now;
-            c->gc_finish = now;
+        if (c->gc_started && event_fill_reads_gc()) {
+            c->gc_finish = Qnil; /* read by Hark::EventFill with the other ivars */
         } else {
-            c->gc_finish = now;
+            int state = 0;
+            VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
+            if (state) {
+                ctx_note_jump(c, state);
+                now = INT2FIX(0);
+            }
+            if (!c->gc_started) {
+                c->gc_started = true;
+                c->gc_start = now;
+                c->gc_finish = now;
+            } else {
+                c->gc_finish = now;
+            }
         }
     }
     return (uint64_t)rb_gc_stat(sym_total_allocated_objects);

@@ -5,7 +5,9 @@
  */
 #include "hark_ext.h"
 
-static ID id_at_notifier, id_at_id, id_instrumenter_for, id_instrument, id_instrument_with;
+static ID id_at_notifier, id_at_id, id_instrumenter_for, id_instrument, id_instrument_with,
+    id_at_scope, id_at_execution_state;
+static VALUE sym_registry;
 
 /* ActiveSupport::Notifications' @notifier as last read, or Qundef: a module's instance
  * variable is a table lookup, so the module-level instrument reads it once per change.
@@ -27,8 +29,79 @@ static inline fanout *current_fanout(VALUE mod)
     return cached_fanout;
 }
 
+/*
+ * Rails' instrumenter for the kept notifier, as `registry[notifier] ||=
+ * Instrumenter.new(notifier)` finds it, read straight from where Rails keeps it:
+ * ActiveSupport::IsolatedExecutionState's Hash on the current Thread (or Fiber, as its
+ * isolation level says), under :active_support_notifications_registry. The Ruby
+ * method (hark_instrumenter_for) costs several method calls per event; it still makes
+ * the instrumenter the first time, and answers whenever the state is not laid out as
+ * hark/rails found it at install time (isolated_state stays Qnil then).
+ */
+static VALUE isolated_state = Qnil; /* ActiveSupport::IsolatedExecutionState, once checked */
+static VALUE fiber_class = Qnil;
+
+static VALUE kept_instrumenter(VALUE mod)
+{
+    if (!NIL_P(isolated_state)) {
+        VALUE scope = rb_ivar_get(isolated_state, id_at_scope);
+        VALUE context = scope == rb_cThread    ? rb_thread_current()
+                        : scope == fiber_class ? rb_fiber_current()
+                                               : Qnil;
+        VALUE state = NIL_P(context) ? Qnil : rb_ivar_get(context, id_at_execution_state);
+        if (RB_TYPE_P(state, T_HASH)) {
+            VALUE registry = rb_hash_lookup2(state, sym_registry, Qnil);
+            if (RB_TYPE_P(registry, T_HASH)) {
+                VALUE instrumenter = rb_hash_lookup2(registry, cached_notifier, Qnil);
+                if (RTEST(instrumenter))
+                    return instrumenter;
+            }
+        }
+    }
+    return rb_funcall(mod, id_instrumenter_for, 1, cached_notifier);
+}
+
+/* Hark._rails_instrumenter_layout(ActiveSupport::IsolatedExecutionState): the fast
+ * instrumenter lookup reads this module's state (nil turns it off). */
+VALUE hark_rails_instrumenter_layout(VALUE mod, VALUE isolated)
+{
+    (void)mod;
+    isolated_state = isolated;
+    return Qnil;
+}
+
+/* Hark._rails_instrumenter(ActiveSupport::Notifications): the instrumenter the module's
+ * instrument would use now (for hark/rails' check of the layout at install time). */
+VALUE hark_rails_instrumenter(VALUE mod, VALUE notifications)
+{
+    (void)mod;
+    current_fanout(notifications);
+    return kept_instrumenter(notifications);
+}
+
+/* Rails' Instrumenter class while its instrument is hark's own (Hark::InstrumenterHooks
+ * in front, nothing in front of it), else Qnil: hark/rails.rb says, and says again
+ * whenever a method named `instrument` is defined anywhere or a module defining one is
+ * mixed in. The module's instrument then runs the event as that method would, in
+ * place, instead of calling it (a method call and two instance-variable reads fewer). */
+static VALUE direct_instrumenter = Qnil;
+
+/* Hark._rails_instrument_direct(Instrumenter or nil) */
+VALUE hark_rails_instrument_direct(VALUE mod, VALUE instrumenter_class)
+{
+    (void)mod;
+    direct_instrumenter = instrumenter_class;
+    return Qnil;
+}
+
 void rails_init_ids(void)
 {
+    rb_gc_register_address(&direct_instrumenter);
+    id_at_scope = rb_intern("@scope");
+    id_at_execution_state = rb_intern("@active_support_execution_state");
+    sym_registry = ID2SYM(rb_intern("active_support_notifications_registry"));
+    fiber_class = rb_const_get(rb_cObject, rb_intern("Fiber"));
+    rb_gc_register_address(&isolated_state);
     id_at_notifier = rb_intern("@notifier");
     id_at_id = rb_intern("@id");
     id_instrumenter_for = rb_intern("hark_instrumenter_for");
@@ -73,8 +146,13 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
     }
     /* Rails' instrumenter for the notifier kept (not Rails' `instrumenter`, which
      * would read @notifier again). */
-    VALUE instrumenter = rb_funcall(mod, id_instrumenter_for, 1, cached_notifier);
-    VALUE args[2] = {argv[0], argc > 1 ? argv[1] : rb_hash_new()};
+    VALUE instrumenter = kept_instrumenter(mod);
+    VALUE payload = argc > 1 ? argv[1] : rb_hash_new();
+    if (RBASIC_CLASS(instrumenter) == direct_instrumenter &&
+        rb_ivar_get(instrumenter, id_at_notifier) == cached_notifier)
+        return run_instrument_on(f, t, cached_notifier, argv[0],
+                                 rb_ivar_get(instrumenter, id_at_id), payload);
+    VALUE args[2] = {argv[0], payload};
     return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
 }
 

@@ -115,15 +115,50 @@ static inline unsigned recent_slot(VALUE name)
     return (unsigned)((name >> 3) ^ (name >> 9)) & (RECENT_NAMES - 1);
 }
 
+/* The slot of a name's bytes among the names recently looked up by content: its
+ * length and its first and last eight bytes (where event names differ: "render_partial"
+ * and "render_template", ".action_view" and ".active_record"). */
+static inline unsigned content_slot(const char *p, long len)
+{
+    uint64_t head = 0, tail = 0;
+    memcpy(&head, p, len < 8 ? (size_t)len : 8);
+    if (len > 8)
+        memcpy(&tail, p + len - 8, 8);
+    uint64_t h = (head ^ (tail * 0x9e3779b97f4a7c15u) ^ (uint64_t)len) * 0xff51afd7ed558ccdu;
+    return (unsigned)(h >> 58) & (RECENT_NAMES - 1);
+}
+
+/*
+ * The topic of an event name. A frozen String is looked up by identity first (its
+ * bytes cannot change). Any other String -- ActionView makes "render_#{kind}.action_view"
+ * anew for every render -- by its bytes among the names recently looked up, each
+ * compared in full with its topic's name, before the table of every name; a name that
+ * is not a String, or is not there, goes through topic_lookup.
+ */
 hark_topic *topic_for(fanout *f, VALUE name)
 {
-    if (RB_TYPE_P(name, T_STRING) && RB_OBJ_FROZEN(name)) {
+    if (!RB_TYPE_P(name, T_STRING))
+        return topic_lookup(f, name);
+    if (RB_OBJ_FROZEN(name)) {
         unsigned i = recent_slot(name);
         if (f->recent[i].name == name)
             return f->recent[i].topic;
         hark_topic *t = topic_lookup(f, name);
         f->recent[i].name = name;
         f->recent[i].topic = t;
+        return t;
+    }
+    const char *p = RSTRING_PTR(name);
+    long len = RSTRING_LEN(name);
+    if (len > 0) {
+        unsigned i = content_slot(p, len);
+        hark_topic *t = f->by_content[i].topic;
+        /* A topic's name has no NUL byte: equal bytes are a valid name. */
+        if (t && f->by_content[i].len == len && memcmp(hark_topic_name(t), p, (size_t)len) == 0)
+            return t;
+        t = topic_lookup(f, name);
+        f->by_content[i].topic = t;
+        f->by_content[i].len = len;
         return t;
     }
     return topic_lookup(f, name);

@@ -68,7 +68,27 @@ ActiveSupport::Notifications.singleton_class.prepend(Hark::NotifierWriterHook)
 Hark._install_rails(ActiveSupport::Notifications, Hark::InstrumenterHooks)
 ActiveSupport::Notifications::Instrumenter.prepend(Hark::InstrumenterHooks)
 
+# The module's instrument runs the event in place, as Instrumenter#instrument would,
+# while that method is hark's own (nothing prepended in front of it since).
+Hark::MethodWatch.on(:instrument) do
+  instrumenter = ActiveSupport::Notifications::Instrumenter
+  ours = instrumenter.instance_method(:instrument).owner.equal?(Hark::InstrumenterHooks)
+  Hark._rails_instrument_direct(ours ? instrumenter : nil)
+end
+
+# The module's instrument finds Rails' instrumenter where Rails keeps it (the current
+# execution state's registry) without Rails' method calls, when that is where this
+# version of Rails keeps it: checked here once, against Rails' own answer.
+if defined?(ActiveSupport::IsolatedExecutionState)
+  Hark._rails_instrumenter_layout(ActiveSupport::IsolatedExecutionState)
+  ours = Hark._rails_instrumenter(ActiveSupport::Notifications)
+  unless ours.equal?(ActiveSupport::Notifications.hark_instrumenter_for(ActiveSupport::Notifications.notifier))
+    Hark._rails_instrumenter_layout(nil)
+  end
+end
+
 Hark.subscriber_error_class = ActiveSupport::Notifications::InstrumentationSubscriberError
+ActiveSupport::Notifications::Event.include(Hark::EventFill)
 Hark.event_class = ActiveSupport::Notifications::Event
 require "hark/log_silence"
 
