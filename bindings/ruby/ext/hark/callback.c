@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 VALUE do_call(VALUE arg)
 {
@@ -27,6 +28,7 @@ void ctx_init(rctx *c, int mode, VALUE name, VALUE id, VALUE payload)
     c->payload = payload;
     c->args = Qnil;
     c->event = Qnil;
+    c->event_built = false;
     c->errors = Qnil;
     c->jump = 0;
     c->jump_err = Qnil;
@@ -200,24 +202,43 @@ int cb_publish(const char *name, double start, double finish, const char *id, ha
 }
 
 static ID id_hark_fill;
-static bool event_fill; /* the event class has Hark::EventFill#_hark_fill */
+static VALUE mEventFill = Qnil;
+static bool event_fill; /* the event class includes Hark::EventFill */
 
 static VALUE event_class(void)
 {
     if (NIL_P(cEvent)) {
         cEvent = rb_funcall(mHark, id_event_class, 0);
-        id_hark_fill = rb_intern("_hark_fill");
-        event_fill = rb_method_boundp(cEvent, id_hark_fill, 0) != 0;
+        if (NIL_P(mEventFill)) {
+            id_hark_fill = rb_intern("_hark_fill");
+            mEventFill = rb_const_get(mHark, rb_intern("EventFill"));
+            rb_gc_register_address(&mEventFill);
+        }
+        event_fill = RB_TYPE_P(cEvent, T_CLASS) && RTEST(rb_class_inherited_p(cEvent, mEventFill));
     }
     return cEvent;
 }
 
-/* Whether the event object reads its finishing GC.total_time itself
- * (Hark::EventFill#_hark_fill): the allocation counter then leaves it out. */
-bool event_fill_reads_gc(void)
+static VALUE do_alloc(VALUE klass)
 {
-    event_class();
-    return event_fill;
+    return rb_obj_alloc(klass);
+}
+
+/* When an event-object group starts, before its figures are read: the event object,
+ * as Rails makes it before start!, when its class fills itself (Hark::EventFill); it
+ * is then also the one to read the finishing GC.total_time. Answers whether it did. */
+bool event_object_made_at_start(rctx *c)
+{
+    if (c->mode != CTX_HANDLE || !NIL_P(c->event) || (event_class(), !event_fill))
+        return false;
+    int state = 0;
+    VALUE e = rb_protect(do_alloc, cEvent, &state);
+    if (state) {
+        ctx_note_jump(c, state);
+        return false;
+    }
+    c->event = e;
+    return true;
 }
 
 /* Hark.event_class= changed it: ask again at the next event. */
@@ -233,12 +254,12 @@ struct build_arg {
     const hark_event *ev;
 };
 
-/* The Event object of a finished event, as Rails' EventObjectGroup builds it. */
+/* The Event object of a finished event, as Rails' EventObjectGroup builds it: the one
+ * made at start filled in, or a new one. */
 static VALUE build_event(VALUE arg)
 {
     rctx *c = ((struct build_arg *)arg)->c;
     const hark_event *ev = ((struct build_arg *)arg)->ev;
-    VALUE e = rb_obj_alloc(event_class());
     bool cpu = (ev->flags & HARK_EVENT_CPU) != 0;
     /* In the order Rails' Event sets them. */
     VALUE ivars[11] = {
@@ -254,14 +275,13 @@ static VALUE build_event(VALUE arg)
         c->gc_started ? c->gc_start : INT2FIX(0),
         c->gc_started ? c->gc_finish : INT2FIX(0),
     };
-    if (event_fill)
-        return rb_funcallv(e, id_hark_fill, 11, ivars);
+    if (!NIL_P(c->event)) /* made at start: its class reads gc_finish (nil) itself */
+        return rb_funcallv(c->event, id_hark_fill, 11, ivars);
     static const ID *names[11] = {&id_iv_name,           &id_iv_payload,     &id_iv_time,
                                   &id_iv_transaction_id, &id_iv_end,         &id_iv_cpu_start,
                                   &id_iv_cpu_finish,     &id_iv_alloc_start, &id_iv_alloc_finish,
                                   &id_iv_gc_start,       &id_iv_gc_finish};
-    if (NIL_P(ivars[10])) /* left to the event class, which changed meanwhile */
-        ivars[10] = rb_funcall(rb_mGC, id_total_time, 0);
+    VALUE e = rb_obj_alloc(event_class());
     for (int i = 0; i < 11; i++)
         rb_ivar_set(e, *names[i], ivars[i]);
     return e;
@@ -275,7 +295,7 @@ int cb_event(hark_event *ev, void *data)
         return 0;
     if (c->jump)
         return 1; /* leaving: nobody else runs, and nothing is built for them */
-    if (c->mode == CTX_HANDLE && NIL_P(c->event)) {
+    if (c->mode == CTX_HANDLE && !c->event_built) {
         struct build_arg b = {c, ev};
         int state = 0;
         VALUE e = rb_protect(build_event, (VALUE)&b, &state);
@@ -284,6 +304,7 @@ int cb_event(hark_event *ev, void *data)
             return 1;
         }
         c->event = e;
+        c->event_built = true;
     }
     return invoke(c, s->delegate, id_call, 1, &c->event);
 }

@@ -114,6 +114,7 @@ typedef struct rctx {
     VALUE start_name, start_id;
     VALUE args;        /* publish: the arguments after the name */
     VALUE event;       /* the Event object shared by event-object subscribers */
+    bool event_built;  /* event is filled in (else nil, or allocated at start) */
     VALUE errors;      /* subscribers' exceptions, in order (nil: none) */
     int jump;          /* a jump (throw, kill, a raise not from a subscriber) to resume
                         * after hark returns; once set, nothing calls Ruby for this event */
@@ -200,7 +201,7 @@ int cb_publish_event(hark_event *ev, void *data);
 void cb_release(void *data);
 VALUE hark_released_count(VALUE mod);
 VALUE hark_event_class_changed(VALUE mod);
-bool event_fill_reads_gc(void);
+bool event_object_made_at_start(rctx *c);
 
 /* measure.c */
 VALUE hark_set_own_time_now(VALUE mod, VALUE own);

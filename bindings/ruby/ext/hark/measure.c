@@ -69,11 +69,11 @@ static VALUE do_gc_total_time(VALUE arg)
 }
 
 /* The allocation counter hark reads when an event-object group starts and finishes;
- * it also samples GC.total_time for the event being started (and, for an event class
- * that cannot read it itself, finished: see build_event). That call is a method call,
- * where Ruby delivers Thread#raise, Thread#kill and Timeout: it is protected, and its
- * jump resumed once hark has returned (unprotected, the jump would leave hark's handle
- * half started, its reader section open for good). */
+ * it also samples GC.total_time for the event being started, and finished unless the
+ * event object made at start reads it itself (Hark::EventFill). That call is a method
+ * call, where Ruby delivers Thread#raise, Thread#kill and Timeout: it is protected,
+ * and its jump resumed once hark has returned (unprotected, the jump would leave
+ * hark's handle half started, its reader section open for good). */
 uint64_t alloc_counter(void)
 {
     /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
@@ -81,24 +81,26 @@ uint64_t alloc_counter(void)
     if (!ruby_native_thread_p())
         return 0;
     rctx *c = tls_ctx;
-    if (c && c->mode == CTX_HANDLE && has_total_time && !c->jump) {
-        if (c->gc_started && event_fill_reads_gc()) {
-            c->gc_finish = Qnil; /* read by Hark::EventFill with the other ivars */
-        } else {
-            int state = 0;
-            VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
-            if (state) {
-                ctx_note_jump(c, state);
-                now = INT2FIX(0);
-            }
-            if (!c->gc_started) {
-                c->gc_started = true;
-                c->gc_start = now;
-                c->gc_finish = now;
+    if (c && c->mode == CTX_HANDLE && !c->jump) {
+        bool starting = !c->gc_started;
+        if (starting)
+            event_object_made_at_start(c);
+        if (has_total_time && !c->jump) {
+            if (!starting && !NIL_P(c->event)) {
+                c->gc_finish = Qnil; /* read by the event object */
             } else {
+                int state = 0;
+                VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
+                if (state) {
+                    ctx_note_jump(c, state);
+                    now = INT2FIX(0);
+                }
                 c->gc_finish = now;
+                if (starting)
+                    c->gc_start = now;
             }
         }
+        c->gc_started = true;
     }
     return (uint64_t)rb_gc_stat(sym_total_allocated_objects);
 }
