@@ -219,26 +219,65 @@ static VALUE event_class(void)
     return cEvent;
 }
 
-static VALUE do_alloc(VALUE klass)
+struct started {
+    rctx *c;
+    bool make, read_gc;
+};
+
+static VALUE do_started(VALUE arg)
 {
-    return rb_obj_alloc(klass);
+    struct started *st = (struct started *)arg;
+    if (st->make)
+        st->c->event = rb_obj_alloc(cEvent);
+    if (st->read_gc)
+        st->c->gc_start = st->c->gc_finish = rb_funcall(rb_mGC, id_total_time, 0);
+    return Qnil;
 }
 
-/* When an event-object group starts, before its figures are read: the event object,
- * as Rails makes it before start!, when its class fills itself (Hark::EventFill); it
- * is then also the one to read the finishing GC.total_time. Answers whether it did. */
-bool event_object_made_at_start(rctx *c)
+/*
+ * An event-object group of c's event starts; hark reads its starting figures next.
+ * First the event object, as Rails makes its Event before start!, when its class
+ * fills itself in (Hark::EventFill: it then also reads the finishing GC.total_time);
+ * then GC.total_time. Both in one protected call: GC.total_time is a method call,
+ * where Ruby delivers Thread#raise, Thread#kill and Timeout, and its jump is resumed
+ * once hark has returned (unprotected, it would leave hark's handle half started,
+ * its reader section open for good).
+ */
+void event_started(rctx *c)
 {
-    if (c->mode != CTX_HANDLE || !NIL_P(c->event) || (event_class(), !event_fill))
-        return false;
+    c->gc_started = true;
+    struct started st = {c, NIL_P(c->event) && (event_class(), event_fill), has_total_time};
+    if (!st.make && !st.read_gc)
+        return;
     int state = 0;
-    VALUE e = rb_protect(do_alloc, cEvent, &state);
+    rb_protect(do_started, (VALUE)&st, &state);
+    if (state)
+        ctx_note_jump(c, state);
+}
+
+static VALUE do_gc_total_time(VALUE arg)
+{
+    (void)arg;
+    return rb_funcall(rb_mGC, id_total_time, 0);
+}
+
+/* The group finishes: GC.total_time, unless the event object made at start reads it
+ * itself (gc_finish nil). */
+void event_finishing(rctx *c)
+{
+    if (!has_total_time)
+        return;
+    if (!NIL_P(c->event)) {
+        c->gc_finish = Qnil;
+        return;
+    }
+    int state = 0;
+    VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
     if (state) {
         ctx_note_jump(c, state);
-        return false;
+        now = INT2FIX(0);
     }
-    c->event = e;
-    return true;
+    c->gc_finish = now;
 }
 
 /* Hark.event_class= changed it: ask again at the next event. */

@@ -201,7 +201,8 @@ int cb_publish_event(hark_event *ev, void *data);
 void cb_release(void *data);
 VALUE hark_released_count(VALUE mod);
 VALUE hark_event_class_changed(VALUE mod);
-bool event_object_made_at_start(rctx *c);
+void event_started(rctx *c);
+void event_finishing(rctx *c);
 
 /* measure.c */
 VALUE hark_set_own_time_now(VALUE mod, VALUE own);

@@ -62,18 +62,8 @@ double wall_clock(void *data)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static VALUE do_gc_total_time(VALUE arg)
-{
-    (void)arg;
-    return rb_funcall(rb_mGC, id_total_time, 0);
-}
-
 /* The allocation counter hark reads when an event-object group starts and finishes;
- * it also samples GC.total_time for the event being started, and finished unless the
- * event object made at start reads it itself (Hark::EventFill). That call is a method
- * call, where Ruby delivers Thread#raise, Thread#kill and Timeout: it is protected,
- * and its jump resumed once hark has returned (unprotected, the jump would leave
- * hark's handle half started, its reader section open for good). */
+ * around it, the event object and GC.total_time (event_started, event_finishing). */
 uint64_t alloc_counter(void)
 {
     /* Process-wide in hark: a thread Ruby does not know (C code using hark directly)
@@ -82,25 +72,10 @@ uint64_t alloc_counter(void)
         return 0;
     rctx *c = tls_ctx;
     if (c && c->mode == CTX_HANDLE && !c->jump) {
-        bool starting = !c->gc_started;
-        if (starting)
-            event_object_made_at_start(c);
-        if (has_total_time && !c->jump) {
-            if (!starting && !NIL_P(c->event)) {
-                c->gc_finish = Qnil; /* read by the event object */
-            } else {
-                int state = 0;
-                VALUE now = rb_protect(do_gc_total_time, Qnil, &state);
-                if (state) {
-                    ctx_note_jump(c, state);
-                    now = INT2FIX(0);
-                }
-                c->gc_finish = now;
-                if (starting)
-                    c->gc_start = now;
-            }
-        }
-        c->gc_started = true;
+        if (!c->gc_started)
+            event_started(c);
+        else
+            event_finishing(c);
     }
     return (uint64_t)rb_gc_stat(sym_total_allocated_objects);
 }

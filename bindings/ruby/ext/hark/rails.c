@@ -37,35 +37,63 @@ static inline fanout *current_fanout(VALUE mod)
  * method (hark_instrumenter_for) costs several method calls per event; it still makes
  * the instrumenter the first time, and answers whenever the state is not laid out as
  * hark/rails found it at install time (isolated_state stays Qnil then).
+ *
+ * The last one found is kept with the state and registry it was found in (and its
+ * id): the same registry in the same state answers it again without the lookup by
+ * notifier (an object-id hash) and the instrumenter's instance variable. Rails only
+ * adds to a registry (`||=`), and a state cleared or replaced is another lookup.
+ * Kept objects are marked (registered), so their addresses are not reused meanwhile.
  */
 static VALUE isolated_state = Qnil; /* ActiveSupport::IsolatedExecutionState, once checked */
 static VALUE fiber_class = Qnil;
+static bool fiber_scope; /* its isolation level is :fiber (else :thread) */
+static VALUE last_state = Qnil, last_registry = Qnil, last_notifier = Qnil,
+             last_instrumenter = Qnil, last_id = Qnil;
 
-static VALUE kept_instrumenter(VALUE mod)
+static VALUE kept_instrumenter(VALUE mod, VALUE *id)
 {
     if (!NIL_P(isolated_state)) {
-        VALUE scope = rb_ivar_get(isolated_state, id_at_scope);
-        VALUE context = scope == rb_cThread    ? rb_thread_current()
-                        : scope == fiber_class ? rb_fiber_current()
-                                               : Qnil;
-        VALUE state = NIL_P(context) ? Qnil : rb_ivar_get(context, id_at_execution_state);
+        VALUE context = fiber_scope ? rb_fiber_current() : rb_thread_current();
+        VALUE state = rb_ivar_get(context, id_at_execution_state);
         if (RB_TYPE_P(state, T_HASH)) {
             VALUE registry = rb_hash_lookup2(state, sym_registry, Qnil);
             if (RB_TYPE_P(registry, T_HASH)) {
+                if (registry == last_registry && state == last_state &&
+                    cached_notifier == last_notifier) {
+                    *id = last_id;
+                    return last_instrumenter;
+                }
                 VALUE instrumenter = rb_hash_lookup2(registry, cached_notifier, Qnil);
-                if (RTEST(instrumenter))
+                if (RTEST(instrumenter)) {
+                    last_state = state;
+                    last_registry = registry;
+                    last_notifier = cached_notifier;
+                    last_instrumenter = instrumenter;
+                    last_id = *id = rb_ivar_get(instrumenter, id_at_id);
                     return instrumenter;
+                }
             }
         }
     }
-    return rb_funcall(mod, id_instrumenter_for, 1, cached_notifier);
+    VALUE instrumenter = rb_funcall(mod, id_instrumenter_for, 1, cached_notifier);
+    *id = rb_ivar_get(instrumenter, id_at_id);
+    return instrumenter;
 }
 
-/* Hark._rails_instrumenter_layout(ActiveSupport::IsolatedExecutionState): the fast
- * instrumenter lookup reads this module's state (nil turns it off). */
+/* Hark._rails_instrumenter_layout(ActiveSupport::IsolatedExecutionState or nil): the
+ * fast instrumenter lookup reads this module's state, at its isolation level (nil
+ * turns it off). hark/rails says again whenever the isolation level changes. */
 VALUE hark_rails_instrumenter_layout(VALUE mod, VALUE isolated)
 {
     (void)mod;
+    isolated_state = Qnil;
+    last_registry = last_state = last_instrumenter = last_id = last_notifier = Qnil;
+    if (NIL_P(isolated))
+        return Qnil;
+    VALUE scope = rb_ivar_get(isolated, id_at_scope);
+    if (scope != rb_cThread && scope != fiber_class)
+        return Qnil;
+    fiber_scope = scope == fiber_class;
     isolated_state = isolated;
     return Qnil;
 }
@@ -76,7 +104,8 @@ VALUE hark_rails_instrumenter(VALUE mod, VALUE notifications)
 {
     (void)mod;
     current_fanout(notifications);
-    return kept_instrumenter(notifications);
+    VALUE id;
+    return kept_instrumenter(notifications, &id);
 }
 
 /* Rails' Instrumenter class while its instrument is hark's own (Hark::InstrumenterHooks
@@ -102,6 +131,11 @@ void rails_init_ids(void)
     sym_registry = ID2SYM(rb_intern("active_support_notifications_registry"));
     fiber_class = rb_const_get(rb_cObject, rb_intern("Fiber"));
     rb_gc_register_address(&isolated_state);
+    rb_gc_register_address(&last_state);
+    rb_gc_register_address(&last_registry);
+    rb_gc_register_address(&last_notifier);
+    rb_gc_register_address(&last_instrumenter);
+    rb_gc_register_address(&last_id);
     id_at_notifier = rb_intern("@notifier");
     id_at_id = rb_intern("@id");
     id_instrumenter_for = rb_intern("hark_instrumenter_for");
@@ -146,12 +180,14 @@ static VALUE notifications_instrument(int argc, VALUE *argv, VALUE mod)
     }
     /* Rails' instrumenter for the notifier kept (not Rails' `instrumenter`, which
      * would read @notifier again). */
-    VALUE instrumenter = kept_instrumenter(mod);
+    VALUE id;
+    VALUE instrumenter = kept_instrumenter(mod, &id);
     VALUE payload = argc > 1 ? argv[1] : rb_hash_new();
+    /* Rails' own Instrumenter (no subclass, no singleton class) for this notifier. */
     if (RBASIC_CLASS(instrumenter) == direct_instrumenter &&
-        rb_ivar_get(instrumenter, id_at_notifier) == cached_notifier)
-        return run_instrument_on(f, t, cached_notifier, argv[0],
-                                 rb_ivar_get(instrumenter, id_at_id), payload);
+        (instrumenter == last_instrumenter ||
+         rb_ivar_get(instrumenter, id_at_notifier) == cached_notifier))
+        return run_instrument_on(f, t, cached_notifier, argv[0], id, payload);
     VALUE args[2] = {argv[0], payload};
     return rb_funcall_passing_block(instrumenter, id_instrument, 2, args);
 }

@@ -78,13 +78,32 @@ end
 
 # The module's instrument finds Rails' instrumenter where Rails keeps it (the current
 # execution state's registry) without Rails' method calls, when that is where this
-# version of Rails keeps it: checked here once, against Rails' own answer.
+# version of Rails keeps it: checked here once, against Rails' own answer, and the
+# isolation level read again whenever it changes.
 if defined?(ActiveSupport::IsolatedExecutionState)
+  module Hark
+    # ActiveSupport::IsolatedExecutionState.isolation_level= also tells the extension
+    # (while the layout checked at install time holds).
+    module IsolationLevelHook
+      class << self
+        attr_accessor :layout # IsolatedExecutionState, or nil when the check failed
+      end
+
+      def isolation_level=(level)
+        super
+      ensure
+        Hark._rails_instrumenter_layout(IsolationLevelHook.layout)
+      end
+    end
+  end
+  Hark::IsolationLevelHook.layout = ActiveSupport::IsolatedExecutionState
   Hark._rails_instrumenter_layout(ActiveSupport::IsolatedExecutionState)
   ours = Hark._rails_instrumenter(ActiveSupport::Notifications)
   unless ours.equal?(ActiveSupport::Notifications.hark_instrumenter_for(ActiveSupport::Notifications.notifier))
+    Hark::IsolationLevelHook.layout = nil
     Hark._rails_instrumenter_layout(nil)
   end
+  ActiveSupport::IsolatedExecutionState.singleton_class.prepend(Hark::IsolationLevelHook)
 end
 
 Hark.subscriber_error_class = ActiveSupport::Notifications::InstrumentationSubscriberError
