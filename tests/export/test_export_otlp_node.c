@@ -71,6 +71,13 @@ static int request_block(hark_payload *p, hark_failure *f, void *data)
     HARK_PAYLOAD(e, 1);
     hark_payload_set_str(&e, "key", "k1");
     hark_instrument_name(c->n, "cache.fetch", &e, failing_block, c, NULL);
+    /* A failure of no type, as only a payload built by hand holds one (a failing
+     * block's is "error", and the setter refuses NULL): exception.type is OTLP's null,
+     * an empty AnyValue. */
+    hark_field untyped = {.key = "exception", .type = HARK_TYPE_ERROR};
+    untyped.as.error.message = "no type";
+    hark_payload u = {&untyped, 1, 1};
+    hark_instrument_name(c->n, "cache.untyped", &u, NULL, NULL, NULL);
     return 0;
 }
 
@@ -128,7 +135,8 @@ static void run_mode(bool json, bool gzip)
     CHECK(hark_otlp_logger_new(&c.log, x) == 0, "logger");
     CHECK(hark_otlp_attach_metrics(x, m) == 0, "attach metrics");
 
-    /* A trace of three spans: request.http > sql.query, cache.fetch (failing). */
+    /* A trace of four spans: request.http > sql.query, cache.fetch and cache.untyped
+     * (failing). */
     HARK_PAYLOAD(rq, 8);
     hark_payload_set_str(&rq, "path", "/orders/7");
     hark_payload_set_int(&rq, "status", 200);
@@ -169,10 +177,10 @@ static void run_mode(bool json, bool gzip)
     add(&e, "\"resource\":{\"service.name\":\"otlp-test\",\"deployment.environment\":\"test\","
             "\"team\":\"core,platform\",\"telemetry.sdk.name\":\"hark\"},\"spans\":[");
     const seen *req = by_name("request.http"), *q = by_name("sql.query"),
-               *cf = by_name("cache.fetch"), *srv = by_name("server.request"),
-               *cl = by_name("client.call");
-    CHECK(req && q && cf && srv && cl, "events missing: %d seen", span_count);
-    if (req && q && cf && srv && cl) {
+               *cf = by_name("cache.fetch"), *cu = by_name("cache.untyped"),
+               *srv = by_name("server.request"), *cl = by_name("client.call");
+    CHECK(req && q && cf && cu && srv && cl, "events missing: %d seen", span_count);
+    if (req && q && cf && cu && srv && cl) {
         CHECK(!strcmp(req->trace_id, q->trace_id) && !strcmp(req->trace_id, cf->trace_id),
               "one trace per root: %s %s %s", req->trace_id, q->trace_id, cf->trace_id);
         CHECK(strcmp(req->trace_id, srv->trace_id) != 0, "a new root, a new trace");
@@ -195,6 +203,8 @@ static void run_mode(bool json, bool gzip)
         expect_span(&e, cf, 1, OTLP_SPAN_FLAGS_OWN,
                     "\"key\":{\"type\":\"string\",\"value\":\"k1\"}",
                     "{\"type\":\"IOError\",\"message\":\"disk \\\"gone\\\"\"}", NULL, NULL);
+        expect_span(&e, cu, 1, OTLP_SPAN_FLAGS_OWN, "", "{\"type\":null,\"message\":\"no type\"}",
+                    NULL, NULL);
         /* The tracestate as it was read: clean. The caller's flags (sampled, not
          * random); the root's parent is remote, its child's is not. */
         expect_span(&e, srv, 2,
@@ -250,7 +260,7 @@ static void run_mode(bool json, bool gzip)
     printf("# receiver: %s", answer.p ? answer.p : "(nothing)\n");
     free(answer.p);
     free(e.p);
-    CHECK(stats.spans.queued == 5 && stats.spans.exported == 5 && stats.spans.dropped == 0,
+    CHECK(stats.spans.queued == 6 && stats.spans.exported == 6 && stats.spans.dropped == 0,
           "spans queued %" PRIu64 " exported %" PRIu64 " dropped %" PRIu64, stats.spans.queued,
           stats.spans.exported, stats.spans.dropped);
     CHECK(stats.logs.exported == 2 && stats.logs.dropped == 0, "logs %" PRIu64 "/%" PRIu64,

@@ -16,17 +16,22 @@
  *   flight recorder excerpt JSON      cut where payload_bytes ends, idem (copied when
  *                                     recorded, rendered when dumped)
  *   LTTng payload field     JSON      cut where HARK_LTTNG_PAYLOAD_MAX ends, idem
- *   OTLP protobuf           OTLP      left out (does not fit a span), counted dropped
- *   OTLP JSON               OTLP      the protobuf's values, transcoded (a span of them
- *                                     in a request, through the exporter's transcoder)
+ *   OTLP span, protobuf     OTLP      left out (does not fit span_bytes), counted
+ *                                     dropped; the failure is not an attribute but the
+ *                                     exception event's exception.type and .message
+ *   OTLP log record         OTLP      left out, counted dropped; the failure among the
+ *                                     record's attributes as exception.type, .message
+ *   OTLP JSON (both)        OTLP      the protobuf's values, transcoded (the request,
+ *                                     through the exporter's transcoder)
  *
  * journald and LTTng need real tools: they are compared here at the layer that
  * builds their fields (hark__journald_fields(), and hark_payload_json_object() into
  * the LTTng field's size, as the bridge calls it); their integration tests send the
  * same hostile payload through the real tools (journald_check.sh reads it back with
- * journalctl, lttng_check.py with babeltrace2). OTLP is compared
- * at the layer that builds its attributes, decoded with hark's protobuf reader;
- * test_export_otlp_node decodes spans with OpenTelemetry's own packages.
+ * journalctl, lttng_check.py with babeltrace2). OTLP is compared as the exporter
+ * records a span (its event callback) and a log record (its logger's sink) and its
+ * worker encodes them, decoded with hark's protobuf reader; test_export_otlp_node
+ * decodes spans with OpenTelemetry's own packages.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,8 +51,10 @@
 #include "logger_internal.h"
 #include "sinks/journald.h"
 #if HARK_TEST_WITH_OTLP
-#include "attrs.h"
+#include "attach.h"
+#include "logs.h"
 #include "resource.h"
+#include "spans.h"
 #include "transcode.h"
 #endif
 
@@ -126,11 +133,13 @@ static const row table[] = {
     /* Past HARK_PAYLOAD_JSON_DEPTH: "...". */
     {"nested.next.next.next.next", "\"...\"", "nested.next.next.next.next", "...",
      "HARK_NESTED_NEXT_NEXT_NEXT_NEXT", "...", "nested.next.next.next.next", "string:..."},
-    /* The failure at the top: in OTLP it is the span's status and exception event,
-     * not an attribute (the attributes' builder hands it over: see below). */
-    {"exception.type", "null", "exception", "null", "HARK_EXCEPTION", "null", NULL, NULL},
+    /* The failure at the top, of NULL type: null everywhere. In OTLP it is not an
+     * attribute of the span but its exception event's exception.type and
+     * exception.message (and its status); a log record's own attributes. */
+    {"exception.type", "null", "exception", "null", "HARK_EXCEPTION", "null", "exception.type",
+     "null"},
     {"exception.message", "\"boom \\\"x\\\"\"", "exception.message", "\"boom \\\"x\\\"\"",
-     "HARK_EXCEPTION_MESSAGE", "boom \"x\"", NULL, NULL},
+     "HARK_EXCEPTION_MESSAGE", "boom \"x\"", "exception.message", "string:boom \"x\""},
     /* The none field, the keyless one and the NULL exception_object: nowhere. */
     {"long", LONG, "long", LONG, "HARK_LONG", LONG, "long", LONG},
 };
@@ -610,25 +619,32 @@ static void test_lttng_payload_field(void **state)
 /* An AnyValue as type:value ("null" for an empty one); kvlists into `out`. */
 static void otlp_any(const uint8_t *p, size_t n, const char *path, pairs *out);
 
+/* One KeyValue message: its key (after `prefix`) and its value, into `out`. */
+static void otlp_kv(const uint8_t *p, size_t n, const char *prefix, pairs *out)
+{
+    hark__wire_reader kv = {p, p + n, false};
+    hark__wire_field k;
+    char path[128] = "";
+    const uint8_t *value = NULL;
+    size_t value_len = 0;
+    while (hark__wire_next(&kv, &k)) {
+        if (k.number == 1)
+            snprintf(path, sizeof path, "%s%.*s", prefix, (int)k.len, (const char *)k.data);
+        else if (k.number == 2)
+            value = k.data, value_len = k.len;
+    }
+    assert_false(kv.bad);
+    otlp_any(value, value_len, path, out);
+}
+
+/* Repeated KeyValue messages, each as field `field`. */
 static void otlp_kvs(const uint8_t *p, size_t n, unsigned field, const char *prefix, pairs *out)
 {
     hark__wire_reader r = {p, p + n, false};
     hark__wire_field f;
     while (hark__wire_next(&r, &f)) {
         assert_int_equal(f.number, field);
-        hark__wire_reader kv = {f.data, f.data + f.len, false};
-        hark__wire_field k;
-        char path[128] = "";
-        const uint8_t *value = NULL;
-        size_t value_len = 0;
-        while (hark__wire_next(&kv, &k)) {
-            if (k.number == 1)
-                snprintf(path, sizeof path, "%s%.*s", prefix, (int)k.len, (const char *)k.data);
-            else if (k.number == 2)
-                value = k.data, value_len = k.len;
-        }
-        assert_false(kv.bad);
-        otlp_any(value, value_len, path, out);
+        otlp_kv(f.data, f.len, prefix, out);
     }
     assert_false(r.bad);
 }
@@ -680,30 +696,135 @@ static void otlp_any(const uint8_t *p, size_t n, const char *path, pairs *out)
     add_pair(out, path, v, strlen(v));
 }
 
-/* The span attributes of the hostile payload, as a span of the default span_bytes
- * holds them (Span field 9 records). */
-static void otlp_attributes(hark__wire *b)
+/* The one field `number` of the message at p (the first if repeated). */
+static hark__wire_field otlp_field(const uint8_t *p, size_t n, unsigned number)
 {
-    unsigned dropped = 0;
-    const hark_field *error = NULL;
-    hark__otlp_attrs(b, 9, &h.payload, &dropped, &error);
-    assert_false(b->over);
-    /* The failure goes to the span's status and exception event. */
-    assert_ptr_equal(error, hark_payload_get(&h.payload, "exception"));
-    /* The long string does not fit a span: left out, and counted. */
+    hark__wire_reader r = {p, p + n, false};
+    hark__wire_field f;
+    while (hark__wire_next(&r, &f))
+        if (f.number == number)
+            return f;
+    fail_msg("no field %u", number);
+    return f;
+}
+
+/* The one record of a request (ExportTraceServiceRequest or ExportLogsServiceRequest:
+ * resource_*, scope_*, then the record, each field 1 or 2 of the one before). */
+static hark__wire_field otlp_record(const hark__wire *request)
+{
+    hark__wire_field top = otlp_field(request->buf, request->len, 1);
+    hark__wire_field scope = otlp_field(top.data, top.len, 2);
+    return otlp_field(scope.data, scope.len, 2);
+}
+
+enum { SPAN_BYTES = 1024 }; /* hark_otlp_options.span_bytes' default */
+
+/*
+ * The span of an event with the hostile payload, as the exporter records it on the
+ * instrumenting thread (its monotonic callback, hark__otlp_on_event()) and its
+ * worker encodes it (hark__otlp_spans_encode()): an ExportTraceServiceRequest.
+ */
+static void otlp_span_request(hark__wire *request)
+{
+    hark__otlp_resource resource = {NULL, 0};
+    hark__otlp_spans spans;
+    memset(&spans, 0, sizeof spans);
+    assert_true(hark__otlp_queue_init(&spans.out.queue, 2, SPAN_BYTES + sizeof(hark__span_rec)));
+    spans.out.kick_mask = SIZE_MAX; /* no worker to wake */
+    spans.sample_threshold = UINT64_MAX;
+    spans.resource = &resource;
+    struct hark__attach slot = {.owner = &spans};
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_subscribe_monotonic(NULL, n, hark_all(), hark__otlp_on_event, &slot), 0);
+    hark_instrument_name(n, "hostile", &h.payload, NULL, NULL, NULL);
+    void *rec = hark__q_peek(&spans.out.queue);
+    assert_non_null(rec);
+    assert_int_equal(hark__otlp_spans_encode(&spans, request, &rec, 1), 1);
+    hark__q_pop(&spans.out.queue);
+    assert_int_equal(hark_notifier_free(n), 0);
+    hark__otlp_queue_free(&spans.out.queue);
+}
+
+/* The log record of a line whose fields are the hostile payload, as an OTLP logger's
+ * sink queues it and the worker encodes it: an ExportLogsServiceRequest. */
+static void otlp_log_request(hark__wire *request)
+{
+    hark__otlp_resource resource = {NULL, 0};
+    hark__otlp_logs logs;
+    memset(&logs, 0, sizeof logs);
+    assert_true(hark__otlp_queue_init(&logs.out.queue, 2, SPAN_BYTES + sizeof(hark__log_rec)));
+    logs.out.kick_mask = SIZE_MAX;
+    logs.resource = &resource;
+    hark_log_sink sink;
+    hark__otlp_log_sink(&sink, &logs);
+    hark_log_record line = record();
+    assert_int_equal(sink.write_record(&line, sink.data), 0);
+    void *rec = hark__q_peek(&logs.out.queue);
+    assert_non_null(rec);
+    assert_int_equal(hark__otlp_logs_encode(&logs, request, &rec, 1), 1);
+    hark__q_pop(&logs.out.queue);
+    hark__otlp_queue_free(&logs.out.queue);
+}
+
+/* A span: its attributes (field 9), then those of its events (11; the exception's),
+ * in order; the long string does not fit SPAN_BYTES: left out, and counted (10). */
+static void otlp_span_pairs(const hark__wire *request, pairs *got)
+{
+    hark__wire_field span = otlp_record(request);
+    hark__wire_reader r = {span.data, span.data + span.len, false};
+    hark__wire_field f;
+    uint64_t dropped = 0;
+    while (hark__wire_next(&r, &f)) {
+        if (f.number == 9)
+            otlp_kv(f.data, f.len, "", got);
+        else if (f.number == 10)
+            dropped = f.v;
+        else if (f.number == 11) {
+            hark__wire_reader e = {f.data, f.data + f.len, false};
+            hark__wire_field ef;
+            while (hark__wire_next(&e, &ef))
+                if (ef.number == 3)
+                    otlp_kv(ef.data, ef.len, "", got);
+        }
+    }
+    assert_false(r.bad);
     assert_int_equal(dropped, 1);
 }
 
-static void test_otlp_protobuf_attributes(void **state)
+static void test_otlp_protobuf_span(void **state)
 {
     (void)state;
-    uint8_t room[1024];
-    hark__wire b = hark__buf_fixed(room, sizeof room);
-    otlp_attributes(&b);
+    hark__wire request = {0};
+    otlp_span_request(&request);
     pairs got = {0};
-    otlp_kvs(b.buf, b.len, 9, "", &got);
-    expect_table("OTLP protobuf", &h, &got, FORM_OTLP, KEEP_NONE);
+    otlp_span_pairs(&request, &got);
+    expect_table("OTLP span, protobuf", &h, &got, FORM_OTLP, KEEP_NONE);
     free_pairs(&got);
+    hark__wire_free(&request);
+}
+
+static void test_otlp_protobuf_log_record(void **state)
+{
+    (void)state;
+    hark__wire request = {0};
+    otlp_log_request(&request);
+    hark__wire_field log = otlp_record(&request);
+    pairs got = {0};
+    hark__wire_reader r = {log.data, log.data + log.len, false};
+    hark__wire_field f;
+    uint64_t dropped = 0;
+    while (hark__wire_next(&r, &f)) {
+        if (f.number == 6) /* LogRecord.attributes */
+            otlp_kv(f.data, f.len, "", &got);
+        else if (f.number == 7)
+            dropped = f.v;
+    }
+    assert_false(r.bad);
+    assert_int_equal(dropped, 1);
+    expect_table("OTLP log record, protobuf", &h, &got, FORM_OTLP, KEEP_NONE);
+    free_pairs(&got);
+    hark__wire_free(&request);
 }
 
 /* ---- OTLP/JSON: the attributes of a span transcoded --------------------------------- */
@@ -822,29 +943,48 @@ static const char *otlp_json_kvs(const char *s, const char *prefix, pairs *out)
     return s + 1;
 }
 
-static void test_otlp_json_attributes(void **state)
+/* The JSON array after `key` at or after s: its pairs into `out`; returns its end. */
+static const char *otlp_json_kvs_at(const char *s, const char *key, pairs *out)
+{
+    const char *at = strstr(s, key);
+    assert_non_null(at);
+    return otlp_json_kvs(at + strlen(key), "", out);
+}
+
+/* The span of otlp_span_request() transcoded as the exporter sends it with
+ * http/json: its attributes, then its exception event's. */
+static void test_otlp_json_span(void **state)
 {
     (void)state;
-    /* A request of one span with the attributes, transcoded as the exporter sends
-     * it with http/json. */
-    uint8_t room[1024];
-    hark__wire attrs = hark__buf_fixed(room, sizeof room);
-    otlp_attributes(&attrs);
-    hark__otlp_resource resource = {NULL, 0};
     hark__wire request = {0}, json = {0};
-    hark__otlp_request q = hark__otlp_request_begin(&request, &resource);
-    size_t span = hark__wire_begin(&request, 2); /* ScopeSpans.spans */
-    hark__wire_raw(&request, attrs.buf, attrs.len);
-    hark__wire_end(&request, span);
-    assert_true(hark__otlp_request_end(&request, q));
+    otlp_span_request(&request);
     assert_true(hark__otlp_transcode(&json, request.buf, request.len, &hark__otlp_traces_request));
     hark__buf_putc(&json, '\0'); /* a C string */
-    const char *s = strstr((const char *)json.buf, "\"spans\":[{\"attributes\":");
+    const char *s = strstr((const char *)json.buf, "\"spans\":[{");
     assert_non_null(s);
     pairs got = {0};
-    s = otlp_json_kvs(s + strlen("\"spans\":[{\"attributes\":"), "", &got);
-    assert_string_equal(s, "}]}]}]}");
-    expect_table("OTLP JSON", &h, &got, FORM_OTLP, KEEP_NONE);
+    s = otlp_json_kvs_at(s, "\"attributes\":", &got);
+    s = json_expect(s, ",\"droppedAttributesCount\":1,\"events\":[{");
+    otlp_json_kvs_at(s, "\"attributes\":", &got);
+    expect_table("OTLP span, JSON", &h, &got, FORM_OTLP, KEEP_NONE);
+    free_pairs(&got);
+    hark__wire_free(&request);
+    hark__wire_free(&json);
+}
+
+static void test_otlp_json_log_record(void **state)
+{
+    (void)state;
+    hark__wire request = {0}, json = {0};
+    otlp_log_request(&request);
+    assert_true(hark__otlp_transcode(&json, request.buf, request.len, &hark__otlp_logs_request));
+    hark__buf_putc(&json, '\0');
+    const char *s = strstr((const char *)json.buf, "\"logRecords\":[{");
+    assert_non_null(s);
+    pairs got = {0};
+    s = otlp_json_kvs_at(s, "\"attributes\":", &got);
+    json_expect(s, ",\"droppedAttributesCount\":1");
+    expect_table("OTLP log record, JSON", &h, &got, FORM_OTLP, KEEP_NONE);
     free_pairs(&got);
     hark__wire_free(&request);
     hark__wire_free(&json);
@@ -863,8 +1003,10 @@ int main(void)
         cmocka_unit_test(test_recorder_excerpt),
         cmocka_unit_test(test_lttng_payload_field),
 #if HARK_TEST_WITH_OTLP
-        cmocka_unit_test(test_otlp_protobuf_attributes),
-        cmocka_unit_test(test_otlp_json_attributes),
+        cmocka_unit_test(test_otlp_protobuf_span),
+        cmocka_unit_test(test_otlp_protobuf_log_record),
+        cmocka_unit_test(test_otlp_json_span),
+        cmocka_unit_test(test_otlp_json_log_record),
 #endif
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -23,7 +23,8 @@ void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const cha
     size_t kv = hark__wire_begin(b, field);
     hark__wire_text(b, KV_KEY, key, strlen(key));
     size_t v = hark__wire_begin(b, KV_VALUE);
-    hark__wire_text(b, ANY_STRING, s, n);
+    if (s)
+        hark__wire_text(b, ANY_STRING, s, n);
     hark__wire_end(b, v);
     hark__wire_end(b, kv);
 }

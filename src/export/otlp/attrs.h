@@ -19,7 +19,8 @@ void hark__otlp_attrs(hark__wire *b, unsigned field, const hark_payload *p, unsi
  * valid UTF-8). */
 void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n);
 
-/* One KeyValue record with a string value. */
+/* One KeyValue record with a string value; NULL `s`: the empty AnyValue, OTLP's
+ * null, as a NULL string is everywhere (docs/payload-rendering.md). */
 void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n);
 
 #endif

@@ -113,11 +113,10 @@ static void put_attributes(hark__wire *b, const hark_log_record *rec, unsigned *
         hark_payload p = {(hark_field *)(uintptr_t)rec->fields, n, n};
         hark__otlp_attrs(b, ATTRIBUTES, &p, dropped, &err);
     }
-    if (err) {
-        const char *ty = err->as.error.type ? err->as.error.type : "error";
-        const char *msg = err->as.error.message ? err->as.error.message : "";
-        put_str(b, "exception.type", ty, strlen(ty), dropped);
-        put_str(b, "exception.message", msg, strlen(msg), dropped);
+    if (err) { /* a NULL type or message: OTLP's null, as a NULL string anywhere */
+        const char *ty = err->as.error.type, *msg = err->as.error.message;
+        put_str(b, "exception.type", ty, ty ? strlen(ty) : 0, dropped);
+        put_str(b, "exception.message", msg, msg ? strlen(msg) : 0, dropped);
     }
     if (rec->event)
         put_str(b, "hark.event", rec->event, strnlen(rec->event, HARK_LOG_VALUE_MAX), dropped);

@@ -84,10 +84,14 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     hark__otlp_attrs(&b, 9, payload, &dropped, &err);
     r->attr_len = (uint32_t)b.len;
     used += b.len;
-    r->error = err != NULL;
+    r->error = 0;
     r->err_type_len = r->err_msg_len = 0;
     if (err) {
-        const char *ty = err->as.error.type ? err->as.error.type : "error";
+        /* A NULL type or message is OTLP's null in the exception event (as a NULL
+         * string anywhere), an empty status message. */
+        r->error = HARK__SPAN_ERROR | (err->as.error.type ? 0 : HARK__SPAN_ERROR_NO_TYPE) |
+                   (err->as.error.message ? 0 : HARK__SPAN_ERROR_NO_MESSAGE);
+        const char *ty = err->as.error.type ? err->as.error.type : "";
         const char *msg = err->as.error.message ? err->as.error.message : "";
         size_t tl = strlen(ty), ml = strlen(msg);
         /* Cut to what is left; the attributes were written first. */
@@ -141,8 +145,10 @@ static void span_pb(hark__wire *b, const void *rec)
         size_t e = hark__wire_begin(b, 11); /* Span.events */
         hark__wire_fixed64(b, 1, (uint64_t)r->end_ns);
         hark__wire_bytes(b, 2, "exception", 9);
-        hark__otlp_kv_str(b, 3, "exception.type", ety, r->err_type_len);
-        hark__otlp_kv_str(b, 3, "exception.message", emsg, r->err_msg_len);
+        hark__otlp_kv_str(b, 3, "exception.type", r->error & HARK__SPAN_ERROR_NO_TYPE ? NULL : ety,
+                          r->err_type_len);
+        hark__otlp_kv_str(b, 3, "exception.message",
+                          r->error & HARK__SPAN_ERROR_NO_MESSAGE ? NULL : emsg, r->err_msg_len);
         hark__wire_end(b, e);
         size_t st = hark__wire_begin(b, 15); /* Span.status */
         hark__otlp_pb_utf8(b, 2, emsg, r->err_msg_len);

@@ -21,8 +21,12 @@ typedef struct hark__span_rec {
     uint16_t name_len, err_type_len, err_msg_len, tracestate_len;
     uint16_t dropped_attrs;
     uint8_t w3c_flags; /* the W3C flags of its trace: sampled, random (Level 2) */
-    uint8_t remote, error;
+    uint8_t remote;
+    uint8_t error; /* HARK__SPAN_ERROR and what of it is NULL */
 } hark__span_rec;
+
+/* hark__span_rec.error: a failure, and whether its type or message is NULL. */
+enum { HARK__SPAN_ERROR = 1, HARK__SPAN_ERROR_NO_TYPE = 2, HARK__SPAN_ERROR_NO_MESSAGE = 4 };
 
 typedef struct hark__otlp_spans {
     hark__otlp_producer out;

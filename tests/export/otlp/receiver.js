@@ -283,7 +283,9 @@ function checkSpans(exp, fail) {
       if (!ev) fail(`${where}: no exception event`);
       else {
         const ea = attrs(ev.attributes);
-        if (!ea['exception.type'] || ea['exception.type'].value !== e.error.type) fail(`${where}: exception.type ${JSON.stringify(ea['exception.type'])}`);
+        // A failure of NULL type: exception.type is OTLP's null, an empty AnyValue.
+        const wantType = e.error.type === null ? { type: 'empty' } : { type: 'string', value: e.error.type };
+        if (JSON.stringify(ea['exception.type']) !== JSON.stringify(wantType)) fail(`${where}: exception.type ${JSON.stringify(ea['exception.type'])}, expected ${JSON.stringify(wantType)}`);
         if (!ea['exception.message'] || ea['exception.message'].value !== e.error.message) fail(`${where}: exception.message ${JSON.stringify(ea['exception.message'])}`);
         if (ev.timeUnixNano !== s.endTimeUnixNano) fail(`${where}: exception event at ${ev.timeUnixNano}, span ends ${s.endTimeUnixNano}`);
       }
