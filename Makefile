@@ -169,9 +169,10 @@ RUBY_PACK_TESTS = $(addprefix actionpack/test/controller/,caching_test.rb live_s
 # The extension's own tests; Rails 7.2's notification, subscriber and log subscriber
 # tests, ActiveRecord's (RUBY_AR_TESTS) and ActionPack's, ActionView's and railties'
 # (RUBY_PACK_TESTS) with hark/rails loaded, each file's run ending with a line proving
-# that the fanout under test was hark's (every run must say so: proved_run.sh); the gem
-# built, installed into a temporary GEM_HOME and run the same way (gem_check.sh); the
-# ASan pass.
+# that the fanout under test was hark's (every run must say so: proved_run.sh); the
+# example application (examples/rails) served both ways, its logs compared
+# (example_app.rb); the gem built, installed into a temporary GEM_HOME and run the same
+# way (gem_check.sh); the ASan pass.
 ruby-test: ruby
 	@if [ -z "$(RAILS72)" ]; then echo "ruby-test: no ../shared/rails-7.2: Rails' own tests NOT run"; exit 1; fi
 	ruby $(RUBY_TEST_PATHS) -I bindings/ruby/test \
@@ -181,6 +182,7 @@ ruby-test: ruby
 	  $(RUBY_AR_TESTS)
 	bash bindings/ruby/test/proved_run.sh ActionPack/ActionView/railties $(BUILD)/ruby-pack-tests.log \
 	  $(RAILS72)/run-pack-tests.sh $(RUBY_PACK_TESTS)
+	ruby bindings/ruby/test/example_app.rb $(RAILS72)
 	$(MAKE) --no-print-directory ruby-gem-check
 	$(MAKE) --no-print-directory ruby-asan
 

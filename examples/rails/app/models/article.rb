@@ -1,0 +1,3 @@
+class Article < ApplicationRecord
+  validates :title, presence: true
+end
