@@ -27,6 +27,29 @@ static int64_t s_to_ns(double s)
     return (int64_t)(ns + 0.5);
 }
 
+/* The failure of a span, after its attributes (`used` of `room` bytes of its data
+ * `p` taken): its type and message, cut to what is left. A NULL type or message is
+ * OTLP's null in the exception event (as a NULL string anywhere), an empty status
+ * message. Off the path of a span that did not fail. */
+static __attribute__((cold, noinline)) void record_error(hark__span_rec *r, char *p, size_t used,
+                                                         size_t room, const hark_field *err)
+{
+    r->error = HARK__SPAN_ERROR | (err->as.error.type ? 0 : HARK__SPAN_ERROR_NO_TYPE) |
+               (err->as.error.message ? 0 : HARK__SPAN_ERROR_NO_MESSAGE);
+    const char *ty = err->as.error.type ? err->as.error.type : "";
+    const char *msg = err->as.error.message ? err->as.error.message : "";
+    size_t tl = strlen(ty), ml = strlen(msg);
+    if (tl > room - used)
+        tl = room - used;
+    memcpy(p + used, ty, tl);
+    used += tl;
+    if (ml > room - used)
+        ml = room - used;
+    memcpy(p + used, msg, ml);
+    r->err_type_len = (uint16_t)tl;
+    r->err_msg_len = (uint16_t)ml;
+}
+
 int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
                         hark_payload *payload, void *data)
 {
@@ -86,26 +109,8 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     used += b.len;
     r->error = 0;
     r->err_type_len = r->err_msg_len = 0;
-    if (err) {
-        /* A NULL type or message is OTLP's null in the exception event (as a NULL
-         * string anywhere), an empty status message. */
-        r->error = HARK__SPAN_ERROR | (err->as.error.type ? 0 : HARK__SPAN_ERROR_NO_TYPE) |
-                   (err->as.error.message ? 0 : HARK__SPAN_ERROR_NO_MESSAGE);
-        const char *ty = err->as.error.type ? err->as.error.type : "";
-        const char *msg = err->as.error.message ? err->as.error.message : "";
-        size_t tl = strlen(ty), ml = strlen(msg);
-        /* Cut to what is left; the attributes were written first. */
-        if (tl > room - used)
-            tl = room - used;
-        memcpy(p + used, ty, tl);
-        used += tl;
-        if (ml > room - used)
-            ml = room - used;
-        memcpy(p + used, msg, ml);
-        used += ml;
-        r->err_type_len = (uint16_t)tl;
-        r->err_msg_len = (uint16_t)ml;
-    }
+    if (HARK_UNLIKELY(err != NULL))
+        record_error(r, p, used, room, err);
     r->dropped_attrs = (uint16_t)(dropped > UINT16_MAX ? UINT16_MAX : dropped);
     hark__otlp_produced(&x->out, pos);
     return 0;
