@@ -148,6 +148,20 @@ struct side {
 /* Counts a callback's failure in the side `d`. */
 #define NOTE(d, rc) count_failure(&(d).failures, &(d).first_failure, (rc))
 
+/*
+ * Finishes a TIMED or MONOTONIC group: each member gets the event's start on its
+ * clock (the handle's field `start`) and its end. The two groups differ only in that
+ * field, and a macro keeps each its own inlined loop: both times are read from the
+ * handle at each call rather than kept in locals (no register survives a call, and
+ * reloading two stable values is cheaper than spilling and reloading one around
+ * every callback), so choosing the field at run time would cost a live value or a
+ * branch per callback.
+ */
+#define DELIVER_TIMED(h, group, d, start)                                                          \
+    FOR_EACH_MEMBER(                                                                               \
+        h, group, e,                                                                               \
+        NOTE(d, e->call.timed((d).name, (h)->start, (h)->end_, (d).id, (d).payload, e->data)))
+
 /* Inlined into every entry point so that the macro path makes one call per side. */
 #define HARK_HOT static inline __attribute__((always_inline))
 
@@ -393,20 +407,13 @@ HARK_HOT int finish(hark_handle *h, int how)
     for (unsigned mask = h->groups_; mask;) {
         const struct hark__group *group = &snap->groups[next_group(&mask)];
         switch (group->kind) {
-        /* Both times are read from the handle at each call rather than kept in
-         * locals: no register survives a call, and reloading two stable values is
-         * cheaper than spilling and reloading one around every callback. */
         case HARK_KIND_TIMED:
             h->end_ = hark__wall(d.clock);
-            FOR_EACH_MEMBER(
-                h, group, e,
-                NOTE(d, e->call.timed(d.name, h->wall_start_, h->end_, d.id, d.payload, e->data)));
+            DELIVER_TIMED(h, group, d, wall_start_);
             break;
         case HARK_KIND_MONOTONIC:
             h->end_ = hark__monotonic(d.clock);
-            FOR_EACH_MEMBER(
-                h, group, e,
-                NOTE(d, e->call.timed(d.name, h->mono_start_, h->end_, d.id, d.payload, e->data)));
+            DELIVER_TIMED(h, group, d, mono_start_);
             break;
         case HARK_KIND_EVENT: {
             /* As Rails' event-object group: the event built at start keeps its name
