@@ -413,7 +413,11 @@ HARK_HOT int finish(hark_handle *h, int how)
             break;
         case HARK_KIND_MONOTONIC:
             h->end_ = hark__monotonic(d.clock);
+            /* What hark_current_delivery() reads: two stores for the exporters'
+             * kind, so that they need not measure the name and id they get. */
+            hark__nest.delivering = h;
             DELIVER_TIMED(h, group, d, mono_start_);
+            hark__nest.delivering = NULL;
             break;
         case HARK_KIND_EVENT: {
             /* As Rails' event-object group: the event built at start keeps its name

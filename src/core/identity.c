@@ -7,9 +7,11 @@
  * add and a store on thread-local memory. A thread keeps copies of ids (its current
  * event, and in each handle what to restore), never pointers into handles, so an
  * event finished out of order or on another thread can leave a stale id, never a
- * dangling pointer.
+ * dangling pointer. The one pointer, `delivering`, lives only while finish() calls
+ * an event's monotonic subscribers, inside the handle's own finish.
  */
 #include "internal.h"
+#include "hark/sys/delivery.h"
 
 #include <stdatomic.h>
 
@@ -41,4 +43,21 @@ void hark__nest_end(const hark_handle *h, hark_event_ids saved)
 hark_event_ids hark_current_event_ids(void)
 {
     return hark__nest.cur;
+}
+
+bool hark_current_delivery(const char *name, const char *id, hark_delivery *out)
+{
+    const struct hark__nest *n = &hark__nest;
+    const hark_handle *h = n->delivering;
+    out->ids = n->cur;
+    /* Only the pointers finish() passed are known: a name given to hark_finish_id()
+     * is not the topic's, an id given to hark_start_id() is not the handle's. */
+    if (HARK_LIKELY(h && name == h->topic_->name && id == h->id_)) {
+        out->name_len = (uint32_t)h->topic_->length;
+        out->id_len = HARK_ID_LEN;
+        return true;
+    }
+    out->name_len = 0;
+    out->id_len = 0;
+    return false;
 }

@@ -266,9 +266,13 @@ static inline void hark__fill_id(char out[HARK_ID_LEN + 1], const hark_notifier 
  * recognise an event finished out of order (see hark__nest_end).
  */
 struct hark__nest {
-    uint64_t next_id, end_id;      /* this thread's unused block of ids */
-    hark_event_ids cur;            /* the event being delivered, else the innermost; 0: none */
-    uint32_t depth;                /* events started on this thread and not finished here */
+    uint64_t next_id, end_id; /* this thread's unused block of ids */
+    hark_event_ids cur;       /* the event being delivered, else the innermost; 0: none */
+    uint32_t depth;           /* events started on this thread and not finished here */
+    /* The event whose monotonic subscribers are being called at its finish, set
+     * only for that loop (hark_current_delivery()); NULL otherwise, also once a
+     * delivery nested in one of those callbacks has ended. */
+    const hark_handle *delivering;
     uint64_t chain[HARK_NEST_MAX]; /* their ids by level, for levels < HARK_NEST_MAX */
 };
 extern HARK__TLS struct hark__nest hark__nest;

@@ -6,7 +6,8 @@
  * event carried -- at every excerpt size, for every field type, for strings cut
  * anywhere (inside multi-byte characters, escapes and invalid UTF-8 among them),
  * for keys that do not fit, for nesting past the depth limit, and for fields left
- * out with "_truncated":true. Random payloads from a fixed seed, and the hostile
+ * out with "_truncated":true. Random payloads from a fixed seed (of every kind, and
+ * of strings only: the shape recording copies without the walk), and the hostile
  * payload of the rendering tests, at each size from the smallest to 700 bytes and
  * at the largest.
  */
@@ -255,6 +256,43 @@ static void test_random_payloads_every_size(void **state)
     }
 }
 
+/* Payloads of strings only, the usual shape, which recording copies without the
+ * walk until a string reaches the window's end: every length of key and value
+ * around every size, and one in four with a field of another kind somewhere (a
+ * number, a NULL string, a hidden field), which the walk copies. */
+static void rstrings(rpayload *rp)
+{
+    rp->nf = rp->np = 0;
+    rp->nt = 0;
+    hark_payload *p = &rp->top;
+    unsigned want = 1 + below(6);
+    p->fields = rp->fields;
+    p->count = p->capacity = want;
+    for (unsigned i = 0; i < want; i++) {
+        hark_field *f = &rp->fields[rp->nf++];
+        memset(f, 0, sizeof *f);
+        f->key = below(8) == 0 ? rstring(rp, 60) : rkey(rp);
+        f->type = HARK_TYPE_STRING;
+        f->as.s = rstring(rp, 200);
+    }
+    if (below(4) == 0)
+        rfield(rp, &rp->fields[below(want)], 0);
+}
+
+static void test_string_payloads_every_size(void **state)
+{
+    (void)state;
+    static rpayload rps[EVENTS_PER_SIZE];
+    hark_payload *ps[EVENTS_PER_SIZE];
+    for (size_t size = HARK_RECORDER_PAYLOAD_MIN; size <= 700; size++) {
+        for (int i = 0; i < EVENTS_PER_SIZE; i++) {
+            rstrings(&rps[i]);
+            ps[i] = &rps[i].top;
+        }
+        check_size(size, ps, EVENTS_PER_SIZE);
+    }
+}
+
 static void test_hostile_payload_every_size(void **state)
 {
     (void)state;
@@ -273,6 +311,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_payloads_every_size),
+        cmocka_unit_test(test_string_payloads_every_size),
         cmocka_unit_test(test_hostile_payload_every_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

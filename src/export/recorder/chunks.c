@@ -111,8 +111,7 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
 {
     struct rchunk *c = &r->chunks[k];
     /* acquire: the last owner's writes to the chunk happen before ours. */
-    (void)atomic_load_explicit(&c->used, memory_order_acquire);
-    uint32_t had = atomic_load_explicit(&c->count, memory_order_relaxed);
+    uint32_t had = hark__rec_fill_count(atomic_load_explicit(&c->fill, memory_order_acquire));
     if (had && atomic_load_explicit(&c->owner, memory_order_relaxed) != RCHUNK_NOBODY)
         atomic_fetch_add_explicit(&r->overwritten, had, memory_order_relaxed);
     struct rthread *t = tk->t;
@@ -124,8 +123,7 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
     atomic_store_explicit(&c->owner_gen, tk->gen, memory_order_release);
     atomic_store_explicit(&c->ordinal, ordinal, memory_order_release);
     atomic_store_explicit(&c->tid, t->tid, memory_order_release);
-    atomic_store_explicit(&c->used, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->fill, 0, memory_order_relaxed);
     atomic_store_explicit(&c->last_s, tk->now_s, memory_order_relaxed);
     /* release: a reader or taker that sees the new generation sees its fields, and
      * the overwritten count above. */
@@ -134,8 +132,7 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
     t->cur = k;
     t->base = r->arena + (size_t)k * r->chunk_bytes;
     t->hdr = c;
-    t->pos = 0;
-    t->count = 0;
+    t->fill = 0;
 }
 
 bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)

@@ -90,13 +90,13 @@ static void chrome_record(struct rdump *d, hark__buf *w, const struct rentry *e,
     if (d->events)
         HARK__BUF_LIT(w, ",\n");
     hark__chrome_event ce = {name,
-                             h->name_len,
+                             h->ev.name_len,
                              hark__s_to_ns(h->start_s),
                              hark__s_to_ns(h->end_s),
                              d->pid,
                              e->tid,
-                             h->id,
-                             h->parent,
+                             h->ev.ids.id,
+                             h->ev.ids.parent,
                              args,
                              args_len};
     hark__chrome_event_write(w, &ce);
@@ -107,17 +107,17 @@ static void jsonl_record(struct rdump *d, hark__buf *w, const struct rentry *e,
                          size_t args_len)
 {
     HARK__BUF_LIT(w, "{\"name\":");
-    hark__json_str(w, name, h->name_len);
+    hark__json_str(w, name, h->ev.name_len);
     num members[] = {{",\"start_ns\":", (uint64_t)hark__s_to_ns(h->start_s)},
                      {",\"end_ns\":", (uint64_t)hark__s_to_ns(h->end_s)},
                      {",\"pid\":", (uint64_t)d->pid},
                      {",\"tid\":", (uint64_t)e->tid},
-                     {",\"id\":", h->id},
-                     {",\"parent_id\":", h->parent}};
+                     {",\"id\":", h->ev.ids.id},
+                     {",\"parent_id\":", h->ev.ids.parent}};
     nums(w, members, sizeof members / sizeof members[0]);
     HARK__BUF_LIT(w, ",\"transaction_id\":");
-    if (h->txn_len)
-        hark__json_str(w, txn, h->txn_len);
+    if (h->ev.id_len)
+        hark__json_str(w, txn, h->ev.id_len);
     else
         HARK__BUF_LIT(w, "null");
     if (h->flags & RREC_FAILED)
@@ -136,13 +136,13 @@ static void format_chunk(struct rdump *d, const struct rentry *e, uint32_t used)
     for (uint32_t off = 0; off + sizeof(struct rrec) <= used;) {
         struct rrec h;
         memcpy(&h, d->copy + off, sizeof h);
-        size_t body = sizeof h + (size_t)h.txn_len + h.name_len + h.args_len;
+        size_t body = sizeof h + (size_t)h.ev.id_len + h.ev.name_len + h.args_len;
         if (h.size < sizeof h || (h.size & 7) || h.size > used - off || body > h.size)
             return;
         const char *txn = d->copy + off + sizeof h;
-        const char *name = txn + h.txn_len;
+        const char *name = txn + h.ev.id_len;
         size_t args_len = hark__rec_excerpt_render(d->args, d->rec->payload_bytes,
-                                                   name + h.name_len, h.args_len, d->scratch);
+                                                   name + h.ev.name_len, h.args_len, d->scratch);
         hark__buf w = hark__buf_fixed(d->out, d->out_cap);
         w.len = d->out_len;
         if (d->format == HARK_RECORDER_CHROME)

@@ -297,11 +297,77 @@ static bool copy_step(void *ctx, hark_payload_step step, const hark_payload_visi
     return x->lb <= x->n || stop(x);
 }
 
-uint32_t hark__rec_excerpt_copy(uint8_t *dst, size_t n, const hark_payload *p)
+/*
+ * The usual payload, copied without the walk: every field a string with a key and
+ * a value, at the top level, the whole rendering within the window of `n` bytes
+ * (`cap` the copy's room). Each entry is exactly what copy_step() writes for it,
+ * and nothing else is written, as the walk would report every field in order and
+ * stop at none. Returns the bytes copied; 0, having written what the walk's copy
+ * overwrites, for any other payload (a field of another type, a hidden one, a
+ * NULL string) and as soon as a field would reach past the window (where the
+ * rendering cuts or stops).
+ */
+static size_t copy_strings(uint8_t *out, size_t n, size_t cap, const hark_payload *p)
+{
+    const hark_field *f = p->fields, *end = f + p->count;
+    size_t lb = 0, len = 0;
+    for (; f < end; f++) {
+        if (f->type != HARK_TYPE_STRING || !f->key || !f->as.s)
+            return 0;
+        /* A comma before every member but the first; the key quoted, a colon. A key
+         * that fits ends within the window. */
+        size_t at = lb + (f != p->fields);
+        size_t klen = strlen(f->key);
+        size_t pos = at + klen + 3;
+        if (pos > n)
+            return 0;
+        /* As keep_of(): the bytes up to one past the room. */
+        size_t slen = strnlen(f->as.s, (pos + 1 < n ? n - (pos + 1) : 0) + 1);
+        size_t need = 1 + LEN_BYTES + klen + LEN_BYTES + slen;
+        lb = pos + slen + 2;
+        if (lb > n || need > cap - len)
+            return 0;
+        uint8_t *o = out + len;
+        *o++ = X_STR;
+        o = put_len(o, klen);
+        hark__copy_short(o, f->key, klen);
+        o = put_len(o + klen, slen);
+        hark__copy_short(o, f->as.s, slen);
+        len += need;
+    }
+    return len;
+}
+
+/* Whether the payload records a failure: an error field (an `exception`) at its top
+ * level. */
+static bool has_error(const hark_payload *p)
+{
+    for (uint32_t i = 0; i < p->count; i++)
+        if (p->fields[i].type == HARK_TYPE_ERROR)
+            return true;
+    return false;
+}
+
+/* Any payload: the walk's copy. */
+static __attribute__((noinline)) uint32_t copy_walked(uint8_t *dst, size_t n, const hark_payload *p,
+                                                      bool *failed)
 {
     xcopy x = {dst, 0, n + HARK__REC_EXCERPT_SLACK, n, 0, {0}, false};
     (void)hark_payload_walk(p, SIZE_MAX, copy_step, &x);
+    *failed = p->fields && has_error(p);
     return (uint32_t)x.len;
+}
+
+uint32_t hark__rec_excerpt_copy(uint8_t *dst, size_t n, const hark_payload *p, bool *failed)
+{
+    if (HARK_LIKELY(p->fields != NULL)) {
+        size_t len = copy_strings(dst, n, n + HARK__REC_EXCERPT_SLACK, p);
+        if (HARK_LIKELY(len != 0)) {
+            *failed = false; /* strings only */
+            return (uint32_t)len;
+        }
+    }
+    return copy_walked(dst, n, p, failed);
 }
 
 /* ---- replaying -------------------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * The flight recorder (hark/recorder.h): recording, on the instrumenting threads.
  * The event callback copies the payload's excerpt (excerpt.c) straight into the
  * calling thread's current chunk, writes the record's header and name before it,
- * and publishes it by a release store of the chunk's `used`: no lock, no
+ * and publishes it by a release store of the chunk's `fill`: no lock, no
  * allocation, no system call. A thread's first event in a recorder adopts a descriptor made at
  * hark_recorder_new() (recorder_internal.h describes the hand-off).
  */
@@ -11,24 +11,19 @@
 #include "buf.h"
 #include "ns.h"
 #include "tls.h"
+#include "hark/sys/delivery.h"
 
 #include <string.h>
 #include <unistd.h>
 
-/*
- * The calling thread's recording state, across recorders: the descriptor it used
- * last, the event it recorded last (so that an event two attachments match is
- * recorded once, and a trigger knows whether its event is in), and a trigger
- * waiting for the recording of its event. One block: the library's static TLS is
- * kept small (tls.h).
- */
-static HARK__TLS struct {
-    struct rthread *last;
-    uint64_t last_serial, last_id;
-    struct rtrigger *fire;
-    uint64_t fire_id;
-    bool last_failed;
-} tl;
+/* The descriptor of no recorder (serials start at 1): what a thread has used last
+ * before it used any, so that finding its descriptor tests no pointer. */
+static struct rthread nobody;
+
+/* The descriptor the calling thread used last, never NULL: `nobody` when none.
+ * What it recorded last and a trigger waiting for a recording are the
+ * descriptor's own (last_id, fire). */
+static HARK__TLS struct rthread *tl_last = &nobody;
 
 void hark__rec_thread_free(hark__slot *s)
 {
@@ -41,8 +36,7 @@ void hark__rec_thread_free(hark__slot *s)
 
 static void thread_exit(void)
 {
-    tl.last = NULL;
-    tl.fire = NULL;
+    tl_last = &nobody;
     hark__rec_stack_thread_exit();
 }
 
@@ -53,7 +47,7 @@ static struct rthread *find_slow(hark_recorder *r)
 {
     struct rthread *t = (struct rthread *)hark__slot_find(&rthread_kind, r->serial);
     if (t)
-        return tl.last = t;
+        return tl_last = t;
     for (uint32_t i = 0; i < r->max_threads; i++) {
         t = r->threads[i];
         if (!hark__slot_adopt(&t->slot))
@@ -64,8 +58,11 @@ static struct rthread *find_slow(hark_recorder *r)
         atomic_store_explicit(&t->held, (uint64_t)(gen + 1) << 32, memory_order_relaxed);
         atomic_store_explicit(&t->latest, 0, memory_order_relaxed);
         t->cur = UINT32_MAX;
-        t->pos = (uint32_t)r->chunk_bytes; /* no room: the first event takes a chunk */
-        t->count = 0;
+        t->fill = r->chunk_bytes; /* no room: the first event takes a chunk */
+        t->room = r->payload_fn ? 0 : (uint32_t)r->fill_limit + 1;
+        t->last_id = 0;
+        t->last_failed = false;
+        t->fire = NULL;
         t->retry_s = 0;
         t->alt_epoch = 0;
         t->tid = (int)gettid();
@@ -75,15 +72,15 @@ static struct rthread *find_slow(hark_recorder *r)
             return NULL;
         }
         hark__rec_stack_check(r, t);
-        return tl.last = t;
+        return tl_last = t;
     }
     return NULL;
 }
 
 struct rthread *hark__rec_thread(hark_recorder *r)
 {
-    struct rthread *t = tl.last;
-    return t && t->slot.serial == r->serial ? t : find_slow(r);
+    struct rthread *t = tl_last;
+    return t->slot.serial == r->serial ? t : find_slow(r);
 }
 
 static void bump(atomic_uint_least64_t *c)
@@ -93,100 +90,158 @@ static void bump(atomic_uint_least64_t *c)
                           memory_order_relaxed);
 }
 
-/* Whether the payload records a failure (an `exception` error field). */
-static bool failed(const hark_payload *p)
-{
-    if (!p)
-        return false;
-    for (uint32_t i = 0; i < p->count; i++)
-        if (p->fields[i].type == HARK_TYPE_ERROR)
-            return true;
-    return false;
-}
-
 void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct rtrigger *tr)
 {
-    if (id && tl.last_id == id && tl.last_serial == r->serial) {
-        if (!tr->failed_only || tl.last_failed)
-            hark__rec_fire(tr, end_ns);
-        return;
-    }
     /* An event without an id (built by hand) cannot be told from the next one. */
     if (!id)
         return;
-    tl.fire = tr;
-    tl.fire_id = id;
+    /* The calling thread's descriptor of `r`: adopted now if the recorder's own
+     * subscription comes after the trigger's (its first event); none free, the
+     * event is not recorded either. */
+    struct rthread *t = hark__rec_thread(r);
+    if (!t)
+        return;
+    if (t->last_id == id) {
+        if (!tr->failed_only || t->last_failed)
+            hark__rec_fire(tr, end_ns);
+        return;
+    }
+    t->fire = tr;
+    t->fire_id = id;
+}
+
+/* The lengths of an event's name and transaction id, measured: the core did not
+ * know them (hark_current_delivery()). A name that reaches a subscriber is at most
+ * HARK_NAME_MAX bytes (the core refuses longer ones); a transaction id may be
+ * anything (hark_publish()): both are cut to what a record holds. */
+static __attribute__((noinline)) void measure(const char *name, const char *txn, hark_delivery *d)
+{
+    size_t name_len = strlen(name);
+    d->name_len = (uint32_t)(name_len > HARK_NAME_MAX ? HARK_NAME_MAX : name_len);
+    d->id_len = txn ? (uint32_t)strnlen(txn, HARK_ID_LEN) : 0;
+}
+
+/* The header's word after the ids and lengths: size | args_len << 32 | flags << 48
+ * (little-endian: struct rrec's size, args_len, flags, reserved). */
+static inline uint64_t rrec_word(uint32_t size, uint32_t args_len, unsigned flags)
+{
+    return size | (uint64_t)args_len << 32 | (uint64_t)flags << 48;
+}
+
+static inline void rrec_set_word(struct rrec *h, uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&h->size, &w, sizeof w);
+#else
+    h->size = (uint32_t)w;
+    h->args_len = (uint16_t)(w >> 32);
+    h->flags = (uint8_t)(w >> 48);
+    h->reserved = 0;
+#endif
+}
+
+/* The record's size: its header, id and name (`head` bytes) and `args_len` bytes
+ * of excerpt, padded to 8. */
+static inline uint32_t rrec_size(size_t head, uint32_t args_len)
+{
+    return (uint32_t)((head + args_len + 7) & ~(size_t)7);
+}
+
+/* Copies the excerpt of a payload with fields to `dst`, after the `head` bytes of
+ * record header, id and name, and notes whether the payload records a failure;
+ * returns the header's word (rrec_word()). */
+static __attribute__((noinline)) uint64_t excerpt(struct rthread *t, uint8_t *dst, size_t head,
+                                                  const hark_payload *p)
+{
+    bool fail;
+    uint32_t args_len = hark__rec_excerpt_copy(dst, t->rec->payload_bytes, p, &fail);
+    t->last_failed = fail;
+    return rrec_word(rrec_size(head, args_len), args_len, fail ? RREC_FAILED : 0);
+}
+
+/* Copies `n` bytes, more than a short copy takes. */
+static __attribute__((noinline)) void copy_long(char *dst, const char *src, size_t n)
+{
+    memcpy(dst, src, n);
 }
 
 /*
- * Writes the rest of the record whose header `h` has its times and ids already --
- * the transaction id, the name, the payload's excerpt (excerpt.c), the header's
- * other fields -- and publishes it. The chunk has room for the largest record from
- * `h` on (fill_limit). Returns whether the payload records a failure.
+ * Writes the rest of the record whose header `h` has its times, ids and lengths
+ * already -- the transaction id, the name, the payload's excerpt (excerpt.c), the
+ * header's other fields -- and publishes it; sets t->last_failed. The chunk has
+ * room for the largest record from `h` on (fill_limit).
  */
-static inline __attribute__((always_inline)) int write_rest(hark_recorder *r, struct rthread *t,
-                                                            struct rrec *h, const char *name,
-                                                            const char *txn, const hark_payload *p)
+static inline __attribute__((always_inline)) void write_rest(struct rthread *t, struct rrec *h,
+                                                             const char *name, const char *txn,
+                                                             const hark_payload *p)
 {
-    /* A name that reaches a subscriber is at most HARK_NAME_MAX bytes (the core
-     * refuses longer ones); a transaction id may be anything (hark_publish()). */
-    size_t name_len = strlen(name);
-    if (HARK_UNLIKELY(name_len > HARK_NAME_MAX))
-        name_len = HARK_NAME_MAX;
-    size_t txn_len = txn ? strnlen(txn, HARK_ID_LEN) : 0;
+    uint32_t name_len = h->ev.name_len, txn_len = h->ev.id_len;
+    char *dst = (char *)(h + 1);
+    /* Short copies without a call (buf.h): the core's ids are HARK_ID_LEN bytes,
+     * names mostly short. */
+    if (HARK_LIKELY(txn_len == HARK_ID_LEN))
+        memcpy(dst, txn, HARK_ID_LEN);
+    else
+        hark__copy_short(dst, txn, txn_len);
+    dst += txn_len;
+    if (HARK_LIKELY(name_len <= 32))
+        hark__copy_short(dst, name, name_len);
+    else
+        copy_long(dst, name, name_len);
+    dst += name_len;
     size_t head = sizeof(struct rrec) + txn_len + name_len;
-    char *dst = (char *)h;
     /* A copy of what the one rendering needs, rendered when dumped; an event without
      * fields has nothing to copy. */
-    int fail = 0;
-    uint32_t args_len = 0;
-    if (p && p->count) {
-        args_len = hark__rec_excerpt_copy((uint8_t *)dst + head, r->payload_bytes, p);
-        fail = failed(p);
+    uint64_t w;
+    if (HARK_UNLIKELY(p != NULL && p->count != 0)) {
+        w = excerpt(t, (uint8_t *)dst, head, p);
+    } else {
+        w = rrec_word(rrec_size(head, 0), 0, 0);
+        t->last_failed = false;
     }
-    uint32_t size = (uint32_t)((head + args_len + 7) & ~(size_t)7);
-    h->size = size;
-    h->name_len = (uint16_t)name_len;
-    h->flags = (uint8_t)(fail ? RREC_FAILED : 0);
-    h->txn_len = (uint8_t)txn_len;
-    h->args_len = args_len;
-    h->reserved = 0;
-    /* Short copies without a call (buf.h): ids are 20 bytes, names mostly short. */
-    hark__copy_short(dst + sizeof *h, txn, txn_len);
-    hark__copy_short(dst + sizeof *h + txn_len, name, name_len);
-    uint32_t pos = t->pos + size;
-    uint32_t count = t->count + 1;
-    t->pos = pos;
-    t->count = count;
+    rrec_set_word(h, w);
+    /* One more record of `size` bytes. */
+    uint64_t fill = t->fill + ((uint64_t)1 << 32 | (uint32_t)w);
+    t->fill = fill;
     struct rchunk *c = t->hdr;
     /* Counted before it is published: a dump that holds it sees it counted. */
     bump(&t->recorded);
-    atomic_store_explicit(&c->count, count, memory_order_relaxed);
     atomic_store_explicit(&c->last_s, h->end_s, memory_order_relaxed);
     /* release: publishes the record's bytes (and the stores above) to readers. */
-    atomic_store_explicit(&c->used, pos, memory_order_release);
-    return fail;
+    atomic_store_explicit(&c->fill, fill, memory_order_release);
+}
+
+/* An event with the id recorded last: whether it is that event (an event without
+ * an id, built by hand, is not). Out of line, so that the usual test is one compare. */
+static __attribute__((noinline)) bool same_event(uint64_t id)
+{
+    return id != 0;
 }
 
 /* Whether another attachment of this recorder recorded the event already. */
-static inline bool recorded_already(const hark_recorder *r, uint64_t id)
+static inline bool recorded_already(const struct rthread *t, uint64_t id)
 {
-    return id && id == tl.last_id && tl.last_serial == r->serial;
+    return HARK_UNLIKELY(id == t->last_id) && same_event(id);
 }
 
-/* The event `id` is recorded: what a trigger and the next attachment look at. */
-static inline __attribute__((always_inline)) void recorded(hark_recorder *r, uint64_t id, int fail,
-                                                           double finish)
+/* A trigger waits for the recording of its event: fires it if the event just
+ * recorded into `h` is that one. */
+static __attribute__((noinline)) void fire_waiting(struct rthread *t, const struct rrec *h)
 {
-    tl.last_id = id;
-    tl.last_serial = r->serial;
-    tl.last_failed = fail;
-    if (HARK_UNLIKELY(tl.fire) && tl.fire_id == id && tl.fire->rec == r) {
-        struct rtrigger *tr = tl.fire;
-        tl.fire = NULL;
-        if (!tr->failed_only || fail)
-            hark__rec_fire(tr, hark__s_to_ns(finish));
-    }
+    struct rtrigger *tr = t->fire;
+    if (t->fire_id != h->ev.ids.id)
+        return;
+    t->fire = NULL;
+    if (!tr->failed_only || (h->flags & RREC_FAILED))
+        hark__rec_fire(tr, hark__s_to_ns(h->end_s));
+}
+
+/* The event of record `h` is recorded (t->last_id and t->last_failed say so
+ * already): a trigger may wait for it. */
+static inline __attribute__((always_inline)) void recorded(struct rthread *t, const struct rrec *h)
+{
+    if (HARK_UNLIKELY(t->fire != NULL))
+        fire_waiting(t, h);
 }
 
 /* Places the record of an event that is not recorded yet -- in another chunk when
@@ -194,21 +249,22 @@ static inline __attribute__((always_inline)) void recorded(hark_recorder *r, uin
 static __attribute__((noinline)) int record_placed(hark_recorder *r, struct rthread *t,
                                                    const char *name, double start, double finish,
                                                    const char *txn, hark_payload *payload,
-                                                   hark_event_ids ids)
+                                                   const hark_delivery *d)
 {
-    if (t->pos > r->fill_limit) {
+    if (hark__rec_fill_bytes(t->fill) > r->fill_limit) {
         hark__rec_stack_check(r, t);
         if (!hark__rec_take_chunk(r, t, finish)) {
             bump(&t->dropped);
             return 0;
         }
     }
-    struct rrec *h = (struct rrec *)(void *)(t->base + t->pos);
-    h->id = ids.id;
-    h->parent = ids.parent;
+    struct rrec *h = (struct rrec *)(void *)(t->base + hark__rec_fill_bytes(t->fill));
+    h->ev = *d;
     h->start_s = start;
     h->end_s = finish;
-    recorded(r, ids.id, write_rest(r, t, h, name, txn, payload), finish);
+    t->last_id = d->ids.id;
+    write_rest(t, h, name, txn, payload);
+    recorded(t, h);
     return 0;
 }
 
@@ -220,7 +276,7 @@ static __attribute__((noinline)) int record_placed(hark_recorder *r, struct rthr
 static __attribute__((noinline)) int record_hooked(hark_recorder *r, struct rthread *t,
                                                    const char *name, double start, double finish,
                                                    const char *txn, hark_payload *payload,
-                                                   hark_event_ids ids)
+                                                   const hark_delivery *d)
 {
     hark_field fields[HARK_RECORDER_PAYLOAD_FIELDS + HARK_PAYLOAD_RESERVED];
     hark_payload own;
@@ -234,57 +290,68 @@ static __attribute__((noinline)) int record_hooked(hark_recorder *r, struct rthr
     ev.time_ms = start * 1e3;
     ev.end_ms = finish * 1e3;
     ev.flags = HARK_EVENT_HAS_TIME | HARK_EVENT_HAS_END;
-    ev.id = ids.id;
-    ev.parent_id = ids.parent;
+    ev.id = d->ids.id;
+    ev.parent_id = d->ids.parent;
     r->payload_fn(&ev, &own, buf, r->payload_data);
-    return record_placed(r, t, name, start, finish, txn, &own, ids);
+    return record_placed(r, t, name, start, finish, txn, &own, d);
 }
 
-/* Every case but the usual one: a payload hook, or a chunk without room for the
- * largest record. */
-static __attribute__((noinline)) int record_slow(hark_recorder *r, struct rthread *t,
-                                                 const char *name, double start, double finish,
-                                                 const char *txn, hark_payload *payload)
+/* Every case but the usual one: the calling thread's first event in `r` (or its
+ * first since it recorded into another recorder), a payload hook, or a chunk
+ * without room for the largest record. */
+static __attribute__((noinline)) int record_slow(const char *name, double start, double finish,
+                                                 const char *txn, hark_payload *payload,
+                                                 hark_recorder *r)
 {
-    hark_event_ids ids = hark_current_event_ids();
-    if (recorded_already(r, ids.id))
-        return 0;
-    if (r->payload_fn)
-        return record_hooked(r, t, name, start, finish, txn, payload, ids);
-    return record_placed(r, t, name, start, finish, txn, payload, ids);
-}
-
-int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
-                       hark_payload *payload, void *data)
-{
-    hark_recorder *r = ((struct hark__attach *)data)->owner;
-    struct rthread *t = tl.last;
-    if (HARK_UNLIKELY(!t || t->slot.serial != r->serial)) {
+    struct rthread *t = tl_last;
+    if (t->slot.serial != r->serial) {
         t = find_slow(r);
         if (!t) {
             atomic_fetch_add_explicit(&r->dropped_nothread, 1, memory_order_relaxed);
             return 0;
         }
     }
-    if (HARK_UNLIKELY(r->payload_fn != NULL || t->pos > r->fill_limit))
-        return record_slow(r, t, name, start, finish, txn, payload);
+    hark_delivery d;
+    if (!hark_current_delivery(name, txn, &d))
+        measure(name, txn, &d);
+    if (recorded_already(t, d.ids.id))
+        return 0;
+    if (r->payload_fn)
+        return record_hooked(r, t, name, start, finish, txn, payload, &d);
+    return record_placed(r, t, name, start, finish, txn, payload, &d);
+}
+
+int hark__rec_on_event(const char *name, double start, double finish, const char *txn,
+                       hark_payload *payload, void *data)
+{
+    hark_recorder *r = ((struct hark__attach *)data)->owner;
+    /* The descriptor the thread used last (`nobody` has no room), if it is r's and
+     * its chunk has room for the largest record; else the slow path, a tail call. */
+    struct rthread *t = tl_last;
+    uint32_t pos = hark__rec_fill_bytes(t->fill);
+    if (HARK_UNLIKELY(t->slot.serial != r->serial) || HARK_UNLIKELY(pos >= t->room))
+        return record_slow(name, start, finish, txn, payload, r);
     /* The record goes here (records start 8-byte aligned, in memory from malloc):
-     * its times first, straight from the registers they came in. Nothing is
-     * published until write_rest(). */
-    struct rrec *h = (struct rrec *)(void *)(t->base + t->pos);
+     * its times first, straight from the registers they came in, then the event's
+     * ids and the lengths of its name and id, which the core knows for the events
+     * the instrument macros finish. Nothing is published until write_rest(). */
+    struct rrec *h = (struct rrec *)(void *)(t->base + pos);
     h->start_s = start;
     h->end_s = finish;
-    hark_event_ids ids = hark_current_event_ids();
-    if (recorded_already(r, ids.id))
+    bool known = hark_current_delivery(name, txn, &h->ev);
+    uint64_t id = h->ev.ids.id;
+    if (recorded_already(t, id))
         return 0;
-    h->id = ids.id;
-    h->parent = ids.parent;
-    recorded(r, ids.id, write_rest(r, t, h, name, txn, payload), h->end_s);
+    t->last_id = id;
+    if (HARK_UNLIKELY(!known))
+        measure(name, txn, &h->ev);
+    write_rest(t, h, name, txn, payload);
+    recorded(t, h);
     return 0;
 }
 
 void hark__rec_forget(struct rthread *t)
 {
-    if (tl.last == t)
-        tl.last = NULL;
+    if (tl_last == t)
+        tl_last = &nobody;
 }

@@ -132,8 +132,9 @@ static int alloc_memory(hark_recorder *r)
         if (!t)
             return HARK_ENOMEM;
         t->index = i;
+        t->rec = r;
         t->cur = UINT32_MAX;
-        t->pos = (uint32_t)r->chunk_bytes; /* no chunk yet: no room */
+        t->fill = r->chunk_bytes; /* no chunk yet: no room */
         /* FREE: the recorder holds it; a thread adopts it at its first event. */
         atomic_init(&t->slot.state, HARK__SLOT_FREE);
         t->slot.serial = r->serial;

@@ -26,20 +26,22 @@
  * recorder went away first (the thread frees it).
  *
  * A chunk's incarnation. A chunk is written by one thread at a time, from its
- * start, records appended and published by a release store of `used`: the bytes
- * below `used` never change until the chunk is taken again. Taking a chunk moves its
+ * start, records appended and published by a release store of `fill` (its bytes
+ * used and its record count, one word): the bytes below the used ones never change
+ * until the chunk is taken again. Taking a chunk moves its
  * `gen` from even g to odd g+1 (a CAS: one taker wins) and, once it is set up for
  * its new owner, to g+2. A reader pins the chunk (`pins`), then checks that `gen`
  * is still the one it expects; a taker, after its CAS, checks `pins` and backs off
  * (gen back to g) if someone reads. Both sides use seq_cst, so either the reader
  * sees the odd gen or the taker sees the pin: a reader never reads bytes being
- * rewritten, and a record being appended lies beyond the `used` it read.
+ * rewritten, and a record being appended lies beyond the bytes used it read.
  */
 #ifndef HARK_RECORDER_INTERNAL_H
 #define HARK_RECORDER_INTERNAL_H
 
 #include "hark/exporter.h"
 #include "hark/recorder.h"
+#include "hark/sys/delivery.h"
 #include "attach.h"
 #include "slot.h"
 #include "worker.h"
@@ -53,17 +55,20 @@
  * the transaction id, the name and the payload excerpt's copy (excerpt.c) follow,
  * then padding to 8. */
 struct rrec {
-    uint32_t size; /* the whole record, a multiple of 8 */
-    uint16_t name_len;
+    /* The event's ids and the lengths of its name (at most HARK_NAME_MAX) and
+     * transaction id (at most HARK_ID_LEN), written where they go by
+     * hark_current_delivery() (hark/sys/delivery.h). */
+    hark_delivery ev;
+    /* One word (record.c writes it with one store): */
+    uint32_t size;     /* the whole record, a multiple of 8 */
+    uint16_t args_len; /* bytes of the excerpt's copy (HARK_RECORDER_PAYLOAD_MAX + 16 at most) */
     uint8_t flags;     /* RREC_* */
-    uint8_t txn_len;   /* at most HARK_ID_LEN */
-    uint32_t args_len; /* bytes of the excerpt's copy */
-    uint32_t reserved;
-    uint64_t id, parent;
+    uint8_t reserved;
     double start_s, end_s; /* CLOCK_MONOTONIC seconds, as the subscriber got them:
                               turned into nanoseconds when dumped, not per event */
 };
 _Static_assert(sizeof(struct rrec) == 48, "HARK_RECORDER_RECORD_MAX counts a 48-byte header");
+_Static_assert(HARK_RECORDER_PAYLOAD_MAX + 16 <= UINT16_MAX, "args_len holds an excerpt's copy");
 
 #define RREC_FAILED 0x1u
 
@@ -72,14 +77,15 @@ _Static_assert(sizeof(struct rrec) == 48, "HARK_RECORDER_RECORD_MAX counts a 48-
 
 struct rchunk {
     _Alignas(64) atomic_uint_least64_t gen; /* even: stable; odd: being taken */
-    atomic_uint_least32_t used;             /* bytes of published records (release) */
-    atomic_uint_least32_t count;            /* records published */
-    _Atomic double last_s;                  /* end of its newest record, seconds */
-    atomic_uint_least64_t ordinal;          /* the owner's chunk number, from 1 */
-    atomic_uint_least32_t owner;            /* descriptor index + 1, or RCHUNK_NOBODY */
-    atomic_uint_least32_t owner_gen;        /* the descriptor's generation then */
-    atomic_int tid;                         /* the owner's kernel thread id */
-    atomic_uint pins;                       /* readers copying it now */
+    /* Published records: their bytes | their count << 32 (release). One word, so
+     * that publishing a record is one store. */
+    atomic_uint_least64_t fill;
+    _Atomic double last_s;           /* end of its newest record, seconds */
+    atomic_uint_least64_t ordinal;   /* the owner's chunk number, from 1 */
+    atomic_uint_least32_t owner;     /* descriptor index + 1, or RCHUNK_NOBODY */
+    atomic_uint_least32_t owner_gen; /* the descriptor's generation then */
+    atomic_int tid;                  /* the owner's kernel thread id */
+    atomic_uint pins;                /* readers copying it now */
 };
 
 /* A recording thread's descriptor. */
@@ -93,10 +99,19 @@ struct rthread {
     /* The owner's own. */
     char *base;         /* its current chunk's bytes */
     struct rchunk *hdr; /* and header */
-    uint32_t pos;       /* bytes used in it (fill_limit + 1 while it has none) */
-    uint32_t count;     /* records in it */
-    uint32_t cur;       /* index of its current chunk, or UINT32_MAX */
+    uint64_t fill;      /* its bytes used | its records << 32, as its `fill` will be
+                           (bytes: beyond fill_limit while it has none) */
+    /* The usual path's one test: bytes used below this (fill_limit + 1), or 0 when
+     * every event takes the slow path (a payload hook). */
+    uint32_t room;
+    uint32_t cur; /* index of its current chunk, or UINT32_MAX */
     int tid;
+    bool last_failed;      /* whether the event last_id recorded a failure */
+    uint64_t last_id;      /* the event it recorded last (0: none): what a second
+                              attachment matching it and a trigger look at */
+    struct rtrigger *fire; /* a trigger waiting for the recording of event fire_id */
+    uint64_t fire_id;
+    hark_recorder *rec;       /* its recorder */
     double retry_s;           /* holding nothing: no new attempt before this event time */
     unsigned alt_epoch;       /* crash.c's epoch when it last looked at its stack */
     _Atomic(void *) altstack; /* its alternate signal stack (crash.c), or NULL */
@@ -207,14 +222,25 @@ void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct
 /* The scratch hark__rec_excerpt_render() needs for a window of `n` bytes. */
 #define HARK__REC_EXCERPT_SCRATCH(n) ((n) + HARK__REC_EXCERPT_SLACK + 16)
 /* Copies into dst (n + HARK__REC_EXCERPT_SLACK bytes) what rendering `p` into a
- * window of `n` bytes needs; returns the bytes copied (0 for no fields). No lock, no
- * allocation, no system call. */
-uint32_t hark__rec_excerpt_copy(uint8_t *dst, size_t n, const hark_payload *p);
+ * window of `n` bytes needs; returns the bytes copied (0 for no fields), and in
+ * *failed whether the payload records a failure (an error field at its top level).
+ * No lock, no allocation, no system call. */
+uint32_t hark__rec_excerpt_copy(uint8_t *dst, size_t n, const hark_payload *p, bool *failed);
 /* Renders a copy of `len` bytes through the one rendering into out (n bytes, the
  * window it was copied for): exactly what hark_payload_json_members(out, n, p)
  * would have written of the payload it was copied from. Returns the bytes written.
  * Async-signal-safe. */
 size_t hark__rec_excerpt_render(char *out, size_t n, const char *copy, size_t len, char *scratch);
+
+/* The bytes and the record count of a chunk's `fill` word. */
+static inline uint32_t hark__rec_fill_bytes(uint64_t fill)
+{
+    return (uint32_t)fill;
+}
+static inline uint32_t hark__rec_fill_count(uint64_t fill)
+{
+    return (uint32_t)(fill >> 32);
+}
 
 /* ---- chunks.c ------------------------------------------------------------------- */
 /* Gives `t` a new current chunk at event time now_s (monotonic seconds); false when

@@ -99,8 +99,9 @@ uint32_t hark__rec_copy_chunk(struct rdump *d, const struct rentry *e)
         atomic_fetch_add_explicit(&c->pins, 1, memory_order_seq_cst);
         uint64_t gen = atomic_load_explicit(&c->gen, memory_order_seq_cst);
         if (gen == e->gen) {
-            /* acquire: the records below `used` are complete. */
-            uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+            /* acquire: the records below the bytes used are complete. */
+            uint32_t used =
+                hark__rec_fill_bytes(atomic_load_explicit(&c->fill, memory_order_acquire));
             if (used > r->chunk_bytes)
                 used = 0; /* cannot happen; never read past the chunk */
             memcpy(d->copy, r->arena + (size_t)e->index * r->chunk_bytes, used);
