@@ -118,7 +118,7 @@ static const char *reference(const char *name)
         {"hark/lttng_idle", "hark/unsubscribed"},
         {"hark/otlp_span", "hark/trace_record"},
         {"hark/otlp_unsampled", "hark/timed_1sub"},
-        {"hark/recorder", "hark/trace_record"},
+        {"hark/recorder", "hark/trace_record_sql"}, /* the same payload */
         {"hark/recorder_nopayload", "hark/timed_1sub"},
         {"hark/recorder_idle", "hark/unsubscribed"},
     };
@@ -145,6 +145,8 @@ typedef struct budget {
                          AT_MOST_MIN: lhs/rhs <= limit for the medians and for the minimums;
                          OVERHEAD_AT_MOST: (lhs - base) / (rhs - base) <= limit */
     const char *base; /* OVERHEAD_AT_MOST: the row without instrumentation */
+    const char *note; /* printed after the budget: what the comparison is, when it is
+                         not like for like */
 } budget;
 
 static const budget budgets[] = {
@@ -166,11 +168,12 @@ static const budget budgets[] = {
     {"hark/otlp_span", "hark/trace_record", 1.5, AT_MOST},
     {"hark/otlp_unsampled", "hark/timed_1sub", 1.2, AT_MOST},
     /* the flight recorder (issue 31): recording with the SQL payload costs no more than
-     * the trace file's recording without one (as the issue writes it) and, like for like,
-     * no more than the trace file's recording of the same payload; a dump of 64 MiB takes
-     * at most a second */
-    {"hark/recorder", "hark/trace_record", 1.0, AT_MOST},
-    {"hark/recorder", "hark/trace_record_sql", 1.0, AT_MOST},
+     * the trace file's recording without one (as the issue writes it: not like for like,
+     * and judged on the minimums too, as the trace row's median carries its writer
+     * thread on the same cores) and, like for like, no more than the trace file's
+     * recording of the same payload; a dump of 64 MiB takes at most a second */
+    {"hark/recorder", "hark/trace_record", 1.0, AT_MOST_MIN, NULL, "[SQL payload vs an empty one]"},
+    {"hark/recorder", "hark/trace_record_sql", 1.0, AT_MOST, NULL, "[the same payload]"},
     {"hark/recorder_nopayload", "hark/timed_1sub", 1.3, AT_MOST},
     {"hark/recorder_idle", "hark/unsubscribed", 1.2, AT_MOST},
     {"hark/recorder_dump_64mib", NULL, 1e9, AT_MOST_NS},
@@ -293,11 +296,12 @@ static void check_budget(const budget *bg, const char *lhs_name, const char *rhs
                detail);
         return;
     }
+    const char *note = bg->note ? bg->note : "", *sp = bg->note ? " " : "";
     if (bg->type == AT_MOST)
-        snprintf(what, sizeof what, "%s <= %.2fx %s", lhs_name, bg->limit, rhs_name);
+        snprintf(what, sizeof what, "%s <= %.2fx %s%s%s", lhs_name, bg->limit, rhs_name, sp, note);
     else if (bg->type == AT_MOST_MIN)
-        snprintf(what, sizeof what, "%s <= %.2fx %s (median and min/min)", lhs_name, bg->limit,
-                 rhs_name);
+        snprintf(what, sizeof what, "%s <= %.2fx %s (median and min/min)%s%s", lhs_name, bg->limit,
+                 rhs_name, sp, note);
     else
         snprintf(what, sizeof what, "%s >= %gx faster than %s", lhs_name, bg->limit, rhs_name);
     if (l == NULL || r == NULL) {

@@ -242,18 +242,25 @@ static void check_size(size_t payload_bytes, hark_payload *const *payloads, int 
     assert_int_equal(hark_notifier_free(n), 0);
 }
 
-static void test_random_payloads_every_size(void **state)
+/* EVENTS_PER_SIZE payloads made by `build`, fresh for each size from the smallest
+ * to 700 bytes. */
+static void check_every_size(void (*build)(rpayload *))
 {
-    (void)state;
     static rpayload rps[EVENTS_PER_SIZE];
     hark_payload *ps[EVENTS_PER_SIZE];
     for (size_t size = HARK_RECORDER_PAYLOAD_MIN; size <= 700; size++) {
         for (int i = 0; i < EVENTS_PER_SIZE; i++) {
-            rpayload_build(&rps[i]);
+            build(&rps[i]);
             ps[i] = &rps[i].top;
         }
         check_size(size, ps, EVENTS_PER_SIZE);
     }
+}
+
+static void test_random_payloads_every_size(void **state)
+{
+    (void)state;
+    check_every_size(rpayload_build);
 }
 
 /* Payloads of strings only, the usual shape, which recording copies without the
@@ -282,15 +289,7 @@ static void rstrings(rpayload *rp)
 static void test_string_payloads_every_size(void **state)
 {
     (void)state;
-    static rpayload rps[EVENTS_PER_SIZE];
-    hark_payload *ps[EVENTS_PER_SIZE];
-    for (size_t size = HARK_RECORDER_PAYLOAD_MIN; size <= 700; size++) {
-        for (int i = 0; i < EVENTS_PER_SIZE; i++) {
-            rstrings(&rps[i]);
-            ps[i] = &rps[i].top;
-        }
-        check_size(size, ps, EVENTS_PER_SIZE);
-    }
+    check_every_size(rstrings);
 }
 
 static void test_hostile_payload_every_size(void **state)
