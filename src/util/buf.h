@@ -103,8 +103,13 @@ static inline void hark__copy_short(void *dst, const void *src, size_t n)
         memcpy(d, &a, 4);
         memcpy(d + n - 4, &z, 4);
     } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
+        /* 1 to 3 bytes: the first, the middle and the last, without a loop. */
+        if (n) {
+            uint8_t a = s[0], m = s[n / 2], z = s[n - 1];
+            d[0] = a;
+            d[n / 2] = m;
+            d[n - 1] = z;
+        }
     } else {
         memcpy(d, s, n);
     }

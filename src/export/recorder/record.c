@@ -147,18 +147,6 @@ static inline uint32_t rrec_size(size_t head, uint32_t args_len)
     return (uint32_t)((head + args_len + 7) & ~(size_t)7);
 }
 
-/* Copies the excerpt of a payload with fields to `dst`, after the `head` bytes of
- * record header, id and name, and notes whether the payload records a failure;
- * returns the header's word (rrec_word()). */
-static __attribute__((noinline)) uint64_t excerpt(struct rthread *t, uint8_t *dst, size_t head,
-                                                  const hark_payload *p)
-{
-    bool fail;
-    uint32_t args_len = hark__rec_excerpt_copy(dst, t->rec->payload_bytes, p, &fail);
-    t->last_failed = fail;
-    return rrec_word(rrec_size(head, args_len), args_len, fail ? RREC_FAILED : 0);
-}
-
 /* Copies `n` bytes, more than a short copy takes. */
 static __attribute__((noinline)) void copy_long(char *dst, const char *src, size_t n)
 {
@@ -193,8 +181,11 @@ static inline __attribute__((always_inline)) void write_rest(struct rthread *t, 
     /* A copy of what the one rendering needs, rendered when dumped; an event without
      * fields has nothing to copy. */
     uint64_t w;
-    if (HARK_UNLIKELY(p != NULL && p->count != 0)) {
-        w = excerpt(t, (uint8_t *)dst, head, p);
+    if (HARK_LIKELY(p != NULL) && HARK_UNLIKELY(p->count != 0)) {
+        bool fail;
+        uint32_t args_len = hark__rec_excerpt_copy((uint8_t *)dst, t->rec->payload_bytes, p, &fail);
+        t->last_failed = fail;
+        w = rrec_word(rrec_size(head, args_len), args_len, fail ? RREC_FAILED : 0);
     } else {
         w = rrec_word(rrec_size(head, 0), 0, 0);
         t->last_failed = false;
