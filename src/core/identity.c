@@ -12,6 +12,7 @@
  */
 #include "internal.h"
 #include "hark/sys/delivery.h"
+#include "error.h"
 
 #include <stdatomic.h>
 
@@ -45,10 +46,27 @@ hark_event_ids hark_current_event_ids(void)
     return hark__nest.cur;
 }
 
+/* What hark_current_delivery() says when the lengths are not known: out of line,
+ * so that the known case has its own stores. */
+static __attribute__((noinline)) bool delivery_unknown(hark_delivery *out)
+{
+    out->name_len = 0;
+    out->id_len = 0;
+    return false;
+}
+
+static HARK__COLD bool delivery_no_out(void)
+{
+    hark__error(HARK_EINVAL, "hark_current_delivery: out is NULL");
+    return false;
+}
+
 bool hark_current_delivery(const char *name, const char *id, hark_delivery *out)
 {
     const struct hark__nest *n = &hark__nest;
     const hark_handle *h = n->delivering;
+    if (HARK_UNLIKELY(!out))
+        return delivery_no_out();
     out->ids = n->cur;
     /* Only the pointers finish() passed are known: a name given to hark_finish_id()
      * is not the topic's, an id given to hark_start_id() is not the handle's. */
@@ -57,7 +75,5 @@ bool hark_current_delivery(const char *name, const char *id, hark_delivery *out)
         out->id_len = HARK_ID_LEN;
         return true;
     }
-    out->name_len = 0;
-    out->id_len = 0;
-    return false;
+    return delivery_unknown(out);
 }

@@ -21,6 +21,7 @@
 #include <hark/logger.h>
 #include <hark/subscriber.h>
 #include <hark/testing.h>
+#include <hark/sys/delivery.h>
 #include <hark/sys/log_trace.h>
 #include <hark/sys/logger_observer.h>
 #include <hark/sys/reclaim.h>
@@ -1042,6 +1043,17 @@ static void rows_event(void)
          hark_clock_wall_offset_ns(0) == anchor && hark_clock_wall_offset_ns(-5) == anchor);
     ROWT("hark_clock_wall_ns", "INT64_MAX", "INT64_MAX (saturates)",
          hark_clock_wall_ns(INT64_MAX) == INT64_MAX);
+    hark_error_clear();
+    bool known = hark_current_delivery("x", "", NULL);
+    ROWT("hark_current_delivery", "NULL out",
+         "false; `HARK_EINVAL`: hark_current_delivery: out is NULL",
+         !known && hark_error_last()->code == HARK_EINVAL &&
+             strcmp(hark_error_last()->message, "hark_current_delivery: out is NULL") == 0);
+    hark_delivery d;
+    ROWT("hark_current_delivery", "outside a monotonic subscriber's callback",
+         "false, lengths 0, the current event's ids",
+         !hark_current_delivery("x", "", &d) && d.name_len == 0 && d.id_len == 0 &&
+             d.ids.id == hark_current_event_ids().id);
 }
 
 /* ------------------------------------------------------------------------- */

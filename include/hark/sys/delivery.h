@@ -51,8 +51,8 @@ typedef struct hark_delivery {
  * string, not the topic's), an id given to hark_start_id() or hark_finish_id(),
  * or after a delivery nested in one of the event's callbacks (an event instrumented
  * by a subscriber) has ended.
- * Errors: none (out must not be NULL). Thread-safety: safe (reads the calling
- * thread's state only).
+ * Errors: a NULL `out` returns false and records HARK_EINVAL (hark_error_last()).
+ * Thread-safety: safe (reads the calling thread's state only).
  */
 HARK_API bool hark_current_delivery(const char *name, const char *id, hark_delivery *out);
 

@@ -329,13 +329,12 @@ int hark__rec_on_event(const char *name, double start, double finish, const char
     struct rrec *h = (struct rrec *)(void *)(t->base + pos);
     h->start_s = start;
     h->end_s = finish;
-    bool known = hark_current_delivery(name, txn, &h->ev);
+    if (HARK_UNLIKELY(!hark_current_delivery(name, txn, &h->ev)))
+        measure(name, txn, &h->ev);
     uint64_t id = h->ev.ids.id;
     if (recorded_already(t, id))
         return 0;
     t->last_id = id;
-    if (HARK_UNLIKELY(!known))
-        measure(name, txn, &h->ev);
     write_rest(t, h, name, txn, payload);
     recorded(t, h);
     return 0;
