@@ -61,7 +61,7 @@ static struct rthread *find_slow(hark_recorder *r)
         t->fill = r->chunk_bytes; /* no room: the first event takes a chunk */
         t->room = r->payload_fn ? 0 : (uint32_t)r->fill_limit + 1;
         t->last_id = 0;
-        t->last_failed = false;
+        t->failed_id = 0;
         t->fire = NULL;
         t->retry_s = 0;
         t->alt_epoch = 0;
@@ -102,7 +102,7 @@ void hark__rec_trigger_hit(hark_recorder *r, uint64_t id, int64_t end_ns, struct
     if (!t)
         return;
     if (t->last_id == id) {
-        if (!tr->failed_only || t->last_failed)
+        if (!tr->failed_only || t->failed_id == id)
             hark__rec_fire(tr, end_ns);
         return;
     }
@@ -147,17 +147,11 @@ static inline uint32_t rrec_size(size_t head, uint32_t args_len)
     return (uint32_t)((head + args_len + 7) & ~(size_t)7);
 }
 
-/* Copies `n` bytes, more than a short copy takes. */
-static __attribute__((noinline)) void copy_long(char *dst, const char *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-
 /*
  * Writes the rest of the record whose header `h` has its times, ids and lengths
  * already -- the transaction id, the name, the payload's excerpt (excerpt.c), the
- * header's other fields -- and publishes it; sets t->last_failed. The chunk has
- * room for the largest record from `h` on (fill_limit).
+ * header's other fields -- and publishes it; notes a failure in t->failed_id. The
+ * chunk has room for the largest record from `h` on (fill_limit).
  */
 static inline __attribute__((always_inline)) void write_rest(struct rthread *t, struct rrec *h,
                                                              const char *name, const char *txn,
@@ -166,33 +160,33 @@ static inline __attribute__((always_inline)) void write_rest(struct rthread *t, 
     uint32_t name_len = h->ev.name_len, txn_len = h->ev.id_len;
     char *dst = (char *)(h + 1);
     /* Short copies without a call (buf.h): the core's ids are HARK_ID_LEN bytes,
-     * names mostly short. */
+     * names mostly short (a long one is one memcpy() call). */
     if (HARK_LIKELY(txn_len == HARK_ID_LEN))
         memcpy(dst, txn, HARK_ID_LEN);
     else
         hark__copy_short(dst, txn, txn_len);
     dst += txn_len;
-    if (HARK_LIKELY(name_len <= 32))
-        hark__copy_short(dst, name, name_len);
-    else
-        copy_long(dst, name, name_len);
+    hark__copy_short(dst, name, name_len);
     dst += name_len;
     size_t head = sizeof(struct rrec) + txn_len + name_len;
     /* A copy of what the one rendering needs, rendered when dumped; an event without
      * fields has nothing to copy. */
+    uint32_t size;
     uint64_t w;
     if (HARK_LIKELY(p != NULL) && HARK_UNLIKELY(p->count != 0)) {
         bool fail;
         uint32_t args_len = hark__rec_excerpt_copy((uint8_t *)dst, t->rec->payload_bytes, p, &fail);
-        t->last_failed = fail;
-        w = rrec_word(rrec_size(head, args_len), args_len, fail ? RREC_FAILED : 0);
+        if (fail)
+            t->failed_id = h->ev.ids.id;
+        size = rrec_size(head, args_len);
+        w = rrec_word(size, args_len, fail ? RREC_FAILED : 0);
     } else {
-        w = rrec_word(rrec_size(head, 0), 0, 0);
-        t->last_failed = false;
+        size = rrec_size(head, 0);
+        w = size;
     }
     rrec_set_word(h, w);
     /* One more record of `size` bytes. */
-    uint64_t fill = t->fill + ((uint64_t)1 << 32 | (uint32_t)w);
+    uint64_t fill = t->fill + ((uint64_t)1 << 32 | size);
     t->fill = fill;
     struct rchunk *c = t->hdr;
     /* Counted before it is published: a dump that holds it sees it counted. */
@@ -227,7 +221,7 @@ static __attribute__((noinline)) void fire_waiting(struct rthread *t, const stru
         hark__rec_fire(tr, hark__s_to_ns(h->end_s));
 }
 
-/* The event of record `h` is recorded (t->last_id and t->last_failed say so
+/* The event of record `h` is recorded (t->last_id and t->failed_id say so
  * already): a trigger may wait for it. */
 static inline __attribute__((always_inline)) void recorded(struct rthread *t, const struct rrec *h)
 {

@@ -106,9 +106,10 @@ struct rthread {
     uint32_t room;
     uint32_t cur; /* index of its current chunk, or UINT32_MAX */
     int tid;
-    bool last_failed;      /* whether the event last_id recorded a failure */
     uint64_t last_id;      /* the event it recorded last (0: none): what a second
                               attachment matching it and a trigger look at */
+    uint64_t failed_id;    /* the event whose payload recorded a failure last (ids are
+                              never reused: no later event matches it) */
     struct rtrigger *fire; /* a trigger waiting for the recording of event fire_id */
     uint64_t fire_id;
     hark_recorder *rec;       /* its recorder */
