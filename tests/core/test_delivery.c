@@ -96,6 +96,12 @@ static void assert_unknown(const seen *s)
     assert_int_equal(s->d.ids.parent, s->ids.parent);
 }
 
+static int block(hark_payload *payload, hark_failure *failure, void *data)
+{
+    (void)payload, (void)failure, (void)data;
+    return 0;
+}
+
 static void test_known_at_finish(void **state)
 {
     fixture *f = *state;
@@ -114,6 +120,12 @@ static void test_known_at_finish(void **state)
     assert_int_equal(hark_handle_start(&h), 0);
     assert_int_equal(hark_handle_finish(&h), 0);
     assert_known(&h_seen, "h");
+
+    /* hark_instrument(), the function. */
+    seen fn_seen = {0};
+    subscribe(f->n, "fn", HARK_KIND_MONOTONIC, &fn_seen);
+    assert_int_equal(hark_instrument(topic(f->n, "fn"), NULL, block, NULL, NULL), 0);
+    assert_known(&fn_seen, "fn");
 }
 
 static void test_unknown_elsewhere(void **state)
