@@ -20,6 +20,11 @@
 #   RUBY_ROUNDS       rounds of the Rails 7.2 own-fanout / hark_rb pairs (default 3)
 #   AR_ROUNDS         rounds of the ActiveRecord 7.2 rows, ar72 / hark_ar / ar72_noop
 #                     (default 9); AR_TIME, AR_WARMUP: CPU seconds per case (2 and 0.5)
+#   APP_ROUNDS        rounds of the Rails application rows (examples/rails), rails_app /
+#                     hark_app / rails_app_noop (default 5); APP_TIME: CPU seconds per
+#                     process (2)
+#   APP_IR=0          skip the application's callgrind rows (@ir); APP_IR_REQUESTS:
+#                     requests counted per process (default 40)
 #   SHARED_BENCH=0    skip the @shared rows
 #   CLOCK_BENCH=0     skip the @tsc and @vdso rows (the key rows with each clock source)
 #   BENCH_BUILD_DIR   build directory (default build-bench)
@@ -320,6 +325,115 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
       >"$OUT_DIR/rows-ar.tsv"
     cut -f1,4,5 "$OUT_DIR/rows-ar.tsv" |
       awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
+  fi
+fi
+
+# ---- Ruby: the Rails application of examples/rails, in the same run -------------------------------
+# The application (a copy under build/bench/rails_app, its database made once) booted in
+# production by examples/rails/script/request_cost.rb, one process per side, level and
+# round: Rails' own fanout (rails_app/index_<level>), hark loaded from config/boot.rb as
+# the binding's README says (hark_app/...), and Rails' fanout with instrument reduced to
+# a bare yield (rails_app_noop/...: the request with no notification at all). The index
+# page: 50 partials and a collection of 50, at :info and :debug.
+#   - thread CPU time per request (the median ~50 ms batch of APP_TIME seconds), rows
+#     carrying the min and median of APP_ROUNDS rounds;
+#   - instructions per request (@ir rows), the figure the budgets are read on: callgrind
+#     counting APP_IR_REQUESTS requests after a warm-up, only them (bench's
+#     libhark_callgrind_marks.so switches it on and off), the garbage collector off
+#     while they run (objects allocated per request go in the row's note).
+APP_CASES="index_info index_debug"
+app_only=""
+for c in $APP_CASES; do
+  if selected "rails_app/$c" || selected "hark_app/$c" || selected "rails_app_noop/$c"; then
+    app_only="$app_only${app_only:+ }$c"
+  fi
+done
+APP_PKGS="ruby ruby-dev ruby-sqlite3 ruby-concurrent ruby-i18n ruby-tzinfo ruby-connection-pool \
+ruby-minitest ruby-rack ruby-rack-test ruby-nokogiri ruby-crass ruby-builder ruby-useragent \
+ruby-zeitwerk ruby-thor ruby-webrick"
+app_ready() {
+  [ -n "$rails72" ] && [ -d "$rails72/railties/lib" ] && command -v ruby >/dev/null 2>&1 &&
+    RAILS="$rails72" HARK=0 ruby -e 'load ARGV[0]; require "rails"; require "action_controller/railtie"; require "active_record/railtie"; require "sqlite3"' \
+      "$ROOT/examples/rails/config/boot.rb" >/dev/null 2>&1
+}
+if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$app_only" ] && [ -n "$rails72" ]; then
+  if ! app_ready && [ "$(id -u)" = 0 ]; then
+    note "installing the Rails application's Debian packages"
+    # shellcheck disable=SC2086
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $APP_PKGS) \
+      >>"$OUT_DIR/apt.log" 2>&1 || note "apt-get failed (see $OUT_DIR/apt.log)"
+  fi
+  if ! app_ready; then
+    note "Rails application rows skipped: install $APP_PKGS (and Rails 7.2 beside the repository)"
+  else
+    APP_ROUNDS=${APP_ROUNDS:-5}
+    APP_TIME=${APP_TIME:-2}
+    APP_IR_REQUESTS=${APP_IR_REQUESTS:-40}
+    make -C "$ROOT" --no-print-directory ruby >>"$OUT_DIR/ruby-build.log" 2>&1 ||
+      note "the Ruby extension does not build: no hark_app rows"
+    app="$OUT_DIR/rails_app"
+    rm -rf "$app" && cp -r "$ROOT/examples/rails" "$app" && rm -rf "$app"/log/* "$app"/storage/* "$app"/tmp/*
+    app_env=(env -C "$app" RAILS="$rails72" HARK_LIB="$ROOT/bindings/ruby/lib")
+    if ! "${app_env[@]}" RAILS_ENV=production ruby bin/rails db:prepare >"$OUT_DIR/app-setup.log" 2>&1; then
+      tail -5 "$OUT_DIR/app-setup.log"
+      note "the Rails application's database could not be made: no application rows"
+      app_only=""
+    fi
+    echo
+    [ -n "$app_only" ] &&
+      note "ruby: examples/rails, index page, Rails' fanout vs hark vs no notifications, $APP_ROUNDS rounds, APP_TIME=$APP_TIME (thread CPU time)"
+    side_row() { case $1 in rails) echo rails_app ;; hark) echo hark_app ;; floor) echo rails_app_noop ;; esac; }
+    : >"$OUT_DIR/app-results.tsv"
+    for round in $(seq 1 "$APP_ROUNDS"); do
+      for c in $app_only; do
+        for side in rails hark floor; do
+          log="$OUT_DIR/app-$side.log"
+          if "${app_env[@]}" SIDE="$side" LEVEL="${c#index_}" TIME="$APP_TIME" \
+               ruby script/request_cost.rb >"$log" 2>&1; then
+            awk -F'\t' -v r="$round" -v row="$(side_row "$side")" -v c="$c" \
+              '$1 == "RESULT" { print row "\t" c "\t" $6 "\tthread CPU\t" r }' "$log" >>"$OUT_DIR/app-results.tsv"
+          else
+            tail -5 "$log"
+            note "application $side/$c failed (round $round)"
+          fi
+        done
+      done
+    done
+    ruby_rows "$OUT_DIR/app-results.tsv" \
+      '"Rails 7.2 application (examples/rails), " (key_side == "hark_app" ? "hark/rails from config/boot.rb" : key_side == "rails_app_noop" ? "instrument = bare yield" : "own fanout") ", thread CPU time per request, " n " rounds"' \
+      >"$OUT_DIR/rows-app.tsv"
+    marks="$BUILD_DIR/bench/libhark_callgrind_marks.so"
+    if [ -n "$app_only" ] && [ "${APP_IR:-1}" != 0 ]; then
+      if ! command -v valgrind >/dev/null 2>&1 ||
+         ! cmake --build "$BUILD_DIR" --target hark_callgrind_marks >>"$OUT_DIR/build.log" 2>&1 ||
+         [ ! -f "$marks" ]; then
+        note "application @ir rows skipped: needs valgrind and valgrind/callgrind.h (apt-get install valgrind)"
+      else
+        note "ruby: examples/rails under callgrind, $APP_IR_REQUESTS requests per process, GC off while counted"
+        for c in $app_only; do
+          for side in rails hark floor; do
+            out="$OUT_DIR/app-$side-$c.callgrind"
+            log="$OUT_DIR/app-$side-$c.ir.log"
+            if "${app_env[@]}" SIDE="$side" LEVEL="${c#index_}" REQUESTS="$APP_IR_REQUESTS" \
+                 CALLGRIND_MARKS="$marks" valgrind --tool=callgrind --instr-atstart=no \
+                 --collect-atstart=no --callgrind-out-file="$out" \
+                 ruby script/request_cost.rb >"$log" 2>"$log.err"; then
+              ir=$(awk '/^totals:/ { print $2 }' "$out")
+              alloc=$(awk -F'\t' '$1 == "ALLOC" { print $4 }' "$log")
+              awk -v ir="$ir" -v n="$APP_IR_REQUESTS" -v row="$(side_row "$side")/$c@ir" -v a="$alloc" 'BEGIN {
+                  v = ir / n
+                  printf "%s\tir\tok\t%.0f\t%.0f\t\t\t\t%d\truby\tinstructions per request (callgrind, %d requests, GC off; %s objects allocated per request)\t\n",
+                         row, v, v, 1, n, a }' >>"$OUT_DIR/rows-app.tsv"
+            else
+              tail -5 "$log.err"
+              note "application $side/$c under callgrind failed"
+            fi
+          done
+        done
+      fi
+    fi
+    cut -f1,4,5 "$OUT_DIR/rows-app.tsv" |
+      awk -F'\t' '{ printf "%-40s %14.1f %14.1f (min, median)\n", $1, $2, $3 }'
   fi
 fi
 

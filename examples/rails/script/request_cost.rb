@@ -29,6 +29,8 @@
 #              collection are switched on around the REQUESTS (under valgrind
 #              --tool=callgrind --instr-atstart=no --collect-atstart=no), so the count is
 #              the requests' alone
+#   KEEP_GC=1  leave the garbage collector as the application has it while REQUESTS run
+#              (no GC.start before, no GC.disable): its work is then counted too
 #   COUNT=1    also count the notifications of one request (a second pass, afterwards)
 #   DROP       listeners to unsubscribe after boot, for a cost breakdown by listener:
 #              comma-separated Class@name, each unsubscribing every listener of the
@@ -126,12 +128,15 @@ if (n = ENV["REQUESTS"])
   # own work, the same from run to run (a minor GC falling inside or outside a short
   # run would move it by more than the notifications cost); what they leave for the
   # collector is the ALLOC line's objects per request.
-  GC.start
-  GC.disable
+  keep_gc = ENV["KEEP_GC"] == "1"
+  unless keep_gc
+    GC.start
+    GC.disable
+  end
   marks&.call(1)
   seconds = batch(n)
   marks&.call(0)
-  GC.enable
+  GC.enable unless keep_gc
   ns = seconds / n * 1e9
   spread = 0.0
   measured = n
