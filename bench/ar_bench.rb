@@ -20,7 +20,9 @@
 # for a CPU on a busy machine is not counted: batches of about 50 ms, the median batch.
 #
 # Env: LABEL (printed in RESULT lines), WARMUP and TIME (seconds of CPU time, default 1
-# and 2), ONLY, NOOP=1 (replace ActiveSupport::Notifications.instrument and
+# and 2), OPS (measure exactly this many operations instead, in one batch, after 200 of
+# warm-up, the garbage collector off while they run; with CALLGRIND_MARKS, the path of
+# bench's libhark_callgrind_marks.so, callgrind counts only them), ONLY, NOOP=1 (replace ActiveSupport::Notifications.instrument and
 # Instrumenter#instrument by a bare yield(payload): what the application costs with no
 # instrumentation at all). Output, one line per case (the spread is the interquartile
 # range of the batches, in % of the median):
@@ -135,11 +137,30 @@ def measure(body, warmup, time)
   [q.(0.5), (q.(0.75) - q.(0.25)) / q.(0.5) * 100]
 end
 
+# [ns per op, 0]: exactly n operations (callgrind runs: OPS)
+def measure_exactly(body, n, marks)
+  batch(body, 200)
+  GC.start
+  GC.disable
+  marks&.call(1)
+  seconds = batch(body, n)
+  marks&.call(0)
+  GC.enable
+  [seconds / n * 1e9, 0.0]
+end
+
+marks = nil
+if (lib = ENV["CALLGRIND_MARKS"])
+  require "fiddle"
+  marks = Fiddle::Function.new(Fiddle.dlopen(lib)["hark_callgrind_marks"], [Fiddle::TYPE_INT], Fiddle::TYPE_VOID)
+end
+ops = ENV["OPS"] && Integer(ENV["OPS"])
+
 rows = []
 cases.each do |case_name, (level, body)|
   next if only && !only.include?(case_name)
   with_level(level) do
-    ns, spread = measure(body, warmup, time)
+    ns, spread = ops ? measure_exactly(body, ops, marks) : measure(body, warmup, time)
     rows << [case_name, 1e9 / ns, ns, spread]
   end
 end

@@ -263,6 +263,38 @@ else
   fi
 fi
 
+# The path of bench's libhark_callgrind_marks.so (built on first use), or failure when
+# valgrind or its callgrind.h is missing.
+callgrind_marks() {
+  local lib="$BUILD_DIR/bench/libhark_callgrind_marks.so"
+  command -v valgrind >/dev/null 2>&1 &&
+    cmake --build "$BUILD_DIR" --target hark_callgrind_marks >>"$OUT_DIR/build.log" 2>&1 &&
+    [ -f "$lib" ] && echo "$lib"
+}
+
+# One @ir row on stdout: COMMAND (which must honour CALLGRIND_MARKS: only what lies
+# between its marks is counted) run under callgrind with env's ENV_ARGS (variables, -C
+# dir), the count divided by N, as row NAME described by WHAT (and the objects allocated
+# per operation when COMMAND prints an ALLOC line); a note and nothing on stdout when it
+# fails.
+#   ir_row NAME N WHAT ENV_ARGS... -- COMMAND...
+ir_row() {
+  local name=$1 n=$2 what=$3 out="$OUT_DIR/ir-${1//\//-}" envs=()
+  shift 3
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  if ! env "${envs[@]}" valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no \
+       --callgrind-out-file="$out.callgrind" "$@" >"$out.log" 2>"$out.err"; then
+    tail -5 "$out.err" >&2
+    note "$name under callgrind failed" >&2
+    return 0
+  fi
+  awk -v n="$n" -v row="$name" -v what="$what" -v alloc="$(awk -F'\t' '$1 == "ALLOC" { print $4 }' "$out.log")" '
+    /^totals:/ { v = $2 / n
+                 if (alloc != "") what = what "; " alloc " objects allocated per request"
+                 printf "%s\tir\tok\t%.0f\t%.0f\t\t\t\t%d\truby\t%s\t\n", row, v, v, 1, what }' "$out.callgrind"
+}
+
 # ---- Ruby: an ActiveRecord 7.2 application, in the same run ------------------------------------
 # bench/ar_bench.rb on Rails 7.2's activerecord and SQLite, one process per side and case:
 # Rails' own fanout (ar72/<case>), hark/rails loaded (hark_ar/<case>), and for find_info
@@ -323,6 +355,25 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
     ruby_rows "$OUT_DIR/ar-results.tsv" \
       '"ActiveRecord 7.2 " (key_side == "hark_ar" ? "with hark/rails" : key_side == "ar72_noop" ? "instrument = bare yield" : "own fanout") " (" mode "), thread CPU time, " n " rounds"' \
       >"$OUT_DIR/rows-ar.tsv"
+    # find_info in instructions (the budget's figure): callgrind counting AR_IR_OPS finds
+    # per side after a warm-up, only them, the garbage collector off while they run.
+    if [ "${AR_IR:-1}" != 0 ] && case " $ar_only " in *" find_info "*) true ;; *) false ;; esac; then
+      if ! marks=$(callgrind_marks); then
+        note "find_info@ir rows skipped: needs valgrind and valgrind/callgrind.h (apt-get install valgrind)"
+      else
+        AR_IR_OPS=${AR_IR_OPS:-2000}
+        note "ruby: find_info under callgrind, $AR_IR_OPS finds per process, GC off while counted"
+        for side in ar72 hark_ar ar72_noop; do
+          extra=()
+          noop=0
+          [ "$side" = hark_ar ] && extra=(-I "$ROOT/bindings/ruby/lib" -r hark/rails)
+          [ "$side" = ar72_noop ] && noop=1
+          ir_row "$side/find_info@ir" "$AR_IR_OPS" "ActiveRecord 7.2 find_info, instructions per find (callgrind, $AR_IR_OPS finds, GC off)" \
+            -C "$OUT_DIR" ONLY=find_info OPS="$AR_IR_OPS" LABEL="$side" NOOP="$noop" CALLGRIND_MARKS="$marks" \
+            -- ruby "${ar_inc[@]}" "${extra[@]}" "$ROOT/bench/ar_bench.rb" >>"$OUT_DIR/rows-ar.tsv"
+        done
+      fi
+    fi
     cut -f1,4,5 "$OUT_DIR/rows-ar.tsv" |
       awk -F'\t' '{ printf "%-40s %10.1f %10.1f ns/op (min, median)\n", $1, $2, $3 }'
   fi
@@ -402,32 +453,17 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$app_only" ] && [ -n "$rails72" ]; then
     ruby_rows "$OUT_DIR/app-results.tsv" \
       '"Rails 7.2 application (examples/rails), " (key_side == "hark_app" ? "hark/rails from config/boot.rb" : key_side == "rails_app_noop" ? "instrument = bare yield" : "own fanout") ", thread CPU time per request, " n " rounds"' \
       >"$OUT_DIR/rows-app.tsv"
-    marks="$BUILD_DIR/bench/libhark_callgrind_marks.so"
     if [ -n "$app_only" ] && [ "${APP_IR:-1}" != 0 ]; then
-      if ! command -v valgrind >/dev/null 2>&1 ||
-         ! cmake --build "$BUILD_DIR" --target hark_callgrind_marks >>"$OUT_DIR/build.log" 2>&1 ||
-         [ ! -f "$marks" ]; then
+      if ! marks=$(callgrind_marks); then
         note "application @ir rows skipped: needs valgrind and valgrind/callgrind.h (apt-get install valgrind)"
       else
         note "ruby: examples/rails under callgrind, $APP_IR_REQUESTS requests per process, GC off while counted"
         for c in $app_only; do
           for side in rails hark floor; do
-            out="$OUT_DIR/app-$side-$c.callgrind"
-            log="$OUT_DIR/app-$side-$c.ir.log"
-            if "${app_env[@]}" SIDE="$side" LEVEL="${c#index_}" REQUESTS="$APP_IR_REQUESTS" \
-                 CALLGRIND_MARKS="$marks" valgrind --tool=callgrind --instr-atstart=no \
-                 --collect-atstart=no --callgrind-out-file="$out" \
-                 ruby script/request_cost.rb >"$log" 2>"$log.err"; then
-              ir=$(awk '/^totals:/ { print $2 }' "$out")
-              alloc=$(awk -F'\t' '$1 == "ALLOC" { print $4 }' "$log")
-              awk -v ir="$ir" -v n="$APP_IR_REQUESTS" -v row="$(side_row "$side")/$c@ir" -v a="$alloc" 'BEGIN {
-                  v = ir / n
-                  printf "%s\tir\tok\t%.0f\t%.0f\t\t\t\t%d\truby\tinstructions per request (callgrind, %d requests, GC off; %s objects allocated per request)\t\n",
-                         row, v, v, 1, n, a }' >>"$OUT_DIR/rows-app.tsv"
-            else
-              tail -5 "$log.err"
-              note "application $side/$c under callgrind failed"
-            fi
+            ir_row "$(side_row "$side")/$c@ir" "$APP_IR_REQUESTS" \
+              "instructions per request (callgrind, $APP_IR_REQUESTS requests, GC off)" \
+              "${app_env[@]:1}" SIDE="$side" LEVEL="${c#index_}" REQUESTS="$APP_IR_REQUESTS" \
+              CALLGRIND_MARKS="$marks" -- ruby script/request_cost.rb >>"$OUT_DIR/rows-app.tsv"
           done
         done
       fi
