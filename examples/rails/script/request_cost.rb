@@ -43,7 +43,9 @@
 #           major GCs per 100 requests while measuring
 #   ALLOC   side  level  objects allocated per request
 #   COUNT   side  level  instrument calls per request  of them with a listener
-#   STATS   Hark.stats (hark only, when the binding has it)
+#   STATS   Hark.stats without its subscriptions (hark only, when the binding has it)
+#   SUBSCRIPTION  event  subscriber  cached or asked per event  silenced now or open
+#           why (one line per subscription of Hark.stats)
 require "rbconfig"
 
 side = ENV.fetch("SIDE", "hark")
@@ -194,4 +196,11 @@ if ENV["COUNT"] == "1" && side != "floor"
   end
 end
 
-puts "STATS\t#{Hark.stats.inspect}" if hark && Hark.respond_to?(:stats)
+if hark && Hark.respond_to?(:stats)
+  stats = Hark.stats
+  puts "STATS\t#{stats.except(:subscriptions).inspect}"
+  stats[:subscriptions].each do |s|
+    puts ["SUBSCRIPTION", s[:event], s[:subscriber], s[:cached] ? "cached" : "asked per event",
+          s[:silenced] ? "silenced" : "open", s[:why]].join("\t")
+  end
+end
