@@ -205,8 +205,7 @@ static const budget budgets[] = {
      * the find costs beyond the same find with instrument reduced to a bare yield */
     {"hark_ar/ar_sql_event_info", "ar72/ar_sql_event_info", 3.0, AT_LEAST_FASTER},
     {"hark_ar/ar_sql_event_debug", "ar72/ar_sql_event_debug", 1.0, AT_LEAST_FASTER},
-    {"hark_ar/find_info@ir", "ar72/find_info@ir", 0.20, OVERHEAD_AT_MOST,
-     "ar72_noop/find_info@ir"},
+    {"hark_ar/find_info@ir", "ar72/find_info@ir", 0.20, OVERHEAD_AT_MOST, "ar72_noop/find_info@ir"},
     {"hark_ar/find_debug", "ar72/find_debug", 1.0, AT_LEAST_FASTER},
     /* the Rails application of examples/rails, its index page (50 partials and a
      * collection of 50): what notifications cost a request over the same request with

@@ -263,6 +263,39 @@ else
   fi
 fi
 
+# The CASES (space-separated) that ONLY selects on any of the SIDEs (SIDE/case).
+#   selected_cases CASES SIDE...
+selected_cases() {
+  local cases=$1 c side out=""
+  shift
+  for c in $cases; do
+    for side in "$@"; do
+      if selected "$side/$c"; then
+        out="$out${out:+ }$c"
+        break
+      fi
+    done
+  done
+  echo "$out"
+}
+
+# Whether READY (a function) holds for the rows WHAT, after installing the Debian
+# packages PKGS when it does not and this runs as root; a note saying what to install
+# otherwise.
+#   ruby_side_ready READY WHAT PKGS
+ruby_side_ready() {
+  local ready=$1 what=$2 pkgs=$3
+  if ! "$ready" && [ "$(id -u)" = 0 ]; then
+    note "installing the Debian packages of the $what"
+    # shellcheck disable=SC2086
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $pkgs) \
+      >>"$OUT_DIR/apt.log" 2>&1 || note "apt-get failed (see $OUT_DIR/apt.log)"
+  fi
+  "$ready" && return 0
+  note "$what skipped: install $pkgs (and Rails 7.2 beside the repository)"
+  return 1
+}
+
 # The path of bench's libhark_callgrind_marks.so (built on first use), or failure when
 # valgrind or its callgrind.h is missing.
 callgrind_marks() {
@@ -305,27 +338,15 @@ ir_row() {
 # with five rounds: 6.9 against 4.7 us for the same Rails row), and the median of nine
 # stays put unless five are hit.
 AR_CASES="ar_sql_event_info ar_sql_event_debug find_info find_debug"
-ar_only=""
-for c in $AR_CASES; do
-  if selected "ar72/$c" || selected "hark_ar/$c" || selected "ar72_noop/$c"; then
-    ar_only="$ar_only${ar_only:+ }$c"
-  fi
-done
+ar_only=$(selected_cases "$AR_CASES" ar72 hark_ar ar72_noop)
 ar_ready() {
   [ -n "$rails72" ] && [ -d "$rails72/activerecord/lib" ] && command -v ruby >/dev/null 2>&1 &&
     ruby -I "$rails72/shim" -I "$rails72/activesupport/lib" -I "$rails72/activemodel/lib" \
       -I "$rails72/activerecord/lib" -e 'require "set"; require "logger"; require "active_record"; require "sqlite3"' >/dev/null 2>&1
 }
 if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$ar_only" ] && [ -n "$rails72" ]; then
-  if ! ar_ready && [ "$(id -u)" = 0 ]; then
-    note "installing ruby-sqlite3 for the ActiveRecord rows"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ruby ruby-dev ruby-sqlite3 \
-       ruby-concurrent ruby-i18n ruby-tzinfo ruby-connection-pool ruby-minitest) >>"$OUT_DIR/apt.log" 2>&1 ||
-      note "apt-get failed (see $OUT_DIR/apt.log)"
-  fi
-  if ! ar_ready; then
-    note "ActiveRecord rows skipped: install ruby-sqlite3 (and Rails 7.2's activerecord beside the repository)"
-  else
+  if ruby_side_ready ar_ready "ActiveRecord rows" "ruby ruby-dev ruby-sqlite3 ruby-concurrent \
+       ruby-i18n ruby-tzinfo ruby-connection-pool ruby-minitest"; then
     AR_ROUNDS=${AR_ROUNDS:-9}
     AR_TIME=${AR_TIME:-2}
     AR_WARMUP=${AR_WARMUP:-0.5}
@@ -393,12 +414,7 @@ fi
 #     libhark_callgrind_marks.so switches it on and off), the garbage collector off
 #     while they run (objects allocated per request go in the row's note).
 APP_CASES="index_info index_debug"
-app_only=""
-for c in $APP_CASES; do
-  if selected "rails_app/$c" || selected "hark_app/$c" || selected "rails_app_noop/$c"; then
-    app_only="$app_only${app_only:+ }$c"
-  fi
-done
+app_only=$(selected_cases "$APP_CASES" rails_app hark_app rails_app_noop)
 APP_PKGS="ruby ruby-dev ruby-sqlite3 ruby-concurrent ruby-i18n ruby-tzinfo ruby-connection-pool \
 ruby-minitest ruby-rack ruby-rack-test ruby-nokogiri ruby-crass ruby-builder ruby-useragent \
 ruby-zeitwerk ruby-thor ruby-webrick"
@@ -408,15 +424,7 @@ app_ready() {
       "$ROOT/examples/rails/config/boot.rb" >/dev/null 2>&1
 }
 if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$app_only" ] && [ -n "$rails72" ]; then
-  if ! app_ready && [ "$(id -u)" = 0 ]; then
-    note "installing the Rails application's Debian packages"
-    # shellcheck disable=SC2086
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $APP_PKGS) \
-      >>"$OUT_DIR/apt.log" 2>&1 || note "apt-get failed (see $OUT_DIR/apt.log)"
-  fi
-  if ! app_ready; then
-    note "Rails application rows skipped: install $APP_PKGS (and Rails 7.2 beside the repository)"
-  else
+  if ruby_side_ready app_ready "Rails application rows" "$APP_PKGS"; then
     APP_ROUNDS=${APP_ROUNDS:-5}
     APP_TIME=${APP_TIME:-2}
     APP_IR_REQUESTS=${APP_IR_REQUESTS:-40}
