@@ -6,6 +6,13 @@
  * default, not an export that gives up before its first request). The receiver is
  * a plain socket on 127.0.0.1 run by this test: what is checked is how hark's HTTP
  * client waits, not what it sends (test_export_otlp_node decodes that).
+ *
+ * Nothing here depends on how fast the machine is: the exporter's own timeouts are far
+ * longer than any test waits for (tens of seconds, so a slow run under valgrind on a
+ * loaded machine still gets its answer), the test waits for the receiver to have seen
+ * a request rather than assuming it did within a delay, and the receiver is stopped by
+ * the teardown, which cmocka runs even when an assertion failed (a receiver thread left
+ * running on a dead stack frame would spin forever).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +45,11 @@ typedef struct receiver {
     int held[16]; /* connections left unanswered, closed at the end */
     int held_count;
     pthread_t thread;
+    bool running;
 } receiver;
+
+/* The one receiver of the test running now (static: it outlives a failed test). */
+static receiver the_receiver;
 
 /* Reads one request (headers and a Content-Length body); false when the peer left. */
 static bool read_request(int fd)
@@ -117,15 +128,33 @@ static void receiver_start(receiver *r, enum answer answer)
     assert_int_equal(getsockname(r->listen_fd, (struct sockaddr *)&a, &len), 0);
     r->port = ntohs(a.sin_port);
     assert_int_equal(pthread_create(&r->thread, NULL, receiver_main, r), 0);
+    r->running = true;
 }
 
-static void receiver_stop(receiver *r)
+/* The teardown of every test: stops the receiver if the test started one. */
+static int receiver_stop(void **state)
 {
+    (void)state;
+    receiver *r = &the_receiver;
+    if (!r->running)
+        return 0;
+    r->running = false;
     atomic_store(&r->stop, true);
-    assert_int_equal(pthread_join(r->thread, NULL), 0);
+    int rc = pthread_join(r->thread, NULL);
     for (int i = 0; i < r->held_count; i++)
         close(r->held[i]);
     close(r->listen_fd);
+    return rc;
+}
+
+/* Waits (up to a minute) until the receiver has read `n` whole requests. */
+static void wait_for_requests(const receiver *r, int n)
+{
+    for (int i = 0; i < 6000 && atomic_load(&r->requests) < n; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(atomic_load(&r->requests), n);
 }
 
 /* An exporter to `r` that exports only when flushed or shut down. */
@@ -162,29 +191,29 @@ static void one_span(hark_otlp *x, hark_notifier *n)
 }
 
 /* A receiver that never answers: the export's request would wait for its own
- * timeout (20 s here); shutdown's deadline (1 s) ends it, about a second late at
- * most, and counts the span dropped. */
+ * timeout (60 s here); shutdown's deadline (1 s) ends it, about a second late (a
+ * bound of 30 s, half the request's timeout, leaves room for a slow run), and counts
+ * the span dropped. */
 static void shutdown_ends_a_request_in_progress(void **state)
 {
     (void)state;
-    receiver r;
-    receiver_start(&r, ANSWER_NEVER);
+    receiver *r = &the_receiver;
+    receiver_start(r, ANSWER_NEVER);
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
-    hark_otlp *x = exporter_to(&r, 20000, 60000, false);
+    hark_otlp *x = exporter_to(r, 60000, 120000, false);
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 300), HARK_EBUSY); /* the request hangs */
-    assert_int_equal(atomic_load(&r.requests), 1);
+    wait_for_requests(r, 1);
     hark_otlp_stats s;
     double t0 = now_s();
     assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     double took = now_s() - t0;
-    if (took > 5.0)
+    if (took > 30.0)
         fail_msg("shutdown(1000 ms) took %.1f s: the request in progress was not ended", took);
     assert_int_equal(s.spans.exported, 0);
     assert_int_equal(s.spans.dropped, 1);
     assert_int_equal(hark_notifier_free(n), 0);
-    receiver_stop(&r);
 }
 
 /* 503 with a Retry-After of 10^20 s (past anything a long holds): the batch cannot
@@ -192,21 +221,20 @@ static void shutdown_ends_a_request_in_progress(void **state)
 static void retry_after_past_the_export_time_drops_the_batch(void **state)
 {
     (void)state;
-    receiver r;
-    receiver_start(&r, ANSWER_RETRY_AFTER_FOREVER);
+    receiver *r = &the_receiver;
+    receiver_start(r, ANSWER_RETRY_AFTER_FOREVER);
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
-    hark_otlp *x = exporter_to(&r, 2000, 3000, false);
+    hark_otlp *x = exporter_to(r, 60000, 120000, false);
     one_span(x, n);
-    assert_int_equal(hark_otlp_flush(x, 5000), HARK_EIO);
+    assert_int_equal(hark_otlp_flush(x, 120000), HARK_EIO);
     hark_otlp_stats s;
     assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
-    assert_int_equal(atomic_load(&r.requests), 1);
+    assert_int_equal(atomic_load(&r->requests), 1);
     assert_int_equal(s.requests, 1);
     assert_int_equal(s.retries, 0);
     assert_int_equal(s.spans.dropped, 1);
     assert_int_equal(hark_notifier_free(n), 0);
-    receiver_stop(&r);
 }
 
 /* OTEL_BSP_EXPORT_TIMEOUT=0 is the default (30 s), as OTEL_EXPORTER_OTLP_TIMEOUT=0
@@ -214,30 +242,29 @@ static void retry_after_past_the_export_time_drops_the_batch(void **state)
 static void export_timeout_zero_is_the_default(void **state)
 {
     (void)state;
-    receiver r;
-    receiver_start(&r, ANSWER_OK);
+    receiver *r = &the_receiver;
+    receiver_start(r, ANSWER_OK);
     setenv("OTEL_BSP_EXPORT_TIMEOUT", "0", 1);
     hark_notifier *n;
     assert_int_equal(hark_notifier_new(&n), 0);
-    hark_otlp *x = exporter_to(&r, 0, 0, true);
+    hark_otlp *x = exporter_to(r, 0, 0, true);
     unsetenv("OTEL_BSP_EXPORT_TIMEOUT");
     one_span(x, n);
-    assert_int_equal(hark_otlp_flush(x, 10000), 0);
+    assert_int_equal(hark_otlp_flush(x, 120000), 0);
     hark_otlp_stats s;
     assert_int_equal(hark_otlp_free(x, 1000, &s), 0);
     assert_int_equal(s.spans.exported, 1);
     assert_int_equal(s.spans.dropped, 0);
-    assert_true(atomic_load(&r.requests) >= 1);
+    assert_true(atomic_load(&r->requests) >= 1);
     assert_int_equal(hark_notifier_free(n), 0);
-    receiver_stop(&r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shutdown_ends_a_request_in_progress),
-        cmocka_unit_test(retry_after_past_the_export_time_drops_the_batch),
-        cmocka_unit_test(export_timeout_zero_is_the_default),
+        cmocka_unit_test_teardown(shutdown_ends_a_request_in_progress, receiver_stop),
+        cmocka_unit_test_teardown(retry_after_past_the_export_time_drops_the_batch, receiver_stop),
+        cmocka_unit_test_teardown(export_timeout_zero_is_the_default, receiver_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
