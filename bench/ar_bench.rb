@@ -39,21 +39,7 @@ time = Float(ENV.fetch("TIME", "2"))
 only = ENV["ONLY"]&.split(",")
 jit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? "yjit" : "interp"
 
-if ENV["NOOP"] == "1"
-  module ActiveSupport
-    module Notifications
-      def self.instrument(_name, payload = {})
-        yield payload if block_given?
-      end
-
-      class Instrumenter
-        def instrument(_name, payload = {})
-          yield payload if block_given?
-        end
-      end
-    end
-  end
-end
+require_relative "../examples/rails/script/no_notifications" if ENV["NOOP"] == "1"
 
 ActiveRecord::Base.logger = ActiveSupport::Logger.new(File::NULL, level: :info)
 ActiveRecord::Base.establish_connection(adapter: "sqlite3", database: ":memory:")
