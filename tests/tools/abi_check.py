@@ -47,10 +47,11 @@ def build(src, out, jobs):
     if r.returncode != 0:
         log.write_text(r.stdout + r.stderr)
         sys.exit(f"abi: configuring {src} failed:\n{r.stdout}{r.stderr}")
-    targets = []
-    for _, target in LIBS:
-        if run(["cmake", "--build", str(out), "--target", "help"]).stdout.find(f"... {target}\n") >= 0:
-            targets.append(target)
+    # The libraries this configuration builds (the export and LTTng ones need their
+    # packages): the targets `help` lists, as Make ("... name") or Ninja ("name: phony").
+    listed = run(["cmake", "--build", str(out), "--target", "help"]).stdout
+    targets = [target for _, target in LIBS
+               if re.search(rf"^(\.\.\. )?{target}(:|\s|$)", listed, re.M)]
     r = run(["cmake", "--build", str(out), "-j", str(jobs), "--target", *targets])
     log.write_text(r.stdout + r.stderr)
     if r.returncode != 0:
