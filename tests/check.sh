@@ -17,9 +17,11 @@
 #   journald  the journald log sink against a real systemd-journald (started for
 #             the test when none runs), read back with journalctl
 #   abi       the shared libraries (built alone, -g -Og) against their ABI baseline
-#             abi/*.xml with abidiff: fails on a change that is not backward
-#             compatible, lists additions; then the check's own test on a copy of the
-#             tree with such changes made (tests/tools/abi_selftest.py, docs/abi.md)
+#             abi/*.xml with abidiff, and the versioned structs' versions and sizes
+#             against abi/versioned-structs.txt: fails on a change that is not
+#             backward compatible, lists additions; then the check's own test on a
+#             copy of the tree with such changes made (tests/tools/abi_selftest.py,
+#             docs/abi.md)
 #
 # Environment: JOBS (default nproc), CHECK_TIERS (space-separated subset to run),
 # CHECK_BUILD_PREFIX (default build-check), HARK_TEST_SCALE (multiplier for the
