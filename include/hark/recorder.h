@@ -221,6 +221,8 @@ typedef struct hark_recorder_stats {
     unsigned chunks;       /* bytes / chunk_bytes */
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
+    uint64_t dump_dropped; /* of `dropped`: events not recorded because a dump had not
+                              yet read the memory their thread would have taken */
 } hark_recorder_stats;
 
 /*
@@ -352,6 +354,23 @@ HARK_API int hark_recorder_flush(hark_recorder *r);
  * Thread-safety: safe; not concurrently with sigaction() of the same signals.
  */
 HARK_API int hark_recorder_dump_on_crash(hark_recorder *r, int fd, hark_recorder_format format);
+
+/*
+ * hark_recorder_dump_on_crash(), into a file named when the crash happens: `path` is
+ * a template, as in hark_recorder_trigger_options ("%p" the process id, "%n" the
+ * dump's number in the recorder, "%%" a "%"), copied. The handler expands it and
+ * creates or truncates the file (mode 0644 before the umask) with open(2), both
+ * async-signal-safe, so a process that fork()s after this call gives each child a
+ * crash dump of its own, "%p" being the child's pid: no descriptor is shared with
+ * the parent or a sibling, and nothing is redone at fork(). A file that cannot be
+ * created then means no dump; the signal goes on as it would have. A NULL path turns
+ * crash dumps off, as fd < 0 does; either call replaces what the other set.
+ * Errors: HARK_EINVAL (NULL recorder; a bad template, or one that may expand to more
+ * than 4095 bytes; an unknown format), and those of hark_recorder_dump_on_crash().
+ * Thread-safety: as hark_recorder_dump_on_crash().
+ */
+HARK_API int hark_recorder_dump_on_crash_path(hark_recorder *r, const char *path,
+                                              hark_recorder_format format);
 
 /*
  * Dumps on request from outside: installs a handler for `signo` (SIGUSR2 usually;

@@ -50,8 +50,8 @@ def as_chrome(line):
 
 
 def check_summary(s, reason, events):
-    keys = ["pid", "events", "recorded", "overwritten", "dropped", "threads", "wall_offset_ns",
-            "reason"]
+    keys = ["pid", "events", "recorded", "overwritten", "dropped", "dump_dropped", "threads",
+            "wall_offset_ns", "reason"]
     assert list(s) == keys + (["signal"] if reason == "crash" else []), s
     # The wall anchor: the clocks' offset now, within a few milliseconds. The offset is
     # bracketed by two wall readings around one monotonic reading, so a preemption
@@ -65,6 +65,7 @@ def check_summary(s, reason, events):
     assert s["reason"] == reason, s
     assert s["events"] == events, (s, events)
     assert s["events"] <= s["recorded"], s
+    assert s["dump_dropped"] <= s["dropped"], s
 
 
 def run(binary, *args):

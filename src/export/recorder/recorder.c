@@ -321,7 +321,7 @@ int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out)
         return hark__error(HARK_EINVAL, "hark_recorder_stats_get: %s is NULL",
                            r ? "out" : "the recorder");
     memset(out, 0, sizeof *out);
-    hark__rec_counts(r, &out->recorded, &out->dropped);
+    hark__rec_counts(r, &out->recorded, &out->dropped, &out->dump_dropped);
     out->overwritten = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
     out->dumps = atomic_load_explicit(&r->dumps, memory_order_relaxed);
     out->dump_errors = atomic_load_explicit(&r->dump_errors, memory_order_relaxed);
