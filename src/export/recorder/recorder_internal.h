@@ -13,6 +13,7 @@
  *                dumps for them
  *   altstack.c   the alternate signal stacks of the recording threads
  *   crash.c      the fatal-signal handler
+ *   fork.c       a forked child's recorders start empty
  *
  * Calls go one way: recorder.c -> trigger.c, crash.c -> record.c -> chunks.c,
  * fire.c, altstack.c, excerpt.c; dump.c -> snapshot.c, excerpt.c.
@@ -198,6 +199,7 @@ struct hark_recorder {
     char *signal_path; /* the signal's template; guarded by `lock` */
     hark_recorder_format signal_format;
     atomic_int flush_errno; /* errno of the last failed requested dump */
+    hark_recorder *fork_next; /* fork.c's list of recorders */
 };
 
 /* ---- record.c ------------------------------------------------------------------- */
@@ -327,6 +329,12 @@ void hark__rec_stack_thread_exit(void);
 /* The calling thread gives up `stack` if it is the one it runs with (its descriptor
  * is being freed). */
 void hark__rec_stack_release(void *stack);
+
+/* ---- fork.c --------------------------------------------------------------------- */
+/* Lists `r` for the fork() child handler, which empties it in a forked child. */
+void hark__rec_fork_add(hark_recorder *r);
+/* Takes `r` off that list (nothing happens if it is not on it). */
+void hark__rec_fork_remove(hark_recorder *r);
 
 /* ---- crash.c -------------------------------------------------------------------- */
 /* Removes crash dumps of `r`, if it has them. */
