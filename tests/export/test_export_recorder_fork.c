@@ -223,6 +223,119 @@ static void test_live_dump_whole_runs(void **state)
     live_dump((size_t)512 << 10, (size_t)512 << 10, true);
 }
 
+/* ---- a held dump: events dropped, and counted --------------------------------------- */
+
+typedef struct held_dump {
+    hark_recorder *r;
+    int fd;
+    int rc;
+} held_dump;
+
+static void *held_dumper(void *arg)
+{
+    held_dump *h = arg;
+    h->rc = hark_recorder_dump(h->r, h->fd, HARK_RECORDER_JSONL);
+    close(h->fd);
+    return NULL;
+}
+
+typedef struct second {
+    hark_topic *topic;
+    long from, to;
+    pthread_barrier_t *go; /* twice: record from..to, then again */
+} second;
+
+static void *second_thread(void *arg)
+{
+    second *s = arg;
+    for (long i = s->from; i < s->to; i++)
+        emit(s->topic, 1, i);
+    pthread_barrier_wait(s->go); /* recorded its first events */
+    pthread_barrier_wait(s->go); /* the dump has begun */
+    for (long i = s->to; i < 2 * s->to; i++)
+        emit(s->topic, 1, i);
+    return NULL;
+}
+
+/*
+ * A dump held up by its reader: a pipe of one page the test does not read. The main
+ * thread fills the recorder, a second thread takes 2 chunks (its share) from it; the
+ * dump reads the main thread's chunks first and blocks writing them, with the second
+ * thread's 2 chunks still unread. That thread then records more than they hold: it
+ * may not take another's chunk (min_age_ms) nor its own (unread), so it drops its
+ * events, counted in dump_dropped, and the dump still holds what it had recorded.
+ */
+static void test_held_dump_drops_and_counts(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_recorder_options o;
+    assert_int_equal(hark_recorder_options_init(&o, HARK_RECORDER_OPTIONS_VERSION), 0);
+    o.max_bytes = (size_t)256 << 10; /* 16 chunks */
+    o.thread_bytes = (size_t)32 << 10; /* a share of 2 */
+    o.min_age_ms = 3600 * 1000;
+    o.payload_bytes = 64;
+    hark_recorder *r;
+    assert_int_equal(hark_recorder_new(&r, &o), 0);
+    assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
+    hark_topic *topic;
+    assert_int_equal(hark_topic_get(&topic, n, "held.work"), 0);
+    hark_recorder_stats st;
+    for (long i = 0; i < 20000; i++) /* the main thread holds every chunk */
+        emit(topic, 0, i);
+    assert_int_equal(hark_recorder_stats_get(r, &st), 0);
+    long per_chunk_max = (long)(st.chunk_bytes / 64);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    second sec = {topic, 0, 2 * per_chunk_max, &go};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, second_thread, &sec), 0);
+    pthread_barrier_wait(&go);
+
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    (void)fcntl(p[0], F_SETPIPE_SZ, 4096);
+    held_dump h = {r, p[1], 1};
+    pthread_t dt;
+    assert_int_equal(pthread_create(&dt, NULL, held_dumper, &h), 0);
+    /* Something is in the pipe: the dump has begun, and is blocked writing. */
+    char first;
+    assert_int_equal(read(p[0], &first, 1), 1);
+    pthread_barrier_wait(&go);
+    pthread_join(th, NULL);
+    assert_int_equal(hark_recorder_stats_get(r, &st), 0);
+    assert_true(st.dump_dropped > 0);
+    assert_int_equal(st.dump_dropped, st.dropped);
+
+    /* The rest of the dump. */
+    size_t cap = 1 << 20, len = 1;
+    char *d = malloc(cap);
+    assert_non_null(d);
+    d[0] = first;
+    for (ssize_t got; (got = read(p[0], d + len, cap - len - 1)) > 0;) {
+        len += (size_t)got;
+        if (cap - len < 65536)
+            assert_non_null(d = realloc(d, cap *= 2));
+    }
+    d[len] = 0;
+    close(p[0]);
+    pthread_join(dt, NULL);
+    assert_int_equal(h.rc, 0);
+    /* The second thread's records from before the dump: all there, in one run. */
+    long cnt;
+    long *seq = thread_seq(d, 1, &cnt);
+    assert_true(cnt > 0);
+    for (long j = 1; j < cnt; j++)
+        assert_int_equal(seq[j], seq[j - 1] + 1);
+    assert_true(seq[cnt - 1] >= sec.to - 1);
+    free(seq);
+    free(d);
+    pthread_barrier_destroy(&go);
+    assert_int_equal(hark_recorder_free(r), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 /* ---- fork ------------------------------------------------------------------------------ */
 
 /* A scratch directory of the test's own. */
@@ -405,6 +518,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live_dump_default_shares),
         cmocka_unit_test(test_live_dump_whole_runs),
+        cmocka_unit_test(test_held_dump_drops_and_counts),
         cmocka_unit_test(test_child_trigger_dump_is_its_own),
         cmocka_unit_test(test_crash_path_per_process),
     };
