@@ -243,25 +243,31 @@ static long soak_counts[SOAK_THREADS];
 
 /* A payload each record can be checked by: "k" is "t.i" repeated to a length that
  * depends on i, so a record mixing two events cannot pass. */
+static void soak_event(int t, long i)
+{
+    char k[128];
+    char unit[32];
+    int u = snprintf(unit, sizeof unit, "%d.%ld;", t, i);
+    int reps = 1 + (int)(i % 5);
+    for (int j = 0; j < reps; j++)
+        memcpy(k + j * u, unit, (size_t)u);
+    k[reps * u] = 0;
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_int(&p, "t", t);
+    hark_payload_set_int(&p, "i", i);
+    hark_payload_set_str(&p, "k", k);
+    HARK_INSTRUMENT(soak_topic, &p, {});
+}
+
 static void *soak_worker(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    char k[128];
     long i = 0;
-    while (!atomic_load(&soak_stop)) {
-        char unit[32];
-        int u = snprintf(unit, sizeof unit, "%d.%ld;", t, i);
-        int reps = 1 + (int)(i % 5);
-        for (int j = 0; j < reps; j++)
-            memcpy(k + j * u, unit, (size_t)u);
-        k[reps * u] = 0;
-        HARK_PAYLOAD(p, 3);
-        hark_payload_set_int(&p, "t", t);
-        hark_payload_set_int(&p, "i", i);
-        hark_payload_set_str(&p, "k", k);
-        HARK_INSTRUMENT(soak_topic, &p, {});
-        i++;
-    }
+    while (!atomic_load(&soak_stop))
+        soak_event(t, i++);
+    /* The stop comes after the last periodic dump: this last event is recorded
+     * whatever those dumps made the thread drop. */
+    soak_event(t, i++);
     soak_counts[t] = i;
     return NULL;
 }

@@ -272,7 +272,7 @@ static void test_held_dump_drops_and_counts(void **state)
     assert_int_equal(hark_notifier_new(&n), 0);
     hark_recorder_options o;
     assert_int_equal(hark_recorder_options_init(&o, HARK_RECORDER_OPTIONS_VERSION), 0);
-    o.max_bytes = (size_t)256 << 10; /* 16 chunks */
+    o.max_bytes = (size_t)256 << 10;   /* 16 chunks */
     o.thread_bytes = (size_t)32 << 10; /* a share of 2 */
     o.min_age_ms = 3600 * 1000;
     o.payload_bytes = 64;
@@ -504,8 +504,7 @@ static void test_crash_path_per_process(void **state)
     assert_non_null(longer);
     memset(longer, 'a', 4999);
     longer[4999] = 0;
-    assert_int_equal(hark_recorder_dump_on_crash_path(r, longer, HARK_RECORDER_JSONL),
-                     HARK_EINVAL);
+    assert_int_equal(hark_recorder_dump_on_crash_path(r, longer, HARK_RECORDER_JSONL), HARK_EINVAL);
     free(longer);
     assert_int_equal(hark_recorder_dump_on_crash_path(r, NULL, HARK_RECORDER_JSONL), 0);
     assert_int_equal(hark_recorder_free(r), 0);

@@ -198,7 +198,7 @@ struct hark_recorder {
     atomic_bool signal_pending;
     char *signal_path; /* the signal's template; guarded by `lock` */
     hark_recorder_format signal_format;
-    atomic_int flush_errno; /* errno of the last failed requested dump */
+    atomic_int flush_errno;   /* errno of the last failed requested dump */
     hark_recorder *fork_next; /* fork.c's list of recorders */
 };
 

@@ -164,8 +164,8 @@ unsigned hark__rec_thread_count(hark_recorder *r)
         struct rchunk *c = &r->chunks[k];
         uint32_t owner = atomic_load_explicit(&c->owner, memory_order_relaxed);
         if (owner != RCHUNK_NOBODY)
-            keys[n++] = (uint64_t)owner << 32 |
-                        atomic_load_explicit(&c->owner_gen, memory_order_relaxed);
+            keys[n++] =
+                (uint64_t)owner << 32 | atomic_load_explicit(&c->owner_gen, memory_order_relaxed);
     }
     sort_keys(keys, n);
     unsigned threads = 0;
