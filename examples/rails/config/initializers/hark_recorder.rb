@@ -12,4 +12,7 @@ if defined?(Hark::Fanout)
   # A request that raises writes the last seconds to log/ (at most once a minute). Under
   # a forking server (Puma in cluster mode) each worker writes its own: %p is its pid.
   recorder.dump_on_error(Rails.root.join("log", "hark-recorder-%p-%n.json").to_s)
+  # And a crash of the process (SIGSEGV, SIGABRT, ...) writes them before it dies, each
+  # process into its own file:
+  # recorder.dump_on_crash(Rails.root.join("log", "hark-crash-%p.json").to_s)
 end
