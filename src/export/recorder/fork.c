@@ -11,9 +11,10 @@
  * lets every descriptor of a thread the child lacks be adopted again, keeps the
  * forking thread's own descriptor for it (emptied, with its new thread id), zeroes
  * the counters, drops the dump requests the parent had queued (the parent writes
- * those) and closes the triggers' rate-limit windows the parent opened. The recorder's worker
- * (trigger.c) and its crash and signal handlers need nothing more: the worker's thread starts again
- * at the child's first trigger (worker.h), and the handlers name their files from the pid when they
+ * those) and closes the triggers' rate-limit windows the parent opened. The
+ * recorder's worker (trigger.c) and its crash and signal handlers need nothing more:
+ * the worker's thread starts again at the child's first chunk (record.c) or first
+ * trigger (worker.h), and the handlers name their files from the pid when they
  * write.
  */
 #include "recorder_internal.h"
