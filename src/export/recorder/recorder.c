@@ -53,6 +53,7 @@ size_t hark_recorder_chunk_bytes(size_t max_bytes, size_t payload_bytes)
 /* Frees what new() made. No callback can run: every subscription is released. */
 static void destroy(hark_recorder *r)
 {
+    hark__rec_fork_remove(r);
     if (r->threads) {
         for (uint32_t i = 0; i < r->max_threads; i++) {
             struct rthread *t = r->threads[i];
@@ -186,6 +187,7 @@ int hark_recorder_new(hark_recorder **out, const hark_recorder_options *opts)
         return hark__error(HARK_ENOMEM, "hark_recorder_new: no memory for %zu bytes of records",
                            o.max_bytes);
     }
+    hark__rec_fork_add(r);
     *out = r;
     return 0;
 }
@@ -329,7 +331,7 @@ int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out)
         return rc;
     hark_recorder_stats s;
     memset(&s, 0, sizeof s);
-    hark__rec_counts(r, &s.recorded, &s.dropped);
+    hark__rec_counts(r, &s.recorded, &s.dropped, &s.dump_dropped);
     s.overwritten = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
     s.dumps = atomic_load_explicit(&r->dumps, memory_order_relaxed);
     s.dump_errors = atomic_load_explicit(&r->dump_errors, memory_order_relaxed);
