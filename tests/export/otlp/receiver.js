@@ -11,6 +11,8 @@
 //                  OTLP requests get that status (and Retry-After)
 //   POST /check    the test's expectations (JSON); answers 200 "ok" or 422 with
 //                  one line per mismatch, then forgets what it received
+//   POST /seen     what arrived so far, kept: one line per span, "span", its name
+//                  and its resource's process.pid, tab-separated
 //   POST /quit     closes the server and exits
 //
 // With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans,
@@ -154,8 +156,10 @@ function record(url, obj, meta) {
   received.requests.push(meta);
   const top = obj.resourceSpans || obj.resourceMetrics || obj.resourceLogs || [];
   for (const r of top) {
-    received.resources.push(attrs(r.resource && r.resource.attributes));
-    for (const s of r.scopeSpans || []) for (const sp of s.spans || []) received.spans.push({ ...sp, _meta: meta, _scope: s.scope });
+    const res = attrs(r.resource && r.resource.attributes);
+    received.resources.push(res);
+    const pid = res['process.pid'] ? res['process.pid'].value : '';
+    for (const s of r.scopeSpans || []) for (const sp of s.spans || []) received.spans.push({ ...sp, _meta: meta, _scope: s.scope, _pid: pid });
     for (const s of r.scopeMetrics || []) for (const m of s.metrics || []) received.metrics.push({ ...m, _meta: meta });
     for (const s of r.scopeLogs || []) for (const l of s.logRecords || []) received.logs.push({ ...l, _meta: meta });
   }
@@ -420,6 +424,12 @@ const handler = (req, res) => {
       failNext = null;
       res.writeHead(errs.length ? 422 : 200, { 'Content-Type': 'text/plain' });
       return res.end(errs.length ? errs.join('\n') + '\n' : 'ok\n');
+    }
+    // What arrived so far, kept (unlike /check): a line per span, its name and
+    // the process.pid of its resource, tab-separated.
+    if (req.method === 'POST' && req.url === '/seen') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      return res.end(received.spans.map((s) => `span\t${s.name}\t${s._pid}\n`).join(''));
     }
     if (req.method === 'POST' && req.url === '/quit') {
       res.writeHead(200);
