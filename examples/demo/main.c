@@ -142,15 +142,21 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
-        {"async", no_argument, NULL, 'A'},          {"otlp", required_argument, NULL, 'O'},
-        {"record", optional_argument, NULL, 'R'},   {"workers", required_argument, NULL, 'W'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {"trace", required_argument, NULL, 'T'},
+                                          {"log-format", required_argument, NULL, 'F'},
+                                          {"async", no_argument, NULL, 'A'},
+                                          {"otlp", required_argument, NULL, 'O'},
+                                          {"record", optional_argument, NULL, 'R'},
+                                          {"workers", required_argument, NULL, 'W'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -387,8 +393,8 @@ static int run_workers(const options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {HARK_DEMO_DEFAULT_DB, 8,     HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL,
-                 NULL,                 false, 0};
+    options o = {
+        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false, 0};
     char record_path[4096];
     char err[512];
     demo_db db;

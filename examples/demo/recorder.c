@@ -87,16 +87,18 @@ int recorder_start(const char *path, FILE *say, bool per_process)
     hark_recorder_stats st;
     hark_recorder_stats_get(rec, &st);
     if (per_process)
-        fprintf(say,
-                "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
-                "in each worker, its own, written by the worker when one of its requests fails,\n"
-                "to %s (%%p: the worker's pid).\n",
-                st.bytes >> 20, failed_template);
+        fprintf(
+            say,
+            "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
+            "in each worker, its own, written by the worker when one of its requests fails,\n"
+            "to %s (%%p: the worker's pid).\n",
+            st.bytes >> 20, failed_template);
     else
-        fprintf(say,
-                "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
-                "it writes them when a request fails, and at the end to %s.\n",
-                st.bytes >> 20, dump_path);
+        fprintf(
+            say,
+            "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
+            "it writes them when a request fails, and at the end to %s.\n",
+            st.bytes >> 20, dump_path);
     return 0;
 }
 
@@ -113,7 +115,8 @@ int recorder_worker_done(const char *who)
     }
     char written[4096];
     sibling(written, sizeof written, dump_path, "");
-    fprintf(narrative, "[%s] flight recorder: %llu events; the failed signup's dump: %s-failed-%ld-1.json\n",
+    fprintf(narrative,
+            "[%s] flight recorder: %llu events; the failed signup's dump: %s-failed-%ld-1.json\n",
             who, (unsigned long long)st.recorded, written, (long)getpid());
     return 0;
 }

@@ -90,7 +90,10 @@ typedef struct hark_metrics_options {
     const char *directory;
 } hark_metrics_options;
 
-#define HARK_METRICS_OPTIONS_INIT {HARK_METRICS_OPTIONS_VERSION, NULL}
+#define HARK_METRICS_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        HARK_METRICS_OPTIONS_VERSION, NULL                                                         \
+    }
 
 /*
  * Fills *opts with the defaults of HARK_METRICS_OPTIONS_INIT as a struct of

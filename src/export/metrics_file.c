@@ -36,14 +36,14 @@ struct segment {
 
 struct hark__metrics_dir {
     char *path;
-    pthread_mutex_t *lock;           /* the metrics object's: guards what follows */
-    struct hark__metrics_dir *next;  /* open_dirs; guarded by open_lock */
-    unsigned long generation;        /* the process whose file fd and segments are */
-    int fd;                          /* this process's file; -1 before its first record */
-    struct segment *segments;        /* every segment mapped, newest first */
-    unsigned char *cur;              /* the segment records go to */
-    size_t used;                     /* bytes of it taken */
-    uint64_t file_bytes;             /* the file's length */
+    pthread_mutex_t *lock;          /* the metrics object's: guards what follows */
+    struct hark__metrics_dir *next; /* open_dirs; guarded by open_lock */
+    unsigned long generation;       /* the process whose file fd and segments are */
+    int fd;                         /* this process's file; -1 before its first record */
+    struct segment *segments;       /* every segment mapped, newest first */
+    unsigned char *cur;             /* the segment records go to */
+    size_t used;                    /* bytes of it taken */
+    uint64_t file_bytes;            /* the file's length */
 };
 
 /* Every directory open, for the fork handlers; the lock is held across fork(). */
@@ -118,8 +118,8 @@ static int check_files(const char *path)
 {
     DIR *dir = opendir(path);
     if (!dir)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s",
-                           path, strerror(errno));
+        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s", path,
+                           strerror(errno));
     int rc = 0;
     struct dirent *e;
     while (rc == 0 && (e = readdir(dir)) != NULL) {
@@ -164,14 +164,13 @@ static int check_writable(const char *path)
     return 0;
 }
 
-int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path,
-                           pthread_mutex_t *lock)
+int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pthread_mutex_t *lock)
 {
     if (!*path)
         return hark__error(HARK_EINVAL, "hark_metrics: the metrics directory is empty");
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be made: %s",
-                           path, strerror(errno));
+        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be made: %s", path,
+                           strerror(errno));
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return hark__error(HARK_EIO, "hark_metrics: \"%s\" is not a directory", path);
@@ -249,13 +248,14 @@ static int add_segment(struct hark__metrics_dir *d)
         return hark__error(HARK_EIO, "hark_metrics: the metrics file in \"%s\" cannot grow: %s",
                            d->path, strerror(err));
     }
-    s->base = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd,
-                   (off_t)d->file_bytes);
+    s->base =
+        mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, (off_t)d->file_bytes);
     if (s->base == MAP_FAILED) {
         int e = errno;
         hark__free(s);
-        return hark__error(HARK_EIO, "hark_metrics: the metrics file in \"%s\" cannot be "
-                                     "mapped: %s",
+        return hark__error(HARK_EIO,
+                           "hark_metrics: the metrics file in \"%s\" cannot be "
+                           "mapped: %s",
                            d->path, strerror(e));
     }
     s->next = d->segments;
@@ -324,8 +324,7 @@ struct counters *hark__metrics_dir_record(struct hark__metrics_dir *d, const cha
         /* The rest of the segment, a multiple of 8 bytes, becomes one padding record. */
         if (d->used < SEGMENT_BYTES) {
             struct hark__mfile_record *pad = (struct hark__mfile_record *)(d->cur + d->used);
-            uint64_t head = (uint64_t)(SEGMENT_BYTES - d->used) |
-                            ((uint64_t)HARK__MFILE_PAD << 32);
+            uint64_t head = (uint64_t)(SEGMENT_BYTES - d->used) | ((uint64_t)HARK__MFILE_PAD << 32);
             atomic_store_explicit(&pad->head, head, memory_order_release);
             d->used = SEGMENT_BYTES;
         }

@@ -65,7 +65,7 @@ struct hark__metrics_view {
     struct hark__metrics_map {
         void *base;
         size_t size;
-    } *maps;
+    } * maps;
     size_t count, capacity;
 };
 
@@ -77,8 +77,7 @@ struct hark__metrics_view {
  * Errors: HARK_EIO (the directory cannot be made, read or written: the message
  * says why), HARK_ENOTSUP (a file of another format or version), HARK_ENOMEM.
  */
-int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path,
-                           pthread_mutex_t *lock);
+int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pthread_mutex_t *lock);
 
 /* The directory's path, as given. */
 const char *hark__metrics_dir_path(const struct hark__metrics_dir *d);

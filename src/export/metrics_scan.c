@@ -38,8 +38,7 @@ static int walk(const unsigned char *base, size_t size, struct hark__metrics_pic
     while (size - off >= sizeof(uint64_t)) {
         const struct hark__mfile_record *r = (const struct hark__mfile_record *)(base + off);
         /* Acquire: pairs with the writer's release of the head (hark__metrics_dir_record). */
-        uint64_t head = atomic_load_explicit(&r->head,
-                                             memory_order_acquire);
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
         size_t bytes = (size_t)(head & 0xffffffffu);
         unsigned kind = (unsigned)(head >> 32);
         if (!head || bytes % 8 || bytes < 8 || bytes > size - off)
@@ -66,8 +65,8 @@ int hark__metrics_dir_read(const struct hark__metrics_dir *d, struct hark__metri
     const char *path = hark__metrics_dir_path(d);
     DIR *dir = opendir(path);
     if (!dir)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s",
-                           path, strerror(errno));
+        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s", path,
+                           strerror(errno));
     int rc = 0;
     struct dirent *e;
     while (rc == 0 && (e = readdir(dir)) != NULL) {

@@ -279,7 +279,8 @@ static void test_many_series(void **state)
     hark_metrics *m = shared_metrics(dir);
     for (int i = 0; i < 600; i++) {
         char name[64];
-        snprintf(name, sizeof name, "series.%04d.%.*s", i, i % 40, "padding-padding-padding-padding-padding");
+        snprintf(name, sizeof name, "series.%04d.%.*s", i, i % 40,
+                 "padding-padding-padding-padding-padding");
         assert_int_equal(hark_metrics_record(m, name, 0.001 * (i % 7 + 1)), 0);
     }
     hark_metrics_snapshot *snap;
