@@ -311,7 +311,7 @@ int hark_metrics_new_with_options(hark_metrics **out, const hark_metrics_options
     int rc = hark__options_take(&options_type, &o, opts);
     if (rc < 0)
         return rc;
-    /* An empty directory keeps the series in this process, whatever the environment. */
+    /* "" keeps the series in this process, whatever the environment says. */
     const char *dir = o.directory ? o.directory : getenv("HARK_METRICS_DIR");
     if (dir && !*dir)
         dir = NULL;

@@ -166,8 +166,6 @@ static int check_writable(const char *path)
 
 int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pthread_mutex_t *lock)
 {
-    if (!*path)
-        return hark__error(HARK_EINVAL, "hark_metrics: the metrics directory is empty");
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be made: %s", path,
                            strerror(errno));
