@@ -133,8 +133,11 @@ def masked(log, app)
             .gsub(/"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+"/, '"TIME"')
             .gsub(/\d+(\.\d+)?ms/, "Nms")
             .gsub(/127\.0\.0\.1:\d+/, "127.0.0.1:PORT")
-  rails = %r{^(\[REQUEST-ID\] )\S*active_support/notifications\.rb:\d+:in `block in instrument'\n\1\S*active_support/notifications/instrumenter\.rb:\d+:in `instrument'\n\1\S*active_support/notifications\.rb:\d+:in `instrument'\n}
-  hark = %r{^(\[REQUEST-ID\] )(\S*:\d+:in `instrument')\n(\1\2\n)?(?=\1\S*:\d+:in `process_action')}
+  # Ruby 3.1 to 3.3 write "in `instrument'", Ruby 3.4 "in 'ActiveSupport::Notifications.instrument'".
+  label = ->(m) { "(?:`#{m}'|'(?:[\\w:]+[#.])?#{m}')" }
+  block = "(?:`block in instrument'|'block in (?:[\\w:]+[#.])?instrument')"
+  rails = %r{^(\[REQUEST-ID\] )\S*active_support/notifications\.rb:\d+:in #{block}\n\1\S*active_support/notifications/instrumenter\.rb:\d+:in #{label.call('instrument')}\n\1\S*active_support/notifications\.rb:\d+:in #{label.call('instrument')}\n}
+  hark = %r{^(\[REQUEST-ID\] )(\S*:\d+):in #{label.call('instrument')}\n(\1\2:in #{label.call('instrument')}\n)?(?=\1\S*:\d+:in #{label.call('process_action')})}
   text = text.gsub(rails) { frames += 1; "#{$1}<instrument frames>\n" }
   text = text.gsub(hark) { frames += 1; "#{$1}<instrument frames>\n" }
   [text, frames]
