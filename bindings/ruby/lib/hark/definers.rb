@@ -56,7 +56,11 @@ module Hark
         # constant check until it is loaded, nothing after), so the hook is in place
         # before the first class that includes it calls config_accessor.
         def configurable_loaded
-          return if @configurable || !@installed || !defined?(::ActiveSupport::Configurable::ClassMethods)
+          return if @configurable || !@installed || !Definers.loaded?(::ActiveSupport, :Configurable)
+          # (Not while configurable.rb is still being loaded.)
+          return unless Definers.loaded?(::ActiveSupport::Configurable, :ClassMethods)
+          methods = ::ActiveSupport::Configurable::ClassMethods
+          return unless methods.private_method_defined?(:config_accessor) || methods.method_defined?(:config_accessor)
           @configurable = true
           hook(::ActiveSupport::Configurable::ClassMethods, %i[config_accessor])
         end
@@ -72,6 +76,12 @@ module Hark
           nil
         rescue StandardError
           nil
+        end
+
+        # Whether mod::name is defined and loaded (without triggering its autoload, as
+        # defined?(mod::name::Other) would).
+        def loaded?(mod, name)
+          !mod.autoload?(name) && mod.const_defined?(name, false)
         end
 
         # The Reader that Method `m` is, or nil.

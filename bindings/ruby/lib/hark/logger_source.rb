@@ -199,7 +199,7 @@ module Hark
           return false unless options.method(:[]).owner == ::ActiveSupport::OrderedOptions
           return options.method(:method_missing).owner == ::ActiveSupport::OrderedOptions unless options.class.method_defined?(key)
           owner = options.method(key).owner
-          defined?(::ActiveSupport::Configurable::Configuration) && owner == ::ActiveSupport::Configurable::Configuration
+          Definers.loaded?(::ActiveSupport, :Configurable) && owner == ::ActiveSupport::Configurable::Configuration
         end
 
         # A module whose `writer` calls the one behind it, then Silence.changed! (private
