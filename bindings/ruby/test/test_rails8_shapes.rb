@@ -419,12 +419,13 @@ class TestRails8Shapes < Minitest::Test
   end
 
   def test_gate_on_the_proven_version
+    notifier = N.notifier
+    skip "Rails #{ActiveSupport.gem_version} is not proven" unless Hark::RailsGate.proven?(ActiveSupport.gem_version)
     assert Hark.active?
     status = Hark.fanout_status
     assert_equal :hark, status[:fanout]
     assert_equal "Rails #{ActiveSupport.gem_version} is a version hark's fanout is proven on", status[:why]
     assert_equal :hark, Hark.stats[:fanout]
-    notifier = N.notifier
     N.notifier = Object.new
     assert_equal :other, Hark.fanout_status[:fanout]
     refute Hark.active?
