@@ -844,7 +844,9 @@ static inline hark_topic *hark__site_topic(hark__site *site, const char *name)
  * Rails' publish: a synchronous push that measures nothing. Timed and monotonic
  * subscribers get fn(name, start, finish, id, payload) with exactly these values;
  * event and evented subscribers get their `publish` callback if they have one and
- * are skipped otherwise. Dynamic subscribers are asked first. `id` may be NULL ("").
+ * are skipped otherwise. Dynamic subscribers are asked first, all before any is called,
+ * in listener order (exact subscriptions, then patterns, each in registration order: as
+ * Rails' listeners_for asks them). `id` may be NULL ("").
  * Errors: HARK_EINVAL (NULL topic), HARK_ESUBSCRIBER (details in *status),
  * HARK_ENOMEM (only with more than HARK_SILENCEABLE_INLINE silenceable subscribers:
  * nobody was asked or called).

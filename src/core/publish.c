@@ -45,7 +45,9 @@ static int publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids,
     unsigned bank = hark__read_enter();
     const struct hark__snapshot *snap = atomic_load_explicit(&t->snap, memory_order_acquire);
     /* As Rails does: every silenceable listener is asked before any is called, so
-     * that what one callback does cannot change who receives this push. */
+     * that what one callback does cannot change who receives this push, and in listener
+     * order (exact subscriptions, then patterns, each in registration order), as
+     * Rails' listeners_for rejects the silenced ones. */
     uint64_t inline_bits[HARK_SILENCEABLE_INLINE / 64] = {0};
     uint64_t *silenced = inline_bits;
     if (snap && HARK_UNLIKELY(snap->silenceable_count > HARK_SILENCEABLE_INLINE)) {
@@ -56,7 +58,7 @@ static int publish_walk(hark_topic *t, hark_status *status, hark_event_ids *ids,
         }
     }
     for (uint32_t i = 0; snap && i < snap->entry_count; i++) {
-        const struct hark__entry *e = &snap->entries[i];
+        const struct hark__entry *e = &snap->entries[snap->listener_order[i]];
         if (e->sub->silence != HARK_SILENCE_NEVER && entry_silenced(e, t->name))
             silenced[e->silence_bit / 64] |= (uint64_t)1 << (e->silence_bit % 64);
     }

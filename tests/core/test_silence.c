@@ -366,6 +366,39 @@ static void test_asked_in_rails_order(void **state)
     log_asks = false;
 }
 
+/* As Rails' publish and publish_event (listeners_for): every silenceable listener is
+ * asked before any is called, in listener order -- exact subscriptions, then patterns,
+ * each in registration order -- not in the order their groups are laid out. */
+static void test_publish_asks_in_listener_order(void **state)
+{
+    hark_notifier *n = *state;
+    struct sub plain = {"P", false, 0, 0, 0, 0}, t_quiet = {"Tq", true, 0, 0, 0, 0},
+               e_open = {"Eo", false, 0, 0, 0, 0}, t_open = {"To", false, 0, 0, 0, 0},
+               all = {"A", false, 0, 0, 0, 0};
+    /* A pattern subscribed first still comes after the exact ones. */
+    subscribe(n, NULL, HARK_KIND_TIMED, HARK_SILENCE_DYNAMIC, &all);
+    subscribe(n, "pub", HARK_KIND_EVENTED, HARK_SILENCE_NEVER, &plain);
+    subscribe(n, "pub", HARK_KIND_TIMED, HARK_SILENCE_DYNAMIC, &t_quiet);
+    subscribe(n, "pub", HARK_KIND_EVENTED, HARK_SILENCE_DYNAMIC, &e_open);
+    subscribe(n, "pub", HARK_KIND_TIMED, HARK_SILENCE_DYNAMIC, &t_open);
+    hark_topic *t = topic(n, "pub");
+    log_asks = true;
+    asks[0] = '\0';
+    assert_int_equal(hark_publish(t, 1, 2, NULL, NULL, NULL), 0);
+    assert_string_equal(asks, "Tq Eo To A ");
+    /* Timed members are called (evented ones have no publish callback here). */
+    assert_int_equal(t_open.events, 1);
+    assert_int_equal(all.events, 1);
+    assert_int_equal(t_quiet.events, 0);
+
+    asks[0] = '\0';
+    hark_event ev;
+    hark_event_init(&ev, "pub", -1, -1, NULL, NULL);
+    assert_int_equal(hark_publish_event(n, &ev, NULL), 0);
+    assert_string_equal(asks, "Tq Eo To A ");
+    log_asks = false;
+}
+
 static void test_subscription_silence_changed_targets_one(void **state)
 {
     hark_notifier *n = *state;
@@ -559,6 +592,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_listening_and_publish_respect_silence, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_asked_in_rails_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_publish_asks_in_listener_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscription_silence_changed_targets_one, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_change_seen_by_other_thread_next_event, setup,

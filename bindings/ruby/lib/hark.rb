@@ -11,6 +11,7 @@ require "hark/stats"
 require "hark/event_fill"
 require "hark/method_watch"
 require "hark/clocks"
+require "hark/rails_gate"
 
 # Hark::VERSION is defined by the extension: the version of the C library it was
 # built from (include/hark/version.h), which is the gem's.
@@ -31,7 +32,8 @@ module Hark
     attr_writer :subscriber_error_class
 
     # Whether ActiveSupport::Notifications delivers through hark's fanout (hark/rails
-    # loaded, and its notifier not replaced by one that is not hark's since).
+    # loaded on a Rails it installs on, and its notifier not replaced by one that is not
+    # hark's since). Hark.fanout_status says which fanout is in use, and why.
     def active?
       defined?(::ActiveSupport::Notifications) && ::ActiveSupport::Notifications.notifier.is_a?(Fanout) ? true : false
     end
@@ -123,17 +125,25 @@ module Hark
     end
 
     # Rails' subscribe: the kind follows the listener (start/finish, a one-argument
-    # callable for event objects, otherwise timed or monotonic).
-    def subscribe(pattern = nil, callable = nil, monotonic: false, &block)
+    # callable for event objects, otherwise timed or monotonic). `prepend: true` (Rails
+    # 8.2, exact names only) puts the subscription before the others of its name: it is
+    # delivered to, and asked silenced?, first.
+    def subscribe(pattern = nil, callable = nil, monotonic: false, prepend: false, &block)
       subscriber = Subscribers.new(pattern, callable || block, monotonic)
       case pattern
-      when String, NilClass, Regexp
+      when String
+      when NilClass, Regexp
+        raise ArgumentError, "Cannot prepend Regex subscribers" if prepend
       else
         raise ArgumentError, "pattern must be specified as a String, Regexp or empty"
       end
       @mutex.synchronize do
-        subscriber.attach(self)
-        @subscriptions << subscriber
+        subscriber.attach(self, prepend: prepend ? true : false)
+        if prepend
+          @subscriptions.unshift(subscriber)
+        else
+          @subscriptions << subscriber
+        end
         @other_count += 1 unless String === pattern
       end
       subscriber
@@ -274,13 +284,13 @@ module Hark
         # :nodoc: why silenced? is asked per event (nil: it is not, or never asked)
         attr_accessor :hark_why
 
-        def attach(fanout) # :nodoc:
+        def attach(fanout, prepend: false) # :nodoc:
           @silence_mode, @hark_why = @silenceable ? Silence.mode_for(self) : [SILENCE_NEVER, nil]
           @hark_polls = 0
           answer, certain, @hark_why = Silence.evaluate(self) if @silence_mode == SILENCE_CACHED
           @fanout = fanout
           @id = fanout._subscribe(self, @delegate, @raw_pattern, kind, @silence_mode, @can_publish,
-                                  @can_publish_event, answer ? true : false)
+                                  @can_publish_event, answer ? true : false, prepend)
           Silence.adjust_polls(self, certain) if @silence_mode == SILENCE_CACHED
           refresh_noop
         end

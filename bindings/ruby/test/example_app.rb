@@ -223,9 +223,12 @@ def masked(log, app)
             .gsub(/"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+"/, '"TIME"')
             .gsub(/\d+(\.\d+)?ms/, "Nms")
             .gsub(/127\.0\.0\.1:\d+/, "127.0.0.1:PORT")
-  rails = %r{^(\[REQUEST-ID\] )\S*active_support/notifications\.rb:\d+:in `block in instrument'\n\1\S*active_support/notifications/instrumenter\.rb:\d+:in `instrument'\n\1\S*active_support/notifications\.rb:\d+:in `instrument'\n}
-  hark = %r{^(\[REQUEST-ID\] )(\S*:\d+:in `instrument')\n(\1\2\n)?(?=\1\S*:\d+:in `process_action')}
-  proxy = %r{^(\[REQUEST-ID\] )\S*action_dispatch/middleware/stack\.rb:\d+:in `block in call'\n\1\S*action_dispatch/middleware/stack\.rb:\d+:in `instrument'\n\1\S*action_dispatch/middleware/stack\.rb:\d+:in `call'\n}
+  # Ruby 3.1 to 3.3 write "in `instrument'", Ruby 3.4 "in 'ActiveSupport::Notifications.instrument'".
+  label = ->(m) { "(?:`#{m}'|'(?:[\\w:]+[#.])?#{m}')" }
+  block = "(?:`block in instrument'|'block in (?:[\\w:]+[#.])?instrument')"
+  rails = %r{^(\[REQUEST-ID\] )\S*active_support/notifications\.rb:\d+:in #{block}\n\1\S*active_support/notifications/instrumenter\.rb:\d+:in #{label.call('instrument')}\n\1\S*active_support/notifications\.rb:\d+:in #{label.call('instrument')}\n}
+  hark = %r{^(\[REQUEST-ID\] )(\S*:\d+):in #{label.call('instrument')}\n(\1\2:in #{label.call('instrument')}\n)?(?=\1\S*:\d+:in #{label.call('process_action')})}
+  proxy = %r{^(\[REQUEST-ID\] )\S*action_dispatch/middleware/stack\.rb:\d+:in (?:`block in call'|'block in (?:[\w:]+[#.])?call')\n\1\S*action_dispatch/middleware/stack\.rb:\d+:in #{label.call('instrument')}\n\1\S*action_dispatch/middleware/stack\.rb:\d+:in #{label.call('call')}\n}
   proxies = 0
   text = text.gsub(proxy) { proxies += 1; "" }
   text = text.gsub(rails) { frames += 1; "#{$1}<instrument frames>\n" }

@@ -304,7 +304,9 @@ class TestLoggerSources < Minitest::Test
     assert_equal [2], Recorder.seen
   end
 
-  # A delegation to a method of the subscriber (not to a class) is not followed.
+  # A delegation to a method of the subscriber that returns a class (not an
+  # ActiveSupport::OrderedOptions, as Rails 8.1's `delegate :logger, to: :config` reads)
+  # is not followed.
   class DelegatingToAMethod < Recorder
     delegate :logger, to: :holder
     def holder = HarkSourceTest::CattrBase
@@ -313,7 +315,7 @@ class TestLoggerSources < Minitest::Test
   def test_a_delegation_to_a_method_is_asked_per_event
     sub = attach(DelegatingToAMethod, :src_to_method)
     assert_equal 1, sub.hark_polls
-    assert_match(/DelegatingToAMethod#logger .* delegates to holder, not a loaded class or module/, sub.hark_why)
+    assert_match(/DelegatingToAMethod#logger .* delegates to .*DelegatingToAMethod#holder .*, which returns a Class, not an ActiveSupport::OrderedOptions/, sub.hark_why)
     CattrBase.logger = @loud
     instrument(:src_to_method, 1)
     assert_equal [1], Recorder.seen

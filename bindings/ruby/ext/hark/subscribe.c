@@ -86,14 +86,17 @@ static hark_pattern match_pattern(fanout *f, rsub *s)
 
 /*
  * _subscribe(subscriber, delegate, pattern, kind, silence, can_publish,
- *            can_publish_event, cached_silenced) -> id
+ *            can_publish_event, cached_silenced[, prepend]) -> id
+ * prepend (Rails 8.2's subscribe(..., prepend: true), exact names only): the subscription
+ * goes before the others of its name in hark's registry, which orders delivery and
+ * silenced? questions.
  */
 VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
 {
     fanout *f = get_fanout(self);
-    VALUE subscriber, delegate, pattern, kind, silence, can_pub, can_pub_ev, cached;
-    rb_scan_args(argc, argv, "8", &subscriber, &delegate, &pattern, &kind, &silence, &can_pub,
-                 &can_pub_ev, &cached);
+    VALUE subscriber, delegate, pattern, kind, silence, can_pub, can_pub_ev, cached, prepend;
+    rb_scan_args(argc, argv, "81", &subscriber, &delegate, &pattern, &kind, &silence, &can_pub,
+                 &can_pub_ev, &cached, &prepend);
     sweep(f);
     retry_deferred();
     /* Intern an exact name first: it may run Ruby (pattern ===) and raise. */
@@ -118,6 +121,7 @@ VALUE fanout_subscribe(int argc, VALUE *argv, VALUE self)
         o.pattern = hark_exact(hark_topic_name(exact));
     else
         o.pattern = match_pattern(f, s);
+    o.prepend = RTEST(prepend);
     set_callbacks(s, &o);
 
     /* Link first: the mark function must see the Ruby objects from now on. */

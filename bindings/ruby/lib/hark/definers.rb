@@ -15,7 +15,9 @@ module Hark
     #   config_accessor :logger    the reader returns config.logger (ActiveSupport::
     #                              Configurable's OrderedOptions, whose writers are
     #                              hooked)
-    #   delegate :logger, to: X    the method returns X.logger, X a constant
+    #   delegate :logger, to: X    the method returns X.logger, X a constant, or the
+    #                              object a followed reader named X returns (Rails 8.1's
+    #                              controllers: `to: :config`, an OrderedOptions)
     #
     # A method is such a reader when its name, its source_location (the definer's caller
     # line, or configurable.rb's for config_accessor) and its owner are those recorded:
@@ -45,7 +47,22 @@ module Hark
           @installed = true
           hook(::Class, %i[class_attribute])
           hook(::Module, %i[mattr_reader cattr_reader delegate])
-          hook(::ActiveSupport::Configurable::ClassMethods, %i[config_accessor]) if defined?(::ActiveSupport::Configurable)
+          configurable_loaded
+        end
+
+        # ActiveSupport::Configurable's config_accessor gets its hook once something has
+        # loaded it (hark never loads it: Rails 8.1 warns when it is). Called at install
+        # and whenever a module is included, prepended or extended anywhere (cheap: a
+        # constant check until it is loaded, nothing after), so the hook is in place
+        # before the first class that includes it calls config_accessor.
+        def configurable_loaded
+          return if @configurable || !@installed || !Definers.loaded?(::ActiveSupport, :Configurable)
+          # (Not while configurable.rb is still being loaded.)
+          return unless Definers.loaded?(::ActiveSupport::Configurable, :ClassMethods)
+          methods = ::ActiveSupport::Configurable::ClassMethods
+          return unless methods.private_method_defined?(:config_accessor) || methods.method_defined?(:config_accessor)
+          @configurable = true
+          hook(::ActiveSupport::Configurable::ClassMethods, %i[config_accessor])
         end
 
         # Called by the hook after `definer` ran on `mod` with `args` (the keywords, if
@@ -61,6 +78,12 @@ module Hark
           nil
         end
 
+        # Whether mod::name is defined and loaded (without triggering its autoload, as
+        # defined?(mod::name::Other) would).
+        def loaded?(mod, name)
+          !mod.autoload?(name) && mod.const_defined?(name, false)
+        end
+
         # The Reader that Method `m` is, or nil.
         def reader(m)
           location = m.source_location
@@ -71,7 +94,8 @@ module Hark
             attached = attached_of(m)
             return nil unless attached
             list.find do |r|
-              next false if r.kind == :delegate
+              # singleton_class.delegate :logger, to: :config (Rails 8.1's controllers)
+              next m.owner.equal?(r.holder) if r.kind == :delegate
               r.kind == :class_attribute ? attached <= r.holder : attached.equal?(r.holder)
             end
           else

@@ -14,10 +14,10 @@ end
 require "active_support/core_ext/class/attribute"
 require "active_support/core_ext/module/attribute_accessors"
 require "active_support/core_ext/module/delegation"
-begin
-  require "active_support/configurable"
-rescue LoadError # a Rails without it
-end
+# ActiveSupport::Configurable is not loaded here: Rails 8.1 deprecates it (loading it
+# warns) and nothing else of 8.1 loads it. Its config_accessor is hooked when something
+# else has loaded it (Definers.install, and Definers.configurable_loaded when it is
+# included or extended later, as ActionController 7.2 and 8.0 do).
 require "hark/silence"
 require "hark/logger_source"
 
@@ -40,10 +40,34 @@ module Hark
     end
 
     # ActionController::Live's threads copy the parent's execution state, thread-local
-    # levels included.
+    # levels included: share_with(other) (Rails 7.2), share_with(other, except: keys)
+    # (8.0), share_with(other, except: keys) { ... } (8.1, which runs the block with the
+    # copy and then puts the thread's own state back). Whatever the signature, it is
+    # Rails' own that is called, with what it was given; the local levels in force are
+    # read again from the state the thread has after the copy and after the restore.
     module ExecutionStateHooks # :nodoc:
-      def share_with(other)
-        super.tap { Hark::Silence.state_shared }
+      def share_with(other, *rest, **options, &block)
+        return super.tap { Hark::Silence.state_shared } unless block
+        begin
+          super(other, *rest, **options) do |*args|
+            Hark::Silence.state_shared
+            block.call(*args)
+          end
+        ensure
+          Hark::Silence.state_shared
+        end
+      end
+    end
+
+    # Rails 8.0's class_attribute (ActiveSupport::ClassAttribute.redefine): a write to the
+    # class that defined the attribute only updates the value its methods close over,
+    # defining nothing; a write to a subclass defines the subclass's own methods, through
+    # redefine again. The first is heard through a hook in front of the private writer
+    # redefine makes (LoggerSource.class_attribute_writers puts it there for the readers
+    # it follows), the second here.
+    module ClassAttributeHooks # :nodoc:
+      def redefine(owner, name, namespaced_name, value)
+        super.tap { Hark::Silence::LoggerSource.class_attribute_redefined(owner, name, namespaced_name) }
       end
     end
 
@@ -127,4 +151,8 @@ require "active_support/ordered_options"
 ::ActiveSupport::BroadcastLogger.prepend(Hark::Silence::BroadcastHooks) if defined?(::ActiveSupport::BroadcastLogger)
 ::ActiveSupport::LogSubscriber.singleton_class.prepend(Hark::Silence::LogSubscriberClassHooks)
 ::ActiveSupport::LogSubscriber.prepend(Hark::Silence::LogSubscriberHooks)
+if defined?(::ActiveSupport::ClassAttribute) && ::ActiveSupport::ClassAttribute.respond_to?(:redefine)
+  Hark::Silence.hook_module(Hark::Silence::ClassAttributeHooks)
+  ::ActiveSupport::ClassAttribute.singleton_class.prepend(Hark::Silence::ClassAttributeHooks)
+end
 Hark::Silence::Definers.install

@@ -32,6 +32,8 @@ module Hark
       @config_keys = {}     # OrderedOptions keys read by a followed config_accessor
       @class_variables = {} # class variables read by a followed cattr/mattr reader
       @readers = {}         # names of followed class-level readers
+      @class_attributes = {} # class_attribute name => the name of its private methods
+                             # (Rails 8.0's ActiveSupport::ClassAttribute.redefine)
 
       class << self
         # [kind, why] for the Method `m`: kind :tracked (every change is heard), :memo
@@ -96,18 +98,32 @@ module Hark
           file ? "#{label} (#{file}:#{line})" : label
         end
 
+        # ActiveSupport::ClassAttribute.redefine(owner, name, namespaced_name, value) ran
+        # (Rails 8.0 and later: a class_attribute defined, or first written on a subclass).
+        def class_attribute_redefined(owner, name, namespaced_name) # :nodoc:
+          name = name.to_sym
+          @class_attributes[name] = namespaced_name.to_sym
+          return unless reader?(name)
+          # A subclass's first write: its own writer, from now on, takes its later ones.
+          hook_class_attribute_writers(owner, name)
+          Silence.changed!
+        end
+
         private
 
         def defined_reader(m, reader, depth)
           case reader.kind
           when :class_attribute
-            # Every write defines the reader again, which Silence's hooks hear.
+            # Rails 7.2: every write defines the reader again, which Silence's hooks hear.
+            # Rails 8.0 and later: writes go through a private writer, hooked here.
             watch_reader(reader.name)
+            hook_class_attribute_writers(m.receiver, reader.name)
             [:tracked, nil]
           when :class_variable then class_variable(reader)
           when :config then config(m, reader)
           when :delegate
             target = reader.target
+            return delegated_to_reader(m, reader, depth) if method_name?(target)
             mod = target.is_a?(Module) ? target : resolve_name(reader.holder, target.to_s)
             return [nil, "#{describe(m)} delegates to #{target}, not a loaded class or module"] unless mod
             follow(m, mod, reader.target_method, depth)
@@ -128,11 +144,72 @@ module Hark
           [:tracked, nil]
         end
 
-        def writer_hook(writer)
-          @writer_hooks[writer] ||= Silence.hook_module(Module.new do
+        # The private writers ActiveSupport::ClassAttribute.redefine made for `name` on the
+        # singleton classes `recv`'s value is read through (its own, then its ancestors'),
+        # each with a hook in front: a write to any of them changes what `recv` reads.
+        def hook_class_attribute_writers(recv, name)
+          namespaced = @class_attributes[name.to_sym]
+          return unless namespaced && recv.is_a?(Module)
+          writer = :"#{namespaced}="
+          recv.singleton_class.ancestors.each do |klass|
+            break unless klass.singleton_class?
+            private = klass.private_method_defined?(writer, false)
+            next unless private || klass.method_defined?(writer, false)
+            hook = writer_hook(writer, private: private)
+            # Already in front of this class's own writer (prepended to it, not to a
+            # superclass).
+            next if klass.ancestors.take_while { |a| !a.equal?(klass) }.include?(hook)
+            klass.prepend(hook)
+          end
+        end
+
+        def method_name?(target)
+          (target.is_a?(Symbol) || target.is_a?(String)) && /\A[a-z_]\w*\z/.match?(target.to_s)
+        end
+
+        # delegate :logger, to: :config (Rails 8.1's AbstractController::Logger): the
+        # method returns config.logger, where `config` is a reader of the receiver's that
+        # is followed (a class_attribute) and returns an ActiveSupport::OrderedOptions
+        # whose `logger` is its own entry (read through Rails' method_missing, or a
+        # reader Configurable compiled): a change of the entry is heard by the
+        # OrderedOptions hooks, a new config by the reader's.
+        def delegated_to_reader(m, reader, depth)
+          recv = m.receiver
+          via = recv.method(reader.target)
+          kind, why = source(via, depth + 1)
+          return [nil, why] unless kind
+          options = via.call
+          unless defined?(::ActiveSupport::OrderedOptions) && ::ActiveSupport::OrderedOptions === options
+            return [nil, "#{describe(m)} delegates to #{describe(via)}, which returns a #{options.class}, not an ActiveSupport::OrderedOptions"]
+          end
+          key = reader.target_method
+          unless rails_options_entry?(options, key)
+            return [nil, "#{describe(m)} reads #{options.class}##{key}, which is not an entry of the options"]
+          end
+          @config_keys[key] = true
+          watch_reader(reader.target)
+          watch_reader(reader.name)
+          return [kind, nil] if m.call.equal?(options[key])
+          [nil, "#{describe(m)} does not return #{describe(via)}[#{key.inspect}]"]
+        end
+
+        # Whether options.key reads the entry: through OrderedOptions#method_missing, or
+        # a reader ActiveSupport::Configurable::Configuration compiled (_get(key)).
+        def rails_options_entry?(options, key)
+          return false unless options.method(:[]).owner == ::ActiveSupport::OrderedOptions
+          return options.method(:method_missing).owner == ::ActiveSupport::OrderedOptions unless options.class.method_defined?(key)
+          owner = options.method(key).owner
+          Definers.loaded?(::ActiveSupport, :Configurable) && owner == ::ActiveSupport::Configurable::Configuration
+        end
+
+        # A module whose `writer` calls the one behind it, then Silence.changed! (private
+        # when the writer it goes in front of is: ClassAttribute.redefine's are).
+        def writer_hook(writer, private: false)
+          @writer_hooks[[writer, private]] ||= Silence.hook_module(Module.new do
             define_method(writer) do |value|
               super(value).tap { Hark::Silence.changed! }
             end
+            private(writer) if private
           end)
         end
 

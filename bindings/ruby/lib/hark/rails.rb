@@ -1,13 +1,18 @@
 # frozen_string_literal: true
 
 # Makes hark the fanout behind ActiveSupport::Notifications: require this before the
-# application subscribes anything (in a Rails app: config/boot.rb, after bundler).
+# application subscribes anything (in a Rails app: config/boot.rb, after bundler). Only
+# on the Rails versions Hark::RailsGate names as proven, or with HARK_RAILS_UNTESTED=1.
 #
 #   ActiveSupport::Notifications::Fanout   is a subclass of Hark::Fanout
 #   ActiveSupport::Notifications.notifier  is a new instance of it
 require "active_support"
 require "active_support/notifications"
 require "hark"
+
+# Only on a Rails hark's fanout is proven on (Hark::RailsGate); on any other, Rails keeps
+# its own fanout and nothing of hark's is put into ActiveSupport (one warning says so).
+return unless Hark::RailsGate.decide(ActiveSupport.gem_version)
 
 module ActiveSupport
   module Notifications

@@ -296,14 +296,17 @@ module Hark
       end
 
       def append_features(base)
+        Hark::Silence::Definers.configurable_loaded
         super.tap { Hark::Silence.module_changed(self) }
       end
 
       def prepend_features(base)
+        Hark::Silence::Definers.configurable_loaded
         super.tap { Hark::Silence.module_changed(self) }
       end
 
       def extend_object(obj)
+        Hark::Silence::Definers.configurable_loaded
         super.tap { Hark::Silence.module_changed(self) }
       end
     end

@@ -14,7 +14,9 @@ module Hark
     # when it is hark's, else every live hark fanout:
     #
     #   Hark.stats
-    #   # => { log_subscriptions: { cached: 22, asked_per_event: 0 },
+    #   # => { fanout: :hark,
+    #   #      fanout_why: "Rails 7.2.3 is a version hark's fanout is proven on",
+    #   #      log_subscriptions: { cached: 22, asked_per_event: 0 },
     #   #      other_silenceable: { cached: 2, asked_per_event: 0 },
     #   #      thread_local_levels: false,
     #   #      silenced_calls: 0,
@@ -23,7 +25,9 @@ module Hark
     #   #                        log_subscriber: true, cached: true, silenced: true,
     #   #                        why: nil }, ...] }
     #
-    # `log_subscriptions` counts the subscriptions of ActiveSupport::LogSubscriber
+    # `fanout` and `fanout_why` say which fanout ActiveSupport::Notifications delivers
+    # through and why (Hark.fanout_status: :rails on a Rails hark/rails does not install
+    # on, and then nothing below is hark's). `log_subscriptions` counts the subscriptions of ActiveSupport::LogSubscriber
     # instances: `cached` are those whose silenced? answer hark keeps and re-asks only
     # when something it depends on changes; `asked_per_event` are asked silenced? on
     # every event, as Rails asks, and each says `why`. `other_silenceable` counts the
@@ -38,7 +42,10 @@ module Hark
       end
       log, other = subscriptions.partition { |s| s[:log_subscriber] }
       count = ->(list) { { cached: list.count { |s| s[:cached] }, asked_per_event: list.count { |s| !s[:cached] } } }
+      status = fanout_status
       {
+        fanout: status[:fanout],
+        fanout_why: status[:why],
         log_subscriptions: count.call(log),
         other_silenceable: count.call(other),
         thread_local_levels: Silence.locals?,
