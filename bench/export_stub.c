@@ -12,5 +12,9 @@ static void case_unavailable(bench_ctx *b)
 const bench_case bench_export_cases[] = {
     {"hark/metrics_histogram", BENCH_KIND_INSTRUMENT, case_unavailable,
      "10 topics, one hark_metrics subscribed to all events (count, sum, histogram)"},
+    {"hark/metrics_histogram_shared", BENCH_KIND_INSTRUMENT, case_unavailable,
+     "the same, the metrics in shared mode (counters in this process's mapped file)"},
+    {"hark/metrics_scrape_shared", BENCH_KIND_BASELINE, case_unavailable,
+     "one text exposition of a shared directory: 16 worker files x 200 event names"},
 };
 const size_t bench_export_case_count = sizeof bench_export_cases / sizeof bench_export_cases[0];

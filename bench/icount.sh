@@ -39,6 +39,7 @@ hark/otlp_span hark/otlp_unsampled hark/trace_record
 baseline/fprintf_devnull hark/logsub_sql_event_only hark/logsub_sql_active hark/logsub_sql_active_async
 hark/logsub_sql_active_async_printf
 hark/logsub_sql_active_json baseline/metrics_histogram hark/metrics_histogram
+hark/metrics_histogram_shared
 hark/lttng_idle baseline/trace_by_hand hark/trace_record_sql hark/recorder hark/recorder_nopayload
 hark/recorder_idle"
 

@@ -56,6 +56,64 @@ typedef struct hark_metrics hark_metrics;
  */
 HARK_API int hark_metrics_new(hark_metrics **out);
 
+/* ---- Shared mode: one sum over many processes (servers that fork) -------------- */
+
+#define HARK_METRICS_OPTIONS_VERSION 1
+
+/*
+ * How a metrics object keeps its series. Start from HARK_METRICS_OPTIONS_INIT or
+ * hark_metrics_options_init() (the one options policy, hark/common.h).
+ */
+typedef struct hark_metrics_options {
+    unsigned version; /* HARK_METRICS_OPTIONS_VERSION, or older (hark/common.h) */
+    /*
+     * Shared mode: the series live in memory-mapped files in this directory, one
+     * per process, and every reader of the object (snapshots, the Prometheus
+     * writers and hark_metrics_serve(), OTLP) sums all of them. A process's file
+     * (hark-metrics-<pid>-<n>.db) is created at its first record -- a child
+     * forked after setup writes into a file of its own from its first record,
+     * never into its parent's, its counts starting from 0 -- and stays when the
+     * process exits, so its counts stay in the sum: counters never go backwards
+     * when a worker is replaced. Every series is a histogram (count, sum,
+     * buckets), summed over every process that ever wrote into the directory; min
+     * and max are over all of them; no series carries a pid and none is dropped
+     * with its process. The directory is made if missing (one level); give it to
+     * one metrics object of one server, and empty it before the server starts
+     * (files of an earlier run would be summed too). Recording costs what it
+     * costs in a process of its own: no lock, no system call, but at a process's
+     * or thread's first record of a name. A process that forks without
+     * pthread_atfork() handlers running (a raw clone()) and then records is not
+     * supported.
+     * NULL: the environment variable HARK_METRICS_DIR, when set and not empty;
+     * else (or "") the series live in this process only.
+     */
+    const char *directory;
+} hark_metrics_options;
+
+#define HARK_METRICS_OPTIONS_INIT {HARK_METRICS_OPTIONS_VERSION, NULL}
+
+/*
+ * Fills *opts with the defaults of HARK_METRICS_OPTIONS_INIT as a struct of
+ * `version` has them. Errors: HARK_EINVAL (NULL opts; version 0 or newer than the
+ * library, *opts then untouched). Thread-safety: safe.
+ */
+HARK_API int hark_metrics_options_init(hark_metrics_options *opts, unsigned version);
+
+/*
+ * hark_metrics_new() with options (NULL: the defaults; hark_metrics_new() is this
+ * with NULL, so HARK_METRICS_DIR applies to it too). In shared mode the directory
+ * is checked now: a file must be creatable in it, and every metrics file already
+ * there must be of this library's format and version.
+ * Errors: HARK_EINVAL (NULL out, options version refused), HARK_EIO (the directory
+ * cannot be made, read or written; hark_error_last() says why), HARK_ENOTSUP (the
+ * directory holds a metrics file of another format or version: the message names
+ * it), HARK_ENOMEM. In shared mode, hark_metrics_record() and event recording fail
+ * with HARK_EIO (nothing recorded) while this process's file cannot be made or
+ * grown (a full disk); a later record tries again.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_metrics_new_with_options(hark_metrics **out, const hark_metrics_options *opts);
+
 /*
  * Detaches every attachment of `m` and frees it. NULL is ignored. Stop every
  * server serving `m` first (HARK_EBUSY otherwise; nothing is freed then).
@@ -118,7 +176,8 @@ HARK_API int hark_metrics_set_silenced(hark_metrics *m, bool silenced);
 /*
  * Records one duration for `name` by hand, as an event would. `seconds` must be
  * finite and >= 0. The name is copied the first time this thread records it.
- * Errors: HARK_EINVAL (NULL, empty or too long name, bad duration), HARK_ENOMEM.
+ * Errors: HARK_EINVAL (NULL, empty or too long name, bad duration), HARK_ENOMEM,
+ * HARK_EIO (shared mode: this process's file cannot be made or grown).
  * Thread-safety: safe.
  */
 HARK_API int hark_metrics_record(hark_metrics *m, const char *name, double seconds);

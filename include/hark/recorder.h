@@ -58,7 +58,8 @@
  *     any age when the taking thread holds less than its share.
  * When none may be taken, a thread starts its own oldest chunk over (its current
  * one, when it holds no other); one that holds nothing drops the event (counted in
- * `dropped`) and tries again a millisecond later, in event time.
+ * `dropped`) and tries again a millisecond later, in event time. While a dump runs,
+ * no chunk it has not read yet may be taken (see "Dumps").
  * So:
  *   - every thread keeps at least its share (`thread_bytes`, rounded up to whole
  *     chunks, at least 2): a busy thread never takes it from a quiet one, as long
@@ -72,8 +73,13 @@
  *
  * Dumps. hark_recorder_dump() writes, from any thread, while others go on recording,
  * a snapshot of everything held: every record complete at the time its chunk is
- * read, none torn -- a record being written then, or a chunk being taken by another
- * thread, is left out. Records are grouped by thread, each thread's in the order it
+ * read, none torn -- a record being written then is left out. From the moment a dump
+ * starts until it has read a chunk, nobody may take that chunk: a thread that needs
+ * a new chunk takes one the dump has read or that holds nothing, or drops its event
+ * (counted in `dropped` and `dump_dropped`). So a dump holds every thread that held
+ * records when it started, running or exited, each one's records up to at least its
+ * last event then, its newest ones (its share) consecutive, whatever the other
+ * threads do meanwhile. Records are grouped by thread, each thread's in the order it
  * finished them. Two formats:
  *
  *   HARK_RECORDER_CHROME  the Chrome trace-event JSON of the trace file
@@ -88,12 +94,12 @@
  *     and last a line {"recorder":{...}}
  *
  * Both end with the same summary object: {"pid":P,"events":E,"recorded":R,
- * "overwritten":O,"dropped":D,"threads":T,"wall_offset_ns":"W","reason":"dump"} --
- * the events in this dump, the counters when it ended, the running threads that have
- * recorded, the wall anchor then (hark_clock_wall_offset_ns(), hark/clock.h, as a
- * string: start_ns + W is a record's Unix time in nanoseconds, as hark's log lines
- * and the trace file give it; a crash dump has the kernel's offset at the crash),
- * and why it was written ("dump", "trigger", "signal" or "crash", then also
+ * "overwritten":O,"dropped":D,"dump_dropped":H,"threads":T,"wall_offset_ns":"W",
+ * "reason":"dump"} -- the events in this dump, the counters when it ended, the
+ * threads whose records it read (running or exited), the wall anchor then
+ * (hark_clock_wall_offset_ns(), hark/clock.h, as a string: start_ns + W is a record's Unix time in
+ * nanoseconds, as hark's log lines and the trace file give it; a crash dump has the kernel's offset
+ * at the crash), and why it was written ("dump", "trigger", "signal" or "crash", then also
  * "signal":N). A dump without its summary was cut short (a crash dump whose handler
  * died, a full disk).
  *
@@ -103,6 +109,13 @@
  * hark_recorder_dump_on_signal() does the same when the process receives a signal
  * (SIGUSR2, say), and hark_recorder_dump_on_crash() writes a dump from the handler of
  * a fatal signal, before the process dies of it.
+ *
+ * fork(). In a forked child a recorder starts empty: no records, counters at 0, every
+ * chunk and thread descriptor free but the forking thread's own (kept, with its new
+ * thread id); attachments, triggers and handlers stay. Dump requests the parent had
+ * queued are the parent's. Path templates are expanded when a dump is written, so
+ * "%p" names the child: its trigger, signal and crash dumps
+ * (hark_recorder_dump_on_crash_path()) are files of its own, written by the child.
  *
  * Lifetime: free the recorder before freeing a notifier it is attached to, or at
  * least not concurrently with it.
@@ -221,6 +234,8 @@ typedef struct hark_recorder_stats {
     unsigned chunks;       /* bytes / chunk_bytes */
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
+    uint64_t dump_dropped; /* of `dropped`: events not recorded because a dump had not
+                              yet read the memory their thread would have taken */
 } hark_recorder_stats;
 
 /*
@@ -339,8 +354,11 @@ HARK_API int hark_recorder_flush(hark_recorder *r);
  * handler runs on an alternate signal stack (so a stack overflow is dumped too),
  * calls only async-signal-safe functions (write(2), no malloc, no stdio, no
  * snprintf() -- a payload's doubles were formatted when recorded -- no lock), and
- * leaves out a record its own thread was writing when it crashed. A second
- * thread crashing meanwhile waits for the first dump to end. The thread that calls
+ * leaves out a record its own thread was writing when it crashed. Other threads go
+ * on recording meanwhile, with the guarantees of any dump (see "Dumps"): every
+ * thread's last events are in it. A second thread crashing meanwhile waits for the
+ * first dump to end. `fd` is shared with any child the process forks: for a dump per
+ * process, use hark_recorder_dump_on_crash_path(). The thread that calls
  * this, and every thread at its first event in `r` afterwards, gets an alternate
  * signal stack from the recorder unless it has one already.
  * One recorder of the process may have crash dumps on at a time. fd < 0 turns them
@@ -352,6 +370,23 @@ HARK_API int hark_recorder_flush(hark_recorder *r);
  * Thread-safety: safe; not concurrently with sigaction() of the same signals.
  */
 HARK_API int hark_recorder_dump_on_crash(hark_recorder *r, int fd, hark_recorder_format format);
+
+/*
+ * hark_recorder_dump_on_crash(), into a file named when the crash happens: `path` is
+ * a template, as in hark_recorder_trigger_options ("%p" the process id, "%n" the
+ * dump's number in the recorder, "%%" a "%"), copied. The handler expands it and
+ * creates or truncates the file (mode 0644 before the umask) with open(2), both
+ * async-signal-safe, so a process that fork()s after this call gives each child a
+ * crash dump of its own, "%p" being the child's pid: no descriptor is shared with
+ * the parent or a sibling, and nothing is redone at fork(). A file that cannot be
+ * created then means no dump; the signal goes on as it would have. A NULL path turns
+ * crash dumps off, as fd < 0 does; either call replaces what the other set.
+ * Errors: HARK_EINVAL (NULL recorder; a bad template, or one that may expand to more
+ * than 4095 bytes; an unknown format), and those of hark_recorder_dump_on_crash().
+ * Thread-safety: as hark_recorder_dump_on_crash().
+ */
+HARK_API int hark_recorder_dump_on_crash_path(hark_recorder *r, const char *path,
+                                              hark_recorder_format format);
 
 /*
  * Dumps on request from outside: installs a handler for `signo` (SIGUSR2 usually;

@@ -13,13 +13,21 @@
  * by a live thread, FREE once that thread has exited (its counts stay and a new
  * thread may adopt it), or ORPHAN once the metrics object is freed while its owner
  * still runs (the owner frees it).
+ *
+ * In shared mode (metrics_file.h) each series' counters are a record in this
+ * process's metrics file instead of in the series; recording is the same. After
+ * fork() the child's first record takes the slow path (its cached shard is
+ * forgotten in the fork handler) and moves the shard's counters into a file of the
+ * child's own before anything is written.
  */
 #include "metrics_internal.h"
+#include "metrics_file.h"
 #include "hark/sys/reclaim.h"
 #include "alloc.h"
 #include "attach_id.h"
 #include "error.h"
 #include "grow.h"
+#include "options.h"
 #include "slot.h"
 #include "tls.h"
 
@@ -56,6 +64,11 @@ static void forget_last(void)
 
 static const hark__slot_kind shard_kind = {shard_free, forget_last};
 
+void hark__metrics_forget_last(void)
+{
+    tl_last = NULL;
+}
+
 /* A FREE shard of `m` (its counts stay), or a new one, for the calling thread. */
 static struct shard *shard_adopt(hark_metrics *m)
 {
@@ -70,6 +83,7 @@ static struct shard *shard_adopt(hark_metrics *m)
     if (s) {
         atomic_init(&s->slot.state, HARK__SLOT_OWNED);
         atomic_init(&s->series, NULL);
+        s->generation = hark__metrics_generation();
         s->next = m->shards;
         m->shards = s;
     }
@@ -77,7 +91,34 @@ static struct shard *shard_adopt(hark_metrics *m)
     return s;
 }
 
-/* The calling thread's shard of `m`, created on first use; NULL without memory. */
+/*
+ * Shared mode, in a process that forked since the shard's series were made: gives
+ * each of them a record in this process's file (the first one creates the file),
+ * its counts from 0 -- what they held is the parent's, in the parent's file. On
+ * failure the shard stays as it was and the next record tries again.
+ */
+static int shard_move(hark_metrics *m, struct shard *s)
+{
+    unsigned long now = hark__metrics_generation();
+    int rc = 0;
+    pthread_mutex_lock(&m->lock);
+    for (struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed); x;
+         x = x->next) {
+        struct counters *c = hark__metrics_dir_record(m->dir, x->name);
+        if (!c) {
+            rc = HARK_EIO;
+            break;
+        }
+        x->c = c;
+    }
+    if (rc == 0)
+        s->generation = now;
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+/* The calling thread's shard of `m`, created on first use; NULL without memory (or
+ * in shared mode, without a file). */
 static struct shard *shard_slow(hark_metrics *m)
 {
     struct shard *s = (struct shard *)hark__slot_find(&shard_kind, m->serial);
@@ -91,6 +132,8 @@ static struct shard *shard_slow(hark_metrics *m)
             return NULL;
         }
     }
+    if (m->dir && s->generation != hark__metrics_generation() && shard_move(m, s) != 0)
+        return NULL;
     return tl_last = s;
 }
 
@@ -131,7 +174,7 @@ static int slots_grow(struct shard *s)
     return 0;
 }
 
-static struct series *series_slow(struct shard *s, const char *name)
+static struct series *series_slow(hark_metrics *m, struct shard *s, const char *name)
 {
     struct series *x = atomic_load_explicit(&s->series, memory_order_relaxed);
     while (x && strcmp(x->name, name) != 0)
@@ -145,11 +188,22 @@ static struct series *series_slow(struct shard *s, const char *name)
             hark__free(x);
             return NULL;
         }
-        atomic_init(&x->sum_ns, 0);
-        atomic_init(&x->min_ns, UINT64_MAX);
-        atomic_init(&x->max_ns, 0);
+        atomic_init(&x->own.sum_ns, 0);
+        atomic_init(&x->own.min_ns, UINT64_MAX);
+        atomic_init(&x->own.max_ns, 0);
         for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++)
-            atomic_init(&x->buckets[i], 0);
+            atomic_init(&x->own.buckets[i], 0);
+        x->c = &x->own;
+        if (m->dir) {
+            pthread_mutex_lock(&m->lock);
+            x->c = hark__metrics_dir_record(m->dir, name);
+            pthread_mutex_unlock(&m->lock);
+            if (!x->c) {
+                hark__free(x->name);
+                hark__free(x);
+                return NULL;
+            }
+        }
         x->next = atomic_load_explicit(&s->series, memory_order_relaxed);
         /* Release: readers that load the head see the series initialised. */
         atomic_store_explicit(&s->series, x, memory_order_release);
@@ -174,7 +228,7 @@ static struct series *series_slow(struct shard *s, const char *name)
     return x;
 }
 
-static inline struct series *series_of(struct shard *s, const char *name)
+static inline struct series *series_of(hark_metrics *m, struct shard *s, const char *name)
 {
     if (HARK_LIKELY(s->slots)) {
         size_t j = slot_hash(name, s->mask);
@@ -190,7 +244,7 @@ static inline struct series *series_of(struct shard *s, const char *name)
             j = (j + 1) & s->mask;
         }
     }
-    return series_slow(s, name);
+    return series_slow(m, s, name);
 }
 
 /* Only the owner writes: a load and a store each, no lock prefix. */
@@ -214,15 +268,16 @@ static inline __attribute__((always_inline)) int record_ns(hark_metrics *m, cons
                                                            uint64_t ns)
 {
     struct shard *s = my_shard(m);
-    struct series *x = s ? series_of(s, name) : NULL;
+    struct series *x = s ? series_of(m, s, name) : NULL;
     if (HARK_UNLIKELY(!x))
-        return HARK_ENOMEM;
-    bump(&x->buckets[hark__metrics_bucket(ns)], 1);
-    bump_saturating(&x->sum_ns, ns);
-    if (ns < atomic_load_explicit(&x->min_ns, memory_order_relaxed))
-        atomic_store_explicit(&x->min_ns, ns, memory_order_relaxed);
-    if (ns > atomic_load_explicit(&x->max_ns, memory_order_relaxed))
-        atomic_store_explicit(&x->max_ns, ns, memory_order_relaxed);
+        return m->dir ? HARK_EIO : HARK_ENOMEM;
+    struct counters *c = x->c;
+    bump(&c->buckets[hark__metrics_bucket(ns)], 1);
+    bump_saturating(&c->sum_ns, ns);
+    if (ns < atomic_load_explicit(&c->min_ns, memory_order_relaxed))
+        atomic_store_explicit(&c->min_ns, ns, memory_order_relaxed);
+    if (ns > atomic_load_explicit(&c->max_ns, memory_order_relaxed))
+        atomic_store_explicit(&c->max_ns, ns, memory_order_relaxed);
     return 0;
 }
 
@@ -240,10 +295,26 @@ static inline uint64_t to_ns(double seconds)
 /* Lifetime and subscriptions                                                */
 /* ------------------------------------------------------------------------- */
 
+HARK__OPTIONS_DEFINE(hark_metrics_options_init, hark_metrics_options, HARK_METRICS_OPTIONS_INIT, 0,
+                     sizeof(hark_metrics_options))
+
 int hark_metrics_new(hark_metrics **out)
+{
+    return hark_metrics_new_with_options(out, NULL);
+}
+
+int hark_metrics_new_with_options(hark_metrics **out, const hark_metrics_options *opts)
 {
     if (!out)
         return hark__error(HARK_EINVAL, "hark_metrics_new: out is NULL");
+    hark_metrics_options o;
+    int rc = hark__options_take(&options_type, &o, opts);
+    if (rc < 0)
+        return rc;
+    /* An empty directory keeps the series in this process, whatever the environment. */
+    const char *dir = o.directory ? o.directory : getenv("HARK_METRICS_DIR");
+    if (dir && !*dir)
+        dir = NULL;
     hark_metrics *m = hark__calloc(1, sizeof *m);
     if (!m)
         return HARK_ENOMEM;
@@ -255,6 +326,12 @@ int hark_metrics_new(hark_metrics **out)
         pthread_mutex_destroy(&m->lock);
         hark__free(m);
         return hark__error(HARK_ENOMEM, "hark_metrics_new: no mutex");
+    }
+    if (dir && (rc = hark__metrics_dir_open(&m->dir, dir, &m->lock)) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_mutex_destroy(&m->attach_lock);
+        hark__free(m);
+        return rc;
     }
     m->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
     atomic_init(&m->refs, 1);
@@ -276,6 +353,7 @@ static void metrics_unref(hark_metrics *m)
         if (hark__slot_orphan(&s->slot))
             shard_free(&s->slot);
     }
+    hark__metrics_dir_close(m->dir); /* before the lock it names goes */
     pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->attach_lock);
     hark__free(m);

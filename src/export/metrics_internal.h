@@ -34,13 +34,23 @@ static inline uint64_t hark__metrics_lower_ns(size_t i)
  * returns the index of the bucket that edge starts. */
 size_t hark__metrics_edge_index(double seconds);
 
-/* The series of one event name in one shard; immutable once published but for its
- * counters, which only the shard's owner writes. */
-struct series {
-    char *name;
+/* The counters of one series, which only the owner of its shard writes: each one a
+ * 64-bit aligned word stored whole, so that a reader -- another thread, or another
+ * process through a metrics file (metrics_file.h) -- never sees half of one. */
+struct counters {
     atomic_uint_least64_t sum_ns, min_ns, max_ns;
     atomic_uint_least64_t buckets[HARK_METRICS_BUCKETS];
+};
+
+/* The series of one event name in one shard; immutable once published but for its
+ * counters, and for `c` after a fork (moved by the owner, see metrics_file.h). */
+struct series {
+    char *name;
+    /* Where the counters are: `own`, or in shared mode this series' record in the
+     * process's metrics file. */
+    struct counters *c;
     struct series *next; /* immutable once published */
+    struct counters own;
 };
 
 struct slot {
@@ -56,6 +66,9 @@ struct shard {
     struct slot *slots;
     size_t mask, used;
     size_t series_count; /* owner only */
+    /* Shared mode: the fork generation (metrics_file.h) whose file holds the counters
+     * of this shard's series; owner only. */
+    unsigned long generation;
 };
 
 /* The data of one subscription: what its callbacks need. */
@@ -87,6 +100,9 @@ struct hark_metrics {
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
     bool silenced;   /* guarded by attach_lock */
     atomic_int servers;
+    /* Shared mode: the directory and this process's file in it; NULL when the series
+     * live in this process only. */
+    struct hark__metrics_dir *dir;
 };
 
 /* The length of the event name a series' name starts with (a labelled series,

@@ -1,8 +1,10 @@
 /*
  * Metrics, the reading side: bucket edges, quantiles and snapshots, which merge
- * every shard's counters with relaxed loads while the owners keep recording.
+ * every shard's counters with relaxed loads while the owners keep recording -- in
+ * shared mode, every series of every process's file in the directory.
  */
 #include "metrics_internal.h"
+#include "metrics_file.h"
 #include "alloc.h"
 #include "error.h"
 #include "grow.h"
@@ -83,14 +85,10 @@ double hark_metrics_quantile(const hark_metrics_series *s, double q)
     return v;
 }
 
-struct pick {
-    const char *name;
-    const struct series *series;
-};
-
 static int pick_cmp(const void *a, const void *b)
 {
-    return strcmp(((const struct pick *)a)->name, ((const struct pick *)b)->name);
+    return strcmp(((const struct hark__metrics_pick *)a)->name,
+                  ((const struct hark__metrics_pick *)b)->name);
 }
 
 void hark_metrics_snapshot_free(hark_metrics_snapshot *snap)
@@ -110,20 +108,26 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
     if (!out || !m)
         return hark__error(HARK_EINVAL, "hark_metrics_snapshot_take: %s is NULL",
                            !out ? "out" : "the metrics object");
-    struct pick *picks = NULL;
+    struct hark__metrics_pick *picks = NULL;
+    struct hark__metrics_view view = {0};
     size_t count = 0, capacity = 0;
     int rc = 0;
     hark_metrics_snapshot *snap = hark__calloc(1, sizeof *snap);
     if (!snap)
         return HARK_ENOMEM;
-    pthread_mutex_lock(&m->lock);
-    for (const struct shard *s = m->shards; s && rc == 0; s = s->next) {
+    /* Shared mode reads the files, this process's among them, and needs no lock: the
+     * records it maps stay mapped until the sums are made. */
+    if (m->dir)
+        rc = hark__metrics_dir_read(m->dir, &picks, &count, &capacity, &view);
+    else
+        pthread_mutex_lock(&m->lock);
+    for (const struct shard *s = m->dir ? NULL : m->shards; s && rc == 0; s = s->next) {
         /* Acquire: pairs with the release publishing each series (series_slow). */
         for (const struct series *x = atomic_load_explicit(&s->series, memory_order_acquire); x;
              x = x->next) {
             if ((rc = HARK__GROW(picks, capacity, count + 1, 16)) != 0)
                 break;
-            picks[count++] = (struct pick){x->name, x};
+            picks[count++] = (struct hark__metrics_pick){x->name, x->c};
         }
     }
     if (rc == 0 && count) {
@@ -148,7 +152,7 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
         uint64_t sum = 0, min = UINT64_MAX, max = 0;
         size_t j = i;
         for (; j < count && strcmp(picks[j].name, picks[i].name) == 0; j++) {
-            const struct series *x = picks[j].series;
+            const struct counters *x = picks[j].c;
             for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
                 buckets[b] += atomic_load_explicit(&x->buckets[b], memory_order_relaxed);
             if (__builtin_add_overflow(sum, atomic_load_explicit(&x->sum_ns, memory_order_relaxed),
@@ -173,7 +177,10 @@ int hark_metrics_snapshot_take(hark_metrics_snapshot **out, hark_metrics *m)
         out_s->p99 = hark_metrics_quantile(out_s, 0.99);
         out_s->p999 = hark_metrics_quantile(out_s, 0.999);
     }
-    pthread_mutex_unlock(&m->lock);
+    if (m->dir)
+        hark__metrics_view_free(&view);
+    else
+        pthread_mutex_unlock(&m->lock);
     hark__free(picks);
     if (rc != 0) {
         hark_metrics_snapshot_free(snap);

@@ -128,6 +128,22 @@ static void put_series(struct out *o, const char *metric, const char *suffix,
     put_labels(o, opts, event);
 }
 
+/* The `le` text of each histogram edge, formatted once per exposition: every series
+ * shares the edges of its ladder, and the shortest round-trip text of a double costs
+ * more than the rest of its line (a shared directory's scrape writes thousands). */
+struct le_texts {
+    uint8_t len[HARK_METRICS_BUCKETS]; /* 0: not formatted yet */
+    char text[HARK_METRICS_BUCKETS][HARK__DOUBLE_TEXT_MAX];
+};
+
+static void put_le(struct out *o, struct le_texts *le, size_t edge)
+{
+    if (!le->len[edge])
+        le->len[edge] = (uint8_t)hark__fmt_double(le->text[edge], hark_metrics_bucket_lower(edge),
+                                                  HARK__DOUBLE_TEXT);
+    put(o, le->text[edge], le->len[edge]);
+}
+
 static int sink_file(const char *text, size_t length, void *data)
 {
     return fwrite(text, 1, length, data) == length ? 0 : -1;
@@ -146,12 +162,15 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
     opts = &loaded;
     size_t *idx = hark__malloc(HARK__PROM_LADDER_MAX * sizeof *idx);
     struct out *o = hark__malloc(sizeof *o);
+    struct le_texts *le = hark__malloc(sizeof *le);
     hark_metrics_snapshot *snap = NULL;
-    if (!idx || !o || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
+    if (!idx || !o || !le || (rc = hark_metrics_snapshot_take(&snap, m)) != 0) {
         hark__free(idx);
         hark__free(o);
+        hark__free(le);
         return rc ? rc : HARK_ENOMEM;
     }
+    memset(le->len, 0, sizeof le->len);
     *o = (struct out){.sink = sink, .data = data};
     const char *metric = opts->metric ? opts->metric : DEFAULT_METRIC;
     puts_(o, "# HELP ");
@@ -173,7 +192,7 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
                 cumulative += s->buckets[b];
             put_series(o, metric, "_bucket", opts, s->name);
             puts_(o, ",le=\"");
-            put_double(o, hark_metrics_bucket_lower(idx[k]));
+            put_le(o, le, idx[k]);
             puts_(o, "\"} ");
             put_u64(o, cumulative);
             end_line(o);
@@ -195,6 +214,7 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
     rc = o->rc;
     hark__buf_free(&o->b);
     hark__free(o);
+    hark__free(le);
     hark__free(idx);
     hark_metrics_snapshot_free(snap);
     return rc;

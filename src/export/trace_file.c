@@ -100,7 +100,7 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     pthread_mutex_lock(&t->lock);
     stats_locked(t, &s);
     pthread_mutex_unlock(&t->lock);
-    if (rc == 0) {
+    if (rc == 0 && !t->forked) { /* the end is the creator's to write */
         hark__buf w = hark__buf_fixed(t->out, t->out_cap);
         w.len = t->out_len;
         HARK__BUF_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hark\","

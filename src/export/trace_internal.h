@@ -63,6 +63,7 @@ struct hark_trace {
     atomic_int last_errno;
 
     unsigned interval_ms;
+    bool forked; /* a forked child's copy: it writes its own events, not the end */
     bool has_worker;
     struct hark__worker worker; /* the background writer (worker.h); has_worker */
 };
@@ -73,6 +74,9 @@ int hark__trace_options_load(hark_trace_options *dst, const hark_trace_options *
 
 /* trace_record.c: the event callback (data: the struct hark__attach of the subscription). */
 int hark__trace_on_event(hark_event *ev, void *data);
+/* A forked child's only thread forgets the buffer it used last, so that its next
+ * event in each trace takes the slow path (which restarts the trace's writer). */
+void hark__trace_forget_last(void);
 /* Frees a buffer node and its memory. */
 void hark__trace_tbuf_free(hark__slot *s);
 /* The trace is going away: the calling thread forgets `b` if it used it last. */

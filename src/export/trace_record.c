@@ -31,9 +31,18 @@ static void forget_last(void)
 
 static const hark__slot_kind tbuf_kind = {hark__trace_tbuf_free, forget_last};
 
-/* Finds (or makes) the calling thread's buffer of `t`; drops orphans on the way. */
+void hark__trace_forget_last(void)
+{
+    tl_last = NULL;
+}
+
+/* Finds (or makes) the calling thread's buffer of `t`; drops orphans on the way.
+ * In a forked child, the first event of each of its threads in the trace comes
+ * here: the writer's thread is started again (worker.h), once. */
 static struct tbuf *find_slow(hark_trace *t)
 {
+    if (t->has_worker && hark__worker_state(&t->worker) == HARK__WORKER_FORKED)
+        (void)hark__worker_restart(&t->worker); /* none: flush and close still write */
     struct tbuf *b = (struct tbuf *)hark__slot_find(&tbuf_kind, t->serial);
     if (b)
         return tl_last = b;

@@ -8,6 +8,7 @@
 #include "trace_internal.h"
 #include "chrome_event.h"
 #include "error.h"
+#include "hark/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -194,17 +195,69 @@ static uint64_t no_queue(void *data)
     return 0;
 }
 
-/* A forked child must not inherit the writer lock held by a thread it lacks. */
+/*
+ * fork(). The writer lock is held across it, so that the child does not inherit
+ * it held by a thread it lacks. A trace written to a file shares the file (and its
+ * offset) with the child: what is staged is written now, the array's head among
+ * it, so that neither process writes an event before the head; and if no event
+ * is in the file yet, an event named "fork" goes first, so that every event either
+ * process writes later follows one (its comma before it).
+ */
 static void fork_prepare(void *data)
 {
-    pthread_mutex_lock(&((hark_trace *)data)->wlock);
+    hark_trace *t = data;
+    pthread_mutex_lock(&t->wlock);
+    if (t->fd < 0)
+        return; /* a write hook: called in this handler, it could fork or lock */
+    if (!t->any_event) {
+        hark__buf w = hark__buf_fixed(t->out, t->out_cap);
+        w.len = t->out_len;
+        int64_t now = (int64_t)(hark_clock_monotonic() * 1e9);
+        hark__chrome_event e = {"fork", 4, now, now, t->pid, (int)gettid(), 0, 0, "", 0};
+        hark__chrome_event_write(&w, &e); /* staged events are written already */
+        t->out_len = w.len;
+        t->any_event = true;
+    }
+    (void)hark__trace_write_out(t); /* a failure is counted; the parent retries */
 }
 
-static void fork_after(void *data)
+static void fork_parent(void *data)
 {
     pthread_mutex_unlock(&((hark_trace *)data)->wlock);
 }
 
+/*
+ * In the child: what the parent recorded and staged is the parent's to write,
+ * so the child drops it, and counts from zero (hark_trace_stats_get() in a child
+ * says what the child recorded and wrote). Its events carry its own pid, and the
+ * tid of its one thread (the other buffers are its parent's threads', which do
+ * not run here). The writer thread starts again at the child's next event.
+ */
+static void fork_child(void *data)
+{
+    hark_trace *t = data;
+    t->forked = true;
+    t->pid = (long)getpid();
+    int tid = (int)gettid();
+    t->out_len = 0; /* with a write hook, also the head if not yet handed over */
+    t->out_events = 0;
+    for (struct tbuf *b = t->bufs; b; b = b->next) {
+        atomic_store_explicit(&b->tail, atomic_load_explicit(&b->head, memory_order_relaxed),
+                              memory_order_relaxed);
+        b->drain_to = 0;
+        atomic_store_explicit(&b->recorded, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->dropped, 0, memory_order_relaxed);
+        b->tid = tid;
+    }
+    t->recorded_gone = t->dropped_gone = 0;
+    atomic_store_explicit(&t->dropped_nobuf, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->written, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->write_errors, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->last_errno, 0, memory_order_relaxed);
+    hark__trace_forget_last();
+    pthread_mutex_unlock(&t->wlock);
+}
+
 const hark__worker_ops hark__trace_writer_ops = {
-    writer_work, no_queue, no_queue, NULL, fork_prepare, fork_after, fork_after,
+    writer_work, no_queue, no_queue, NULL, fork_prepare, fork_parent, fork_child,
 };

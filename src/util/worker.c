@@ -45,8 +45,13 @@ static void fork_parent(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* In the child, the only thread: every worker loses its thread. Conditions are
- * made afresh, since waiters of the parent's threads may be recorded in them. */
+/*
+ * In the child, the only thread: every worker loses its thread, and gets it back
+ * at its first use (worker.h), not here -- a child that calls exec() starts none.
+ * Conditions are made afresh, since waiters of the parent's threads may be
+ * recorded in them. A fork() from a worker's own `work` leaves the child that
+ * thread, still in the worker's loop: that worker keeps it.
+ */
 static void fork_child(void)
 {
     for (struct hark__worker *w = registry; w; w = w->next) {
@@ -57,11 +62,15 @@ static void fork_child(void)
         pthread_cond_init(&w->wake, &attr);
         pthread_cond_init(&w->progress, &attr);
         pthread_condattr_destroy(&attr);
-        w->has_thread = false;
-        atomic_store_explicit(&w->state, HARK__WORKER_RUNNING, memory_order_relaxed);
+        bool own = running == w && w->has_thread && pthread_equal(w->thread, pthread_self());
+        w->has_thread = own;
         atomic_store_explicit(&w->waiters, 0, memory_order_relaxed);
         if (w->ops->fork_child)
             w->ops->fork_child(w->data);
+        /* Last, once the owner has dropped the parent's queue: the first producer
+         * that sees FORKED restarts the thread on the child's own work. */
+        atomic_store_explicit(&w->state, own ? HARK__WORKER_RUNNING : HARK__WORKER_FORKED,
+                              memory_order_relaxed);
     }
     pthread_mutex_unlock(&registry_lock);
 }
@@ -155,6 +164,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Starts the thread with every signal blocked (it inherits the creator's mask:
+ * everything is blocked around the creation). Returns whether it started. */
+static bool spawn(struct hark__worker *w)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool ok = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
 int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void *data,
                        hark__worker_timing timing)
 {
@@ -181,12 +202,7 @@ int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void
     }
     pthread_condattr_destroy(&attr);
     if (inits == 3) {
-        /* The thread inherits the creator's mask: block everything around it. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        w->has_thread = pthread_create(&w->thread, NULL, worker_main, w) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        w->has_thread = spawn(w);
         if (w->has_thread) {
             registry_add(w);
             return 0;
@@ -201,8 +217,9 @@ int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void
     return HARK_ENOMEM;
 }
 
-/* A threadless worker's pass, on the calling thread. Locking contract: w->lock
- * held (it serialises the passes of the child's threads). */
+/* A threadless worker's pass (a forked child's, with no thread yet), on the
+ * calling thread. Locking contract: w->lock held (it serialises the passes of the
+ * child's threads). */
 static bool work_inline(struct hark__worker *w)
 {
     const struct hark__worker *outer = running;
@@ -243,8 +260,30 @@ void hark__worker_wake(struct hark__worker *w)
     pthread_mutex_unlock(&w->lock);
 }
 
+bool hark__worker_restart(struct hark__worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    /* Under the lock: of the child's threads that race here, the first starts the
+     * thread and the others find has_thread set. */
+    if (!w->has_thread &&
+        atomic_load_explicit(&w->state, memory_order_relaxed) == HARK__WORKER_FORKED && spawn(w)) {
+        w->has_thread = true;
+        /* Seq_cst: as the worker's own stores of its state (sleep_round()). The
+         * thread, which waits for this lock before it can sleep, finds the work
+         * queued before it. */
+        atomic_store_explicit(&w->state, HARK__WORKER_RUNNING, memory_order_seq_cst);
+    }
+    bool has = w->has_thread;
+    pthread_mutex_unlock(&w->lock);
+    return has;
+}
+
 void hark__worker_wake_sleeping(struct hark__worker *w, int state, bool urgent)
 {
+    if (state == HARK__WORKER_FORKED) {
+        (void)hark__worker_restart(w);
+        return;
+    }
     if (state == HARK__WORKER_IDLE) {
         int expect = HARK__WORKER_IDLE;
         if (atomic_compare_exchange_strong_explicit(&w->state, &expect, HARK__WORKER_RUNNING,
@@ -278,6 +317,17 @@ int hark__worker_await(struct hark__worker *w, bool (*ok)(void *ctx), void *ctx)
 {
     if (hark__worker_on_own_thread(w)) /* it would wait for itself */
         return hark__error(HARK_EBUSY, "called from the background thread it would wait for");
+    if (HARK_UNLIKELY(atomic_load_explicit(&w->state, memory_order_relaxed) ==
+                      HARK__WORKER_FORKED)) {
+        /* A forked child's first wait: nothing to wait for starts no thread (an
+         * exit's flush of a child that queued nothing). */
+        pthread_mutex_lock(&w->lock);
+        bool done = ok(ctx);
+        pthread_mutex_unlock(&w->lock);
+        if (done)
+            return 0;
+        (void)hark__worker_restart(w); /* none: the work runs inline below */
+    }
     pthread_mutex_lock(&w->lock);
     if (!w->has_thread) {
         while (!ok(ctx))

@@ -29,16 +29,27 @@
  * handlers run on the threads it made, never on a library's.
  *
  * fork(). A forked child has the worker's memory but not its thread. The child
- * handler marks every worker threadless and calls the owner's `fork_child` (which
- * may discard what the parent queued: the parent writes it). In a threadless
- * worker nothing waits for a thread: hark__worker_flush(), hark__worker_await()
- * and hark__worker_stop() run `work` on the calling thread instead. `fork_prepare`
- * and `fork_parent` let the owner hold its own locks across the fork, so that the
- * child does not inherit them locked by a thread it does not have.
+ * handler (pthread_atfork) takes nothing and starts nothing: it makes the lock and
+ * conditions usable again, calls the owner's `fork_child` (which drops what the
+ * parent queued: the parent writes it) and sets the state to FORKED. The thread is
+ * started again lazily, by the first use in the child that needs it: a producer's
+ * slow path (a state other than RUNNING -> hark__worker_wake_sleeping(), which
+ * the common path already takes for a sleeping worker), or a flush or await with
+ * something to wait for. So the common path of a producer costs what it did, a
+ * child that calls exec() or exits with nothing queued never starts a thread, and
+ * a child that produces gets its worker back on the worker's own schedule.
+ * hark__worker_restart() starts one thread however many of the child's threads
+ * race to it (under the worker's lock). A child that cannot start a thread (no
+ * memory) keeps the FORKED state, retries on the next use, and meanwhile
+ * hark__worker_flush(), hark__worker_await() and hark__worker_stop() run `work` on
+ * the calling thread. `fork_prepare` and `fork_parent` let the owner hold its own
+ * locks across the fork, so that the child does not inherit them locked by a
+ * thread it does not have. A fork() from the worker's own `work` leaves the child
+ * that thread: its worker keeps it, RUNNING.
  *
- * Locking: the worker's lock is held only briefly (a wake, a wait) and never
- * while `work` runs on the thread. In a threadless child, inline work runs with
- * it held, which serialises the child's threads.
+ * Locking: the worker's lock is held only briefly (a wake, a wait, a restart) and
+ * never while `work` runs on the thread. In a threadless child, inline work runs
+ * with it held, which serialises the child's threads.
  */
 #ifndef HARK_WORKER_H
 #define HARK_WORKER_H
@@ -51,7 +62,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { HARK__WORKER_RUNNING = 0, HARK__WORKER_NAPPING = 1, HARK__WORKER_IDLE = 2 };
+/* RUNNING, NAPPING, IDLE: the thread's. FORKED: a forked child's worker whose
+ * thread has not been started again yet. */
+enum {
+    HARK__WORKER_RUNNING = 0,
+    HARK__WORKER_NAPPING = 1,
+    HARK__WORKER_IDLE = 2,
+    HARK__WORKER_FORKED = 3
+};
 
 typedef struct hark__worker_ops {
     /* Handles what is ready; returns whether it did anything. Runs on the worker
@@ -71,7 +89,9 @@ typedef struct hark__worker_ops {
      * someone waits for it. */
     bool (*ready)(void *data);
     /* fork(): before it (the forking thread), after it in the parent, after it in
-     * the child (the worker is threadless by then). Each may be NULL. */
+     * the child (the worker has no thread then; it gets one at its first use). Each
+     * runs inside the fork handlers, with every worker's lock held, and may be
+     * NULL. */
     void (*fork_prepare)(void *data);
     void (*fork_parent)(void *data);
     void (*fork_child)(void *data);
@@ -89,7 +109,8 @@ struct hark__worker {
     _Atomic unsigned waiters; /* threads in hark__worker_await() */
     _Atomic bool stop;
     /* A thread of this process runs the worker: false before start, after stop,
-     * and in a forked child. Written only while no other thread uses the worker. */
+     * and in a forked child until its restart. Written by start and stop (no
+     * other thread uses the worker then) and by a restart (under `lock`). */
     bool has_thread;
     const hark__worker_ops *ops;
     void *data;
@@ -111,10 +132,10 @@ HARK__PRIVATE int hark__worker_start(struct hark__worker *w, const hark__worker_
 
 /*
  * Drains and stops: the thread handles everything queued (until handled() equals
- * queued()) and exits, and is joined; a threadless worker drains on the calling
- * thread. Frees the lock and conditions. Returns 0, or HARK_EBUSY (nothing done)
- * when called from the worker's own `work`. Thread-safety: once, when no
- * producer will queue again.
+ * queued()) and exits, and is joined; a worker without a thread (a forked child's
+ * not restarted) drains on the calling thread, starting none. Frees the lock and conditions.
+ * Returns 0, or HARK_EBUSY (nothing done) when called from the worker's own `work`. Thread-safety:
+ * once, when no producer will queue again.
  */
 HARK__PRIVATE int hark__worker_stop(struct hark__worker *w);
 
@@ -128,9 +149,19 @@ static inline int hark__worker_state(struct hark__worker *w)
 /*
  * After queuing, for a state other than RUNNING: wakes an IDLE worker, and a
  * NAPPING one when `urgent` (say, the queue is filling up); a napping worker
- * polls soon anyway. Takes the worker's lock. Thread-safety: safe.
+ * polls soon anyway. A FORKED one (a forked child's) gets its thread back
+ * (hark__worker_restart()). Takes the worker's lock. Thread-safety: safe.
  */
 HARK__PRIVATE void hark__worker_wake_sleeping(struct hark__worker *w, int state, bool urgent);
+
+/*
+ * In a forked child: starts the worker's thread again, if it has none (state
+ * FORKED). Of threads that race to it, one starts the thread; the others find it
+ * started. Returns whether the worker has its thread (false: no thread could be
+ * started; the state stays FORKED, so the next use tries again). Takes the
+ * worker's lock. Thread-safety: safe, until hark__worker_stop().
+ */
+HARK__PRIVATE bool hark__worker_restart(struct hark__worker *w);
 
 /* Wakes the worker now. Takes its lock. Thread-safety: safe. */
 HARK__PRIVATE void hark__worker_wake(struct hark__worker *w);
@@ -147,9 +178,10 @@ HARK__PRIVATE bool hark__worker_on_own_thread(const struct hark__worker *w);
 
 /*
  * Waits until `ok(ctx)` is true, waking the worker while it waits. `ok` is called
- * with the worker's lock held and must not block. Threadless, runs `work` on the
- * calling thread between checks. Returns 0, or HARK_EBUSY at once on the worker's
- * own thread. Thread-safety: safe.
+ * with the worker's lock held and must not block. In a forked child, a worker not
+ * yet restarted is restarted first, unless `ok` holds already; one that cannot
+ * be runs `work` on the calling thread between checks. Returns 0, or HARK_EBUSY
+ * at once on the worker's own thread. Thread-safety: safe.
  */
 HARK__PRIVATE int hark__worker_await(struct hark__worker *w, bool (*ok)(void *ctx), void *ctx);
 

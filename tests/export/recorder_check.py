@@ -4,8 +4,9 @@ Python's json module (strict: no NaN, valid UTF-8).
 
   recorder_check.py BINARY            nest (Chrome JSON, checked by trace_check.py's own
                                       checks: format, nesting, ids and parents), jsonl,
-                                      the crash dumps (SIGSEGV and abort(), both formats)
-                                      and the slow-event trigger
+                                      the crash dumps (SIGSEGV and abort(), both formats),
+                                      a crash while 3 threads go on recording, and the
+                                      slow-event trigger
   recorder_check.py BINARY soak       4 threads record while a dump is taken every
                                       100 ms: every dump parses, no record is torn, the
                                       counts add up. 10 s times HARK_TEST_SCALE (or
@@ -50,8 +51,8 @@ def as_chrome(line):
 
 
 def check_summary(s, reason, events):
-    keys = ["pid", "events", "recorded", "overwritten", "dropped", "threads", "wall_offset_ns",
-            "reason"]
+    keys = ["pid", "events", "recorded", "overwritten", "dropped", "dump_dropped", "threads",
+            "wall_offset_ns", "reason"]
     assert list(s) == keys + (["signal"] if reason == "crash" else []), s
     # The wall anchor: the clocks' offset now, within a few milliseconds. The offset is
     # bracketed by two wall readings around one monotonic reading, so a preemption
@@ -65,6 +66,7 @@ def check_summary(s, reason, events):
     assert s["reason"] == reason, s
     assert s["events"] == events, (s, events)
     assert s["events"] <= s["recorded"], s
+    assert s["dump_dropped"] <= s["dropped"], s
 
 
 def run(binary, *args):
@@ -184,6 +186,91 @@ def check_crash(binary, tmp, how, fmt):
           "ending with its last" % (how, fmt, signo, len(records), want["threads"]))
 
 
+def check_running(binary, tmp):
+    """One thread crashes while 3 others go on recording. The dump goes to a FIFO
+    read only once the dump has begun (something is in the pipe) and the 3 threads
+    have since made more events than the whole recorder could hold: whatever the
+    threads do meanwhile, every thread's last events must be in the dump, without a
+    gap, and any event the dump kept them from recording counted as such."""
+    import fcntl
+    import mmap
+    import select
+    import struct
+    proc = subprocess.Popen([binary, "running", tmp], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, preexec_fn=no_core, env=crash_env())
+    want = json.loads(proc.stdout.readline())
+    threads, crasher = want["threads"], want["crasher"]
+    fifo = os.path.join(tmp, "crash-%d.jsonl" % want["pid"])
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    fcntl.fcntl(rfd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+    proc.stdin.write(b"go\n")
+    proc.stdin.flush()
+    with open(os.path.join(tmp, "counts"), "r+b") as f:
+        shared = mmap.mmap(f.fileno(), 8 * (2 * threads + 1))
+
+    def counts(base):
+        return struct.unpack_from("<%dq" % threads, shared, base * 8 * threads)
+
+    # The dump has begun once it has written: from then on, nothing it holds may be
+    # overwritten. Records take at least 64 bytes.
+    poller = select.poll()
+    poller.register(rfd, select.POLLIN)
+    while not poller.poll(100):
+        assert proc.poll() is None, "died before its dump began"
+    start = counts(0)
+    bound = want["bytes"] // 64
+    while sum(c - s for c, s, k in zip(counts(0), start, range(threads)) if k != crasher) <= bound:
+        assert proc.poll() is None, "died while its dump was held"
+        time.sleep(0.01)
+    fcntl.fcntl(rfd, fcntl.F_SETFL, 0)  # blocking: read the dump to its end
+    raw = b""
+    while True:
+        chunk = os.read(rfd, 65536)
+        if not chunk:
+            break
+        raw += chunk
+    os.close(rfd)
+    assert proc.wait() == -signal.SIGSEGV, proc.returncode
+    at_crash = counts(1)
+    shared.close()
+    path = os.path.join(tmp, "running.jsonl")
+    with open(path, "wb") as f:
+        f.write(raw)
+    lines, summary = load_jsonl(path)
+    check_summary(summary, "crash", len(lines))
+    assert summary["signal"] == signal.SIGSEGV, summary
+    assert summary["threads"] == threads, summary
+    # Every thread held memory all along: an event dropped was one the dump kept
+    # from overwriting what it had not read, counted as such. (Whether any is
+    # dropped depends on the chunks the dump has read by then, which the threads
+    # may take back: test_export_recorder_fork.c makes it certain.)
+    assert summary["dump_dropped"] == summary["dropped"], summary
+    by_thread = {}
+    for line in lines:
+        assert line["name"] == "run.work", line
+        by_thread.setdefault(line["payload"]["t"], []).append((line["tid"], line["payload"]["i"]))
+    assert sorted(by_thread) == list(range(threads)), sorted(by_thread)
+    for t, recs in by_thread.items():
+        assert len({tid for tid, _ in recs}) == 1, "one thread, one tid"
+        seq = [i for _, i in recs]
+        assert all(a < b for a, b in zip(seq, seq[1:])), (t, "in the order recorded")
+        tail = 1
+        while tail < len(seq) and seq[-tail - 1] == seq[-tail] - 1:
+            tail += 1
+        if t == crasher:
+            # Exactly its last: it recorded nothing after them.
+            assert seq[-1] == want["events"] - 1, (t, seq[-5:])
+            assert tail >= 100, (t, tail)
+        else:
+            # Its last events before the crash, and its newest chunk before them.
+            assert seq[-1] >= at_crash[t] - 1, (t, seq[-1], at_crash[t])
+            assert tail >= 64, (t, tail)
+    print("recorder_check: running: a crash while 3 threads record: %d events of %d threads, "
+          "each ending at or past its last before the crash; %d events dropped during the dump"
+          % (len(lines), threads, summary["dump_dropped"]))
+
+
 def check_slow(binary, tmp):
     tmpl = os.path.join(tmp, "slow-%n.jsonl")
     want = run(binary, "slow", tmpl)
@@ -236,7 +323,10 @@ def check_soak(binary, tmp):
     assert n == want["dumps"] and n >= 1, (n, want)
     summary, last = check_soak_dump(os.path.join(tmp, "final.jsonl"), 0, threads)
     counts = want["counts"]
-    assert summary["recorded"] == sum(counts), (summary, counts)
+    # Every event was recorded or dropped; a thread that held memory all along drops
+    # only while a dump reads what it would have taken.
+    assert summary["recorded"] + summary["dropped"] == sum(counts), (summary, counts)
+    assert summary["dump_dropped"] == summary["dropped"], summary
     assert summary["events"] + summary["overwritten"] == summary["recorded"], summary
     for t in range(threads):
         assert last[t] == counts[t] - 1, (t, last.get(t), counts[t])
@@ -255,6 +345,7 @@ def main():
         for how in ("segv", "abort"):
             for fmt in ("chrome", "jsonl"):
                 check_crash(binary, tmp, how, fmt)
+        check_running(binary, tmp)
         check_slow(binary, tmp)
 
 

@@ -14,6 +14,11 @@
  *                                           a rate-limited trigger
  *   recorder_scenarios soak DIR SECONDS     4 threads record while another dumps
  *                                           every 100 ms into DIR
+ *   recorder_scenarios running DIR          3 threads record without end while a
+ *                                           fourth dies by SIGSEGV: its crash dump
+ *                                           goes to DIR/crash-%p.jsonl (a FIFO the
+ *                                           checker reads slowly); each thread's
+ *                                           events so far are counted in DIR/counts
  */
 #define _GNU_SOURCE
 #include <hark.h>
@@ -23,6 +28,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -237,25 +243,31 @@ static long soak_counts[SOAK_THREADS];
 
 /* A payload each record can be checked by: "k" is "t.i" repeated to a length that
  * depends on i, so a record mixing two events cannot pass. */
+static void soak_event(int t, long i)
+{
+    char k[128];
+    char unit[32];
+    int u = snprintf(unit, sizeof unit, "%d.%ld;", t, i);
+    int reps = 1 + (int)(i % 5);
+    for (int j = 0; j < reps; j++)
+        memcpy(k + j * u, unit, (size_t)u);
+    k[reps * u] = 0;
+    HARK_PAYLOAD(p, 3);
+    hark_payload_set_int(&p, "t", t);
+    hark_payload_set_int(&p, "i", i);
+    hark_payload_set_str(&p, "k", k);
+    HARK_INSTRUMENT(soak_topic, &p, {});
+}
+
 static void *soak_worker(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    char k[128];
     long i = 0;
-    while (!atomic_load(&soak_stop)) {
-        char unit[32];
-        int u = snprintf(unit, sizeof unit, "%d.%ld;", t, i);
-        int reps = 1 + (int)(i % 5);
-        for (int j = 0; j < reps; j++)
-            memcpy(k + j * u, unit, (size_t)u);
-        k[reps * u] = 0;
-        HARK_PAYLOAD(p, 3);
-        hark_payload_set_int(&p, "t", t);
-        hark_payload_set_int(&p, "i", i);
-        hark_payload_set_str(&p, "k", k);
-        HARK_INSTRUMENT(soak_topic, &p, {});
-        i++;
-    }
+    while (!atomic_load(&soak_stop))
+        soak_event(t, i++);
+    /* The stop comes after the last periodic dump: this last event is recorded
+     * whatever those dumps made the thread drop. */
+    soak_event(t, i++);
     soak_counts[t] = i;
     return NULL;
 }
@@ -313,6 +325,99 @@ static int soak(const char *dir, double seconds)
     return 0;
 }
 
+/* ---- running: a crash while 3 threads go on recording ----------------------------------- */
+
+#define RUN_THREADS 4
+#define RUN_CRASHER (RUN_THREADS - 1)
+#define RUN_EVENTS 2000
+
+/* Shared with the checker (DIR/counts): each thread's events so far (recorded or
+ * dropped), then what the crashing thread read of them just before it crashed, then
+ * 1 once it has. */
+struct run_counts {
+    atomic_long count[RUN_THREADS];
+    atomic_long at_crash[RUN_THREADS];
+    atomic_long crashed;
+};
+static struct run_counts *run_shared;
+
+static void run_emit(int t, long i)
+{
+    HARK_PAYLOAD(p, 2);
+    hark_payload_set_int(&p, "t", t);
+    hark_payload_set_int(&p, "i", i);
+    HARK_INSTRUMENT(work_topic, &p, {});
+    atomic_store(&run_shared->count[t], i + 1);
+}
+
+static void *run_worker(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    if (t != RUN_CRASHER) {
+        for (long i = 0;; i++) /* until the process dies */
+            run_emit(t, i);
+    }
+    for (long i = 0; i < RUN_EVENTS; i++)
+        run_emit(t, i);
+    /* The others are recording: each has gone some way. */
+    for (int k = 0; k < RUN_CRASHER; k++)
+        while (atomic_load(&run_shared->count[k]) < 1000) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    for (int k = 0; k < RUN_THREADS; k++)
+        atomic_store(&run_shared->at_crash[k], atomic_load(&run_shared->count[k]));
+    atomic_store(&run_shared->crashed, 1);
+    HARK_PAYLOAD(p, 1);
+    HARK_INSTRUMENT(doomed_topic, &p, {
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+    });
+    return NULL;
+}
+
+static int running(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/counts", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, sizeof *run_shared) != 0) {
+        perror(path);
+        return 1;
+    }
+    run_shared = mmap(NULL, sizeof *run_shared, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (run_shared == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    hark_notifier *n = hark_default();
+    hark_recorder *r = make((size_t)256 << 10, 64);
+    int rc = hark_recorder_attach(NULL, r, n, hark_all());
+    if (rc < 0)
+        die("attach", rc);
+    hark_topic_get(&work_topic, n, "run.work");
+    hark_topic_get(&doomed_topic, n, "run.doomed");
+    snprintf(path, sizeof path, "%s/crash-%%p.jsonl", dir);
+    rc = hark_recorder_dump_on_crash_path(r, path, HARK_RECORDER_JSONL);
+    if (rc < 0)
+        die("dump_on_crash_path", rc);
+    hark_recorder_stats st;
+    hark_recorder_stats_get(r, &st);
+    printf("{\"pid\":%ld,\"threads\":%d,\"events\":%d,\"crasher\":%d,\"bytes\":%zu}\n",
+           (long)getpid(), RUN_THREADS, RUN_EVENTS, RUN_CRASHER, st.bytes);
+    fflush(stdout);
+    /* The checker has made the file the crash dump goes to. */
+    char line[16];
+    if (!fgets(line, sizeof line, stdin))
+        return 1;
+    pthread_t th[RUN_THREADS];
+    for (int i = 0; i < RUN_THREADS; i++)
+        pthread_create(&th[i], NULL, run_worker, (void *)(intptr_t)i);
+    for (int i = 0; i < RUN_THREADS; i++)
+        pthread_join(th[i], NULL);
+    return 3; /* not reached: the process dies first */
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "nest"))
@@ -323,6 +428,8 @@ int main(int argc, char **argv)
         return crash(argv[2], argv[3], argv[4]);
     if (argc == 3 && !strcmp(argv[1], "slow"))
         return slow(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "running"))
+        return running(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "soak"))
         return soak(argv[2], strtod(argv[3], NULL));
     fprintf(stderr, "usage: recorder_scenarios nest|jsonl FILE | crash segv|abort FILE "

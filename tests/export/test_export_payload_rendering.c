@@ -726,7 +726,7 @@ enum { SPAN_BYTES = 1024 }; /* hark_otlp_options.span_bytes' default */
  */
 static void otlp_span_request(hark__wire *request)
 {
-    hark__otlp_resource resource = {NULL, 0};
+    hark__otlp_resource resource = {NULL, 0, false};
     hark__otlp_spans spans;
     memset(&spans, 0, sizeof spans);
     assert_true(hark__otlp_queue_init(&spans.out.queue, 2, SPAN_BYTES + sizeof(hark__span_rec)));
@@ -750,7 +750,7 @@ static void otlp_span_request(hark__wire *request)
  * sink queues it and the worker encodes it: an ExportLogsServiceRequest. */
 static void otlp_log_request(hark__wire *request)
 {
-    hark__otlp_resource resource = {NULL, 0};
+    hark__otlp_resource resource = {NULL, 0, false};
     hark__otlp_logs logs;
     memset(&logs, 0, sizeof logs);
     assert_true(hark__otlp_queue_init(&logs.out.queue, 2, SPAN_BYTES + sizeof(hark__log_rec)));

@@ -11,6 +11,8 @@
  * Prometheus started with --enable-feature=native-histograms (which then asks for
  * the protobuf format), on the native histogram within 5 %.
  *
+ * Shared mode: 4 forked workers summed on one endpoint, one of them killed.
+ *
  * Skipped (with a message) when prometheus or promtool is not installed; CI
  * installs both.
  */
@@ -548,10 +550,90 @@ static void test_prometheus_scrapes_over_tls(void **state)
                  up, count, sum, wrong, plain, leaked);
 }
 
+/*
+ * Shared mode (hark_metrics_options.directory), as a forking server runs it: the
+ * parent sets the metrics up and forks 4 workers that record and keep running; a
+ * Prometheus with native histograms scrapes the parent's endpoint and has the sum
+ * of all 4 (histogram_count() and histogram_sum() read the native histogram: the
+ * scrape was protobuf). A worker is killed with SIGKILL: once a scrape made after
+ * the kill is in (a series the parent records after it appears), the sum is
+ * unchanged.
+ */
+static void test_prometheus_scrapes_shared(void **state)
+{
+    (void)state;
+    char *prometheus = installed_prometheus();
+    if (!prometheus)
+        skip();
+    char dir[] = "/tmp/hark-prom-shared-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    hark_metrics_options o = HARK_METRICS_OPTIONS_INIT;
+    o.directory = dir;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new_with_options(&m, &o), 0);
+    /* Close-on-exec: Prometheus, spawned later, must not hold the pipes open. */
+    int ready[2], go[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    enum { WORKERS = 4 };
+    pid_t kids[WORKERS];
+    for (int i = 0; i < WORKERS; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            close(go[1]);
+            /* Worker i: i + 1 events of (i + 1) * 10 ms. */
+            for (int k = 0; k <= i; k++)
+                if (hark_metrics_record(m, "work", 0.01 * (i + 1)) != 0)
+                    _exit(3);
+            char c = 'r';
+            if (write(ready[1], &c, 1) != 1)
+                _exit(4);
+            (void)read(go[0], &c, 1);
+            _exit(0);
+        }
+    }
+    close(ready[1]);
+    close(go[0]);
+    for (int i = 0; i < WORKERS; i++) {
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+    }
+    hark_metrics_server *srv;
+    assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", NULL), 0);
+    struct prom p;
+    prom_start(&p, prometheus, hark_metrics_server_port(srv), true);
+    double count =
+        query_number(p.port, "histogram_count(hark_event_duration_seconds{event=\"work\"})");
+    double sum = query_number(p.port, "histogram_sum(hark_event_duration_seconds{event=\"work\"})");
+    assert_int_equal(kill(kids[WORKERS - 1], SIGKILL), 0);
+    int status;
+    assert_int_equal(waitpid(kids[WORKERS - 1], &status, 0), kids[WORKERS - 1]);
+    assert_int_equal(hark_metrics_record(m, "after.kill", 0.001), 0);
+    double marker =
+        query_number(p.port, "histogram_count(hark_event_duration_seconds{event=\"after.kill\"})");
+    double count_after =
+        query_number(p.port, "histogram_count(hark_event_duration_seconds{event=\"work\"})");
+    bool ok = count == 10 && fabs(sum - 0.3) < 1e-9 && marker == 1 && count_after == 10;
+    prom_stop(&p, !ok);
+    hark_metrics_server_stop(srv);
+    close(go[1]);
+    for (int i = 0; i < WORKERS - 1; i++)
+        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    close(ready[0]);
+    assert_int_equal(hark_metrics_free(m), 0);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (!ok)
+        fail_msg("Prometheus: histogram_count %g (recorded 10), histogram_sum %g (0.3); after "
+                 "the kill: the marker %g (1), histogram_count %g (10)",
+                 count, sum, marker, count_after);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prometheus_scrapes_hark),
+        cmocka_unit_test(test_prometheus_scrapes_shared),
         cmocka_unit_test(test_prometheus_native_histograms),
         cmocka_unit_test(test_prometheus_scrapes_over_tls),
     };

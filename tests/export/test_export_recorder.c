@@ -399,13 +399,19 @@ static void test_exited_thread_stays_readable(void **state)
         assert_int_equal(count_of(d, "\"gone\":"), 20);
         free(d);
     }
+    /* ...and counted among the threads holding memory, as its summary says. */
     hark_recorder_stats st;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
-    assert_int_equal(st.threads, 0);
+    assert_int_equal(st.threads, 1);
+    char *d = dump_str(r, HARK_RECORDER_JSONL);
+    assert_non_null(strstr(d, "\"threads\":1,"));
+    free(d);
     /* ...until overwritten: an exited thread's memory is anyone's. */
     for (int i = 0; i < 50000; i++)
         emit(t, "busy", i);
-    char *d = dump_str(r, HARK_RECORDER_JSONL);
+    assert_int_equal(hark_recorder_stats_get(r, &st), 0);
+    assert_int_equal(st.threads, 1); /* the busy one alone */
+    d = dump_str(r, HARK_RECORDER_JSONL);
     assert_int_equal(count_of(d, "\"gone\":"), 0);
     assert_adds_up(r, d);
     free(d);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "stress_util.h"
+#include "tsan_fork.h"
 
 #define PRODUCERS 4
 

@@ -2,8 +2,8 @@
  * The background-thread helper (src/util/worker.h), internal to hark: a flush
  * waits for what was queued before it and not for what producers queue after; a
  * sleeping worker is woken; the thread has every signal blocked; its own work
- * cannot wait for it; stop drains; a forked child has no thread and never waits
- * for one.
+ * cannot wait for it; stop drains; a forked child starts no thread until its
+ * first use, then exactly one, however many of its threads race to it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,9 @@
 #include <cmocka.h>
 
 #include "worker.h"
+#include "tsan_fork.h"
+
+#include <dirent.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -179,17 +182,34 @@ static void cq_fork_child(void *data)
     struct counter_queue *q = data;
     atomic_store(&child_forked, 1);
     atomic_store(&q->shut, false); /* the child's own sink is open */
+    /* What the parent queued is the parent's: the child skips it. */
+    atomic_store(&q->handled, atomic_load(&q->queued));
 }
 
 static const hark__worker_ops cq_fork_ops = {
     .work = cq_work, .queued = cq_queued, .handled = cq_handled, .fork_child = cq_fork_child};
 
+/* The calling process's threads, from /proc. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /*
- * fork() while the worker is stuck in its work with items queued: the child has
- * no thread, so flush and stop run the work on the calling thread instead of
- * waiting; the parent's worker carries on.
+ * fork() while the worker is stuck in its work with items queued: the child
+ * starts with no thread and the state FORKED, drops nothing of its own, and its
+ * first push starts the thread again, which handles the child's items (the
+ * parent's ten stay the parent's); flush and stop work. The parent's worker
+ * carries on.
  */
-static void test_forked_child_never_waits_for_the_thread(void **state)
+static void test_forked_child_restarts_at_first_use(void **state)
 {
     (void)state;
     struct counter_queue *q = calloc(1, sizeof *q);
@@ -203,11 +223,16 @@ static void test_forked_child_never_waits_for_the_thread(void **state)
     if (pid == 0) {
         alarm(30); /* dies rather than hangs */
         int ok = atomic_load(&child_forked) == 1;
+        ok = ok && hark__worker_state(&q->w) == HARK__WORKER_FORKED && thread_count() == 1;
+        ok = ok && atomic_load(&q->handled) == 10; /* skipped, not handled */
         cq_push(q);
-        ok = ok && hark__worker_flush(&q->w) == 0;
-        ok = ok && atomic_load(&q->handled) >= 11;
+        ok = ok && thread_count() == 2; /* the push started the thread */
+        while (atomic_load(&q->handled) != 11)
+            usleep(1000); /* the thread, not a flush, handles it */
         cq_push(q);
-        ok = ok && hark__worker_stop(&q->w) == 0 && atomic_load(&q->handled) == 12;
+        ok = ok && hark__worker_flush(&q->w) == 0 && atomic_load(&q->handled) == 12;
+        cq_push(q);
+        ok = ok && hark__worker_stop(&q->w) == 0 && atomic_load(&q->handled) == 13;
         _exit(ok ? 0 : 1);
     }
     int status;
@@ -222,6 +247,80 @@ static void test_forked_child_never_waits_for_the_thread(void **state)
     free(q);
 }
 
+/* A forked child that never uses the worker: flush (nothing to wait for) and
+ * stop start no thread, and neither does exec(). */
+static void test_forked_child_unused_starts_no_thread(void **state)
+{
+    (void)state;
+    struct counter_queue *q = cq_start(sleepy);
+    cq_push(q);
+    assert_int_equal(hark__worker_flush(&q->w), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        int ok = thread_count() == 1 && hark__worker_flush(&q->w) == 0 && thread_count() == 1;
+        ok = ok && hark__worker_stop(&q->w) == 0 && thread_count() == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(hark__worker_stop(&q->w), 0);
+    free(q);
+}
+
+struct racer {
+    struct counter_queue *q;
+    pthread_barrier_t *go;
+};
+
+static void *racer_main(void *arg)
+{
+    struct racer *r = arg;
+    pthread_barrier_wait(r->go);
+    for (int i = 0; i < 100; i++)
+        cq_push(r->q);
+    return NULL;
+}
+
+/* Four threads of a child push at once, each finding the worker FORKED: one
+ * thread is started, and every item is handled. */
+static void test_forked_child_racing_restart_starts_one_thread(void **state)
+{
+    (void)state;
+    struct counter_queue *q = cq_start(sleepy);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(30);
+        enum { RACERS = 4 };
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, RACERS);
+        pthread_t th[RACERS];
+        struct racer r = {q, &go};
+        int ok = 1;
+        for (int i = 0; i < RACERS; i++)
+            ok = ok && pthread_create(&th[i], NULL, racer_main, &r) == 0;
+        for (int i = 0; i < RACERS; i++)
+            pthread_join(th[i], NULL);
+        /* The racers are gone: the main thread and the one worker remain. */
+        ok = ok && thread_count() == 2;
+        while (atomic_load(&q->handled) != RACERS * 100)
+            usleep(1000); /* the restarted thread, not a flush */
+        ok = ok && hark__worker_stop(&q->w) == 0 && thread_count() == 1;
+        pthread_barrier_destroy(&go);
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(hark__worker_stop(&q->w), 0);
+    free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,7 +328,9 @@ int main(void)
         cmocka_unit_test(test_sleeping_worker_is_woken),
         cmocka_unit_test(test_flush_does_not_chase_later_work),
         cmocka_unit_test(test_own_thread_refused_and_signals_blocked),
-        cmocka_unit_test(test_forked_child_never_waits_for_the_thread),
+        cmocka_unit_test(test_forked_child_restarts_at_first_use),
+        cmocka_unit_test(test_forked_child_unused_starts_no_thread),
+        cmocka_unit_test(test_forked_child_racing_restart_starts_one_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,15 +35,25 @@ bool hark_lttng_tracing(void)
     return lttng_ust_tracepoint_enabled(hark, event);
 }
 
+/* In a forked child, the poller gets its thread back at the bridge's first use
+ * there (worker.h): an event that reaches it, a notifier asking whether it is
+ * silenced, or a new attachment. The common path is one load. */
+static void poller_in_child(hark_lttng *b)
+{
+    if (HARK_UNLIKELY(hark__worker_state(&b->poller) == HARK__WORKER_FORKED))
+        (void)hark__worker_restart(&b->poller);
+}
+
 static bool silenced(const char *name, void *data)
 {
-    (void)name, (void)data;
+    (void)name;
+    poller_in_child(((struct hark__attach *)data)->owner);
     return !lttng_ust_tracepoint_enabled(hark, event);
 }
 
 static int on_event(hark_event *ev, void *data)
 {
-    (void)data;
+    poller_in_child(((struct hark__attach *)data)->owner);
     /* A session may have stopped since the notifier last asked: nothing to do. */
     if (!lttng_ust_tracepoint_enabled(hark, event))
         return 0;
@@ -146,8 +156,10 @@ int hark_lttng_attach(hark_attach_id *out, hark_lttng *b, hark_notifier *n, hark
 {
     int rc = hark__attach_subscribe(out, b ? &b->atts : NULL, n, pattern, &subscription,
                                     "hark_lttng_attach", "the bridge");
-    if (rc == 0)
+    if (rc == 0) {
         atomic_store_explicit(&b->attached, true, memory_order_relaxed);
+        poller_in_child(b);
+    }
     return rc;
 }
 

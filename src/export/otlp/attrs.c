@@ -29,6 +29,16 @@ void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const cha
     hark__wire_end(b, kv);
 }
 
+void hark__otlp_kv_int(hark__wire *b, unsigned field, const char *key, int64_t v)
+{
+    size_t kv = hark__wire_begin(b, field);
+    hark__wire_text(b, KV_KEY, key, strlen(key));
+    size_t any = hark__wire_begin(b, KV_VALUE);
+    hark__wire_uint(b, ANY_INT, (uint64_t)v);
+    hark__wire_end(b, any);
+    hark__wire_end(b, kv);
+}
+
 /* A string AnyValue of NUL-terminated text, or the empty AnyValue (OTLP's null) for
  * NULL, as a NULL string is everywhere. */
 static void any_cstr(hark__wire *b, const char *s)

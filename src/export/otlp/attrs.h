@@ -23,4 +23,7 @@ void hark__otlp_pb_utf8(hark__wire *b, unsigned field, const char *s, size_t n);
  * null, as a NULL string is everywhere (docs/payload-rendering.md). */
 void hark__otlp_kv_str(hark__wire *b, unsigned field, const char *key, const char *s, size_t n);
 
+/* One KeyValue record with an integer value. */
+void hark__otlp_kv_int(hark__wire *b, unsigned field, const char *key, int64_t v);
+
 #endif

@@ -110,7 +110,8 @@ static bool streams_init(hark_otlp *x)
         kick *= 2;
     hark__otlp_producer *prod[2] = {&x->spans.out, &x->logs.out};
     for (int i = 0; i < 2; i++) {
-        prod[i]->kick_mask = kick - 1;
+        prod[i]->kick_every = kick - 1;
+        atomic_init(&prod[i]->kick_mask, kick - 1);
         prod[i]->pipeline = &x->pipeline;
     }
     x->spans.resource = x->logs.resource = x->metrics.resource = &x->resource;
@@ -119,11 +120,13 @@ static bool streams_init(hark_otlp *x)
 
     hark__otlp_stream *s = x->streams;
     s[SIG_TRACES] = (hark__otlp_stream){.queue = &x->spans.out.queue,
+                                        .producer = &x->spans.out,
                                         .encode = hark__otlp_spans_encode,
                                         .ctx = &x->spans,
                                         .type = &hark__otlp_traces_request,
                                         .period_ms = x->cfg.schedule_delay_ms};
     s[SIG_LOGS] = (hark__otlp_stream){.queue = &x->logs.out.queue,
+                                      .producer = &x->logs.out,
                                       .encode = hark__otlp_logs_encode,
                                       .ctx = &x->logs,
                                       .type = &hark__otlp_logs_request,

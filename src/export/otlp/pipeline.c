@@ -187,12 +187,16 @@ static uint64_t drop_queued(hark__otlp_queue *q)
 }
 
 /* A forked child: the parent exports what it queued; the child starts empty, with
- * a connection of its own. Nothing else runs in the child yet. */
+ * a connection of its own, and its first record wakes the worker, which starts
+ * its thread again (hark__otlp_pipeline_kick()). Nothing else runs in the child
+ * yet. */
 static void fork_child(void *data)
 {
     hark__otlp_pipeline *p = data;
     for (size_t i = 0; i < p->count; i++) {
         hark__otlp_stream *s = &p->streams[i];
+        if (s->producer)
+            atomic_store_explicit(&s->producer->kick_mask, 0, memory_order_relaxed);
         if (s->queue) {
             size_t head = atomic_load_explicit(&s->queue->head, memory_order_relaxed);
             size_t n = head - s->queue->tail;
@@ -260,6 +264,16 @@ void hark__otlp_pipeline_kick(hark__otlp_pipeline *p)
     /* Once per batch: a full batch goes out now, not at the end of the worker's
      * sleep. The common path is the one load of the state. */
     int st = hark__worker_state(&p->worker);
+    if (HARK_UNLIKELY(st == HARK__WORKER_FORKED)) {
+        /* A forked child's first records: once the thread runs, a wake per batch
+         * again (a thread that could not start is asked again by the next record). */
+        if (hark__worker_restart(&p->worker))
+            for (size_t i = 0; i < p->count; i++)
+                if (p->streams[i].producer)
+                    atomic_store_explicit(&p->streams[i].producer->kick_mask,
+                                          p->streams[i].producer->kick_every, memory_order_relaxed);
+        return;
+    }
     if (st != HARK__WORKER_RUNNING)
         hark__worker_wake_sleeping(&p->worker, st, true);
 }

@@ -30,9 +30,12 @@
  */
 typedef ptrdiff_t (*hark__otlp_encode_fn)(void *ctx, hark__wire *out, void *const *recs, size_t n);
 
+struct hark__otlp_producer;
+
 typedef struct hark__otlp_stream {
     /* Set by the owner before the start. */
-    hark__otlp_queue *queue; /* NULL: a polled source */
+    hark__otlp_queue *queue;              /* NULL: a polled source */
+    struct hark__otlp_producer *producer; /* the queue's producer (NULL: polled) */
     hark__otlp_encode_fn encode;
     void *ctx;
     const hark__pb_type *type; /* the request's message, for OTLP/JSON */
@@ -70,7 +73,9 @@ void hark__otlp_pipeline_stop(hark__otlp_pipeline *p);
  * the call is handled or `deadline_ns` (CLOCK_MONOTONIC) passes. Returns 0 or
  * HARK_EBUSY. */
 int hark__otlp_pipeline_flush(hark__otlp_pipeline *p, int64_t deadline_ns);
-/* Wakes the worker for a full batch: a producer calls it once per batch. */
+/* Wakes the worker for a full batch: a producer calls it once per batch, and, in
+ * a forked child whose worker has no thread yet, once per record until the thread
+ * is started again. */
 void hark__otlp_pipeline_kick(hark__otlp_pipeline *p);
 /* A stream's counters, as hark_otlp_stats gives them. */
 void hark__otlp_stream_stats(hark__otlp_stream *s, hark_otlp_signal_stats *out);
@@ -82,15 +87,20 @@ void hark__otlp_stream_stats(hark__otlp_stream *s, hark_otlp_signal_stats *out);
  */
 typedef struct hark__otlp_producer {
     hark__otlp_queue queue;
-    size_t kick_mask; /* the producer at a position p with (p & kick_mask) == kick_mask
-                         wakes the worker */
+    /* The producer at a position p with (p & kick_mask) == kick_mask wakes the
+     * worker. 0 (every record wakes it) in a forked child until its worker has a
+     * thread again; then kick_every again. */
+    atomic_size_t kick_mask;
+    size_t kick_every;
     hark__otlp_pipeline *pipeline;
 } hark__otlp_producer;
 
 static inline void hark__otlp_produced(hark__otlp_producer *prod, size_t pos)
 {
     hark__q_publish(&prod->queue, pos);
-    if (HARK_UNLIKELY((pos & prod->kick_mask) == prod->kick_mask))
+    /* Relaxed: a stale mask only moves the wake by a record (on x86 a plain move). */
+    size_t mask = atomic_load_explicit(&prod->kick_mask, memory_order_relaxed);
+    if (HARK_UNLIKELY((pos & mask) == mask))
         hark__otlp_pipeline_kick(prod->pipeline);
 }
 

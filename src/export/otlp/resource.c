@@ -6,6 +6,7 @@
 #include "hark/version.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static void add_kv(hark__wire *b, const char *k, const char *v)
 {
@@ -16,7 +17,7 @@ bool hark__otlp_resource_build(hark__otlp_resource *r, const hark__otlp_cfg *cfg
 {
     /* Resource.attributes: service.name, the configured ones (a configured
      * service.name gives way to OTEL_SERVICE_NAME / options.service_name, as the
-     * specification says), telemetry.sdk.*. */
+     * specification says), telemetry.sdk.*; process.pid per request. */
     hark__wire b = {0};
     add_kv(&b, "service.name", cfg->service_name);
     for (size_t i = 0; i < cfg->resource_count; i++)
@@ -25,6 +26,10 @@ bool hark__otlp_resource_build(hark__otlp_resource *r, const hark__otlp_cfg *cfg
     add_kv(&b, "telemetry.sdk.name", "hark");
     add_kv(&b, "telemetry.sdk.language", "c");
     add_kv(&b, "telemetry.sdk.version", HARK_VERSION_STRING);
+    r->pid = true;
+    for (size_t i = 0; i < cfg->resource_count; i++)
+        if (strcmp(cfg->resource[2 * i], "process.pid") == 0)
+            r->pid = false; /* the configured one, as given */
     if (b.over) {
         hark__wire_free(&b);
         return false;
@@ -47,7 +52,12 @@ hark__otlp_request hark__otlp_request_begin(hark__wire *b, const hark__otlp_reso
     b->lost = 0;
     hark__otlp_request q;
     q.outer = hark__wire_begin(b, 1); /* Export*ServiceRequest.resource_x */
-    hark__wire_bytes(b, 1, r->pb, r->len);
+    size_t res = hark__wire_begin(b, 1);
+    hark__wire_raw(b, r->pb, r->len);
+    /* The sender's pid, read per request: after fork() the child's own. */
+    if (r->pid)
+        hark__otlp_kv_int(b, 1, "process.pid", (int64_t)getpid());
+    hark__wire_end(b, res);
     q.scope = hark__wire_begin(b, 2); /* Resource*.scope_x */
     size_t s = hark__wire_begin(b, 1);
     hark__wire_bytes(b, 1, "hark", 4);

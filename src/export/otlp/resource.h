@@ -15,12 +15,15 @@
 #include <stddef.h>
 
 typedef struct hark__otlp_resource {
-    uint8_t *pb; /* Resource message fields (protobuf) */
+    uint8_t *pb; /* Resource message fields (protobuf), all but process.pid */
     size_t len;
+    bool pid; /* process.pid is added per request (not configured) */
 } hark__otlp_resource;
 
-/* The resource of `cfg`: service.name, the configured attributes, telemetry.sdk.*.
- * Returns false on allocation failure (nothing to free then). */
+/* The resource of `cfg`: service.name, the configured attributes, telemetry.sdk.*,
+ * and, unless configured, process.pid, which each request gets with the pid of
+ * the process that sends it (a forked child's own). Returns false on allocation
+ * failure (nothing to free then). */
 bool hark__otlp_resource_build(hark__otlp_resource *r, const hark__otlp_cfg *cfg);
 void hark__otlp_resource_free(hark__otlp_resource *r);
 

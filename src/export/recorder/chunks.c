@@ -18,6 +18,10 @@
  *   - A holder's chunk count lives with its generation in one word: a thread that
  *     takes a chunk from a holder decrements it only if the holder is still that
  *     generation (a new thread may have adopted the descriptor meanwhile).
+ *   - A chunk a dump has pinned (snapshot.c) is never taken, the taker's own
+ *     included: a dump holds every record that was there when it started. Pins are
+ *     read only here, when a thread needs a chunk: recording into the current one
+ *     never looks at them.
  */
 #include "recorder_internal.h"
 
@@ -33,6 +37,7 @@ struct taker {
     uint64_t latest;
     bool under;
     double now_s;
+    bool held; /* a chunk was passed over because a dump had it pinned */
 };
 
 struct seen {
@@ -41,13 +46,17 @@ struct seen {
     uint32_t holder_gen;
 };
 
-static int classify(hark_recorder *r, const struct taker *tk, uint32_t k, struct seen *s)
+static int classify(hark_recorder *r, struct taker *tk, uint32_t k, struct seen *s)
 {
     struct rchunk *c = &r->chunks[k];
     /* acquire: the header fields of this generation are seen. */
     s->gen = atomic_load_explicit(&c->gen, memory_order_acquire);
-    if ((s->gen & 1) || atomic_load_explicit(&c->pins, memory_order_relaxed))
+    if (s->gen & 1)
         return TAKE_NO;
+    if (atomic_load_explicit(&c->pins, memory_order_relaxed)) {
+        tk->held = true;
+        return TAKE_NO;
+    }
     uint32_t owner = atomic_load_explicit(&c->owner, memory_order_relaxed);
     if (owner == RCHUNK_NOBODY)
         return TAKE_FREE;
@@ -80,7 +89,7 @@ static int classify(hark_recorder *r, const struct taker *tk, uint32_t k, struct
 }
 
 /* Moves generation `gen` to odd unless a reader pins the chunk. */
-static bool claim(struct rchunk *c, uint64_t gen)
+static bool claim(struct taker *tk, struct rchunk *c, uint64_t gen)
 {
     uint64_t expected = gen;
     if (!atomic_compare_exchange_strong_explicit(&c->gen, &expected, gen + 1, memory_order_seq_cst,
@@ -88,6 +97,7 @@ static bool claim(struct rchunk *c, uint64_t gen)
         return false;
     if (atomic_load_explicit(&c->pins, memory_order_seq_cst) != 0) {
         atomic_store_explicit(&c->gen, gen, memory_order_release);
+        tk->held = true;
         return false;
     }
     return true;
@@ -135,15 +145,18 @@ static void adopt(hark_recorder *r, const struct taker *tk, uint32_t k, uint64_t
     t->fill = 0;
 }
 
-bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
+int hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
 {
     uint64_t held = atomic_load_explicit(&t->held, memory_order_relaxed);
     uint32_t count = (uint32_t)held;
     if (count == 0 && now_s < t->retry_s)
-        return false;
-    struct taker tk = {t, hark__rec_held_gen(held),
-                       atomic_load_explicit(&t->latest, memory_order_relaxed), count < r->share,
-                       now_s};
+        return REC_NONE;
+    struct taker tk = {t,
+                       hark__rec_held_gen(held),
+                       atomic_load_explicit(&t->latest, memory_order_relaxed),
+                       count < r->share,
+                       now_s,
+                       false};
     uint32_t n = r->nchunks;
     uint64_t start = atomic_fetch_add_explicit(&r->hand, 1, memory_order_relaxed);
     uint32_t oldest_own = UINT32_MAX;
@@ -157,7 +170,7 @@ bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
             oldest_ordinal = s.ordinal;
             oldest_gen = s.gen;
         }
-        if (kind == TAKE_NO || kind == TAKE_OWN_LATER || !claim(&r->chunks[k], s.gen))
+        if (kind == TAKE_NO || kind == TAKE_OWN_LATER || !claim(&tk, &r->chunks[k], s.gen))
             continue;
         if (kind == TAKE_OTHER)
             held_dec(s.holder, s.holder_gen);
@@ -166,7 +179,7 @@ bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
             atomic_fetch_add_explicit(&t->held, 1, memory_order_relaxed);
         if (i)
             atomic_fetch_add_explicit(&r->hand, i, memory_order_relaxed);
-        return true;
+        return REC_TAKEN;
     }
     /* Nothing may be taken: below its share, a thread starts over its own oldest
      * chunk -- its current one when it holds no other. */
@@ -174,11 +187,11 @@ bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s)
         oldest_own = t->cur;
         oldest_gen = atomic_load_explicit(&r->chunks[t->cur].gen, memory_order_relaxed);
     }
-    if (oldest_own != UINT32_MAX && claim(&r->chunks[oldest_own], oldest_gen)) {
+    if (oldest_own != UINT32_MAX && claim(&tk, &r->chunks[oldest_own], oldest_gen)) {
         adopt(r, &tk, oldest_own, oldest_gen); /* one given up, one taken: held unchanged */
-        return true;
+        return REC_TAKEN;
     }
     if (count == 0)
         t->retry_s = now_s + 1e-3; /* a millisecond, in event time */
-    return false;
+    return tk.held ? REC_HELD : REC_NONE;
 }

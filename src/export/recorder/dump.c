@@ -186,15 +186,16 @@ static void wall_offset(const struct rdump *d, hark__buf *w)
 static void summary(struct rdump *d, hark__buf *w)
 {
     hark_recorder *r = d->rec;
-    uint64_t recorded = 0, dropped = 0;
-    hark__rec_counts(r, &recorded, &dropped);
+    uint64_t recorded = 0, dropped = 0, dump_dropped = 0;
+    hark__rec_counts(r, &recorded, &dropped, &dump_dropped);
     num members[] = {
         {"{\"pid\":", (uint64_t)d->pid},
         {",\"events\":", d->events},
         {",\"recorded\":", recorded},
         {",\"overwritten\":", atomic_load_explicit(&r->overwritten, memory_order_seq_cst)},
         {",\"dropped\":", dropped},
-        {",\"threads\":", hark__rec_thread_count(r)}};
+        {",\"dump_dropped\":", dump_dropped},
+        {",\"threads\":", d->threads}};
     nums(w, members, sizeof members / sizeof members[0]);
     wall_offset(d, w);
     HARK__BUF_LIT(w, ",\"reason\":");
@@ -218,9 +219,16 @@ int hark__rec_dump_write(struct rdump *d)
         d->out_len = sizeof head - 1;
     }
     uint32_t n = hark__rec_snapshot(d);
-    for (uint32_t i = 0; i < n && !d->err; i++) {
-        uint32_t used = hark__rec_copy_chunk(d, &d->entries[i]);
-        format_chunk(d, &d->entries[i], used);
+    d->threads = hark__rec_entry_threads(d->entries, n);
+    /* Each chunk is unpinned once copied; after a failed write, the rest at once. */
+    for (uint32_t i = 0; i < n; i++) {
+        if (!d->err) {
+            uint32_t used = hark__rec_copy_chunk(d, &d->entries[i]);
+            hark__rec_unpin(d, &d->entries[i]);
+            format_chunk(d, &d->entries[i], used);
+        } else {
+            hark__rec_unpin(d, &d->entries[i]);
+        }
     }
     hark__buf w = hark__buf_fixed(d->out, d->out_cap);
     w.len = d->out_len;

@@ -238,7 +238,10 @@ static __attribute__((noinline)) int record_placed(hark_recorder *r, struct rthr
 {
     if (hark__rec_fill_bytes(t->fill) > r->fill_limit) {
         hark__rec_stack_check(r, t);
-        if (!hark__rec_take_chunk(r, t, finish)) {
+        int took = hark__rec_take_chunk(r, t, finish);
+        if (took != REC_TAKEN) {
+            if (took == REC_HELD)
+                bump(&t->dump_dropped);
             bump(&t->dropped);
             return 0;
         }

@@ -52,6 +52,7 @@ size_t hark_recorder_chunk_bytes(size_t max_bytes, size_t payload_bytes)
 /* Frees what new() made. No callback can run: every subscription is released. */
 static void destroy(hark_recorder *r)
 {
+    hark__rec_fork_remove(r);
     if (r->threads) {
         for (uint32_t i = 0; i < r->max_threads; i++) {
             struct rthread *t = r->threads[i];
@@ -185,6 +186,7 @@ int hark_recorder_new(hark_recorder **out, const hark_recorder_options *opts)
         return hark__error(HARK_ENOMEM, "hark_recorder_new: no memory for %zu bytes of records",
                            o.max_bytes);
     }
+    hark__rec_fork_add(r);
     *out = r;
     return 0;
 }
@@ -321,7 +323,7 @@ int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out)
         return hark__error(HARK_EINVAL, "hark_recorder_stats_get: %s is NULL",
                            r ? "out" : "the recorder");
     memset(out, 0, sizeof *out);
-    hark__rec_counts(r, &out->recorded, &out->dropped);
+    hark__rec_counts(r, &out->recorded, &out->dropped, &out->dump_dropped);
     out->overwritten = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
     out->dumps = atomic_load_explicit(&r->dumps, memory_order_relaxed);
     out->dump_errors = atomic_load_explicit(&r->dump_errors, memory_order_relaxed);

@@ -13,6 +13,7 @@
  *                dumps for them
  *   altstack.c   the alternate signal stacks of the recording threads
  *   crash.c      the fatal-signal handler
+ *   fork.c       a forked child's recorders start empty
  *
  * Calls go one way: recorder.c -> trigger.c, crash.c -> record.c -> chunks.c,
  * fire.c, altstack.c, excerpt.c; dump.c -> snapshot.c, excerpt.c.
@@ -96,6 +97,7 @@ struct rthread {
     atomic_uint_least64_t held;              /* generation << 32 | chunks held */
     atomic_uint_least64_t latest;            /* ordinal of its current chunk (0: none yet) */
     atomic_uint_least64_t recorded, dropped; /* owner only writes (load + store) */
+    atomic_uint_least64_t dump_dropped;      /* of dropped: a dump held the memory */
     /* The owner's own. */
     char *base;         /* its current chunk's bytes */
     struct rchunk *hdr; /* and header */
@@ -152,6 +154,7 @@ struct rdump {
     char *out;              /* the staging buffer: out_cap bytes */
     size_t out_len, out_cap;
     uint64_t events;
+    unsigned threads; /* the threads whose chunks the snapshot listed */
     long pid;
     bool spin_limited; /* in a signal handler: never wait long for a chunk */
     int err;           /* errno of the first failed write */
@@ -195,7 +198,8 @@ struct hark_recorder {
     atomic_bool signal_pending;
     char *signal_path; /* the signal's template; guarded by `lock` */
     hark_recorder_format signal_format;
-    atomic_int flush_errno; /* errno of the last failed requested dump */
+    atomic_int flush_errno;   /* errno of the last failed requested dump */
+    hark_recorder *fork_next; /* fork.c's list of recorders */
 };
 
 /* ---- record.c ------------------------------------------------------------------- */
@@ -244,9 +248,12 @@ static inline uint32_t hark__rec_fill_count(uint64_t fill)
 }
 
 /* ---- chunks.c ------------------------------------------------------------------- */
-/* Gives `t` a new current chunk at event time now_s (monotonic seconds); false when
- * none may be taken. */
-bool hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s);
+/* What hark__rec_take_chunk() did. */
+enum { REC_TAKEN = 0, REC_NONE = 1, REC_HELD = 2 };
+/* Gives `t` a new current chunk at event time now_s (monotonic seconds): REC_TAKEN;
+ * REC_NONE when none may be taken, REC_HELD when none may be taken because a dump
+ * has not read them yet. */
+int hark__rec_take_chunk(hark_recorder *r, struct rthread *t, double now_s);
 /* The descriptor's generation and chunk count, packed in `held`. */
 static inline uint32_t hark__rec_held_gen(uint64_t held)
 {
@@ -254,16 +261,22 @@ static inline uint32_t hark__rec_held_gen(uint64_t held)
 }
 
 /* ---- snapshot.c ----------------------------------------------------------------- */
-/* Orders the chunks that hold records by owner and ordinal into d->entries;
- * returns how many. */
+/* Pins the chunks that hold records and orders them by owner and ordinal into
+ * d->entries; returns how many. Each stays pinned until hark__rec_unpin(). */
 uint32_t hark__rec_snapshot(struct rdump *d);
 /* Copies the records of entry `e` into d->copy if the chunk is still the
  * incarnation the snapshot saw; returns the bytes copied (0: gone or empty). */
 uint32_t hark__rec_copy_chunk(struct rdump *d, const struct rentry *e);
-/* Running threads that have recorded into `r`. */
+/* Releases the snapshot's pin of entry `e`: its chunk may be taken again. */
+void hark__rec_unpin(struct rdump *d, const struct rentry *e);
+/* Threads, running or exited, that hold chunks of `r` now. */
 unsigned hark__rec_thread_count(hark_recorder *r);
-/* The events recorded and dropped so far, all threads. */
-void hark__rec_counts(hark_recorder *r, uint64_t *recorded, uint64_t *dropped);
+/* The threads whose chunks `n` sorted entries are. */
+unsigned hark__rec_entry_threads(const struct rentry *entries, uint32_t n);
+/* The events recorded and dropped so far, all threads, and of those dropped, those
+ * dropped because a dump held the memory. */
+void hark__rec_counts(hark_recorder *r, uint64_t *recorded, uint64_t *dropped,
+                      uint64_t *dump_dropped);
 
 /* ---- dump.c --------------------------------------------------------------------- */
 /* Sets up `d` for `r` with memory of its own. Returns 0 or HARK_ENOMEM. */
@@ -316,6 +329,12 @@ void hark__rec_stack_thread_exit(void);
 /* The calling thread gives up `stack` if it is the one it runs with (its descriptor
  * is being freed). */
 void hark__rec_stack_release(void *stack);
+
+/* ---- fork.c --------------------------------------------------------------------- */
+/* Lists `r` for the fork() child handler, which empties it in a forked child. */
+void hark__rec_fork_add(hark_recorder *r);
+/* Takes `r` off that list (nothing happens if it is not on it). */
+void hark__rec_fork_remove(hark_recorder *r);
 
 /* ---- crash.c -------------------------------------------------------------------- */
 /* Removes crash dumps of `r`, if it has them. */

@@ -14,6 +14,8 @@
 //   POST /received what was received so far, decoded, as JSON -- {spans, logs,
 //                  metrics, resources, requests}, attributes as {key: {type, value}}
 //                  -- then forgets it (for tests that compare in their own language)
+//   POST /seen     what arrived so far, kept: one line per span, "span", its name
+//                  and its resource's process.pid, tab-separated
 //   POST /quit     closes the server and exits
 //
 // With --tree (examples/otlp_demo.sh) it also prints every trace as a tree of spans,
@@ -157,8 +159,10 @@ function record(url, obj, meta) {
   received.requests.push(meta);
   const top = obj.resourceSpans || obj.resourceMetrics || obj.resourceLogs || [];
   for (const r of top) {
-    received.resources.push(attrs(r.resource && r.resource.attributes));
-    for (const s of r.scopeSpans || []) for (const sp of s.spans || []) received.spans.push({ ...sp, _meta: meta, _scope: s.scope });
+    const res = attrs(r.resource && r.resource.attributes);
+    received.resources.push(res);
+    const pid = res['process.pid'] ? res['process.pid'].value : '';
+    for (const s of r.scopeSpans || []) for (const sp of s.spans || []) received.spans.push({ ...sp, _meta: meta, _scope: s.scope, _pid: pid });
     for (const s of r.scopeMetrics || []) for (const m of s.metrics || []) received.metrics.push({ ...m, _meta: meta });
     for (const s of r.scopeLogs || []) for (const l of s.logRecords || []) received.logs.push({ ...l, _meta: meta });
   }
@@ -435,6 +439,12 @@ const handler = (req, res) => {
       received = freshState();
       res.writeHead(200, { 'Content-Type': 'application/json' });
       return res.end(JSON.stringify(out));
+    }
+    // What arrived so far, kept (unlike /check): a line per span, its name and
+    // the process.pid of its resource, tab-separated.
+    if (req.method === 'POST' && req.url === '/seen') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      return res.end(received.spans.map((s) => `span\t${s.name}\t${s._pid}\n`).join(''));
     }
     if (req.method === 'POST' && req.url === '/quit') {
       res.writeHead(200);

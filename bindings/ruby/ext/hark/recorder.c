@@ -374,6 +374,7 @@ static VALUE rec_stats(VALUE self)
     STAT("recorded", ULL2NUM(st.recorded));
     STAT("overwritten", ULL2NUM(st.overwritten));
     STAT("dropped", ULL2NUM(st.dropped));
+    STAT("dump_dropped", ULL2NUM(st.dump_dropped));
     STAT("dumps", ULL2NUM(st.dumps));
     STAT("dump_errors", ULL2NUM(st.dump_errors));
     STAT("triggered", ULL2NUM(st.triggered));
