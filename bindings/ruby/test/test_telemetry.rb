@@ -118,6 +118,28 @@ class TestTelemetryMetrics < Minitest::Test
     assert_equal 2, st[:missing_keys]
   end
 
+  # Shared mode, as Puma's cluster mode uses it: forked workers record into files of
+  # their own, and the parent's exposition sums them with its own counts.
+  def test_forked_workers_are_summed_in_shared_mode
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
+    @m.histogram("t.worker", labels: %i[route])
+    2.times { N.instrument("t.worker", route: "/a") {} }
+    pids = 2.times.map do |i|
+      fork do
+        (3 + i).times { N.instrument("t.worker", route: "/a") {} }
+        N.instrument("t.worker", route: "/b") {}
+        exit!(0)
+      end
+    end
+    statuses = pids.map { |pid| Process.wait2(pid).last }
+    assert statuses.all?(&:success?), statuses.inspect
+    text = @m.exposition
+    assert_includes text, %(_count{event="t.worker",route="/a"} 9) # 2 + 3 + 4
+    assert_includes text, %(_count{event="t.worker",route="/b"} 2)
+    assert_equal 3, Dir[File.join(@dir, "metrics", "hark-metrics-*.db")].size, "one file per process"
+  end
+
   def test_a_rack_application_and_its_content_negotiation
     @m = Hark::Metrics.new
     @m.histogram("t.rack")

@@ -241,7 +241,9 @@ static void on_release(void *data)
 
 /* ---- Hark::Metrics ------------------------------------------------------------------ */
 
-static VALUE met_setup(VALUE self)
+/* _setup(directory): shared mode when `directory` (a String) is given, else
+ * HARK_METRICS_DIR's, else this process only. */
+static VALUE met_setup(VALUE self, VALUE directory)
 {
     rmetrics *rm = rb_check_typeddata(self, &metrics_type);
     if (rm->sh)
@@ -249,7 +251,11 @@ static VALUE met_setup(VALUE self)
     shared *sh = calloc(1, sizeof *sh);
     if (!sh)
         rb_raise(rb_eNoMemError, "hark: out of memory");
-    int rc = hark_metrics_new(&sh->m);
+    hark_metrics_options o;
+    hark_metrics_options_init(&o, HARK_METRICS_OPTIONS_VERSION);
+    o.directory = NIL_P(directory) ? NULL : StringValueCStr(directory);
+    int rc = hark_metrics_new_with_options(&sh->m, &o);
+    RB_GC_GUARD(directory);
     if (rc != 0) {
         free(sh);
         raise_met(rc, "Hark::Metrics.new");
@@ -549,7 +555,7 @@ void metrics_init(void)
 {
     cMetrics = rb_define_class_under(mHark, "Metrics", rb_cObject);
     rb_define_alloc_func(cMetrics, met_alloc);
-    rb_define_private_method(cMetrics, "_setup", met_setup, 0);
+    rb_define_private_method(cMetrics, "_setup", met_setup, 1);
     rb_define_private_method(cMetrics, "_watch", met_watch, 4);
     rb_define_private_method(cMetrics, "_exposition", met_exposition, 5);
     rb_define_private_method(cMetrics, "_serve", met_serve, 6);

@@ -41,7 +41,13 @@ module Hark
     # buckets: the classic `le` bounds in seconds, increasing (default: hark's ladder, 8
     #          per power of two from 1 us to 137 s)
     # notifier: hark's fanout (default ActiveSupport::Notifications.notifier)
-    def initialize(metric: nil, help: nil, buckets: nil, notifier: nil)
+    # directory: shared mode (a forking server's workers, Puma in cluster mode): every
+    #          process records into a memory-mapped file of its own in this directory,
+    #          made at its first record after fork(), and the exposition -- wherever it
+    #          is served from -- sums them all, an exited worker's counts included (see
+    #          hark/metrics.h). Empty it before the server starts. Default: the
+    #          environment's HARK_METRICS_DIR, else this process only.
+    def initialize(metric: nil, help: nil, buckets: nil, notifier: nil, directory: nil)
       raise NotImplementedError, "hark: built without hark's metrics (libhark-export)" unless NATIVE
 
       @metric = metric&.to_s
@@ -50,7 +56,7 @@ module Hark
       @event_buckets = []
       @notifier = notifier
       @watches = []
-      _setup
+      _setup(directory&.to_s)
       STARTED << self
     end
 
