@@ -317,6 +317,24 @@ class TestTelemetryOTLP < Minitest::Test
     assert_match(/\A00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]\z/, @inside)
   end
 
+  # A forked worker (Puma's cluster mode) exports its own spans: the exporter's thread
+  # starts again in the child, and the spans carry the child's process.pid.
+  def test_a_forked_worker_exports_its_own_spans
+    start
+    pid = fork do
+      request
+      exit!(Hark::OTLP.flush(timeout: 20) ? 0 : 1)
+    end
+    _, status = Process.wait2(pid)
+    assert status.success?, "the child's flush"
+    request
+    assert Hark::OTLP.flush(timeout: 20)
+    got = TelemetryTools.received(@port)
+    assert_equal 8, got["spans"].size
+    pids = got["resources"].map { |r| r.dig("process.pid", "value") }.uniq
+    assert_equal [pid.to_s, Process.pid.to_s].sort, pids.sort
+  end
+
   def test_sql_text_only_when_asked
     start(sql: true)
     request(sql: "SELECT email FROM users")
