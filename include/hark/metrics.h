@@ -192,6 +192,37 @@ HARK_API int hark_metrics_set_silenced(hark_metrics *m, bool silenced);
  */
 HARK_API int hark_metrics_record(hark_metrics *m, const char *name, double seconds);
 
+/* Separates a labelled series' name from its labels, and one label from the next
+ * (hark_metrics_record_labelled()): the ASCII unit separator. */
+#define HARK_METRICS_LABEL_SEP '\x1f'
+/* Most labels one labelled series may have. */
+#define HARK_METRICS_LABELS_MAX 16
+
+/*
+ * Records one duration for `name` in the series of the label values given:
+ * `labels` holds `label_count` name/value pairs (labels[2i] a name,
+ * [a-zA-Z_][a-zA-Z0-9_]* and not "event", "le" or starting with "__", each once;
+ * labels[2i+1] its value, any UTF-8; NULL counts as ""). The series is named
+ * `name`, then for each pair HARK_METRICS_LABEL_SEP, the label name, '=' and the
+ * value, cut to HARK_NAME_MAX bytes (a value cut at a character boundary, the
+ * labels past the cut left out; the separator inside a value becomes a space).
+ * Snapshots show that name (hark_metrics_series.name); the Prometheus writers
+ * (text and protobuf) give such a series the label event="<name>" followed by
+ * its own labels, then the options' labels (give none of the same names); the
+ * OTLP exporter gives it the attributes `event` and its labels; a per-event
+ * ladder (hark_metrics_prom_options.event_bounds) applies by `name` alone.
+ * One series per combination of values: label with values from a small set
+ * (a route, a status), never an id.
+ * Errors: HARK_EINVAL (NULL m, a NULL, empty or too long name, a name holding
+ * HARK_METRICS_LABEL_SEP, NULL labels with a count, an invalid or repeated label
+ * name, a bad duration), HARK_ELIMIT (more than HARK_METRICS_LABELS_MAX labels),
+ * HARK_ENOMEM. Nothing is recorded on error.
+ * Thread-safety: safe.
+ */
+HARK_API int hark_metrics_record_labelled(hark_metrics *m, const char *name,
+                                          const char *const *labels, size_t label_count,
+                                          double seconds);
+
 /* Everything known about one event name, merged from all threads. */
 typedef struct hark_metrics_series {
     const char *name;           /* owned by the snapshot */

@@ -34,8 +34,9 @@
  * from the event's id, the parent span id from its parent's (hark_event_ids), and
  * every root event (one with no parent) starts a new trace with a random trace id,
  * which its descendants on the same thread share. Spans are of kind INTERNAL,
- * except a root event continuing a remote trace (hark_otlp_context_begin()),
- * which is a SERVER span. Resource attributes: service.name, those of
+ * except a root event continuing a remote trace (hark_otlp_context_begin()) or
+ * marked as a request served (hark_otlp_context_begin_server()), which is a
+ * SERVER span. Resource attributes: service.name, those of
  * OTEL_RESOURCE_ATTRIBUTES / options.resource_attributes, telemetry.sdk.*, and
  * process.pid (the sending process's).
  *
@@ -221,6 +222,18 @@ HARK_API int hark_traceparent_format(char out[HARK_TRACEPARENT_LEN + 1],
  * could not be allocated). Thread-safety: safe; affects the calling thread only.
  */
 HARK_API int hark_otlp_context_begin(const hark_trace_context *ctx);
+
+/*
+ * Marks the next root event that finishes on the calling thread as a request
+ * served (a SERVER span), continuing `ctx` as hark_otlp_context_begin() does when
+ * it is not NULL (a request that came with a valid `traceparent`), else in a new
+ * trace of its own (one that came without, or with an invalid one). Every event it
+ * encloses is a child as usual. The mark lasts until that root finishes; a trace
+ * already open on the thread (an event in flight) is the one marked.
+ * Errors: those of hark_otlp_context_begin() when `ctx` is given (nothing marked
+ * then), HARK_ENOMEM. Thread-safety: safe; affects the calling thread only.
+ */
+HARK_API int hark_otlp_context_begin_server(const hark_trace_context *ctx);
 
 /*
  * The context to propagate from inside the calling thread's current event

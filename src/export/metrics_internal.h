@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* Bucket of a duration in nanoseconds: exact below 16 ns, then 16 per power of two. */
 static inline size_t hark__metrics_bucket(uint64_t ns)
@@ -103,6 +104,42 @@ struct hark_metrics {
      * live in this process only. */
     struct hark__metrics_dir *dir;
 };
+
+/* The length of the event name a series' name starts with (a labelled series,
+ * hark_metrics_record_labelled(), goes on with its labels). */
+static inline size_t hark__metrics_series_event(const char *series)
+{
+    const char *sep = strchr(series, HARK_METRICS_LABEL_SEP);
+    return sep ? (size_t)(sep - series) : strlen(series);
+}
+
+/* One label of a labelled series' name. */
+typedef struct hark__metrics_label {
+    const char *name, *value;
+    size_t name_len, value_len;
+} hark__metrics_label;
+
+/* The label at *at (start at hark__metrics_series_event()'s end) into *out, *at
+ * moved past it; false when there is none left. */
+static inline bool hark__metrics_series_label(const char *series, size_t *at,
+                                              hark__metrics_label *out)
+{
+    const char *p = series + *at;
+    if (*p != HARK_METRICS_LABEL_SEP)
+        return false;
+    out->name = ++p;
+    const char *eq = strchr(p, '=');
+    const char *end = strchr(p, HARK_METRICS_LABEL_SEP);
+    if (!end)
+        end = p + strlen(p);
+    if (!eq || eq > end) /* cut inside the name (never written so): an empty value */
+        eq = end;
+    out->name_len = (size_t)(eq - p);
+    out->value = eq < end ? eq + 1 : end;
+    out->value_len = (size_t)(end - out->value);
+    *at = (size_t)(end - series);
+    return true;
+}
 
 /* Servers currently serving `m` (hark_metrics_free refuses while nonzero). */
 void hark__metrics_server_ref(hark_metrics *m, int delta);

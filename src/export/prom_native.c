@@ -50,6 +50,17 @@ static void put_string(hark__wire *b, unsigned field, const char *s)
     hark__wire_text(b, field, s, strlen(s));
 }
 
+/* A label from `name_len` bytes of `name` and `value_len` of `value` (a labelled
+ * series' name holds both). */
+static void put_label_n(struct work *w, const char *name, size_t name_len, const char *value,
+                        size_t value_len)
+{
+    hark__wire_reset(&w->part);
+    hark__wire_text(&w->part, LABEL_NAME, name, name_len);
+    hark__wire_text(&w->part, LABEL_VALUE, value, value_len);
+    hark__wire_message(&w->metric, METRIC_LABEL, &w->part);
+}
+
 static void put_label(struct work *w, const char *name, const char *value)
 {
     hark__wire_reset(&w->part);
@@ -202,7 +213,11 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
     for (size_t i = 0; i < snap->count && !w->family.over; i++) {
         const hark_metrics_series *s = &snap->series[i];
         hark__wire_reset(&w->metric);
-        put_label(w, "event", s->name);
+        size_t at = hark__metrics_series_event(s->name);
+        put_label_n(w, "event", 5, s->name, at);
+        hark__metrics_label own;
+        while (hark__metrics_series_label(s->name, &at, &own))
+            put_label_n(w, own.name, own.name_len, own.value, own.value_len);
         for (size_t l = 0; l < o.label_count; l++)
             put_label(w, o.labels[2 * l], o.labels[2 * l + 1]);
         put_histogram(w, &hist, &o, s);

@@ -139,8 +139,10 @@ size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *even
 {
     const double *bounds = opts->bounds;
     size_t count = opts->bound_count;
+    size_t len = hark__metrics_series_event(event); /* a labelled series: its event name */
     for (size_t i = 0; i < opts->event_bounds_count; i++) {
-        if (!strcmp(opts->event_bounds[i].event, event)) {
+        if (!strncmp(opts->event_bounds[i].event, event, len) &&
+            opts->event_bounds[i].event[len] == '\0') {
             bounds = opts->event_bounds[i].bounds;
             count = opts->event_bounds[i].bound_count;
             break;

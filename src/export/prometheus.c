@@ -83,17 +83,32 @@ static void put_label_value(struct out *o, const char *s)
     put_escaped(o, s, true);
 }
 
+static void put_label_value_n(struct out *o, const char *s, size_t n)
+{
+    (void)hark__escape(&o->b, s, n, HARK__ESC_PROM_LABEL, HARK__ESC_NO_LIMIT);
+}
+
 static void put_help(struct out *o, const char *s)
 {
     put_escaped(o, s, false);
 }
 
-/* The labels of one series, without the closing brace: {event="x",k="v" */
+/* The labels of one series, without the closing brace: {event="x",k="v": the
+ * event name, the series' own labels (hark_metrics_record_labelled()), the options'. */
 static void put_labels(struct out *o, const hark_metrics_prom_options *opts, const char *event)
 {
+    size_t at = hark__metrics_series_event(event);
     puts_(o, "{event=\"");
-    put_label_value(o, event);
+    put_label_value_n(o, event, at);
     puts_(o, "\"");
+    hark__metrics_label l;
+    while (hark__metrics_series_label(event, &at, &l)) {
+        puts_(o, ",");
+        put(o, l.name, l.name_len);
+        puts_(o, "=\"");
+        put_label_value_n(o, l.value, l.value_len);
+        puts_(o, "\"");
+    }
     for (size_t i = 0; i < opts->label_count; i++) {
         puts_(o, ",");
         puts_(o, opts->labels[2 * i]);

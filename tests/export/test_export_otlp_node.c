@@ -92,6 +92,15 @@ static int client_block(hark_payload *p, hark_failure *f, void *data)
     return 0;
 }
 
+static int served_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p;
+    (void)f;
+    ctx *c = data;
+    hark_instrument_name(c->n, "served.child", NULL, NULL, NULL, NULL);
+    return 0;
+}
+
 static int server_block(hark_payload *p, hark_failure *f, void *data)
 {
     (void)p;
@@ -159,6 +168,13 @@ static void run_mode(bool json, bool gzip)
     CHECK(hark_otlp_context_begin(&in) == 0, "begin");
     hark_instrument_name(c.n, "server.request", NULL, server_block, &c, NULL);
 
+    /* A third, served without a traceparent: a SERVER root in a trace of its own;
+     * its child is INTERNAL. The mark ends with the root: the trace after it is
+     * INTERNAL again. */
+    CHECK(hark_otlp_context_begin_server(NULL) == 0, "begin_server");
+    hark_instrument_name(c.n, "served.request", NULL, served_block, &c, NULL);
+    hark_instrument_name(c.n, "after.served", NULL, NULL, NULL, NULL);
+
     hark_log_str(c.log, HARK_LOG_INFO, "outside any event");
 
     /* Metrics by hand: known durations, the zero bucket and the small exact ones too. */
@@ -178,9 +194,15 @@ static void run_mode(bool json, bool gzip)
             "\"team\":\"core,platform\",\"telemetry.sdk.name\":\"hark\"},\"spans\":[");
     const seen *req = by_name("request.http"), *q = by_name("sql.query"),
                *cf = by_name("cache.fetch"), *cu = by_name("cache.untyped"),
-               *srv = by_name("server.request"), *cl = by_name("client.call");
-    CHECK(req && q && cf && cu && srv && cl, "events missing: %d seen", span_count);
-    if (req && q && cf && cu && srv && cl) {
+               *srv = by_name("server.request"), *cl = by_name("client.call"),
+               *served = by_name("served.request"), *sc = by_name("served.child"),
+               *after = by_name("after.served");
+    CHECK(req && q && cf && cu && srv && cl && served && sc && after, "events missing: %d seen",
+          span_count);
+    if (req && q && cf && cu && srv && cl && served && sc && after) {
+        CHECK(strcmp(served->trace_id, srv->trace_id) != 0 &&
+                  strcmp(served->trace_id, after->trace_id) != 0,
+              "a served root without a caller starts a trace of its own");
         CHECK(!strcmp(req->trace_id, q->trace_id) && !strcmp(req->trace_id, cf->trace_id),
               "one trace per root: %s %s %s", req->trace_id, q->trace_id, cf->trace_id);
         CHECK(strcmp(req->trace_id, srv->trace_id) != 0, "a new root, a new trace");
@@ -212,6 +234,9 @@ static void run_mode(bool json, bool gzip)
                     NULL, "00f067aa0ba902b7", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7");
         expect_span(&e, cl, 1, HARK_TRACE_FLAG_SAMPLED | OTLP_SPAN_HAS_IS_REMOTE, "", NULL, NULL,
                     "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7");
+        expect_span(&e, served, 2, OTLP_SPAN_FLAGS_OWN, "", NULL, NULL, NULL);
+        expect_span(&e, sc, 1, OTLP_SPAN_FLAGS_OWN, "", NULL, NULL, NULL);
+        expect_span(&e, after, 1, OTLP_SPAN_FLAGS_OWN, "", NULL, NULL, NULL);
         e.len--; /* the last comma */
     }
     add(&e,
@@ -260,7 +285,7 @@ static void run_mode(bool json, bool gzip)
     printf("# receiver: %s", answer.p ? answer.p : "(nothing)\n");
     free(answer.p);
     free(e.p);
-    CHECK(stats.spans.queued == 6 && stats.spans.exported == 6 && stats.spans.dropped == 0,
+    CHECK(stats.spans.queued == 9 && stats.spans.exported == 9 && stats.spans.dropped == 0,
           "spans queued %" PRIu64 " exported %" PRIu64 " dropped %" PRIu64, stats.spans.queued,
           stats.spans.exported, stats.spans.dropped);
     CHECK(stats.logs.exported == 2 && stats.logs.dropped == 0, "logs %" PRIu64 "/%" PRIu64,

@@ -311,6 +311,26 @@ int hark_otlp_context_begin(const hark_trace_context *ctx)
     return 0;
 }
 
+int hark_otlp_context_begin_server(const hark_trace_context *ctx)
+{
+    if (ctx) {
+        int rc = hark_otlp_context_begin(ctx);
+        if (rc != 0)
+            return rc;
+    }
+    hark__otlp_thread *t = hark__otlp_thread_get();
+    if (!t)
+        return hark__error(HARK_ENOMEM, "hark_otlp_context_begin_server: out of memory");
+    /* The trace whose root ended last is over: the next event starts the served one
+     * (hark__otlp_trace_for() would otherwise end it, and this flag with it). */
+    if (t->ended_root) {
+        t->open = false;
+        t->ended_root = 0;
+    }
+    t->server = true;
+    return 0;
+}
+
 int hark_otlp_context_current(hark_trace_context *out)
 {
     if (!out)

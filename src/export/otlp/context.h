@@ -28,6 +28,7 @@ typedef struct hark__otlp_thread {
     bool remote_random;      /* the remote parent's random flag (Level 2), if remote */
     uint64_t rand;           /* the trace id's random half (its last 8 bytes) */
     bool remote;             /* it continues a remote parent */
+    bool server;             /* its root is a SERVER span (hark_otlp_context_begin_server()) */
     bool id_full;            /* trace_id[0..8) is drawn too (when first needed) */
     uint64_t ended_root;     /* the root event that ended the trace, while its callbacks run */
     bool anchored;           /* wall_offset_ns is taken for the open trace */
@@ -84,6 +85,7 @@ static inline void hark__otlp_trace_for(hark__otlp_thread *t, uint64_t id)
     if (t->ended_root && id != t->ended_root) {
         t->open = false;
         t->ended_root = 0;
+        t->server = false;
     }
     if (HARK_UNLIKELY(!t->open))
         hark__otlp_trace_new(t);

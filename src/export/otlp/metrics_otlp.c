@@ -6,6 +6,7 @@
 #include "metrics_otlp.h"
 #include "attrs.h"
 #include "deadline.h"
+#include "metrics_internal.h"
 
 #include "hark/clock.h"
 
@@ -33,9 +34,19 @@ int32_t hark_otlp_exp_index(size_t i)
     return (int32_t)k;
 }
 
+/* The attributes of a series' points: `event`, and a labelled series' labels
+ * (hark_metrics_record_labelled()). */
 static void point_attrs_pb(hark__wire *b, unsigned field, const char *name)
 {
-    hark__otlp_kv_str(b, field, "event", name, strlen(name));
+    size_t at = hark__metrics_series_event(name);
+    hark__otlp_kv_str(b, field, "event", name, at);
+    hark__metrics_label l;
+    char key[HARK_NAME_MAX + 1];
+    while (hark__metrics_series_label(name, &at, &l)) {
+        memcpy(key, l.name, l.name_len);
+        key[l.name_len] = '\0';
+        hark__otlp_kv_str(b, field, key, l.value, l.value_len);
+    }
 }
 
 /* The lowest and highest exponential index holding a count (lo > hi: none). */

@@ -80,6 +80,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
         hark__otlp_random(&r->span, sizeof r->span); /* an event built by hand */
     r->w3c_flags = HARK_TRACE_FLAG_SAMPLED | hark__otlp_trace_random(t); /* exported: sampled */
     r->remote = root && t->remote;
+    r->server = root && (t->remote || t->server);
     r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
     int64_t end_ns = s_to_ns(finish);
     int64_t anchor = hark__otlp_trace_anchor(t, end_ns);
@@ -137,7 +138,7 @@ static void span_pb(hark__wire *b, const void *rec)
         hark__wire_bytes(b, 4, id, 8);
     }
     hark__otlp_pb_utf8(b, 5, name, r->name_len);
-    hark__wire_uint(b, 6, r->remote ? KIND_SERVER : KIND_INTERNAL);
+    hark__wire_uint(b, 6, r->server ? KIND_SERVER : KIND_INTERNAL);
     hark__wire_fixed64(b, 7, (uint64_t)r->start_ns);
     hark__wire_fixed64(b, 8, (uint64_t)r->end_ns);
     if (r->attr_len && hark__wire_room(b, r->attr_len)) {

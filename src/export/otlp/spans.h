@@ -22,7 +22,8 @@ typedef struct hark__span_rec {
     uint16_t dropped_attrs;
     uint8_t w3c_flags; /* the W3C flags of its trace: sampled, random (Level 2) */
     uint8_t remote;
-    uint8_t error; /* HARK__SPAN_ERROR and what of it is NULL */
+    uint8_t server; /* a root served for a caller: kind SERVER, remote parent or not */
+    uint8_t error;  /* HARK__SPAN_ERROR and what of it is NULL */
 } hark__span_rec;
 
 /* hark__span_rec.error: a failure, and whether its type or message is NULL. */

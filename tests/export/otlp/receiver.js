@@ -11,6 +11,9 @@
 //                  OTLP requests get that status (and Retry-After)
 //   POST /check    the test's expectations (JSON); answers 200 "ok" or 422 with
 //                  one line per mismatch, then forgets what it received
+//   POST /received what was received so far, decoded, as JSON -- {spans, logs,
+//                  metrics, resources, requests}, attributes as {key: {type, value}}
+//                  -- then forgets it (for tests that compare in their own language)
 //   POST /seen     what arrived so far, kept: one line per span, "span", its name
 //                  and its resource's process.pid, tab-separated
 //   POST /quit     closes the server and exits
@@ -426,6 +429,18 @@ const handler = (req, res) => {
       failNext = null;
       res.writeHead(errs.length ? 422 : 200, { 'Content-Type': 'text/plain' });
       return res.end(errs.length ? errs.join('\n') + '\n' : 'ok\n');
+    }
+    if (req.method === 'POST' && req.url === '/received') {
+      const out = {
+        spans: received.spans.map((sp) => ({ ...sp, attributes: attrs(sp.attributes), _meta: undefined })),
+        logs: received.logs.map((l) => ({ ...l, attributes: attrs(l.attributes), body: anyValue(l.body), _meta: undefined })),
+        metrics: received.metrics.map((m) => ({ ...m, _meta: undefined })),
+        resources: received.resources,
+        requests: received.requests,
+      };
+      received = freshState();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return res.end(JSON.stringify(out));
     }
     // What arrived so far, kept (unlike /check): a line per span, its name and
     // the process.pid of its resource, tab-separated.

@@ -92,6 +92,15 @@ else
   if File.exist?(export_lib)
     $LOCAL_LIBS << " #{export_lib}"
     $defs << "-DHAVE_HARK_RECORDER"
+    # Hark::Metrics (the endpoint: libmicrohttpd, GnuTLS, libcrypt, libyaml) and
+    # Hark::OTLP (libcurl, zlib): linked when every library hark-export.pc asks for
+    # is found, as the CMake build found them.
+    export_pc = File.join(build, "hark-export.pc")
+    reqs = File.exist?(export_pc) ? File.read(export_pc)[/^Requires\.private:(.*)$/, 1].to_s.split(/[\s,]+/).reject(&:empty?) : []
+    if !reqs.empty? && reqs.all? { |req| pkg_config(req) }
+      $defs << "-DHAVE_HARK_METRICS"
+      $defs << "-DHAVE_HARK_OTLP" if reqs.include?("libcurl")
+    end
   end
   $LOCAL_LIBS << " #{lib} -lpthread"
   # What libhark.a itself needs (its hark.pc's Requires.private: PCRE2, libsystemd ...).

@@ -26,7 +26,8 @@
  * silence.c, callback.c (subscribers called from hark), measure.c (clocks and
  * counters hark reads), publish.c (listening?, publish, publish_event), handle.c,
  * instrument.c, rails.c (ActiveSupport::Notifications hooks), definer.c (hooks in front
- * of ActiveSupport's reader definers), init.c.
+ * of ActiveSupport's reader definers), init.c; recorder.c, metrics.c and otlp.c (hark's
+ * exporters on a fanout's notifier), pattern.c.
  */
 #ifndef HARK_EXT_H
 #define HARK_EXT_H
@@ -229,6 +230,15 @@ VALUE handle_listening(VALUE self);
 VALUE run_instrument_on(fanout *f, hark_topic *t, VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
+
+/* pattern.c: a Ruby pattern (nil, String, Regexp) as hark's; *keep holds the text. */
+hark_pattern ruby_pattern(VALUE pattern, VALUE *keep);
+
+/* metrics.c, otlp.c: Hark::Metrics and Hark::OTLP (stand-ins without them when
+ * libhark-export, with the metrics endpoint and the OTLP exporter, was not there at
+ * build time). */
+void metrics_init(void);
+void otlp_init(void);
 
 /* recorder.c: Hark::Recorder (a stand-in without the recorder when libhark-export
  * was not there at build time). */

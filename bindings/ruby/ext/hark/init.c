@@ -108,6 +108,8 @@ void Init_hark_ext(void)
     init_ids();
     rails_init_ids();
     recorder_init();
+    metrics_init();
+    otlp_init();
     rb_gc_register_address(&cEvent);
     has_total_time = rb_respond_to(rb_mGC, id_total_time);
     hark_set_allocation_counter(alloc_counter);

@@ -39,7 +39,6 @@ typedef struct rrecorder {
 } rrecorder;
 
 static VALUE cRecorder;
-static ID id_source, id_options;
 
 static void rec_mark(void *p)
 {
@@ -232,40 +231,12 @@ static VALUE rec_setup(VALUE self, VALUE max_bytes, VALUE thread_bytes, VALUE mi
     return self;
 }
 
-/* A Ruby pattern as hark's: nil (every event), a String (that name), a Regexp (its
- * source as a PCRE2 regular expression, with its i, m and x options). */
-static hark_pattern pattern_of(VALUE pattern, VALUE *keep)
-{
-    if (NIL_P(pattern))
-        return hark_all();
-    if (RB_TYPE_P(pattern, T_STRING)) {
-        *keep = rb_str_new_frozen(pattern);
-        return hark_exact(StringValueCStr(*keep));
-    }
-    if (RB_TYPE_P(pattern, T_REGEXP)) {
-        int options = NUM2INT(rb_funcall(pattern, id_options, 0));
-        VALUE src = rb_str_new_cstr("");
-        if (options & 1) /* Regexp::IGNORECASE */
-            rb_str_cat_cstr(src, "(?i)");
-        if (options & 2) /* Regexp::EXTENDED */
-            rb_str_cat_cstr(src, "(?x)");
-        if (options & 4) /* Regexp::MULTILINE: "." matches a newline, PCRE2's (?s) */
-            rb_str_cat_cstr(src, "(?s)");
-        rb_str_append(src, rb_funcall(pattern, id_source, 0));
-        *keep = src;
-        return hark_regex(StringValueCStr(*keep));
-    }
-    rb_raise(rb_eTypeError,
-             "hark: a recorder's pattern is nil, a String or a Regexp, not %" PRIsVALUE,
-             rb_obj_class(pattern));
-}
-
 static VALUE rec_attach(VALUE self, VALUE fanout_obj, VALUE pattern)
 {
     rrecorder *rr = get_rec(self);
     fanout *f = get_fanout(fanout_obj);
     VALUE keep = Qnil;
-    hark_pattern p = pattern_of(pattern, &keep);
+    hark_pattern p = ruby_pattern(pattern, &keep);
     hark_attach_id id = 0;
     tls_registry++;
     int rc = hark_recorder_attach(&id, rr->r, f->n, p);
@@ -303,7 +274,7 @@ static VALUE rec_trigger(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE path
     rrecorder *rr = get_rec(self);
     fanout *f = get_fanout(fanout_obj);
     VALUE keep = Qnil;
-    hark_pattern p = pattern_of(pattern, &keep);
+    hark_pattern p = ruby_pattern(pattern, &keep);
     hark_recorder_trigger_options o;
     hark_recorder_trigger_options_init(&o, HARK_RECORDER_TRIGGER_OPTIONS_VERSION);
     o.min_duration_ms = NUM2DBL(min_ms);
@@ -457,8 +428,6 @@ static VALUE rec_running(VALUE self)
 
 void recorder_init(void)
 {
-    id_source = rb_intern("source");
-    id_options = rb_intern("options");
     cRecorder = rb_define_class_under(mHark, "Recorder", rb_cObject);
     rb_define_alloc_func(cRecorder, rec_alloc);
     rb_define_private_method(cRecorder, "_setup", rec_setup, 6);

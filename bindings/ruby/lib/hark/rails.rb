@@ -119,3 +119,7 @@ require "hark/log_silence"
 # Once a Rails application has booted, one line on stderr names any log subscriber hark
 # could not cache (Hark.warn_uncached; Hark.boot_warning = false turns it off).
 ActiveSupport.on_load(:after_initialize) { Hark.warn_uncached if Hark.boot_warning }
+
+# hark's Railtie (config.hark.metrics, .otlp, .recorder), defined as the application class
+# is: Rails is loaded by then, and config/application.rb can set config.hark.
+ActiveSupport.on_load(:before_configuration) { require "hark/railtie" }

@@ -1,0 +1,142 @@
+# frozen_string_literal: true
+
+# Hark::OTLP: OpenTelemetry traces and logs of a Rails application from the events that go
+# through hark's fanout, exported by hark's C exporter (hark/otlp.h) over OTLP/HTTP.
+#
+#   require "hark/otlp"
+#   Hark::OTLP.start                       # OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...
+#   use Hark::OTLP::Middleware             # first in the stack: the request's traceparent
+#   Rails.logger.broadcast_to(Hark::OTLP.logger)   # log lines as OTLP log records
+#   Hark::OTLP.current_traceparent         # for an outgoing call's `traceparent` header
+#
+# Every matched event is a span; its parent is the event that encloses it (hark's ids).
+# In Rails 7.2 each request is enclosed by request.action_dispatch (Rails::Rack::Logger):
+# that root is the request's SERVER span, the child of the incoming `traceparent` when
+# it is valid, and process_action.action_controller, sql.active_record, ... are its
+# children. Attributes follow OpenTelemetry's semantic conventions (http.request.method,
+# http.route, http.response.status_code, url.path, db.system.name, db.operation.name,
+# code.namespace, code.function, code.filepath, ...); the SQL text (db.query.text) only
+# with sql: true, since it may hold personal data.
+#
+# The exporter's worker is a C thread that never holds the GVL; a collector that is slow
+# or down costs the application the spans the queue drops, counted in stats.
+require "hark"
+require "logger"
+
+module Hark
+  module OTLP
+    # Rails' request, controller, ActiveRecord, ActionView and cache events.
+    DEFAULT_PATTERN = /\A(?:request\.action_dispatch|process_action\.action_controller|sql\.active_record|instantiation\.active_record|render_[a-z_]+\.action_view|cache_[a-z_]+\.active_support)\z/.freeze
+
+    class << self
+      # Starts the exporter on `notifier` (hark's fanout behind
+      # ActiveSupport::Notifications by default) for the events `pattern` matches.
+      #   sql:       keep the SQL text as db.query.text (default false)
+      #   db_system: db.system.name of sql.active_record spans (default: from
+      #              ActiveRecord's adapter when loaded, e.g. "sqlite")
+      #   endpoint:, service_name:, resource_attributes:, schedule_delay_ms:,
+      #   export_timeout_ms:, timeout_ms: instead of the OTEL_* variables.
+      def start(pattern: DEFAULT_PATTERN, notifier: nil, sql: false, db_system: nil, **exporter)
+        raise NotImplementedError, "hark: built without hark's OTLP exporter (libcurl)" unless NATIVE
+
+        notifier ||= default_notifier
+        options = exporter.merge(keep_sql: sql, db_system: db_system || guess_db_system)
+        _start(notifier, pattern, options.transform_values { |v| v.is_a?(Symbol) ? v.to_s : v })
+        @notifier = notifier # kept alive while started
+        at_exit { stop } unless @at_exit
+        @at_exit = true
+        true
+      end
+
+      # Exports what is queued within `timeout` seconds, then stops. True when nothing
+      # was ever dropped.
+      def stop(timeout: 5)
+        done = _stop((timeout * 1000).to_i)
+        @notifier = nil
+        done
+      end
+
+      # Exports what is queued, waiting `timeout` seconds at most (without the GVL).
+      # True when everything went out; false when something was dropped (see stats).
+      def flush(timeout: 5)
+        _flush((timeout * 1000).to_i)
+      end
+
+      # The `traceparent` header to send on from inside the current event (a request's
+      # span), or nil outside any.
+      def current_traceparent
+        _current&.first
+      end
+
+      # The `tracestate` to send with it, or nil.
+      def current_tracestate
+        _current&.last
+      end
+
+      # A Logger whose lines become OTLP log records carrying the trace and span of the
+      # event current on the logging thread.
+      def logger
+        @logger ||= Logger.new
+      end
+
+      def default_notifier # :nodoc:
+        notifier = ::ActiveSupport::Notifications.notifier if defined?(::ActiveSupport::Notifications)
+        unless notifier.is_a?(Fanout)
+          raise ArgumentError, "hark: ActiveSupport::Notifications does not deliver through hark's " \
+                               "fanout (require \"hark/rails\" first), or give notifier:"
+        end
+        notifier
+      end
+
+      private
+
+      def guess_db_system
+        return nil unless defined?(::ActiveRecord::Base) && ::ActiveRecord::Base.respond_to?(:connection_db_config)
+
+        adapter = ::ActiveRecord::Base.connection_db_config&.adapter.to_s
+        { "sqlite3" => "sqlite", "postgresql" => "postgresql", "mysql2" => "mysql",
+          "trilogy" => "mysql" }.fetch(adapter, adapter.empty? ? nil : adapter)
+      rescue StandardError
+        nil
+      end
+    end
+
+    # Sends each line as a log record (Logger's severities are hark's levels).
+    class Logger < ::Logger
+      def initialize(level: ::Logger::DEBUG)
+        super(nil, level: level)
+      end
+
+      def add(severity, message = nil, progname = nil)
+        severity ||= UNKNOWN
+        return true if severity < level
+
+        if message.nil?
+          if block_given?
+            message = yield
+          else
+            message = progname
+          end
+        end
+        message = "#{message.message} (#{message.class})" if message.is_a?(Exception)
+        OTLP._log(severity, message)
+        true
+      end
+      alias log add
+    end
+
+    # The first middleware: makes the request's root event its SERVER span, continuing
+    # the caller's `traceparent`/`tracestate` (a malformed one is counted in stats and the
+    # request gets a trace of its own).
+    class Middleware
+      def initialize(app)
+        @app = app
+      end
+
+      def call(env)
+        OTLP._begin_request(env["HTTP_TRACEPARENT"], env["HTTP_TRACESTATE"])
+        @app.call(env)
+      end
+    end
+  end
+end
