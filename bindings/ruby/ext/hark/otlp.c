@@ -533,7 +533,7 @@ static VALUE otlp_stats(VALUE mod)
                  ULL2NUM(atomic_load_explicit(&unfilled_attributes, memory_order_relaxed)));
     if (!exporter)
         return h;
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     hark_otlp_stats_get(exporter, &st);
     rb_hash_aset(h, ID2SYM(rb_intern("spans")), signal_stats(&st.spans));
     rb_hash_aset(h, ID2SYM(rb_intern("logs")), signal_stats(&st.logs));
