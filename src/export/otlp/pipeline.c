@@ -199,10 +199,12 @@ static void fork_child(void *data)
             atomic_store_explicit(&s->producer->kick_mask, 0, memory_order_relaxed);
         if (s->queue) {
             size_t head = atomic_load_explicit(&s->queue->head, memory_order_relaxed);
-            size_t n = head - s->queue->tail;
             while (s->queue->tail != head)
                 hark__q_pop(s->queue);
-            atomic_fetch_add_explicit(&s->handled, n, memory_order_relaxed);
+            /* Everything claimed is handled, as far as the child is concerned: a
+             * batch the parent's worker had taken off the queue but not yet
+             * counted (a fork() during its export) is the parent's too. */
+            atomic_store_explicit(&s->handled, head, memory_order_relaxed);
         } else {
             atomic_store_explicit(&s->handled,
                                   atomic_load_explicit(&s->asked, memory_order_relaxed),
