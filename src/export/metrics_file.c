@@ -77,12 +77,12 @@ static void fork_parent(void)
 }
 
 /* In the child: a new generation, so that every shard moves its counters into this
- * process's own file at its first record (metrics.c), which the forking thread --
- * the only one -- reaches through the slow path once its cached shard is forgotten. */
+ * process's own file at its first record (metrics.c, whose own fork handler makes
+ * the forking thread -- the only one -- forget its cached shard and so take the slow
+ * path). */
 static void fork_child(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    hark__metrics_forget_last();
     for (struct hark__metrics_dir *d = open_dirs; d; d = d->next)
         pthread_mutex_unlock(d->lock);
     pthread_mutex_unlock(&open_lock);

@@ -118,7 +118,4 @@ bool hark__metrics_file_name(const char *name);
  * reads, else what is wrong with it. */
 const char *hark__metrics_header_check(const struct hark__mfile_header *h, uint64_t size);
 
-/* Forgets the calling thread's cached shard (metrics.c): run in a child after fork(). */
-void hark__metrics_forget_last(void);
-
 #endif
