@@ -20,6 +20,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Under valgrind a child reports, with status 99, the stack its parent's exporter
+ * thread had (a child has the memory, not the thread): as test_export_otlp_fork.c. */
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define CHILD_EXIT_OK(code) ((code) == 0 || (RUNNING_ON_VALGRIND && (code) == 99))
+#else
+#define CHILD_EXIT_OK(code) ((code) == 0)
+#endif
+
 /* The trace id of a new root event on `t`. */
 static int trace_id_of_new_trace(hark_topic *t, uint8_t out[16])
 {
@@ -56,14 +65,17 @@ static void test_children_draw_their_own_trace_ids(void **state)
         assert_true(kids[i] >= 0);
         if (kids[i] == 0) {
             uint8_t id[16];
-            _exit(trace_id_of_new_trace(t, id) == 0 && write(out[1], id, 16) == 16 ? 0 : 1);
+            bool ok = trace_id_of_new_trace(t, id) == 0 && write(out[1], id, 16) == 16;
+            (void)hark_otlp_free(x, 0, NULL);
+            hark_notifier_free(n);
+            _exit(ok ? 0 : 1);
         }
     }
     close(out[1]);
     for (int i = 0; i < 2; i++) {
         int status;
         assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_true(WIFEXITED(status) && CHILD_EXIT_OK(WEXITSTATUS(status)));
         assert_int_equal(read(out[0], ids[i], 16), 16);
     }
     close(out[0]);
