@@ -110,25 +110,32 @@ expect2 "metrics unknown host" --metrics no-such-host.invalid:9464
 expect2 "unknown log format" --log-format xml
 "$demo" --requests 12x 2>&1 | grep -q 'not "12x"$' || fail "a bad value is not quoted \"...\""
 
-# --metrics: served while the demo runs and after it, until end of input.
-if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
-   "$demo" --memory -n 1 --no-color --metrics 127.0.0.1:0 </dev/null 2>&1 | grep -q "curl -s http://127.0.0.1:"; then
-    dir=$(mktemp -d) || exit 1
-    mkfifo "$dir/in"
-    "$demo" --memory --requests 3 --no-color --metrics 127.0.0.1:0 <"$dir/in" >"$out" 2>&1 &
+# Runs the demo with the arguments given, its input held open so that it serves its
+# metrics until we close it; once it says so, GETs /metrics into $body, then closes
+# its input and waits for it to end.
+serve_and_scrape() {
+    fifo=$(mktemp -d) || exit 1
+    mkfifo "$fifo/in"
+    "$demo" "$@" <"$fifo/in" >"$out" 2>&1 &
     pid=$!
-    exec 4>"$dir/in" # holds the demo's input open: it serves until we close it
+    exec 4>"$fifo/in"
     tries=0
     until grep -q "^Serving metrics until" "$out"; do
         tries=$((tries + 1))
-        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$dir"; fail "no 'Serving metrics' line"; }
+        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$fifo"; fail "$*: no 'Serving metrics' line"; }
         sleep 0.1
     done
     port=$(sed -n 's|.*curl -s http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
     body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$port")
     exec 4>&-
-    wait "$pid" || { rm -rf "$dir"; fail "the demo with --metrics exited with $?"; }
-    rm -rf "$dir"
+    wait "$pid" || { status=$?; rm -rf "$fifo"; fail "$*: exit status $status"; }
+    rm -rf "$fifo"
+}
+
+# --metrics: served while the demo runs and after it, until end of input.
+if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
+   "$demo" --memory -n 1 --no-color --metrics 127.0.0.1:0 </dev/null 2>&1 | grep -q "curl -s http://127.0.0.1:"; then
+    serve_and_scrape --memory --requests 3 --no-color --metrics 127.0.0.1:0
     echo "$body" | grep -q "text/plain; version=0.0.4" || fail "no exposition content type: $body"
     # The served counts are the counts of the demo's own metrics table.
     for event in sql.sqlite request.demo; do
@@ -154,21 +161,8 @@ if "$demo" --help | grep -q -- "--workers N" && command -v bash >/dev/null 2>&1 
     expect2 "--workers 17" --workers 17
     expect2 "--workers x" --workers x
     dir=$(mktemp -d) || exit 1
-    mkfifo "$dir/in"
-    "$demo" -d "$dir/demo.db" --workers 4 --requests 2 --no-color --record="$dir/rec.json" \
-        --metrics 127.0.0.1:0 <"$dir/in" >"$out" 2>&1 &
-    pid=$!
-    exec 4>"$dir/in"
-    tries=0
-    until grep -q "^Serving metrics until" "$out"; do
-        tries=$((tries + 1))
-        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$dir"; fail "workers: no 'Serving metrics' line"; }
-        sleep 0.1
-    done
-    port=$(sed -n 's|.*curl -s http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
-    body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$port")
-    exec 4>&-
-    wait "$pid" || { rm -rf "$dir"; fail "workers: exit status $?"; }
+    serve_and_scrape -d "$dir/demo.db" --workers 4 --requests 2 --no-color --record="$dir/rec.json" \
+        --metrics 127.0.0.1:0
     pids=$(sed -n 's/^\[worker [1-4] pid \([0-9]*\)\] Started migrate #1$/\1/p' "$out" | sort -u)
     [ "$(echo "$pids" | wc -l)" -eq 4 ] || { rm -rf "$dir"; fail "workers: want log lines from 4 workers, got pids: $pids"; }
     for p in $pids; do

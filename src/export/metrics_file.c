@@ -77,12 +77,12 @@ static void fork_parent(void)
 }
 
 /* In the child: a new generation, so that every shard moves its counters into this
- * process's own file at its first record (metrics.c), which the forking thread --
- * the only one -- reaches through the slow path once its cached shard is forgotten. */
+ * process's own file at its first record (metrics.c, whose own fork handler makes
+ * the forking thread -- the only one -- forget its cached shard and so take the slow
+ * path). */
 static void fork_child(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    hark__metrics_forget_last();
     for (struct hark__metrics_dir *d = open_dirs; d; d = d->next)
         pthread_mutex_unlock(d->lock);
     pthread_mutex_unlock(&open_lock);
@@ -112,9 +112,8 @@ const char *hark__metrics_header_check(const struct hark__mfile_header *h, uint6
     return NULL;
 }
 
-/* Every metrics file already in the directory must be one this library reads and
- * sums: a directory shared with another version would give wrong sums. */
-static int check_files(const char *path)
+int hark__metrics_dir_each(const char *path, int (*fn)(int fd, const char *name, void *data),
+                           void *data)
 {
     DIR *dir = opendir(path);
     if (!dir)
@@ -126,25 +125,34 @@ static int check_files(const char *path)
         if (!hark__metrics_file_name(e->d_name))
             continue;
         int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno != ENOENT)
-                rc = hark__error(HARK_EIO, "hark_metrics: %s/%s cannot be read: %s", path,
-                                 e->d_name, strerror(errno));
-            continue;
-        }
-        struct hark__mfile_header h;
-        memset(&h, 0, sizeof h);
-        ssize_t got = pread(fd, &h, sizeof h, 0);
+        if (fd < 0)
+            continue; /* removed meanwhile, or not ours to read */
+        rc = fn(fd, e->d_name, data);
         close(fd);
-        const char *why = hark__metrics_header_check(&h, got > 0 ? (uint64_t)got : 0);
-        if (why)
-            rc = hark__error(HARK_ENOTSUP,
-                             "hark_metrics: %s/%s is %s (this library writes version %u): "
-                             "give the metrics a directory of their own, emptied at start",
-                             path, e->d_name, why, HARK__MFILE_VERSION);
     }
     closedir(dir);
     return rc;
+}
+
+static int check_file(int fd, const char *name, void *path)
+{
+    struct hark__mfile_header h;
+    memset(&h, 0, sizeof h);
+    ssize_t got = pread(fd, &h, sizeof h, 0);
+    const char *why = hark__metrics_header_check(&h, got > 0 ? (uint64_t)got : 0);
+    if (why)
+        return hark__error(HARK_ENOTSUP,
+                           "hark_metrics: %s/%s is %s (this library writes version %u): "
+                           "give the metrics a directory of their own, emptied at start",
+                           (const char *)path, name, why, HARK__MFILE_VERSION);
+    return 0;
+}
+
+/* Every metrics file already in the directory must be one this library reads and
+ * sums: a directory shared with another version would give wrong sums. */
+static int check_files(const char *path)
+{
+    return hark__metrics_dir_each(path, check_file, (void *)(uintptr_t)path);
 }
 
 /* Whether a file can be made in the directory: one is, then removed. */
