@@ -256,7 +256,11 @@ module Hark
                  %i[subscribers subscribe unsubscribe debug_mode?].all? { |m| [::ActiveSupport::EventReporter, StructuredHooks::Reporter].include?(reporter.method(m).owner) }
             return "the event reporter (#{reporter.class}) is not ActiveSupport::EventReporter"
           end
-          return nil if reporter.subscribers.empty? # silenced, whatever the event
+          if StructuredHooks.handed_out?(reporter)
+            return "ActiveSupport.event_reporter.subscribers was read outside Rails' silenced?: " \
+                   "the array may be changed in place (as Rails' own tests do)"
+          end
+          return nil if StructuredHooks.own_read { reporter.subscribers.empty? } # silenced, whatever the event
           check = delegate.instance_variable_get(:@silenced_events)&.[](name)
           return nil if check.nil? # not debug-only: not silenced
           klass = ::ActiveSupport::StructuredEventSubscriber
@@ -375,8 +379,41 @@ module Hark
     # What Rails 8.1's StructuredEventSubscriber#silenced? reads, heard where it changes:
     # the event reporter replaced, gaining or losing a subscriber, its debug mode set, a
     # subscriber's debug-only events set (attach_to and debug_only do, after subscribing).
+    # EventReporter#subscribers hands out the reporter's own array, which can be changed
+    # in place unheard: once anything but Rails' silenced? (or hark) has read it, that
+    # reporter's answers are asked per event.
     module StructuredHooks # :nodoc:
+      @handed_out = ObjectSpace::WeakMap.new
+
+      class << self
+        def handed_out?(reporter)
+          @handed_out.key?(reporter)
+        end
+
+        # `reporter.subscribers` was read from `location`.
+        def read(reporter, location)
+          return if Thread.current[:hark_own_read] || @handed_out.key?(reporter)
+          return if location&.path&.end_with?("/#{STRUCTURED[1]}")
+          @handed_out[reporter] = true
+          Silence.changed!
+        end
+
+        # Runs the block with hark's own reads of `subscribers` not counted.
+        def own_read
+          saved = Thread.current[:hark_own_read]
+          Thread.current[:hark_own_read] = true
+          yield
+        ensure
+          Thread.current[:hark_own_read] = saved
+        end
+      end
+
       module Reporter
+        def subscribers
+          Hark::Silence::StructuredHooks.read(self, caller_locations(1, 1).first)
+          super
+        end
+
         def subscribe(*args, &filter)
           super.tap { Hark::Silence.changed! }
         end
