@@ -214,6 +214,9 @@ class TestRails8Shapes < Minitest::Test
       #{CHILD_SUBSCRIBER}
       class Base # ActiveRecord::Base's shape
         class_attribute :logger
+        # ActiveRecord::Base's singleton class has modules prepended and extended too.
+        singleton_class.prepend(Module.new { def to_s = super })
+        extend(Module.new { def helper = nil })
       end
       class Child < Base
       end
