@@ -13,6 +13,7 @@
 #   make ruby       build the Ruby extension (bindings/ruby) against the in-tree libhark
 #   make ruby-test  its own tests, Rails 7.2's notification and ActiveRecord tests on
 #                   hark's fanout, the gem built and installed on its own, an ASan pass
+#   make ruby-rails8  its own tests on Ruby 3.3 with Rails 8.1's gems (HARK_RAILS_UNTESTED=1)
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -53,7 +54,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan ruby-gem-check node-deps abi-baseline
+        ruby ruby-test ruby-asan ruby-gem-check ruby-rails8 node-deps abi-baseline
 
 all: build
 
@@ -190,6 +191,13 @@ ruby-test: ruby
 	ruby bindings/ruby/test/example_app.rb $(RAILS72)
 	$(MAKE) --no-print-directory ruby-gem-check
 	$(MAKE) --no-print-directory ruby-asan
+
+# The extension's own tests on Ruby 3.3 (Debian 13's packages, unpacked into the build)
+# with Rails 8.1's gems, hark's fanout opted in: bindings/ruby/test/rails8_ruby33.sh.
+# Not part of ruby-test (the proven Rails is 7.2).
+ruby-rails8: build
+	$(call ensure_pkgs,$(RUBY_PKGS) patchelf)
+	bash bindings/ruby/test/rails8_ruby33.sh $(BUILD)
 
 # `gem build bindings/ruby/hark.gemspec`, `gem install` of it into a temporary GEM_HOME
 # (it compiles hark's C sources it carries, nothing of this build), then Rails' 78 tests

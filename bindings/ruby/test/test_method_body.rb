@@ -137,7 +137,7 @@ class TestMethodBody < Minitest::Test
     RUBY
     out, err, status = Dir.mktmpdir("hark-parser") do |dir|
       File.write(file = File.join(dir, "first.rb"), script) # a file: definitions are read from it
-      Open3.capture3(RbConfig.ruby, "-I", File.expand_path("../lib", __dir__), file)
+      Open3.capture3(RbConfig.ruby, *$LOAD_PATH.flat_map { |d| ["-I", d] }, file)
     end
     assert status.success?, err
     assert_equal "loaded 0 #{Hark::Fanout::SILENCE_CACHED} nil", out.strip

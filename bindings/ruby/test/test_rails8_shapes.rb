@@ -14,6 +14,8 @@
 #                                .redefine, 8.0)
 #   abstract_controller/logger.rb  singleton_class.delegate :logger, to: :config (8.1)
 #   configurable.rb              deprecated in 8.1 (loading it warns): never loaded by hark
+#   structured_event_subscriber.rb  a silenced? that reads the event reporter's
+#                                subscribers and debug mode (event_reporter.rb, 8.1)
 #   notifications/fanout.rb      subscribe(..., prepend: true) (main)
 #
 # and the gate (Hark::RailsGate) on a Rails version faked in a child process. The shapes
@@ -27,6 +29,7 @@ return unless hark_test_load_rails("test_rails8_shapes", "active_support/log_sub
                                    "active_support/core_ext/module/delegation")
 require "stringio"
 require "tmpdir"
+require "fileutils"
 
 class TestRails8Shapes < Minitest::Test
   N = ActiveSupport::Notifications
@@ -211,6 +214,9 @@ class TestRails8Shapes < Minitest::Test
       #{CHILD_SUBSCRIBER}
       class Base # ActiveRecord::Base's shape
         class_attribute :logger
+        # ActiveRecord::Base's singleton class has modules prepended and extended too.
+        singleton_class.prepend(Module.new { def to_s = super })
+        extend(Module.new { def helper = nil })
       end
       class Child < Base
       end
@@ -327,6 +333,153 @@ class TestRails8Shapes < Minitest::Test
       check "its write is heard", io.string == "SQL 1\\n"
       puts "child done"
     RUBY
+  end
+
+  # ---------------------------------------------------------------------------------
+  # structured_event_subscriber.rb and event_reporter.rb (8.1)
+
+  # Rails 8.1's shapes, cut to what silenced? reads: an event reporter whose subscribers
+  # and debug mode (per fiber inside with_debug; Rails keeps it in Fiber storage, which
+  # Ruby 3.1 lacks, so a fiber-local here) decide whether a structured event subscriber's
+  # debug-only events are silenced. Written where hark recognises Rails' own file.
+  STRUCTURED_8_1 = <<~'RUBY'
+    require "active_support/subscriber"
+    module ActiveSupport
+      class EventReporter
+        attr_writer :debug_mode
+        attr_reader :subscribers
+
+        def initialize
+          @subscribers = []
+          @debug_mode = false
+        end
+
+        def subscribe(subscriber, &filter)
+          @subscribers << { subscriber: subscriber, filter: filter }
+        end
+
+        def unsubscribe(subscriber)
+          @subscribers.delete_if { |s| subscriber === s[:subscriber] }
+        end
+
+        def with_debug
+          prior = Thread.current[:event_reporter_debug_mode]
+          Thread.current[:event_reporter_debug_mode] = true
+          yield
+        ensure
+          Thread.current[:event_reporter_debug_mode] = prior
+        end
+
+        def debug_mode?
+          @debug_mode || Thread.current[:event_reporter_debug_mode]
+        end
+
+        def notify(name, payload = nil)
+          @subscribers.each { |s| s[:subscriber].emit(name: name, payload: payload) }
+        end
+        alias_method :debug, :notify
+      end
+
+      singleton_class.attr_accessor :event_reporter
+      self.event_reporter = EventReporter.new
+
+      class StructuredEventSubscriber < Subscriber
+        class_attribute :debug_methods, instance_accessor: false, default: []
+        DEBUG_CHECK = proc { !ActiveSupport.event_reporter.debug_mode? }
+
+        class << self
+          def attach_to(...)
+            result = super
+            set_silenced_events
+            result
+          end
+
+          private
+            def set_silenced_events
+              subscriber&.silenced_events = debug_methods.to_h { |m| ["#{m}.#{namespace}", DEBUG_CHECK] }
+            end
+
+            def debug_only(method)
+              debug_methods << method
+              set_silenced_events
+            end
+        end
+
+        def initialize
+          super
+          @silenced_events = {}
+        end
+
+        def silenced?(event)
+          ActiveSupport.event_reporter.subscribers.none? || @silenced_events[event]&.call
+        end
+
+        attr_writer :silenced_events
+
+        def emit_event(name, payload = nil) = ActiveSupport.event_reporter.notify(name, payload)
+        def emit_debug_event(name, payload = nil) = ActiveSupport.event_reporter.debug(name, payload)
+      end
+    end
+  RUBY
+
+  def test_structured_event_subscriber_silenced_reads_an_event_reporter
+    Dir.mktmpdir("hark-structured") do |dir|
+      FileUtils.mkdir_p(File.join(dir, "active_support"))
+      File.write(File.join(dir, "active_support", "structured_event_subscriber.rb"), STRUCTURED_8_1)
+      assert_child(<<~RUBY)
+        $LOAD_PATH.unshift(#{dir.inspect})
+        require "hark/rails"
+        #{CHILD_SUBSCRIBER}
+        require "active_support/structured_event_subscriber"
+        class ShapeEvents < ActiveSupport::StructuredEventSubscriber
+          def sql(event) = emit_debug_event("shape.sql", n: event.payload[:n])
+          debug_only :sql
+          def process(event) = emit_event("shape.process", n: event.payload[:n])
+        end
+        ShapeEvents.attach_to(:shape) # silenced_events set after subscribing, as Rails does
+        class Sink
+          attr_reader :seen
+          def initialize = @seen = []
+          def emit(event) = @seen << [event[:name], event[:payload][:n]]
+        end
+        N = ActiveSupport::Notifications
+        def cached?(event) = entry_for(event)[:cached]
+        def fire(n) = %w[sql.shape process.shape].each { |e| N.instrument(e, n: n) }
+        check "no reporter subscribers: both cached and silenced",
+              cached?("sql.shape") && cached?("process.shape") && entry_for("sql.shape")[:silenced] && entry_for("process.shape")[:silenced]
+        fire(0)
+        sink = Sink.new
+        ActiveSupport.event_reporter.subscribe(sink)
+        check "a reporter subscriber: the plain event cached, open", cached?("process.shape") && !entry_for("process.shape")[:silenced]
+        check "the debug-only one asked per event, saying why",
+              !cached?("sql.shape") && entry_for("sql.shape")[:why].include?("sql.shape is debug-only")
+        fire(1)
+        ActiveSupport.event_reporter.with_debug { fire(2) }
+        ActiveSupport.event_reporter.debug_mode = true
+        check "debug mode: the debug-only one cached again, open", cached?("sql.shape") && !entry_for("sql.shape")[:silenced]
+        fire(3)
+        ActiveSupport.event_reporter.debug_mode = false
+        ActiveSupport.event_reporter.unsubscribe(sink)
+        check "no subscriber again: cached, silenced", cached?("sql.shape") && entry_for("sql.shape")[:silenced]
+        fire(4)
+        ActiveSupport.event_reporter = ActiveSupport::EventReporter.new
+        ActiveSupport.event_reporter.subscribe(sink)
+        fire(5)
+        check "the plain one not asked per event so far", polls_for("process.shape").zero?
+        # The reporter's own array, read and changed in place (as Rails' own tests do):
+        # from then on asked per event.
+        ActiveSupport.event_reporter.subscribers.clear
+        check "asked per event once the array was handed out",
+              !cached?("process.shape") && entry_for("process.shape")[:why].include?("subscribers was read outside")
+        fire(6)
+        ActiveSupport.event_reporter.subscribers << { subscriber: sink }
+        fire(7)
+        expected = [["shape.process", 1], ["shape.sql", 2], ["shape.process", 2], ["shape.sql", 3],
+                    ["shape.process", 3], ["shape.process", 5], ["shape.process", 7]]
+        check "delivered as Rails decides: \#{sink.seen.inspect}", sink.seen == expected
+        puts "child done"
+      RUBY
+    end
   end
 
   # ---------------------------------------------------------------------------------

@@ -152,7 +152,8 @@ module Hark
           return unless namespaced && recv.is_a?(Module)
           writer = :"#{namespaced}="
           recv.singleton_class.ancestors.each do |klass|
-            break unless klass.singleton_class?
+            break if klass.equal?(::Class) # past the singleton classes
+            next unless klass.singleton_class? # a module extended or prepended (ActiveRecord::Base has some)
             private = klass.private_method_defined?(writer, false)
             next unless private || klass.method_defined?(writer, false)
             hook = writer_hook(writer, private: private)

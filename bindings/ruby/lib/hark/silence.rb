@@ -41,6 +41,15 @@ module Hark
       "ActionView::LogSubscriber::Start" => "action_view/log_subscriber.rb"
     }.freeze
 
+    # Rails 8.1's ActiveSupport::StructuredEventSubscriber#silenced?(event), known by owner
+    # and file: "Rails.event has no subscribers, or the event is debug-only and the event
+    # reporter is not in debug mode". Cached where that answer is known without the
+    # fiber-local debug mode (EventReporter#with_debug, inherited by every fiber and thread
+    # started inside it, and settable with Fiber[]= from anywhere): while the reporter has
+    # no subscribers (silenced), for an event that is not debug-only (not silenced), or
+    # while the reporter is in debug mode (not silenced). Otherwise asked per event.
+    STRUCTURED = ["ActiveSupport::StructuredEventSubscriber", "active_support/structured_event_subscriber.rb"].freeze
+
     # Methods whose (re)definition anywhere may change a cached answer (with the readers
     # LoggerSource follows).
     WATCHED = %i[silenced? logger level debug? info? error? local_level level= sev_threshold= local_level=].freeze
@@ -96,7 +105,7 @@ module Hark
       # a literal; SILENCE_DYNAMIC (asked per event, `why` says why) otherwise.
       def mode_for(subscription)
         delegate = subscription.delegate
-        rails = log_subscriber?(delegate) || rails_silenced?(delegate)
+        rails = log_subscriber?(delegate) || rails_silenced?(delegate) || structured?(delegate)
         if String === subscription.raw_pattern
           return [Fanout::SILENCE_CACHED, nil] if rails || literal_silenced?(delegate)
         elsif literal_silenced?(delegate)
@@ -115,7 +124,7 @@ module Hark
       # too early).
       def evaluate(subscription)
         delegate = subscription.delegate
-        why = uncertainty(delegate)
+        why = uncertainty(delegate, subscription.raw_pattern)
         return [false, false, why] if why
         [delegate.silenced?(subscription.raw_pattern) ? true : false, true, nil]
       rescue Exception => e # rubocop:disable Lint/RescueException
@@ -206,7 +215,8 @@ module Hark
         end
 
         # nil when the cached answer will be kept current, else why not.
-        def uncertainty(delegate)
+        def uncertainty(delegate, name)
+          return structured_uncertainty(delegate, name) if structured?(delegate)
           silenced = delegate.method(:silenced?)
           unless log_subscriber?(delegate) || rails_silenced?(delegate)
             return literal_silenced?(delegate) ? nil : "#{LoggerSource.describe(silenced)} is not a literal any more"
@@ -224,6 +234,42 @@ module Hark
             return kind == :tracked ? nil : "the logger is nil (ActiveSupport::LogSubscriber.logger reads Rails.logger while nil)"
           end
           trusted_logger?(logger) ? nil : "the logger (#{logger.class}) is not one whose level hark can follow"
+        end
+
+        # Rails 8.1's StructuredEventSubscriber#silenced? (STRUCTURED: owner and file, its
+        # class loaded by something else); the hooks that hear what it reads go in the
+        # first time one is seen.
+        def structured?(delegate)
+          return false unless Definers.loaded?(::ActiveSupport, :StructuredEventSubscriber)
+          klass = ::ActiveSupport::StructuredEventSubscriber
+          return false unless klass.name == STRUCTURED[0] && klass === delegate
+          m = delegate.method(:silenced?)
+          return false unless m.owner == klass && m.source_location&.first&.end_with?("/#{STRUCTURED[1]}")
+          StructuredHooks.install
+        rescue StandardError
+          false
+        end
+
+        def structured_uncertainty(delegate, name)
+          reporter = ::ActiveSupport.event_reporter
+          unless Definers.loaded?(::ActiveSupport, :EventReporter) && reporter.instance_of?(::ActiveSupport::EventReporter) &&
+                 %i[subscribers subscribe unsubscribe debug_mode?].all? { |m| [::ActiveSupport::EventReporter, StructuredHooks::Reporter].include?(reporter.method(m).owner) }
+            return "the event reporter (#{reporter.class}) is not ActiveSupport::EventReporter"
+          end
+          if StructuredHooks.handed_out?(reporter)
+            return "ActiveSupport.event_reporter.subscribers was read outside Rails' silenced?: " \
+                   "the array may be changed in place (as Rails' own tests do)"
+          end
+          return nil if StructuredHooks.own_read { reporter.subscribers.empty? } # silenced, whatever the event
+          check = delegate.instance_variable_get(:@silenced_events)&.[](name)
+          return nil if check.nil? # not debug-only: not silenced
+          klass = ::ActiveSupport::StructuredEventSubscriber
+          unless klass.const_defined?(:DEBUG_CHECK, false) && check.equal?(klass::DEBUG_CHECK)
+            return "#{name} is silenced by a check that is not Rails' debug-mode check"
+          end
+          return nil if reporter.instance_variable_get(:@debug_mode) # debug mode: not silenced
+          "#{name} is debug-only and ActiveSupport.event_reporter has subscribers and is not in " \
+            "debug mode: the answer is per fiber (with_debug)"
         end
 
         # Rails' own silenced? of RAILS_SILENCED (owner and file).
@@ -327,6 +373,83 @@ module Hark
       def singleton_method_undefined(name)
         super
         Hark::Silence.method_changed(name)
+      end
+    end
+
+    # What Rails 8.1's StructuredEventSubscriber#silenced? reads, heard where it changes:
+    # the event reporter replaced, gaining or losing a subscriber, its debug mode set, a
+    # subscriber's debug-only events set (attach_to and debug_only do, after subscribing).
+    # EventReporter#subscribers hands out the reporter's own array, which can be changed
+    # in place unheard: once anything but Rails' silenced? (or hark) has read it, that
+    # reporter's answers are asked per event.
+    module StructuredHooks # :nodoc:
+      @handed_out = ObjectSpace::WeakMap.new
+
+      class << self
+        def handed_out?(reporter)
+          @handed_out.key?(reporter)
+        end
+
+        # `reporter.subscribers` was read from `location`.
+        def read(reporter, location)
+          return if Thread.current[:hark_own_read] || @handed_out.key?(reporter)
+          return if location&.path&.end_with?("/#{STRUCTURED[1]}")
+          @handed_out[reporter] = true
+          Silence.changed!
+        end
+
+        # Runs the block with hark's own reads of `subscribers` not counted.
+        def own_read
+          saved = Thread.current[:hark_own_read]
+          Thread.current[:hark_own_read] = true
+          yield
+        ensure
+          Thread.current[:hark_own_read] = saved
+        end
+      end
+
+      module Reporter
+        def subscribers
+          Hark::Silence::StructuredHooks.read(self, caller_locations(1, 1).first)
+          super
+        end
+
+        def subscribe(*args, &filter)
+          super.tap { Hark::Silence.changed! }
+        end
+
+        def unsubscribe(*args)
+          super.tap { Hark::Silence.changed! }
+        end
+
+        def debug_mode=(value)
+          super.tap { Hark::Silence.changed! }
+        end
+      end
+
+      module ReporterWriter
+        def event_reporter=(reporter)
+          super.tap { Hark::Silence.changed! }
+        end
+      end
+
+      module Subscriber
+        def silenced_events=(events)
+          super.tap { Hark::Silence.changed! }
+        end
+      end
+
+      @installed = false
+
+      # Puts the hooks in, once; true.
+      def self.install
+        return true if @installed
+        @installed = true
+        [Reporter, ReporterWriter, Subscriber].each { |m| Silence.hook_module(m) }
+        ::ActiveSupport::EventReporter.prepend(Reporter)
+        ::ActiveSupport.singleton_class.prepend(ReporterWriter)
+        ::ActiveSupport::StructuredEventSubscriber.prepend(Subscriber)
+        true
       end
     end
 
