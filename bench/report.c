@@ -254,6 +254,12 @@ static const budget infos[] = {
      "rails_app_noop/index_info"},
     {"hark_app/index_debug", "rails_app/index_debug", 0, OVERHEAD_AT_MOST,
      "rails_app_noop/index_debug"},
+    /* what each telemetry stack adds to its own fanout's request: the exporters' cost
+     * apart from the fanout's (the budgets above count the fanout's saving too) */
+    {"hark_otlp_app/index_info@ir", "hark_app/index_info@ir", 0, AT_MOST},
+    {"otel_app/index_info@ir", "rails_app/index_info@ir", 0, AT_MOST},
+    {"hark_metrics_app/index_info@ir", "hark_app/index_info@ir", 0, AT_MOST},
+    {"prom_app/index_info@ir", "rails_app/index_info@ir", 0, AT_MOST},
 };
 
 typedef struct verdict {
