@@ -219,6 +219,13 @@ static const budget budgets[] = {
      "rails_app_noop/index_info@ir"},
     {"hark_app/index_debug@ir", "rails_app/index_debug@ir", 0.60, OVERHEAD_AT_MOST,
      "rails_app_noop/index_debug@ir"},
+    /* telemetry on the same page: what Hark::OTLP and Hark::Metrics (on hark's fanout) add
+     * to the request with Rails' fanout and no telemetry, against what opentelemetry-ruby
+     * and yabeda/prometheus-client (on Rails' fanout) add to it */
+    {"hark_otlp_app/index_info@ir", "otel_app/index_info@ir", 0.10, OVERHEAD_AT_MOST,
+     "rails_app/index_info@ir"},
+    {"hark_metrics_app/index_info@ir", "prom_app/index_info@ir", 0.20, OVERHEAD_AT_MOST,
+     "rails_app/index_info@ir"},
 };
 
 /* Ratios worth reading that carry no budget: printed as INFO lines. */
@@ -247,6 +254,12 @@ static const budget infos[] = {
      "rails_app_noop/index_info"},
     {"hark_app/index_debug", "rails_app/index_debug", 0, OVERHEAD_AT_MOST,
      "rails_app_noop/index_debug"},
+    /* what each telemetry stack adds to its own fanout's request: the exporters' cost
+     * apart from the fanout's (the budgets above count the fanout's saving too) */
+    {"hark_otlp_app/index_info@ir", "hark_app/index_info@ir", 0, AT_MOST},
+    {"otel_app/index_info@ir", "rails_app/index_info@ir", 0, AT_MOST},
+    {"hark_metrics_app/index_info@ir", "hark_app/index_info@ir", 0, AT_MOST},
+    {"prom_app/index_info@ir", "rails_app/index_info@ir", 0, AT_MOST},
 };
 
 typedef struct verdict {

@@ -25,6 +25,8 @@
 #                     process (2)
 #   APP_IR=0          skip the application's callgrind rows (@ir); APP_IR_REQUESTS:
 #                     requests counted per process (default 40)
+#   TELEMETRY_BENCH=0 skip the telemetry rows (otel_app, hark_otlp_app, prom_app,
+#                     hark_metrics_app: @ir rows beside the application's)
 #   SHARED_BENCH=0    skip the @shared rows
 #   CLOCK_BENCH=0     skip the @tsc and @vdso rows (the key rows with each clock source)
 #   BENCH_BUILD_DIR   build directory (default build-bench)
@@ -474,6 +476,42 @@ if [ "${RUBY_BENCH:-1}" != 0 ] && [ -n "$app_only" ] && [ -n "$rails72" ]; then
               CALLGRIND_MARKS="$marks" -- ruby script/request_cost.rb >>"$OUT_DIR/rows-app.tsv"
           done
         done
+      fi
+    fi
+    # Telemetry against the anchors (examples/rails/script/telemetry.rb): the index page
+    # at :info with opentelemetry-ruby (otel_app: Rails' fanout, its SDK, Rails
+    # instrumentation and OTLP/HTTP exporter), Hark::OTLP (hark_otlp_app: hark's
+    # fanout), both exporting to the node receiver of tests/export/otlp;
+    # yabeda-rails over prometheus-client (prom_app: Rails' fanout) and Hark::Metrics
+    # (hark_metrics_app: hark's fanout), the same request series. @ir rows as above,
+    # each against rails_app/index_info@ir, the floor (Rails' fanout, no telemetry);
+    # objects allocated per request in the notes. The anchors' gems at pinned versions,
+    # installed by bench/telemetry_gems.sh into the build directory (never over Debian's).
+    tel_only=$(selected_cases index_info otel_app hark_otlp_app prom_app hark_metrics_app)
+    if [ -n "$tel_only" ] && [ "${APP_IR:-1}" != 0 ] && [ "${TELEMETRY_BENCH:-1}" != 0 ] &&
+       [[ " $app_only " == *" index_info "* ]] && [ -n "${marks:-}" ]; then
+      receiver_dir="$ROOT/tests/export/otlp"
+      if ! tel_path=$(bash "$ROOT/bench/telemetry_gems.sh" "$BUILD_DIR/gems" 2>>"$OUT_DIR/telemetry-gems.log"); then
+        note "telemetry rows skipped: the anchors' gems could not be installed (see $OUT_DIR/telemetry-gems.log)"
+      elif ! command -v node >/dev/null 2>&1 || ! { [ -d "$receiver_dir/node_modules" ] ||
+             (cd "$receiver_dir" && npm ci --no-audit --no-fund >>"$OUT_DIR/telemetry-gems.log" 2>&1); }; then
+        note "telemetry rows skipped: node and tests/export/otlp's packages are needed (make node-deps)"
+      else
+        tel_path=$(echo "$tel_path" | sed 's/-I //g; s/ /:/g')
+        node "$receiver_dir/receiver.js" >"$OUT_DIR/telemetry-receiver.out" 2>/dev/null &
+        receiver_pid=$!
+        for _ in $(seq 1 100); do grep -q '^PORT ' "$OUT_DIR/telemetry-receiver.out" && break; sleep 0.1; done
+        receiver_port=$(awk '$1 == "PORT" { print $2 }' "$OUT_DIR/telemetry-receiver.out")
+        note "ruby: examples/rails with telemetry under callgrind: opentelemetry-ruby, Hark::OTLP (to the node receiver), yabeda/prometheus-client, Hark::Metrics"
+        for side in otel hark_otlp prom hark_metrics; do
+          ir_row "${side}_app/index_info@ir" "$APP_IR_REQUESTS" \
+            "instructions per request (callgrind, $APP_IR_REQUESTS requests, GC off)" \
+            "${app_env[@]:1}" SIDE="$side" LEVEL=info REQUESTS="$APP_IR_REQUESTS" \
+            TELEMETRY_LOAD_PATH="$tel_path" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$receiver_port" \
+            CALLGRIND_MARKS="$marks" -- ruby script/request_cost.rb >>"$OUT_DIR/rows-app.tsv"
+        done
+        kill "$receiver_pid" 2>/dev/null
+        wait "$receiver_pid" 2>/dev/null
       fi
     fi
     cut -f1,4,5 "$OUT_DIR/rows-app.tsv" |

@@ -468,3 +468,55 @@ class TestTelemetryRails < Minitest::Test
     TelemetryTools.stop_receiver(io, port) if io
   end
 end
+
+# docs/rails.md's comparison, checked: the example application's index page traced by
+# opentelemetry-ruby and by Hark::OTLP (examples/rails/script/span_tree.rb, the anchors'
+# gems at bench/telemetry_gems.sh's versions in build/gems), both trees decoded by the
+# node receiver. Every span of opentelemetry-ruby's has its counterpart in hark's, of the
+# same kind and number, under the counterpart of its parent, as the table says.
+class TestTelemetrySpanTrees < Minitest::Test
+  RAILS_DIR = $LOAD_PATH.map(&:to_s).find { |p| p.end_with?("rails-7.2/railties/lib") }&.delete_suffix("/railties/lib")
+  # opentelemetry-ruby's span => hark's (docs/rails.md); the others have the same name.
+  COUNTERPART = { "GET /articles" => "request.action_dispatch", "Article query" => "sql.active_record",
+                  "(remote caller)" => "(remote caller)" }.freeze
+  # Where hark has a span between: opentelemetry-ruby's request span stands for both
+  # Rails' request and controller events.
+  PARENT = { "GET /articles" => %w[request.action_dispatch process_action.action_controller] }.freeze
+
+  def test_every_opentelemetry_ruby_span_has_its_counterpart_in_harks_tree
+    skip "built without hark's OTLP exporter (libcurl)" unless Hark::OTLP::NATIVE
+    skip "Rails 7.2 not on the load path" unless RAILS_DIR
+    skip "node or tests/export/otlp's packages missing (make node-deps)" unless TelemetryTools.node_ready?
+    gems, err, st = Open3.capture3("bash", File.join(TelemetryTools::ROOT, "bench", "telemetry_gems.sh"),
+                                   File.join(TelemetryTools::ROOT, "build", "gems"))
+    skip "the anchors' gems are not installed (bench/telemetry_gems.sh): #{err.lines.last}" unless st.success?
+    load_path = gems.split.reject { |f| f == "-I" }.join(":")
+    io, port = TelemetryTools.receiver
+    Dir.mktmpdir("hark-span-trees") do |dir|
+      FileUtils.cp_r(File.join(TelemetryTools::ROOT, "examples", "rails"), dir)
+      app = File.join(dir, "rails")
+      %w[log storage tmp].each { |d| Dir.glob(File.join(app, d, "*")).each { |f| FileUtils.rm_rf(f) } }
+      env = { "RAILS" => RAILS_DIR, "HARK_LIB" => File.join(TelemetryTools::ROOT, "bindings", "ruby", "lib"),
+              "RAILS_ENV" => "production", "TELEMETRY_LOAD_PATH" => load_path,
+              "OTEL_EXPORTER_OTLP_ENDPOINT" => "http://127.0.0.1:#{port}" }
+      _, err, st = Open3.capture3(env, RbConfig.ruby, "bin/rails", "db:prepare", chdir: app)
+      assert st.success?, err
+      trees = %w[otel hark_otlp].to_h do |side|
+        out, err, st = Open3.capture3(env.merge("SIDE" => side), RbConfig.ruby, "script/span_tree.rb", chdir: app)
+        assert st.success?, "#{side}: #{err}"
+        [side, JSON.parse(out)]
+      end
+      hark = trees["hark_otlp"]
+      refute_empty trees["otel"]
+      trees["otel"].each do |span|
+        name = COUNTERPART.fetch(span["name"], span["name"])
+        parents = PARENT.fetch(span["parent"]) { [COUNTERPART.fetch(span["parent"], span["parent"])] }
+        match = hark.find { |h| h["name"] == name && parents.include?(h["parent"]) }
+        refute_nil match, "#{span['name']} <- #{span['parent']}: no #{name} under #{parents.join(' or ')} in #{hark.map { |h| [h['name'], h['parent']] }}"
+        assert_equal [span["kind"], span["count"]], [match["kind"], match["count"]], span["name"]
+      end
+    end
+  ensure
+    TelemetryTools.stop_receiver(io, port) if io
+  end
+end

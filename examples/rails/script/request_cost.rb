@@ -15,7 +15,10 @@
 #   SIDE       hark (the default: config/boot.rb loads hark/rails), rails (HARK=0: Rails'
 #              own fanout), or floor (Rails' fanout, then ActiveSupport::Notifications'
 #              instrument and Instrumenter#instrument reduced to a bare yield: what the
-#              request costs with no notification at all)
+#              request costs with no notification at all); or one of
+#              script/telemetry.rb's sides: otel, prom (Rails' fanout and
+#              opentelemetry-ruby, yabeda-rails), hark_otlp, hark_metrics (hark's fanout
+#              and Hark::Metrics, Hark::OTLP)
 #   LEVEL      the log level, info or debug (RAILS_LOG_LEVEL at boot, as production.rb
 #              reads it)
 #   REQ_PATH   the page (default /articles)
@@ -50,12 +53,20 @@ require "rbconfig"
 
 side = ENV.fetch("SIDE", "hark")
 level = ENV.fetch("LEVEL", "info")
-abort "request_cost: SIDE must be hark, rails or floor" unless %w[hark rails floor].include?(side)
+require_relative "telemetry"
+unless %w[hark rails floor].include?(side) || TELEMETRY_SIDES.include?(side)
+  abort "request_cost: SIDE must be hark, rails, floor or #{TELEMETRY_SIDES.join(', ')}"
+end
 abort "request_cost: LEVEL must be info or debug" unless %w[info debug].include?(level)
-ENV["HARK"] = side == "hark" ? "1" : "0"
+hark_side = side.start_with?("hark")
+ENV["HARK"] = hark_side ? "1" : "0"
 ENV["RAILS_ENV"] = "production"
 ENV["RAILS_LOG_LEVEL"] = level
 
+if TELEMETRY_SIDES.include?(side)
+  require_relative "../config/application"
+  telemetry_setup(side)
+end
 require_relative "../config/environment"
 
 # No notification at all: every instrument only runs its block.
@@ -71,7 +82,7 @@ ENV.fetch("DROP", "").split(",").each do |spec|
 end
 
 hark = ActiveSupport::Notifications.notifier.class.ancestors.any? { |c| c.name == "Hark::Fanout" }
-abort "request_cost: SIDE=#{side} but the fanout is #{hark ? '' : 'not '}hark's" if hark != (side == "hark")
+abort "request_cost: SIDE=#{side} but the fanout is #{hark ? '' : 'not '}hark's" if hark != hark_side
 
 APP = Rails.application
 REQ_PATH = ENV.fetch("REQ_PATH", "/articles")

@@ -74,7 +74,12 @@ module Hark
         o = Railtie.options(o)
         logs = o.delete(:logs) != false
         Hark::OTLP.start(**o) unless Hark::OTLP.started?
-        Rails.logger.broadcast_to(Hark::OTLP.logger) if logs && Rails.logger.respond_to?(:broadcast_to)
+        if logs && Rails.logger.respond_to?(:broadcast_to)
+          # At the application's level: a broadcast logger at :debug would make
+          # Rails.logger.debug? true, and every debug line be built, for nothing.
+          Hark::OTLP.logger.level = Rails.logger.level
+          Rails.logger.broadcast_to(Hark::OTLP.logger)
+        end
       end
       if (o = app.config.hark.recorder)
         require "hark/recorder"
