@@ -415,6 +415,8 @@ static void test_child_trigger_dump_is_its_own(void **state)
         snprintf(pidkey, sizeof pidkey, "\"pid\":%ld,", (long)getpid());
         CHILD_CHECK(strstr(d, pidkey) != NULL, 19);
         free(d);
+        /* The child frees what it inherited, as a process that ends in order does. */
+        CHILD_CHECK(hark_recorder_free(r) == 0 && hark_notifier_free(n) == 0, 20);
         _exit(0);
     }
     int status = 0;
@@ -480,6 +482,7 @@ static void test_child_signal_dump_is_its_own(void **state)
         CHILD_CHECK(strstr(d, "\"reason\":\"signal\"") != NULL, 15);
         CHILD_CHECK(strstr(d, "\"t\":100") == NULL, 16);
         free(d);
+        CHILD_CHECK(hark_recorder_free(r) == 0 && hark_notifier_free(n) == 0, 17);
         _exit(0);
     }
     int status = 0;
