@@ -242,11 +242,12 @@ typedef struct hark_recorder_stats {
     unsigned chunks;       /* bytes / chunk_bytes */
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
-    /* Version 2: */
+    /* Version 2. */
     uint64_t dump_dropped; /* of `dropped`: events not recorded because a dump had not
                               yet read the memory their thread would have taken */
 } hark_recorder_stats;
 
+/* Version 2 added dump_dropped. Any version from 1 is accepted (hark/common.h). */
 #define HARK_RECORDER_STATS_VERSION 2
 #define HARK_RECORDER_STATS_INIT                                                                   \
     {                                                                                              \
