@@ -99,11 +99,11 @@
  * "overwritten":O,"dropped":D,"dump_dropped":H,"threads":T,"wall_offset_ns":"W",
  * "reason":"dump"} -- the events in this dump, the counters when it ended, the
  * threads whose records it read (running or exited), the wall anchor then
- * (hark_clock_wall_offset_ns(), hark/clock.h, as a string: start_ns + W is a record's Unix time in
- * nanoseconds, as hark's log lines and the trace file give it; a crash dump has the kernel's offset
- * at the crash), and why it was written ("dump", "trigger", "signal" or "crash", then also
- * "signal":N). A dump without its summary was cut short (a crash dump whose handler
- * died, a full disk).
+ * (hark_clock_wall_offset_ns(), hark/clock.h, as a string: start_ns + W is a
+ * record's Unix time in nanoseconds, as hark's log lines and the trace file give it;
+ * a crash dump has the kernel's offset at the crash), and why it was written
+ * ("dump", "trigger", "signal" or "crash", then also "signal":N). A dump without its summary was
+ * cut short (a crash dump whose handler died, a full disk).
  *
  * Triggers. hark_recorder_trigger() asks for a dump when an event takes longer than
  * a threshold, or fails, at most once per rate-limit window; the dump is written by
@@ -242,11 +242,13 @@ typedef struct hark_recorder_stats {
     unsigned chunks;       /* bytes / chunk_bytes */
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
+    /* Version 2. */
     uint64_t dump_dropped; /* of `dropped`: events not recorded because a dump had not
                               yet read the memory their thread would have taken */
 } hark_recorder_stats;
 
-#define HARK_RECORDER_STATS_VERSION 1
+/* Version 2 added dump_dropped. Any version from 1 is accepted (hark/common.h). */
+#define HARK_RECORDER_STATS_VERSION 2
 #define HARK_RECORDER_STATS_INIT                                                                   \
     {                                                                                              \
         HARK_RECORDER_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                         \

@@ -307,6 +307,13 @@ static void test_held_dump_drops_and_counts(void **state)
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_true(st.dump_dropped > 0);
     assert_int_equal(st.dump_dropped, st.dropped);
+    /* A caller built when the stats had no dump_dropped (version 1) gets none. */
+    hark_recorder_stats v1 = HARK_RECORDER_STATS_INIT;
+    v1.version = 1;
+    v1.dump_dropped = 12345;
+    assert_int_equal(hark_recorder_stats_get(r, &v1), 0);
+    assert_int_equal(v1.dropped, st.dropped);
+    assert_int_equal(v1.dump_dropped, 12345);
 
     /* The rest of the dump. */
     size_t cap = 1 << 20, len = 1;
@@ -415,6 +422,8 @@ static void test_child_trigger_dump_is_its_own(void **state)
         snprintf(pidkey, sizeof pidkey, "\"pid\":%ld,", (long)getpid());
         CHILD_CHECK(strstr(d, pidkey) != NULL, 19);
         free(d);
+        /* The child frees what it inherited, as a process that ends in order does. */
+        CHILD_CHECK(hark_recorder_free(r) == 0 && hark_notifier_free(n) == 0, 20);
         _exit(0);
     }
     int status = 0;
@@ -480,6 +489,7 @@ static void test_child_signal_dump_is_its_own(void **state)
         CHILD_CHECK(strstr(d, "\"reason\":\"signal\"") != NULL, 15);
         CHILD_CHECK(strstr(d, "\"t\":100") == NULL, 16);
         free(d);
+        CHILD_CHECK(hark_recorder_free(r) == 0 && hark_notifier_free(n) == 0, 17);
         _exit(0);
     }
     int status = 0;

@@ -12,6 +12,7 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -321,8 +322,9 @@ int hark_recorder_dump_file(hark_recorder *r, const char *path, hark_recorder_fo
     return rc;
 }
 
-/* hark_recorder_stats' versions (stats.h): version 1 is the whole struct. */
-HARK__STATS_DEFINE(hark_recorder_stats, sizeof(hark_recorder_stats));
+/* hark_recorder_stats' versions (stats.h): version 2 added dump_dropped. */
+HARK__STATS_DEFINE(hark_recorder_stats, offsetof(hark_recorder_stats, dump_dropped),
+                   sizeof(hark_recorder_stats));
 
 int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out)
 {
