@@ -8,11 +8,14 @@
 #   ActiveSupport::Notifications.notifier  is a new instance of it
 require "active_support"
 require "active_support/notifications"
-require "hark"
+require "hark/rails_gate"
 
 # Only on a Rails hark's fanout is proven on (Hark::RailsGate); on any other, Rails keeps
-# its own fanout and nothing of hark's is put into ActiveSupport (one warning says so).
+# its own fanout, hark is not loaded (neither its extension nor its method hooks), and
+# one warning says so; Hark.active?, Hark.fanout_status and Hark.stats say why.
 return unless Hark::RailsGate.decide(ActiveSupport.gem_version)
+
+require "hark"
 
 module ActiveSupport
   module Notifications

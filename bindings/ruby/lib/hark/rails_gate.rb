@@ -54,6 +54,22 @@ module Hark
     end
   end
 
+  # Hark.active? and Hark.stats while hark itself is not loaded (hark/rails kept Rails'
+  # fanout): extended into Hark, so that hark's own definitions take over once it is.
+  module GatedAnswers
+    def active?
+      false
+    end
+
+    def stats(_fanout = nil)
+      status = fanout_status
+      none = { cached: 0, asked_per_event: 0 }
+      { fanout: status[:fanout], fanout_why: status[:why], log_subscriptions: none, other_silenceable: none,
+        thread_local_levels: false, silenced_calls: 0, subscriptions: [] }
+    end
+  end
+  extend GatedAnswers
+
   class << self
     # Which fanout ActiveSupport::Notifications delivers through, and why:
     #   { fanout: :hark, why: "Rails 7.2.3 is a version hark's fanout is proven on" }
@@ -63,7 +79,7 @@ module Hark
     def fanout_status
       return { fanout: nil, why: "ActiveSupport::Notifications is not loaded" } unless defined?(::ActiveSupport::Notifications)
       notifier = ::ActiveSupport::Notifications.notifier
-      if notifier.is_a?(Fanout)
+      if defined?(Fanout) && notifier.is_a?(Fanout)
         { fanout: :hark, why: RailsGate.why || "the notifier was set to a #{notifier.class}" }
       elsif RailsGate.choice.nil?
         { fanout: :rails, why: "hark/rails is not loaded" }

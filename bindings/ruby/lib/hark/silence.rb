@@ -92,12 +92,17 @@ module Hark
 
       # Runs the block with the method hooks of this thread quiet: for loading code
       # that cannot change any answer (hark's own parser, Ripper).
-      def quietly
-        saved = Thread.current[:hark_silence_quiet]
-        Thread.current[:hark_silence_quiet] = true
+      def quietly(&block)
+        with_thread_flag(:hark_silence_quiet, &block)
+      end
+
+      # Runs the block with the thread-local `key` set, then as it was.
+      def with_thread_flag(key) # :nodoc:
+        saved = Thread.current[key]
+        Thread.current[key] = true
         yield
       ensure
-        Thread.current[:hark_silence_quiet] = saved
+        Thread.current[key] = saved
       end
 
       # [mode, why]: SILENCE_CACHED for Rails' log subscribers (and Rails' own other
@@ -399,12 +404,8 @@ module Hark
         end
 
         # Runs the block with hark's own reads of `subscribers` not counted.
-        def own_read
-          saved = Thread.current[:hark_own_read]
-          Thread.current[:hark_own_read] = true
-          yield
-        ensure
-          Thread.current[:hark_own_read] = saved
+        def own_read(&block)
+          Silence.with_thread_flag(:hark_own_read, &block)
         end
       end
 
