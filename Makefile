@@ -34,11 +34,12 @@ BENCH_PKGS = $(BUILD_PKGS) liblttng-ust-dev
 # The Ruby extension and the Rails 7.2 tests it is checked with (Debian's gems): the
 # whole stack (ActionPack, ActionView, railties) needs rack and the rest, and ActionPack's
 # tests capybara, selenium-webdriver, launchy and rack-cache (../shared/rails-7.2/README.md;
-# none of them brings Debian's Rails 6.1 in).
+# none of them brings Debian's Rails 6.1 in); Puma serves the example application in
+# cluster mode (bindings/ruby/test/example_app.rb).
 RUBY_PKGS = $(BUILD_PKGS) ruby ruby-dev ruby-minitest ruby-concurrent ruby-i18n ruby-tzinfo \
             ruby-connection-pool ruby-sqlite3 ruby-rack ruby-rack-test ruby-nokogiri ruby-crass \
             ruby-builder ruby-useragent ruby-zeitwerk ruby-thor ruby-webrick ruby-capybara \
-            ruby-selenium-webdriver ruby-launchy ruby-rack-cache
+            ruby-selenium-webdriver ruby-launchy ruby-rack-cache puma
 # Rails 7.2's activesupport (library and tests), beside the repository -- or, in a
 # clone made elsewhere from a local checkout, beside the checkout it came from.
 ORIGIN_DIR := $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)

@@ -27,6 +27,7 @@ static FILE *say(void)
 #include <hark/metrics.h>
 #include <hark/trace.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -52,11 +53,76 @@ bool exporters_available(void)
     return true;
 }
 
-int exporters_serve_metrics(const char *address)
+/* Files of an earlier run in the shared directory would be summed too: the demo
+ * owns the directory, and empties it of hark's metrics files. */
+static void empty_metrics_dir(const char *dir)
 {
-    int rc = hark_metrics_new(&metrics);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, "hark-metrics-", 13) == 0 ||
+            strncmp(e->d_name, ".hark-metrics-", 14) == 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+int exporters_metrics_shared(const char *dir)
+{
+    empty_metrics_dir(dir);
+    hark_metrics_options o = HARK_METRICS_OPTIONS_INIT;
+    o.directory = dir;
+    int rc = hark_metrics_new_with_options(&metrics, &o);
     if (rc == 0)
         rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
+    if (rc != 0) {
+        fprintf(stderr, "hark-demo: --workers: metrics in %s: %s (%s)\n", dir,
+                hark_error_last()->message, hark_err_name(rc));
+        hark_metrics_free(metrics);
+        metrics = NULL;
+    }
+    return rc;
+}
+
+void exporters_metrics_print(FILE *out)
+{
+    hark_metrics_snapshot *snap;
+    if (!metrics || hark_metrics_snapshot_take(&snap, metrics) != 0)
+        return;
+    fprintf(out, "  %-14s %7s %11s %10s %10s %10s\n", "event", "count", "total ms", "mean ms",
+            "p50 ms", "p99 ms");
+    for (size_t i = 0; i < snap->count; i++) {
+        const hark_metrics_series *s = &snap->series[i];
+        fprintf(out, "  %-14s %7llu %11.3f %10.4f %10.4f %10.4f\n", s->name,
+                (unsigned long long)s->count, s->sum * 1e3,
+                s->count ? s->sum * 1e3 / (double)s->count : 0, s->p50 * 1e3, s->p99 * 1e3);
+    }
+    hark_metrics_snapshot_free(snap);
+}
+
+uint64_t exporters_metrics_count(const char *name)
+{
+    hark_metrics_snapshot *snap;
+    if (!metrics || hark_metrics_snapshot_take(&snap, metrics) != 0)
+        return 0;
+    const hark_metrics_series *s = hark_metrics_snapshot_find(snap, name);
+    uint64_t n = s ? s->count : 0;
+    hark_metrics_snapshot_free(snap);
+    return n;
+}
+
+int exporters_serve_metrics(const char *address)
+{
+    int rc = 0;
+    if (!metrics) { /* --workers made them shared already */
+        rc = hark_metrics_new(&metrics);
+        if (rc == 0)
+            rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
+    }
     if (rc == 0) {
         rc = hark_metrics_serve(&server, metrics, address, NULL);
         if (rc != 0) /* hark_error_last() says why: the address, the system's reason */
@@ -243,6 +309,23 @@ void exporters_stop(void)
 bool exporters_available(void)
 {
     return false;
+}
+
+int exporters_metrics_shared(const char *dir)
+{
+    (void)dir;
+    return HARK_EINVAL;
+}
+
+void exporters_metrics_print(FILE *out)
+{
+    (void)out;
+}
+
+uint64_t exporters_metrics_count(const char *name)
+{
+    (void)name;
+    return 0;
 }
 
 int exporters_serve_metrics(const char *address)

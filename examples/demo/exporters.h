@@ -7,6 +7,7 @@
 #define DEMO_EXPORTERS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Where the exporters' narrative (the curl line, the trace summary) goes: the demo's
@@ -15,6 +16,22 @@ void exporters_set_narrative(FILE *out);
 
 /* Whether the demo was built with the exporters library. */
 bool exporters_available(void);
+
+/*
+ * --workers: records every event of the default notifier into hark_metrics in shared
+ * mode, in `dir` (emptied of an earlier run's files first): each forked worker
+ * writes its own file there, and every reader -- the endpoint of
+ * exporters_serve_metrics(), exporters_metrics_print() -- sums them all. On failure
+ * prints why on stderr and returns nonzero.
+ */
+int exporters_metrics_shared(const char *dir);
+
+/* Prints count, total, mean, p50 and p99 of every event name from the metrics of
+ * exporters_metrics_shared() (the sum over every process). */
+void exporters_metrics_print(FILE *out);
+
+/* The count of `name` in those metrics (0 without them). */
+uint64_t exporters_metrics_count(const char *name);
 
 /*
  * Starts recording every event of the default notifier and serving them at

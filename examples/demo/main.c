@@ -10,6 +10,7 @@
 #include "log_lines.h"
 #include "metrics.h"
 #include "recorder.h"
+#include "workers.h"
 #include "workload.h"
 
 #include <getopt.h>
@@ -36,6 +37,7 @@ typedef struct options {
     const char *record_path; /* its FILE, or NULL for the default */
     const char *format;      /* --log-format: text, json or logfmt */
     bool async;              /* --async: lines written by a background thread */
+    int workers;             /* --workers N: forked after setup; 0: none */
 } options;
 
 static const char *prog = "hark-demo";
@@ -124,6 +126,12 @@ static void usage(FILE *out)
             "                        object per line) or logfmt\n"
             "      --async           log through hark's asynchronous writer: the statement\n"
             "                        path only queues the line, a background thread writes it\n"
+            "      --workers N       run as a server that forks: set hark up, then fork N\n"
+            "                        workers (1 to 16) that serve the requests, each with its\n"
+            "                        own in-memory database; their metrics are summed on one\n"
+            "                        /metrics (with --metrics), their spans carry their pid\n"
+            "                        (with --otlp), each writes its own recorder dump (with\n"
+            "                        --record)\n"
             "  -h, --help            show this help and exit\n"
             "\n"
             "Exit status: 0 on success, 1 if the workload failed unexpectedly, 2 for a bad\n"
@@ -134,14 +142,21 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
-        {"async", no_argument, NULL, 'A'},          {"otlp", required_argument, NULL, 'O'},
-        {"record", optional_argument, NULL, 'R'},   {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {"trace", required_argument, NULL, 'T'},
+                                          {"log-format", required_argument, NULL, 'F'},
+                                          {"async", no_argument, NULL, 'A'},
+                                          {"otlp", required_argument, NULL, 'O'},
+                                          {"record", optional_argument, NULL, 'R'},
+                                          {"workers", required_argument, NULL, 'W'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -215,6 +230,21 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->record = true;
             o->record_path = optarg;
+            break;
+        case 'W':
+            o->workers = (int)strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->workers < 1 || o->workers > 16) {
+                fprintf(stderr, "%s: --workers wants a number from 1 to 16, not \"%s\"\n", prog,
+                        optarg);
+                return 2;
+            }
+            if (!exporters_available()) {
+                fprintf(stderr,
+                        "%s: --workers: this demo was built without the exporters library "
+                        "(install libmicrohttpd-dev and rebuild)\n",
+                        prog);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -316,10 +346,55 @@ static void print_costs(demo_db *db)
                 median, 100.0 * silenced / median);
 }
 
+/* The shared metrics' directory of --workers: demo-metrics beside the database. */
+static void metrics_dir_of(char *out, size_t size, const char *database)
+{
+    const char *slash = strrchr(database, '/');
+    if (strcmp(database, ":memory:") == 0 || !slash)
+        snprintf(out, size, "demo-metrics");
+    else
+        snprintf(out, size, "%.*s/demo-metrics", (int)(slash - database), database);
+}
+
+/*
+ * --workers N: hark is set up (subscribers, exporters) by the caller; this forks the
+ * workers, which serve the requests, and then shows what the master sees of them.
+ */
+static int run_workers(const options *o)
+{
+    char dir[4096];
+    metrics_dir_of(dir, sizeof dir, o->database);
+    if (exporters_metrics_shared(dir) != 0)
+        return 1;
+    fprintf(say,
+            "\nMetrics: every event is recorded by hark_metrics in shared mode: each process\n"
+            "writes its own memory-mapped file in %s/, and one reader sums them all.\n",
+            dir);
+    if (o->metrics) {
+        fputc('\n', say);
+        exporters_serve_metrics(o->metrics);
+    }
+    heading("Workers, forked after setup");
+    fprintf(say,
+            "The master (pid %ld) forks %d workers. Each serves %ld requests and the\n"
+            "workload's migrate, seed and failing signup, on a database of its own; every\n"
+            "line it logs carries its name and pid.\n\n",
+            (long)getpid(), o->workers, o->requests);
+    int rc = workers_run(o->workers, o->requests, say);
+    heading("Metrics of every worker, summed");
+    fprintf(say,
+            "\nWhat the master reads from the workers' files -- and what its /metrics serves:\n"
+            "request.demo counts %llu requests, %d workers x %ld.\n\n",
+            (unsigned long long)exporters_metrics_count("request.demo"), o->workers,
+            o->requests + 3);
+    exporters_metrics_print(say);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o = {
-        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false};
+        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false, 0};
     char record_path[4096];
     char err[512];
     demo_db db;
@@ -328,6 +403,9 @@ int main(int argc, char **argv)
     if ((rc = parse_args(argc, argv, &o)) >= 0)
         return rc;
     say = o.format && strcmp(o.format, "text") != 0 ? stderr : stdout;
+    /* Workers write to the same stdout: a line at a time, so that theirs never mix. */
+    if (o.workers)
+        setvbuf(stdout, NULL, _IOLBF, 0);
     exporters_set_narrative(say);
     /* A trace file that cannot be written is a bad option: said before anything runs. */
     if (o.trace && exporters_trace_open(o.trace) != 0)
@@ -337,7 +415,8 @@ int main(int argc, char **argv)
         exporters_trace_close();
         return 2;
     }
-    if (db_open(&db, o.database, err, sizeof err) != 0) {
+    /* --workers: the master opens no database; each worker opens its own. */
+    if (!o.workers && db_open(&db, o.database, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         exporters_trace_close();
         exporters_otlp_close();
@@ -348,18 +427,20 @@ int main(int argc, char **argv)
                                o.level)) != 0 ||
         (rc = log_lines_configure(o.format, o.async)) != 0) {
         fprintf(stderr, "%s: cannot subscribe: %s\n", prog, hark_strerror(rc));
-        db_close(&db);
+        if (!o.workers)
+            db_close(&db);
         return 1;
     }
 
     fprintf(say,
-            "hark %s demo: a small shop on SQLite %s (database %s, %ld request%s per phase)\n\n"
+            "hark %s demo: a small shop on SQLite %s (database %s, %ld request%s per %s)\n\n"
             "Every SQL statement runs inside a \"sql.sqlite\" event, every request inside a\n"
             "\"request.demo\" event. Two subscribers listen: a log subscriber (SQL lines at\n"
             "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
-            hark_version_string(), sqlite3_libversion(), o.database, o.requests,
-            o.requests == 1 ? "" : "s");
-    if (o.metrics) {
+            hark_version_string(), sqlite3_libversion(),
+            o.workers ? "in memory, one per worker" : o.database, o.requests,
+            o.requests == 1 ? "" : "s", o.workers ? "worker" : "phase");
+    if (o.metrics && !o.workers) {
         fputc('\n', say);
         exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
     }
@@ -368,15 +449,32 @@ int main(int argc, char **argv)
             recorder_default_path(record_path, sizeof record_path, o.database);
             o.record_path = record_path;
         }
-        if (recorder_start(o.record_path, say) != 0) {
+        if (recorder_start(o.record_path, say, o.workers > 0) != 0) {
             exporters_stop();
             log_lines_detach();
             metrics_free();
-            db_close(&db);
+            if (!o.workers)
+                db_close(&db);
             exporters_trace_close();
             exporters_otlp_close();
             return 2;
         }
+    }
+
+    if (o.workers) {
+        rc = run_workers(&o);
+        metrics_detach();
+        recorder_discard();
+        exporters_trace_close();
+        exporters_otlp_close();
+        if (rc == 0) {
+            fprintf(say, "\nDone. '%s --help' lists the options.\n", prog);
+            exporters_wait();
+        }
+        exporters_stop();
+        log_lines_detach();
+        metrics_free();
+        return rc == 0 ? 0 : 1;
     }
 
     heading("Phase 1: logger at DEBUG");

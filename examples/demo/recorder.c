@@ -32,6 +32,7 @@ static hark_recorder *rec;
 static FILE *narrative;
 static char dump_path[4096], failed_template[4096], failed_first[4096], crash_path[4096];
 static int crash_fd = -1;
+static bool per_pid; /* --workers: dump paths name the process */
 
 /* `path` without its ".json", then `suffix`. */
 static void sibling(char *out, size_t size, const char *path, const char *suffix)
@@ -42,13 +43,15 @@ static void sibling(char *out, size_t size, const char *path, const char *suffix
     snprintf(out, size, "%.*s%s", (int)len, path, suffix);
 }
 
-int recorder_start(const char *path, FILE *say)
+int recorder_start(const char *path, FILE *say, bool per_process)
 {
     narrative = say;
+    per_pid = per_process;
     snprintf(dump_path, sizeof dump_path, "%s", path);
-    sibling(failed_template, sizeof failed_template, path, "-failed-%n.json");
+    sibling(failed_template, sizeof failed_template, path,
+            per_process ? "-failed-%p-%n.json" : "-failed-%n.json");
     sibling(failed_first, sizeof failed_first, path, "-failed-1.json");
-    sibling(crash_path, sizeof crash_path, path, "-crash.json");
+    sibling(crash_path, sizeof crash_path, path, per_process ? "-crash-%p.json" : "-crash.json");
     int rc = hark_recorder_new(&rec, NULL);
     if (rc == 0)
         rc = hark_recorder_attach(NULL, rec, hark_default(), hark_all());
@@ -61,7 +64,11 @@ int recorder_start(const char *path, FILE *say)
         t.format = HARK_RECORDER_CHROME;
         rc = hark_recorder_trigger(NULL, rec, hark_default(), hark_exact("request.demo"), &t);
     }
-    if (rc == 0) {
+    if (rc == 0 && per_process) {
+        /* A worker that crashes writes its own file, named when it crashes: no
+         * descriptor shared with the master or another worker. */
+        rc = hark_recorder_dump_on_crash_path(rec, crash_path, HARK_RECORDER_CHROME);
+    } else if (rc == 0) {
         crash_fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         rc = crash_fd < 0 ? HARK_EIO
                           : hark_recorder_dump_on_crash(rec, crash_fd, HARK_RECORDER_CHROME);
@@ -79,11 +86,48 @@ int recorder_start(const char *path, FILE *say)
     }
     hark_recorder_stats st;
     hark_recorder_stats_get(rec, &st);
-    fprintf(say,
+    if (per_process)
+        fprintf(
+            say,
+            "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
+            "in each worker, its own, written by the worker when one of its requests fails,\n"
+            "to %s (%%p: the worker's pid).\n",
+            st.bytes >> 20, failed_template);
+    else
+        fprintf(
+            say,
             "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
             "it writes them when a request fails, and at the end to %s.\n",
             st.bytes >> 20, dump_path);
     return 0;
+}
+
+int recorder_worker_done(const char *who)
+{
+    if (!rec)
+        return 0;
+    int rc = hark_recorder_flush(rec); /* the failed request's dump, written by this worker */
+    hark_recorder_stats st;
+    hark_recorder_stats_get(rec, &st);
+    if (rc != 0 || st.triggered == 0) {
+        fprintf(stderr, "hark-demo: [%s] the recorder wrote no dump of the failed request\n", who);
+        return rc ? rc : HARK_EIO;
+    }
+    char written[4096];
+    sibling(written, sizeof written, dump_path, "");
+    fprintf(narrative,
+            "[%s] flight recorder: %llu events; the failed signup's dump: %s-failed-%ld-1.json\n",
+            who, (unsigned long long)st.recorded, written, (long)getpid());
+    return 0;
+}
+
+void recorder_discard(void)
+{
+    if (!rec)
+        return;
+    hark_recorder_dump_on_crash(rec, -1, HARK_RECORDER_CHROME);
+    hark_recorder_free(rec);
+    rec = NULL;
 }
 
 int recorder_finish(void)
@@ -119,9 +163,17 @@ int recorder_finish(void)
 
 #else /* built without the exporters library */
 
-int recorder_start(const char *path, FILE *say)
+int recorder_worker_done(const char *who)
 {
-    (void)say;
+    (void)who;
+    return 0;
+}
+
+void recorder_discard(void) {}
+
+int recorder_start(const char *path, FILE *say, bool per_process)
+{
+    (void)say, (void)per_process;
     fprintf(stderr,
             "hark-demo: --record %s: this demo was built without the exporters library "
             "(install libmicrohttpd-dev and rebuild)\n",

@@ -7,6 +7,7 @@
 #ifndef DEMO_RECORDER_H
 #define DEMO_RECORDER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
@@ -18,9 +19,20 @@ void recorder_default_path(char *out, size_t size, const char *database);
 /*
  * Starts the recorder on every event of the default notifier, with a trigger on
  * failed `request.demo` events and crash dumps into a file beside `path`. Says
- * what it does on `say`. On failure prints why on stderr and returns nonzero.
+ * what it does on `say`. `per_process` (--workers): the trigger's and the crash's
+ * files name the process that writes them ("-failed-<pid>-<n>.json",
+ * "-crash-<pid>.json"), each forked worker writing its own. On failure prints why
+ * on stderr and returns nonzero.
  */
-int recorder_start(const char *path, FILE *say);
+int recorder_start(const char *path, FILE *say, bool per_process);
+
+/* In a forked worker at its end: waits for the dump its failed request triggered
+ * and says where it is (`who` names the worker). Nonzero when there is none. */
+int recorder_worker_done(const char *who);
+
+/* In the master of --workers: frees the recorder without a dump (the master served
+ * no request). */
+void recorder_discard(void);
 
 /* Writes the dump to the path given to recorder_start(), says where and how to
  * open it, removes the crash file nothing was written to, and frees the recorder.

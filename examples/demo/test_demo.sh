@@ -110,25 +110,32 @@ expect2 "metrics unknown host" --metrics no-such-host.invalid:9464
 expect2 "unknown log format" --log-format xml
 "$demo" --requests 12x 2>&1 | grep -q 'not "12x"$' || fail "a bad value is not quoted \"...\""
 
-# --metrics: served while the demo runs and after it, until end of input.
-if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
-   "$demo" --memory -n 1 --no-color --metrics 127.0.0.1:0 </dev/null 2>&1 | grep -q "curl -s http://127.0.0.1:"; then
-    dir=$(mktemp -d) || exit 1
-    mkfifo "$dir/in"
-    "$demo" --memory --requests 3 --no-color --metrics 127.0.0.1:0 <"$dir/in" >"$out" 2>&1 &
+# Runs the demo with the arguments given, its input held open so that it serves its
+# metrics until we close it; once it says so, GETs /metrics into $body, then closes
+# its input and waits for it to end.
+serve_and_scrape() {
+    fifo=$(mktemp -d) || exit 1
+    mkfifo "$fifo/in"
+    "$demo" "$@" <"$fifo/in" >"$out" 2>&1 &
     pid=$!
-    exec 4>"$dir/in" # holds the demo's input open: it serves until we close it
+    exec 4>"$fifo/in"
     tries=0
     until grep -q "^Serving metrics until" "$out"; do
         tries=$((tries + 1))
-        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$dir"; fail "no 'Serving metrics' line"; }
+        [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$fifo"; fail "$*: no 'Serving metrics' line"; }
         sleep 0.1
     done
     port=$(sed -n 's|.*curl -s http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
     body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$port")
     exec 4>&-
-    wait "$pid" || { rm -rf "$dir"; fail "the demo with --metrics exited with $?"; }
-    rm -rf "$dir"
+    wait "$pid" || { status=$?; rm -rf "$fifo"; fail "$*: exit status $status"; }
+    rm -rf "$fifo"
+}
+
+# --metrics: served while the demo runs and after it, until end of input.
+if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>&1 &&
+   "$demo" --memory -n 1 --no-color --metrics 127.0.0.1:0 </dev/null 2>&1 | grep -q "curl -s http://127.0.0.1:"; then
+    serve_and_scrape --memory --requests 3 --no-color --metrics 127.0.0.1:0
     echo "$body" | grep -q "text/plain; version=0.0.4" || fail "no exposition content type: $body"
     # The served counts are the counts of the demo's own metrics table.
     for event in sql.sqlite request.demo; do
@@ -144,6 +151,41 @@ if "$demo" --help | grep -q -- "--metrics ADDR" && command -v bash >/dev/null 2>
         fail "no message saying why the address cannot be bound"
     grep -q "^Done." "$out" || fail "the demo did not finish after an unbindable address"
     rm -f "$out.err"
+fi
+# --workers 4: a server that forks after setup. Every worker logs (its lines tagged
+# with it), writes its own recorder dump, and the master's one /metrics -- served
+# after the workers ended -- sums all four.
+if "$demo" --help | grep -q -- "--workers N" && command -v bash >/dev/null 2>&1 &&
+   "$demo" --help | grep -q -- "--metrics ADDR"; then
+    expect2 "--workers 0" --workers 0
+    expect2 "--workers 17" --workers 17
+    expect2 "--workers x" --workers x
+    dir=$(mktemp -d) || exit 1
+    serve_and_scrape -d "$dir/demo.db" --workers 4 --requests 2 --no-color --record="$dir/rec.json" \
+        --metrics 127.0.0.1:0
+    pids=$(sed -n 's/^\[worker [1-4] pid \([0-9]*\)\] Started migrate #1$/\1/p' "$out" | sort -u)
+    [ "$(echo "$pids" | wc -l)" -eq 4 ] || { rm -rf "$dir"; fail "workers: want log lines from 4 workers, got pids: $pids"; }
+    for p in $pids; do
+        grep -q "^\[worker [1-4] pid $p\]   User Load (" "$out" ||
+            { rm -rf "$dir"; fail "workers: no SQL line from pid $p"; }
+        [ -s "$dir/rec-failed-$p-1.json" ] ||
+            { rm -rf "$dir"; fail "workers: no recorder dump of pid $p: $(ls "$dir")"; }
+        if command -v python3 >/dev/null 2>&1; then
+            python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); \
+r = d["otherData"]["recorder"]; assert r["reason"] == "trigger" and r["pid"] == int(sys.argv[2]), r' \
+                "$dir/rec-failed-$p-1.json" "$p" || { rm -rf "$dir"; fail "workers: pid $p's dump is wrong"; }
+        fi
+    done
+    [ "$(ls "$dir/demo-metrics" | grep -c '^hark-metrics-.*\.db$')" -eq 4 ] ||
+        { rm -rf "$dir"; fail "workers: want 4 metrics files: $(ls "$dir/demo-metrics")"; }
+    # One /metrics holds every worker's counts: 4 workers x (2 requests, migrate, seed, signup).
+    served=$(echo "$body" | sed -n 's/^hark_event_duration_seconds_count{event="request.demo"} //p' | tr -d '\r')
+    [ "$served" = 20 ] || { rm -rf "$dir"; fail "workers: /metrics counts '$served' requests, want 20"; }
+    table=$(awk '$1 == "sql.sqlite" { print $2 }' "$out")
+    served=$(echo "$body" | sed -n 's/^hark_event_duration_seconds_count{event="sql.sqlite"} //p' | tr -d '\r')
+    [ -n "$table" ] && [ "$table" = "$served" ] ||
+        { rm -rf "$dir"; fail "workers: sql.sqlite: the table says '$table', /metrics '$served'"; }
+    rm -rf "$dir"
 fi
 # --trace FILE: a Chrome trace of both phases, parsed by a real JSON parser when
 # python3 is here; an unwritable path is a bad option (status 2, nothing run).

@@ -18,7 +18,7 @@ sh "$here/examples/otlp_demo.sh" "$build" --memory -n 3 --no-color >"$out" 2>&1 
     fail "exit status $? (want 0)"
 
 # Every request of both phases has its trace: 2 x (migrate, seed, 3 requests, signup).
-traces=$(grep -c '^\[otlp\] trace [0-9a-f]\{32\}$' "$out")
+traces=$(grep -c '^\[otlp\] trace [0-9a-f]\{32\}  process\.pid=[0-9]*$' "$out")
 [ "$traces" -eq 12 ] || fail "$traces traces printed, want 12"
 # Whole lines: "[otlp]" only ever starts one (the banner's mention aside).
 if grep -v '^OTLP receiver on' "$out" | grep -q '.\[otlp\]'; then
@@ -37,4 +37,19 @@ grep -q '^\[otlp\]     sql\.sqlite .*(1 attribute left out: over span_bytes)$' "
     fail "no span says an attribute was left out"
 grep -q '^OTLP: [0-9]* spans and [0-9]* metric points exported to .*, 0 spans dropped\.$' "$out" ||
     fail "no final OTLP line without drops"
+
+# --workers 2: each worker's spans, sent by the worker, carry its own process.pid,
+# and the workers' traces are all different (2 x (migrate, seed, 1 request, signup)).
+dir=$(mktemp -d) || exit 1
+sh "$here/examples/otlp_demo.sh" "$build" -d "$dir/demo.db" --workers 2 -n 1 --no-color \
+    >"$out" 2>&1 || { rm -rf "$dir"; fail "workers: exit status $? (want 0)"; }
+rm -rf "$dir"
+ids=$(sed -n 's/^\[otlp\] trace \([0-9a-f]\{32\}\)  process\.pid=[0-9]*$/\1/p' "$out" | sort -u | wc -l)
+[ "$ids" -eq 8 ] || fail "workers: $ids different traces printed, want 8"
+for pid in $(sed -n 's/^\[worker [12] pid \([0-9]*\)\] Started migrate #1$/\1/p' "$out"); do
+    n=$(grep -c "^\[otlp\] trace [0-9a-f]\{32\}  process\.pid=$pid\$" "$out")
+    [ "$n" -eq 4 ] || fail "workers: $n traces from pid $pid, want 4"
+done
+[ "$(grep -c '^\[worker [12] pid [0-9]*\] Started migrate #1$' "$out")" -eq 2 ] ||
+    fail "workers: want 2 workers"
 echo "PASS"

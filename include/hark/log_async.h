@@ -76,10 +76,10 @@ HARK_API int hark_log_async_options_init(hark_log_async_options *opt, unsigned v
  * process exit (exit(), return from main) writes what is queued. A crash (signal,
  * abort, _exit) loses what the ring holds at that moment: at most `capacity` bytes of
  * lines. hark_logger_flush() waits for the lines queued (and the drops counted) when it
- * is called, not for lines other threads queue meanwhile. A child made by fork() has no
- * writer thread: it leaves the lines queued before the fork() to the parent, and the
- * lines it logs itself are written on its own threads when it flushes, frees the
- * logger, fills the ring (block policy) or exits; it never waits for a writer thread.
+ * is called, not for lines other threads queue meanwhile. A child made by fork()
+ * leaves the lines queued before the fork() to the parent; its first line starts
+ * its own writer thread, which writes its lines while it runs, as in any process (a
+ * child that logs nothing, or calls exec(), starts none: docs/fork.md).
  * The time stamp, tags and event of a line are taken when it is logged.
  * The writer thread never waits for itself: a line that the logger's own sink or
  * formatter logs there while the ring is full is dropped and counted under either

@@ -38,6 +38,11 @@
  * it changed, has the notifiers re-ask (hark_subscription_silence_changed()). So
  * hark_listening() follows `lttng start`/`stop`/`enable-event`/`disable-event`
  * within about that period.
+ *
+ * fork(): LTTng-UST traces a forked child only with liblttng-ust-fork.so preloaded.
+ * The bridge's thread starts again at its first use in the child: an event that
+ * reaches it, a notifier asking whether it is silenced, or an attachment
+ * (docs/fork.md).
  */
 #ifndef HARK_LTTNG_H
 #define HARK_LTTNG_H

@@ -30,6 +30,12 @@
  *
  * A metrics object keeps the exporter contract of hark/exporter.h: new, attach,
  * detach, flush (nothing to do: readers take snapshots), free.
+ *
+ * Servers that fork: in shared mode (hark_metrics_options.directory, or the
+ * environment variable HARK_METRICS_DIR) every process keeps its series in a
+ * memory-mapped file of its own in a directory, and every reader sums all of them,
+ * so that one /metrics serves the counts of every worker (see
+ * hark_metrics_new_with_options()).
  */
 #ifndef HARK_METRICS_H
 #define HARK_METRICS_H
@@ -90,7 +96,10 @@ typedef struct hark_metrics_options {
     const char *directory;
 } hark_metrics_options;
 
-#define HARK_METRICS_OPTIONS_INIT {HARK_METRICS_OPTIONS_VERSION, NULL}
+#define HARK_METRICS_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        HARK_METRICS_OPTIONS_VERSION, NULL                                                         \
+    }
 
 /*
  * Fills *opts with the defaults of HARK_METRICS_OPTIONS_INIT as a struct of
@@ -118,7 +127,8 @@ HARK_API int hark_metrics_new_with_options(hark_metrics **out, const hark_metric
  * Detaches every attachment of `m` and frees it. NULL is ignored. Stop every
  * server serving `m` first (HARK_EBUSY otherwise; nothing is freed then).
  * Memory an event still in flight may touch is released once that event
- * finishes. Threads that recorded into `m` may still be running.
+ * finishes. Threads that recorded into `m` may still be running. In shared mode this
+ * process's file stays in the directory, its counts in the sum.
  * Thread-safety: no thread may read `m` during or after the call.
  */
 HARK_API int hark_metrics_free(hark_metrics *m);
@@ -232,7 +242,9 @@ typedef struct hark_metrics_snapshot {
 } hark_metrics_snapshot;
 
 /*
- * Takes a snapshot: merges every thread's shard, series by series, sorted by name.
+ * Takes a snapshot: merges every thread's shard, series by series, sorted by name;
+ * in shared mode, every series of every process's file in the directory (this
+ * process's among them).
  * Events recorded while the snapshot is taken may be partly included (a count
  * without its sum); each series' count always equals the sum of its buckets.
  * The snapshot is owned by the caller: release it with hark_metrics_snapshot_free().

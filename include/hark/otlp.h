@@ -37,7 +37,8 @@
  * except a root event continuing a remote trace (hark_otlp_context_begin()) or
  * marked as a request served (hark_otlp_context_begin_server()), which is a
  * SERVER span. Resource attributes: service.name, those of
- * OTEL_RESOURCE_ATTRIBUTES / options.resource_attributes, and telemetry.sdk.*.
+ * OTEL_RESOURCE_ATTRIBUTES / options.resource_attributes, telemetry.sdk.*, and
+ * process.pid (the sending process's).
  *
  * Recording. An event costs the instrumenting thread one sampling check and, when
  * sampled, one record into a bounded queue shared by all threads (a slot claimed
@@ -56,8 +57,11 @@
  * (hark_otlp_context_current(), log records) is the last created exporter's.
  *
  * fork(): a forked child's exporter starts with empty queues (the parent exports
- * what it queued) and has no worker thread: its records are exported by
- * hark_otlp_flush() and hark_otlp_free() on the calling thread.
+ * what it queued) and a connection of its own; its first span or log record starts
+ * its worker thread again, which exports on the configured schedule while the child
+ * runs (a child that calls exec() starts none: docs/fork.md). Every request carries
+ * the resource attribute process.pid, the pid of the process that sends it (unless
+ * process.pid is configured).
  *
  * Transport: OTLP/HTTP, protobuf (default) or JSON bodies, optionally gzip, over
  * libcurl. 429, 502, 503 and 504 answers, and failed connections, are retried with
@@ -465,9 +469,9 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
 
 /*
  * Exports everything queued before the call (and a metrics snapshot, if
- * attached), waiting at most `timeout_ms`. In a forked child, which has no worker
- * thread, the calling thread exports: a batch it has begun runs to its end, so
- * the call may take up to `export_timeout_ms` longer.
+ * attached), waiting at most `timeout_ms`. In a forked child whose worker thread
+ * could not be started again, the calling thread exports: a batch it has begun
+ * runs to its end, so the call may take up to `export_timeout_ms` longer.
  * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
  * export goes on in the background), HARK_EIO (records were dropped since the
  * previous flush -- a full queue, a failed export: hark_otlp_stats says how many;

@@ -40,8 +40,10 @@
  * call: each thread writes into memory of its own, taken from the recorder's. The
  * exceptions are a thread's first event in a recorder (it reads its thread id, one
  * gettid() call, and, when crash dumps are on, gives itself an alternate signal
- * stack: two sigaltstack() calls) and the event that fires a trigger (it wakes the
- * recorder's worker: one mutex, at most once per rate-limit window).
+ * stack: two sigaltstack() calls), the first chunk a forked child takes (it starts
+ * the recorder's worker thread again, if there is one) and the event that fires a
+ * trigger (it wakes the recorder's worker: one mutex, at most once per rate-limit
+ * window).
  *
  * Memory and what is overwritten. The recorder's `max_bytes` are cut into chunks of
  * HARK_RECORDER_CHUNK_BYTES(max_bytes, payload_bytes) bytes (hark_recorder_stats

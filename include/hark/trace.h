@@ -55,6 +55,14 @@
  * buffers every `flush_interval_ms` into the file; hark_trace_flush() does the same
  * on the caller's thread.
  *
+ * fork(): a forked child writes its own events into the same file (or hook), with
+ * its own pid, and leaves what the parent recorded to the parent; its first event
+ * starts its writer thread again. Before the fork the parent writes what it has
+ * staged (and, when no event is in the file yet, an event named "fork"), so the
+ * events of every process are members of the one array. Only the process that made
+ * the trace writes the end of the file: free it there, after its children ended. A
+ * trace without a writer (flush_interval_ms 0) has no fork handling (docs/fork.md).
+ *
  * Drop policy: an event whose record does not fit in its thread's free buffer
  * space is dropped -- the newest event is dropped, what is already buffered is
  * never overwritten -- and counted (hark_trace_stats().dropped, and

@@ -64,10 +64,20 @@ static void forget_last(void)
 
 static const hark__slot_kind shard_kind = {shard_free, forget_last};
 
-void hark__metrics_forget_last(void)
+/* In a child after fork(): the forking thread -- the only one -- forgets its cached
+ * shard, so that its next record takes the slow path, where a shard of shared
+ * metrics moves its counters into the child's own file (shard_slow). */
+static void forget_last_after_fork(void)
 {
     tl_last = NULL;
 }
+
+static void install_fork_handler(void)
+{
+    (void)pthread_atfork(NULL, NULL, forget_last_after_fork);
+}
+
+static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
 
 /* A FREE shard of `m` (its counts stay), or a new one, for the calling thread. */
 static struct shard *shard_adopt(hark_metrics *m)
@@ -311,7 +321,7 @@ int hark_metrics_new_with_options(hark_metrics **out, const hark_metrics_options
     int rc = hark__options_take(&options_type, &o, opts);
     if (rc < 0)
         return rc;
-    /* An empty directory keeps the series in this process, whatever the environment. */
+    /* "" keeps the series in this process, whatever the environment says. */
     const char *dir = o.directory ? o.directory : getenv("HARK_METRICS_DIR");
     if (dir && !*dir)
         dir = NULL;
@@ -327,6 +337,8 @@ int hark_metrics_new_with_options(hark_metrics **out, const hark_metrics_options
         hark__free(m);
         return hark__error(HARK_ENOMEM, "hark_metrics_new: no mutex");
     }
+    if (dir)
+        pthread_once(&fork_handler_once, install_fork_handler);
     if (dir && (rc = hark__metrics_dir_open(&m->dir, dir, &m->lock)) != 0) {
         pthread_mutex_destroy(&m->lock);
         pthread_mutex_destroy(&m->attach_lock);

@@ -36,14 +36,14 @@ struct segment {
 
 struct hark__metrics_dir {
     char *path;
-    pthread_mutex_t *lock;           /* the metrics object's: guards what follows */
-    struct hark__metrics_dir *next;  /* open_dirs; guarded by open_lock */
-    unsigned long generation;        /* the process whose file fd and segments are */
-    int fd;                          /* this process's file; -1 before its first record */
-    struct segment *segments;        /* every segment mapped, newest first */
-    unsigned char *cur;              /* the segment records go to */
-    size_t used;                     /* bytes of it taken */
-    uint64_t file_bytes;             /* the file's length */
+    pthread_mutex_t *lock;          /* the metrics object's: guards what follows */
+    struct hark__metrics_dir *next; /* open_dirs; guarded by open_lock */
+    unsigned long generation;       /* the process whose file fd and segments are */
+    int fd;                         /* this process's file; -1 before its first record */
+    struct segment *segments;       /* every segment mapped, newest first */
+    unsigned char *cur;             /* the segment records go to */
+    size_t used;                    /* bytes of it taken */
+    uint64_t file_bytes;            /* the file's length */
 };
 
 /* Every directory open, for the fork handlers; the lock is held across fork(). */
@@ -77,12 +77,12 @@ static void fork_parent(void)
 }
 
 /* In the child: a new generation, so that every shard moves its counters into this
- * process's own file at its first record (metrics.c), which the forking thread --
- * the only one -- reaches through the slow path once its cached shard is forgotten. */
+ * process's own file at its first record (metrics.c, whose own fork handler makes
+ * the forking thread -- the only one -- forget its cached shard and so take the slow
+ * path). */
 static void fork_child(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    hark__metrics_forget_last();
     for (struct hark__metrics_dir *d = open_dirs; d; d = d->next)
         pthread_mutex_unlock(d->lock);
     pthread_mutex_unlock(&open_lock);
@@ -112,39 +112,47 @@ const char *hark__metrics_header_check(const struct hark__mfile_header *h, uint6
     return NULL;
 }
 
-/* Every metrics file already in the directory must be one this library reads and
- * sums: a directory shared with another version would give wrong sums. */
-static int check_files(const char *path)
+int hark__metrics_dir_each(const char *path, int (*fn)(int fd, const char *name, void *data),
+                           void *data)
 {
     DIR *dir = opendir(path);
     if (!dir)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s",
-                           path, strerror(errno));
+        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s", path,
+                           strerror(errno));
     int rc = 0;
     struct dirent *e;
     while (rc == 0 && (e = readdir(dir)) != NULL) {
         if (!hark__metrics_file_name(e->d_name))
             continue;
         int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno != ENOENT)
-                rc = hark__error(HARK_EIO, "hark_metrics: %s/%s cannot be read: %s", path,
-                                 e->d_name, strerror(errno));
-            continue;
-        }
-        struct hark__mfile_header h;
-        memset(&h, 0, sizeof h);
-        ssize_t got = pread(fd, &h, sizeof h, 0);
+        if (fd < 0)
+            continue; /* removed meanwhile, or not ours to read */
+        rc = fn(fd, e->d_name, data);
         close(fd);
-        const char *why = hark__metrics_header_check(&h, got > 0 ? (uint64_t)got : 0);
-        if (why)
-            rc = hark__error(HARK_ENOTSUP,
-                             "hark_metrics: %s/%s is %s (this library writes version %u): "
-                             "give the metrics a directory of their own, emptied at start",
-                             path, e->d_name, why, HARK__MFILE_VERSION);
     }
     closedir(dir);
     return rc;
+}
+
+static int check_file(int fd, const char *name, void *path)
+{
+    struct hark__mfile_header h;
+    memset(&h, 0, sizeof h);
+    ssize_t got = pread(fd, &h, sizeof h, 0);
+    const char *why = hark__metrics_header_check(&h, got > 0 ? (uint64_t)got : 0);
+    if (why)
+        return hark__error(HARK_ENOTSUP,
+                           "hark_metrics: %s/%s is %s (this library writes version %u): "
+                           "give the metrics a directory of their own, emptied at start",
+                           (const char *)path, name, why, HARK__MFILE_VERSION);
+    return 0;
+}
+
+/* Every metrics file already in the directory must be one this library reads and
+ * sums: a directory shared with another version would give wrong sums. */
+static int check_files(const char *path)
+{
+    return hark__metrics_dir_each(path, check_file, (void *)(uintptr_t)path);
 }
 
 /* Whether a file can be made in the directory: one is, then removed. */
@@ -164,14 +172,11 @@ static int check_writable(const char *path)
     return 0;
 }
 
-int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path,
-                           pthread_mutex_t *lock)
+int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pthread_mutex_t *lock)
 {
-    if (!*path)
-        return hark__error(HARK_EINVAL, "hark_metrics: the metrics directory is empty");
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be made: %s",
-                           path, strerror(errno));
+        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be made: %s", path,
+                           strerror(errno));
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return hark__error(HARK_EIO, "hark_metrics: \"%s\" is not a directory", path);
@@ -249,13 +254,14 @@ static int add_segment(struct hark__metrics_dir *d)
         return hark__error(HARK_EIO, "hark_metrics: the metrics file in \"%s\" cannot grow: %s",
                            d->path, strerror(err));
     }
-    s->base = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd,
-                   (off_t)d->file_bytes);
+    s->base =
+        mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, (off_t)d->file_bytes);
     if (s->base == MAP_FAILED) {
         int e = errno;
         hark__free(s);
-        return hark__error(HARK_EIO, "hark_metrics: the metrics file in \"%s\" cannot be "
-                                     "mapped: %s",
+        return hark__error(HARK_EIO,
+                           "hark_metrics: the metrics file in \"%s\" cannot be "
+                           "mapped: %s",
                            d->path, strerror(e));
     }
     s->next = d->segments;
@@ -324,8 +330,7 @@ struct counters *hark__metrics_dir_record(struct hark__metrics_dir *d, const cha
         /* The rest of the segment, a multiple of 8 bytes, becomes one padding record. */
         if (d->used < SEGMENT_BYTES) {
             struct hark__mfile_record *pad = (struct hark__mfile_record *)(d->cur + d->used);
-            uint64_t head = (uint64_t)(SEGMENT_BYTES - d->used) |
-                            ((uint64_t)HARK__MFILE_PAD << 32);
+            uint64_t head = (uint64_t)(SEGMENT_BYTES - d->used) | ((uint64_t)HARK__MFILE_PAD << 32);
             atomic_store_explicit(&pad->head, head, memory_order_release);
             d->used = SEGMENT_BYTES;
         }

@@ -65,7 +65,7 @@ struct hark__metrics_view {
     struct hark__metrics_map {
         void *base;
         size_t size;
-    } *maps;
+    } * maps;
     size_t count, capacity;
 };
 
@@ -77,8 +77,7 @@ struct hark__metrics_view {
  * Errors: HARK_EIO (the directory cannot be made, read or written: the message
  * says why), HARK_ENOTSUP (a file of another format or version), HARK_ENOMEM.
  */
-int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path,
-                           pthread_mutex_t *lock);
+int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pthread_mutex_t *lock);
 
 /* The directory's path, as given. */
 const char *hark__metrics_dir_path(const struct hark__metrics_dir *d);
@@ -112,14 +111,20 @@ int hark__metrics_dir_read(const struct hark__metrics_dir *d, struct hark__metri
 /* Unmaps a view's files. */
 void hark__metrics_view_free(struct hark__metrics_view *view);
 
+/*
+ * Calls fn(fd, name, data) for each metrics file of the directory `path` (by its
+ * name: hark__metrics_file_name()), opened read-only and closed after; a file that
+ * cannot be opened (removed meanwhile) is passed over. Stops at fn's first nonzero
+ * return and returns it. Errors: HARK_EIO (the directory cannot be read).
+ */
+int hark__metrics_dir_each(const char *path, int (*fn)(int fd, const char *name, void *data),
+                           void *data);
+
 /* Whether `name` is a metrics file's name (hark-metrics-*.db). */
 bool hark__metrics_file_name(const char *name);
 
 /* Checks a header read from a file of `size` bytes; NULL when it is one this library
  * reads, else what is wrong with it. */
 const char *hark__metrics_header_check(const struct hark__mfile_header *h, uint64_t size);
-
-/* Forgets the calling thread's cached shard (metrics.c): run in a child after fork(). */
-void hark__metrics_forget_last(void);
 
 #endif

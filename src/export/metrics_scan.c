@@ -13,9 +13,6 @@
 #include "error.h"
 #include "grow.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,8 +35,7 @@ static int walk(const unsigned char *base, size_t size, struct hark__metrics_pic
     while (size - off >= sizeof(uint64_t)) {
         const struct hark__mfile_record *r = (const struct hark__mfile_record *)(base + off);
         /* Acquire: pairs with the writer's release of the head (hark__metrics_dir_record). */
-        uint64_t head = atomic_load_explicit(&r->head,
-                                             memory_order_acquire);
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
         size_t bytes = (size_t)(head & 0xffffffffu);
         unsigned kind = (unsigned)(head >> 32);
         if (!head || bytes % 8 || bytes < 8 || bytes > size - off)
@@ -60,37 +56,36 @@ static int walk(const unsigned char *base, size_t size, struct hark__metrics_pic
     return 0;
 }
 
+struct reading {
+    struct hark__metrics_pick **picks;
+    size_t *count, *capacity;
+    struct hark__metrics_view *view;
+};
+
+/* One file: mapped whole, kept in the view when its header is one this library reads. */
+static int read_file(int fd, const char *name, void *data)
+{
+    (void)name;
+    struct reading *r = data;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(struct hark__mfile_header))
+        return 0;
+    void *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED)
+        return 0;
+    int rc = 0;
+    if (hark__metrics_header_check(base, (uint64_t)st.st_size) != NULL ||
+        (rc = HARK__GROW(r->view->maps, r->view->capacity, r->view->count + 1, 16)) != 0) {
+        munmap(base, (size_t)st.st_size);
+        return rc; /* another format is skipped; no memory ends the read */
+    }
+    r->view->maps[r->view->count++] = (struct hark__metrics_map){base, (size_t)st.st_size};
+    return walk(base, (size_t)st.st_size, r->picks, r->count, r->capacity);
+}
+
 int hark__metrics_dir_read(const struct hark__metrics_dir *d, struct hark__metrics_pick **picks,
                            size_t *count, size_t *capacity, struct hark__metrics_view *view)
 {
-    const char *path = hark__metrics_dir_path(d);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be read: %s",
-                           path, strerror(errno));
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(dir)) != NULL) {
-        if (!hark__metrics_file_name(e->d_name))
-            continue;
-        int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* removed meanwhile */
-        struct stat st;
-        void *base = MAP_FAILED;
-        if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= sizeof(struct hark__mfile_header))
-            base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-        close(fd);
-        if (base == MAP_FAILED)
-            continue;
-        if (hark__metrics_header_check(base, (uint64_t)st.st_size) != NULL ||
-            (rc = HARK__GROW(view->maps, view->capacity, view->count + 1, 16)) != 0) {
-            munmap(base, (size_t)st.st_size);
-            continue;
-        }
-        view->maps[view->count++] = (struct hark__metrics_map){base, (size_t)st.st_size};
-        rc = walk(base, (size_t)st.st_size, picks, count, capacity);
-    }
-    closedir(dir);
-    return rc;
+    struct reading r = {picks, count, capacity, view};
+    return hark__metrics_dir_each(hark__metrics_dir_path(d), read_file, &r);
 }

@@ -8,7 +8,6 @@
 #include "trace_internal.h"
 #include "chrome_event.h"
 #include "error.h"
-#include "hark/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -212,7 +211,11 @@ static void fork_prepare(void *data)
     if (!t->any_event) {
         hark__buf w = hark__buf_fixed(t->out, t->out_cap);
         w.len = t->out_len;
-        int64_t now = (int64_t)(hark_clock_monotonic() * 1e9);
+        /* The kernel's clock, which hark's follows: hark's own takes a lock that
+         * its fork handler may hold already. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         hark__chrome_event e = {"fork", 4, now, now, t->pid, (int)gettid(), 0, 0, "", 0};
         hark__chrome_event_write(&w, &e); /* staged events are written already */
         t->out_len = w.len;

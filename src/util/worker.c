@@ -164,15 +164,51 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Starts the thread with every signal blocked (it inherits the creator's mask:
- * everything is blocked around the creation). Returns whether it started. */
-static bool spawn(struct hark__worker *w)
+#if defined(__SANITIZE_THREAD__)
+#define WORKER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WORKER_TSAN 1
+#endif
+#endif
+
+/*
+ * The attributes of a thread started again in a forked child: none, except under
+ * ThreadSanitizer. Its child still counts the parent's threads as running, while
+ * glibc hands a new thread the cached stack, and so the id, of one of them: the
+ * sanitizer then stops the process ("dup thread"). A stack larger than theirs is
+ * a fresh one. Returns the attributes to use (NULL: the defaults).
+ */
+static pthread_attr_t *restart_attr(pthread_attr_t *attr)
 {
+#if defined(WORKER_TSAN)
+    size_t size = 0;
+    if (pthread_getattr_default_np(attr) == 0) {
+        if (pthread_attr_getstacksize(attr, &size) == 0 &&
+            pthread_attr_setstacksize(attr, size + (1u << 20)) == 0)
+            return attr;
+        pthread_attr_destroy(attr);
+    }
+#else
+    (void)attr;
+#endif
+    return NULL;
+}
+
+/* Starts the thread with every signal blocked (it inherits the creator's mask:
+ * everything is blocked around the creation); `restart`: in a forked child.
+ * Returns whether it started. */
+static bool spawn(struct hark__worker *w, bool restart)
+{
+    pthread_attr_t storage;
+    pthread_attr_t *attr = restart ? restart_attr(&storage) : NULL;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool ok = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+    bool ok = pthread_create(&w->thread, attr, worker_main, w) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (attr)
+        pthread_attr_destroy(attr);
     return ok;
 }
 
@@ -202,7 +238,7 @@ int hark__worker_start(struct hark__worker *w, const hark__worker_ops *ops, void
     }
     pthread_condattr_destroy(&attr);
     if (inits == 3) {
-        w->has_thread = spawn(w);
+        w->has_thread = spawn(w, false);
         if (w->has_thread) {
             registry_add(w);
             return 0;
@@ -266,7 +302,8 @@ bool hark__worker_restart(struct hark__worker *w)
     /* Under the lock: of the child's threads that race here, the first starts the
      * thread and the others find has_thread set. */
     if (!w->has_thread &&
-        atomic_load_explicit(&w->state, memory_order_relaxed) == HARK__WORKER_FORKED && spawn(w)) {
+        atomic_load_explicit(&w->state, memory_order_relaxed) == HARK__WORKER_FORKED &&
+        spawn(w, true)) {
         w->has_thread = true;
         /* Seq_cst: as the worker's own stores of its state (sleep_round()). The
          * thread, which waits for this lock before it can sleep, finds the work

@@ -20,6 +20,7 @@
 #include "metrics_file.h"
 #include "prom_capture.h"
 #include "prom_decode.h"
+#include "tsan_fork.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +257,51 @@ static void test_fork_sum(void **state)
     hark_notifier_free(n);
 }
 
+static void *record_x(void *arg)
+{
+    for (int i = 0; i < 3; i++)
+        if (hark_metrics_record(arg, "x", 0.001) != 0)
+            return arg;
+    return NULL;
+}
+
+/*
+ * Threads across fork(): a parent's thread records and exits (its shard, counters in
+ * the parent's file, is left for the next thread); a child's new thread takes that
+ * shard over -- and must move its counters into a file of the child's own before
+ * writing, never into the parent's.
+ */
+static void test_child_threads(void **state)
+{
+    const char *dir = *state;
+    hark_metrics *m = shared_metrics(dir);
+    pthread_t t;
+    void *failed;
+    assert_int_equal(pthread_create(&t, NULL, record_x, m), 0);
+    assert_int_equal(pthread_join(t, &failed), 0);
+    assert_null(failed);
+    assert_int_equal(files_in(dir), 1);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (pthread_create(&t, NULL, record_x, m) != 0 || pthread_join(t, &failed) != 0 || failed)
+            _exit(1);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(files_in(dir), 2); /* the child's own */
+    assert_int_equal(count_of(m, "x"), 6);
+    /* The parent's next thread takes the same shard over, in the parent's file. */
+    assert_int_equal(pthread_create(&t, NULL, record_x, m), 0);
+    assert_int_equal(pthread_join(t, &failed), 0);
+    assert_null(failed);
+    assert_int_equal(files_in(dir), 2);
+    assert_int_equal(count_of(m, "x"), 9);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 /* Two metrics objects on one directory, one made after the other recorded (a new
  * master on the directory of the old): each sums every file. */
 static void test_second_reader(void **state)
@@ -279,7 +326,8 @@ static void test_many_series(void **state)
     hark_metrics *m = shared_metrics(dir);
     for (int i = 0; i < 600; i++) {
         char name[64];
-        snprintf(name, sizeof name, "series.%04d.%.*s", i, i % 40, "padding-padding-padding-padding-padding");
+        snprintf(name, sizeof name, "series.%04d.%.*s", i, i % 40,
+                 "padding-padding-padding-padding-padding");
         assert_int_equal(hark_metrics_record(m, name, 0.001 * (i % 7 + 1)), 0);
     }
     hark_metrics_snapshot *snap;
@@ -460,6 +508,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fork_sum, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_child_threads, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_second_reader, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_many_series, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_environment, setup_dir, teardown_dir),

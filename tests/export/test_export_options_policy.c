@@ -196,6 +196,19 @@ static int use_server(void *opts)
     return rc;
 }
 
+static int init_metrics(void *o, unsigned v)
+{
+    return hark_metrics_options_init(o, v);
+}
+static int use_metrics(void *opts)
+{
+    hark_metrics *m = NULL;
+    int rc = hark_metrics_new_with_options(&m, opts);
+    if (rc == 0)
+        assert_int_equal(hark_metrics_free(m), 0);
+    return rc;
+}
+
 static const struct kind kinds[] = {
     {"hark_subscribe_options", "HARK_SUBSCRIBE_OPTIONS", HARK_SUBSCRIBE_OPTIONS_VERSION,
      sizeof(hark_subscribe_options), init_subscribe, use_subscribe},
@@ -217,6 +230,8 @@ static const struct kind kinds[] = {
     {"hark_metrics_server_options", "HARK_METRICS_SERVER_OPTIONS",
      HARK_METRICS_SERVER_OPTIONS_VERSION, sizeof(hark_metrics_server_options), init_server,
      use_server},
+    {"hark_metrics_options", "HARK_METRICS_OPTIONS", HARK_METRICS_OPTIONS_VERSION,
+     sizeof(hark_metrics_options), init_metrics, use_metrics},
 };
 
 /* The version field of a struct of kind k (the sink table's is not first). */

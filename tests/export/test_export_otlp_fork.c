@@ -21,9 +21,9 @@
 #include <hark/trace.h>
 
 #include "otlp_receiver.h"
+#include "proc_threads.h"
 #include "tsan_fork.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,19 +111,6 @@ static void instrument_and_log(server *s, const char *name, const char *line)
         hark_instrument_name(s->n, name, NULL, NULL, NULL, NULL);
         hark_log(s->log, HARK_LOG_INFO, "%s %d", line, i);
     }
-}
-
-/* The calling process's threads, from /proc. */
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 /* A worker: instruments and logs, then waits for the test's word -- 'x': ends in
@@ -370,11 +357,11 @@ static void test_fork_then_exec_starts_no_thread(void **state)
     server s;
     server_start(&s);
     instrument_and_log(&s, "before.exec", "before exec");
-    assert_true(thread_count() > 1); /* the parent runs the workers' threads */
+    assert_true(proc_thread_count() > 1); /* the parent runs the workers' threads */
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (thread_count() != 1)
+        if (proc_thread_count() != 1)
             _exit(3);
         execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
         _exit(4);

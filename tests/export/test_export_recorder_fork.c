@@ -434,6 +434,60 @@ static void test_child_trigger_dump_is_its_own(void **state)
     remove_dir(dir);
 }
 
+/* A signal handler set up by the parent: `kill -USR2` of a child that records writes
+ * the child's own dump, named by its pid, while it runs. */
+static void test_child_signal_dump_is_its_own(void **state)
+{
+    (void)state;
+    char dir[256], tmpl[300];
+    scratch_dir(dir, sizeof dir, "rec-signal");
+    snprintf(tmpl, sizeof tmpl, "%s/signal-%%p.jsonl", dir);
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_recorder *r = make((size_t)256 << 10, 0);
+    assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
+    assert_int_equal(hark_recorder_dump_on_signal(r, SIGUSR2, tmpl, HARK_RECORDER_JSONL), 0);
+    hark_topic *work;
+    assert_int_equal(hark_topic_get(&work, n, "work"), 0);
+    emit(work, 100, 0);
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 4; i++)
+            emit(work, 200, i);
+        kill(getpid(), SIGUSR2);
+        char path[320];
+        snprintf(path, sizeof path, "%s/signal-%ld.jsonl", dir, (long)getpid());
+        char *d = NULL;
+        for (int waited = 0; waited < 60000; waited += 5) {
+            d = slurp(path);
+            if (d && strstr(d, "{\"recorder\":"))
+                break;
+            free(d);
+            d = NULL;
+            sleep_ms(5);
+        }
+        CHILD_CHECK(d != NULL, 12);
+        CHILD_CHECK(summary_num(d, "events") == 4, 13);
+        CHILD_CHECK(summary_num(d, "pid") == (long)getpid(), 14);
+        CHILD_CHECK(strstr(d, "\"reason\":\"signal\"") != NULL, 15);
+        CHILD_CHECK(strstr(d, "\"t\":100") == NULL, 16);
+        free(d);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char path[320];
+    snprintf(path, sizeof path, "%s/signal-%ld.jsonl", dir, (long)getpid());
+    assert_int_equal(access(path, F_OK), -1); /* the parent wrote none */
+    assert_int_equal(hark_recorder_free(r), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+    remove_dir(dir);
+}
+
 /* Dies of SIGABRT inside an event (not recorded: it never finishes). */
 static void crash_in_event(hark_topic *t)
 {
@@ -519,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_live_dump_whole_runs),
         cmocka_unit_test(test_held_dump_drops_and_counts),
         cmocka_unit_test(test_child_trigger_dump_is_its_own),
+        cmocka_unit_test(test_child_signal_dump_is_its_own),
         cmocka_unit_test(test_crash_path_per_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

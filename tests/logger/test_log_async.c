@@ -681,8 +681,9 @@ static void test_forked_child_exits_with_lines_queued(void **state)
     gate_done(g);
 }
 
-/* A forked child's own lines are written (at its exit) on its own thread; the
- * parent's lines, queued before the fork(), are written once, by the parent. */
+/* A forked child's own lines are written by its own writer thread, started again
+ * at its first line; the parent's lines, queued before the fork(), are written
+ * once, by the parent. */
 static void test_forked_child_writes_its_own_lines(void **state)
 {
     (void)state;

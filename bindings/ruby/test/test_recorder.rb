@@ -177,6 +177,37 @@ class TestRecorder < Minitest::Test
     assert_equal (0..99).to_a, doc["traceEvents"].map { |e| e["args"]["i"] }
   end
 
+  def test_a_crash_of_a_forked_child_is_dumped_into_its_own_file
+    script = <<~RUBY
+      require "hark/rails"
+      require "hark/recorder"
+      rec = Hark::Recorder.start(payload_keys: %i[i])
+      rec.dump_on_crash(File.join(ARGV[0], "crash-%p.json"))
+      ActiveSupport::Notifications.instrument("work.parent", i: -1) { }
+      pid = fork do
+        7.times { |i| ActiveSupport::Notifications.instrument("work.child", i: i) { } }
+        Process.kill(:SEGV, Process.pid)
+        sleep 10
+      end
+      Process.wait(pid)
+      puts JSON.generate(child: pid, signaled: $?.signaled?)
+    RUBY
+    env = { "ASAN_OPTIONS" => [ENV["ASAN_OPTIONS"], "handle_segv=0:handle_abort=0"].compact.join(":") }
+    paths = $LOAD_PATH.select { |p| p.to_s.include?("rails-7.2") || File.exist?(File.join(p.to_s, "hark.rb")) }
+    out, err, status = Open3.capture3(env, RbConfig.ruby, *paths.flat_map { |p| ["-I", p.to_s] },
+                                      "-rjson", "-e", script, @dir)
+    assert status.success?, "the parent lives on: #{status.inspect}\n#{err}"
+    child = JSON.parse(out.lines.last)
+    assert child["signaled"], "the child dies of its signal"
+    assert_equal ["crash-#{child['child']}.json"], Dir.children(@dir).grep(/\Acrash-/)
+    doc = JSON.parse(File.read(File.join(@dir, "crash-#{child['child']}.json")))
+    summary = doc["otherData"]["recorder"]
+    assert_equal ["crash", child["child"]], [summary["reason"], summary["pid"]]
+    # The child's own events: its recorder started empty at the fork.
+    assert_equal [["work.child", (0..6).to_a]],
+                 doc["traceEvents"].group_by { |e| e["name"] }.map { |n, evs| [n, evs.map { |e| e["args"]["i"] }] }
+  end
+
   # The README's initializer, as an application would have it.
   INITIALIZER = File.read(File.expand_path("../README.md", __dir__))[
     /^```ruby\n(# config\/initializers\/hark_recorder\.rb\n.*?)^```$/m, 1]

@@ -38,8 +38,24 @@ static uint64_t splitmix(uint64_t *s)
 
 static HARK__TLS uint64_t tl_seed;
 
+/* A child of fork() has the forking thread's generator state: its trace ids would be
+ * its parent's next ones, and every sibling's the same. In the child the forking
+ * thread -- the only one -- draws a seed afresh at its next id. */
+static void reseed_in_child(void)
+{
+    tl_seed = 0;
+}
+
+static void install_reseed(void)
+{
+    (void)pthread_atfork(NULL, NULL, reseed_in_child);
+}
+
+static pthread_once_t reseed_once = PTHREAD_ONCE_INIT;
+
 static void seed(void)
 {
+    pthread_once(&reseed_once, install_reseed);
     /* A per-thread generator seeded from getrandom(): one system call per thread,
      * not per trace. */
     {

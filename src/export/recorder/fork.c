@@ -10,10 +10,12 @@
  * runs before anything else in the child, sets each one's chunks back to unused,
  * lets every descriptor of a thread the child lacks be adopted again, keeps the
  * forking thread's own descriptor for it (emptied, with its new thread id), zeroes
- * the counters and drops the dump requests the parent had queued: the parent writes
- * those. The recorder's worker (trigger.c) and its crash and signal handlers need
- * nothing more: the worker's thread starts again at the child's first trigger
- * (worker.h), and the handlers name their files from the pid when they write.
+ * the counters, drops the dump requests the parent had queued (the parent writes
+ * those) and closes the triggers' rate-limit windows the parent opened. The
+ * recorder's worker (trigger.c) and its crash and signal handlers need nothing more:
+ * the worker's thread starts again at the child's first chunk (record.c) or first
+ * trigger (worker.h), and the handlers name their files from the pid when they
+ * write.
  */
 #include "recorder_internal.h"
 
@@ -94,9 +96,12 @@ static void child(void)
         atomic_store_explicit(&r->triggered, 0, memory_order_relaxed);
         atomic_store_explicit(&r->rate_limited, 0, memory_order_relaxed);
         atomic_store_explicit(&r->dump_seq, 0, memory_order_relaxed);
-        /* The parent's requests are the parent's to write. */
-        for (struct rtrigger *tr = r->triggers; tr; tr = tr->next)
+        /* The parent's requests are the parent's to write; a rate-limit window the
+         * parent opened is the parent's too. */
+        for (struct rtrigger *tr = r->triggers; tr; tr = tr->next) {
             atomic_store_explicit(&tr->pending, 0, memory_order_relaxed);
+            atomic_store_explicit(&tr->next_ns, 0, memory_order_relaxed);
+        }
         atomic_store_explicit(&r->signal_pending, false, memory_order_relaxed);
         atomic_store_explicit(&r->handled, atomic_load_explicit(&r->queued, memory_order_relaxed),
                               memory_order_relaxed);

@@ -238,6 +238,12 @@ static __attribute__((noinline)) int record_placed(hark_recorder *r, struct rthr
 {
     if (hark__rec_fill_bytes(t->fill) > r->fill_limit) {
         hark__rec_stack_check(r, t);
+        /* A forked child's worker gets its thread back at the child's first chunk,
+         * so that a signal's request is written too (a trigger's restarts it by
+         * itself). A worker never started reads RUNNING (zeroed). */
+        int ws = hark__worker_state(&r->worker);
+        if (HARK_UNLIKELY(ws == HARK__WORKER_FORKED))
+            hark__worker_wake_sleeping(&r->worker, ws, false);
         int took = hark__rec_take_chunk(r, t, finish);
         if (took != REC_TAKEN) {
             if (took == REC_HELD)

@@ -76,7 +76,9 @@ function printTrees() {
     const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
     if (!roots.some((s) => !s.parentSpanId || s.kind === 2)) continue;
     printed.add(trace);
-    const lines = [`trace ${trace}`];
+    // Each process's spans name it (the resource's process.pid): forked workers tell apart.
+    const pid = roots[0]._pid;
+    const lines = [`trace ${trace}${pid ? `  process.pid=${pid}` : ''}`];
     const walk = (s, depth) => {
       const ms = Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6;
       const a = Object.entries(attrs(s.attributes)).map(([k, v]) => `${k}=${describe(v)}`).join(' ');

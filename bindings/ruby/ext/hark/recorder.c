@@ -353,6 +353,17 @@ static VALUE rec_dump_on_crash(VALUE self, VALUE fd, VALUE format)
     return Qnil;
 }
 
+static VALUE rec_dump_on_crash_path(VALUE self, VALUE path, VALUE format)
+{
+    rrecorder *rr = get_rec(self);
+    int rc = hark_recorder_dump_on_crash_path(rr->r, NIL_P(path) ? NULL : StringValueCStr(path),
+                                              format_of(format));
+    RB_GC_GUARD(path);
+    if (rc != 0)
+        raise_rec(rc, "Hark::Recorder#dump_on_crash");
+    return Qnil;
+}
+
 static VALUE rec_dump_on_signal(VALUE self, VALUE signo, VALUE path, VALUE format)
 {
     rrecorder *rr = get_rec(self);
@@ -425,6 +436,7 @@ void recorder_init(void)
     rb_define_private_method(cRecorder, "_trigger", rec_trigger, 7);
     rb_define_private_method(cRecorder, "_dump", rec_dump, 2);
     rb_define_private_method(cRecorder, "_dump_on_crash", rec_dump_on_crash, 2);
+    rb_define_private_method(cRecorder, "_dump_on_crash_path", rec_dump_on_crash_path, 2);
     rb_define_private_method(cRecorder, "_dump_on_signal", rec_dump_on_signal, 3);
     rb_define_private_method(cRecorder, "_stop", rec_stop, 0);
     rb_define_method(cRecorder, "flush", rec_flush, 0);

@@ -124,13 +124,22 @@ module Hark
 
     # From now on a crash of the process (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
     # writes the recorder to `path` before the process dies of it as it would have.
-    # The file is opened now (and truncated). nil turns it off.
+    # The file is opened now (and truncated). A path with a "%" is a template instead,
+    # as for #dump_on_error ("%p" the pid, "%n" the dump's number, "%%" a "%"): the
+    # file is created when the process crashes, so each worker a server forks (Puma
+    # in cluster mode) writes its own. nil turns it off.
     def dump_on_crash(path, format: :chrome)
       if path.nil?
         _dump_on_crash(-1, check_format(format))
         @crash_file&.close
         @crash_file = nil
         return nil
+      end
+      if path.to_s.include?("%")
+        _dump_on_crash_path(path.to_s, check_format(format))
+        @crash_file&.close
+        @crash_file = nil
+        return path
       end
       file = File.open(path.to_s, File::WRONLY | File::CREAT | File::TRUNC, 0o644)
       begin
