@@ -520,3 +520,90 @@ class TestTelemetrySpanTrees < Minitest::Test
     TelemetryTools.stop_receiver(io, port) if io
   end
 end
+
+# Puma in cluster mode (two workers forked from a preloaded application configured
+# through the Railtie): both workers' spans arrive, each carrying its own process.pid,
+# and the metrics any worker answers are the sum of both (shared mode).
+class TestTelemetryPumaCluster < Minitest::Test
+  CONFIG_RU = <<~RUBY
+    require "hark/rails"
+    require "rails"
+    require "action_controller/railtie"
+    class ClusterApp < Rails::Application
+      config.eager_load = false
+      config.logger = ActiveSupport::Logger.new(nil)
+      config.secret_key_base = "x" * 64
+      config.hosts.clear
+      config.hark.otlp = { endpoint: ENV.fetch("TEST_OTLP"), schedule_delay_ms: 50 }
+      config.hark.metrics = { path: "/metrics", directory: ENV.fetch("TEST_METRICS_DIR"),
+                              histograms: { "process_action.action_controller" => { labels: %i[action] } } }
+    end
+    ClusterApp.initialize!
+    class PingController < ActionController::Base
+      # Slow enough that a worker with its one thread busy leaves the next to the other.
+      def show
+        sleep 0.3
+        render plain: Process.pid.to_s
+      end
+    end
+    ClusterApp.routes.draw { get "/ping" => "ping#show" }
+    run ClusterApp
+  RUBY
+
+  def http_get(port, path)
+    Net::HTTP.start("127.0.0.1", port, read_timeout: 30) { |h| h.get(path, "Connection" => "close") }
+  end
+
+  def test_both_workers_export_their_spans_and_their_metrics_are_summed
+    skip "built without hark's OTLP exporter (libcurl)" unless Hark::OTLP::NATIVE
+    skip "Rails 7.2 not on the load path" unless TestTelemetrySpanTrees::RAILS_DIR
+    skip "node or tests/export/otlp's packages missing (make node-deps)" unless TelemetryTools.node_ready?
+    gems, err, st = Open3.capture3("bash", File.join(TelemetryTools::ROOT, "bench", "telemetry_gems.sh"),
+                                   File.join(TelemetryTools::ROOT, "build", "gems"))
+    skip "Puma is not installed (bench/telemetry_gems.sh): #{err.lines.last}" unless st.success?
+    puma = gems.split.find { |f| f.include?("/puma-") }.sub(%r{/lib\z}, "/bin/puma")
+    io, otlp_port = TelemetryTools.receiver
+    Dir.mktmpdir("hark-puma") do |dir|
+      File.write(File.join(dir, "config.ru"), CONFIG_RU)
+      port = TelemetryTools.free_port
+      paths = $LOAD_PATH.select { |p| p.to_s.include?("rails-7.2") || File.exist?(File.join(p.to_s, "hark.rb")) }
+      includes = (paths.map(&:to_s) + gems.split.reject { |f| f == "-I" }).flat_map { |p| ["-I", p] }
+      env = { "TEST_OTLP" => "http://127.0.0.1:#{otlp_port}", "TEST_METRICS_DIR" => File.join(dir, "metrics"),
+              "RAILS_ENV" => "production" }
+      pid = spawn(env, RbConfig.ruby, *includes, puma, "-w", "2", "-t", "1:1", "--preload", "-b",
+                  "tcp://127.0.0.1:#{port}", File.join(dir, "config.ru"), chdir: dir,
+                  out: File.join(dir, "puma.log"), err: [:child, :out])
+      begin
+        Timeout.timeout(60) do
+          sleep 0.2 until (http_get(port, "/metrics") rescue nil)&.code == "200" # rubocop:disable Style/RescueModifier
+        end
+        # Pairs of requests at once: a worker busy with one leaves the other to the other.
+        pids = []
+        rounds = 0
+        until pids.uniq.size == 2 || rounds == 10
+          pids += 2.times.map { Thread.new { http_get(port, "/ping").body } }.map(&:value)
+          rounds += 1
+        end
+        assert_equal 2, pids.uniq.size, "both workers served: #{File.read(File.join(dir, 'puma.log'))}"
+        metrics = http_get(port, "/metrics").body
+        assert_match(/_count\{event="process_action.action_controller",action="show"\} #{pids.size}$/, metrics)
+        seen = []
+        Timeout.timeout(30) do
+          until pids.uniq.all? { |p| seen.include?(p) }
+            got = TelemetryTools.received(otlp_port)
+            # The request's spans, by the process.pid of the resource they came with.
+            seen.concat(got["spans"].select { |s| s["name"] == "process_action.action_controller" }
+                                    .map { |s| s["_pid"].to_s })
+            sleep 0.2
+          end
+        end
+        assert_equal pids.uniq.sort, (seen.uniq & pids.uniq).sort
+      ensure
+        Process.kill("TERM", pid)
+        Process.wait(pid)
+      end
+    end
+  ensure
+    TelemetryTools.stop_receiver(io, otlp_port) if io
+  end
+end

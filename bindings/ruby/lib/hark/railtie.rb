@@ -15,7 +15,8 @@
 #   buckets: } }, by default DEFAULT_HISTOGRAMS), answered at `path:` by a middleware
 #   and/or served by hark's own endpoint at `serve:` with the `server:` options
 #   (tls_cert:, tls_key:, tls_client_ca:, basic_auth:, web_config_file:); metric:,
-#   help:, buckets: as Hark::Metrics.new takes them.
+#   help:, buckets:, directory: (shared mode: Puma's cluster mode) as
+#   Hark::Metrics.new takes them.
 # recorder: Hark::Recorder.start with these options; dump_on_error: a path writes a dump
 #   when a request raises.
 require "rails/railtie"
@@ -60,7 +61,8 @@ module Hark
 
       require "hark/metrics"
       o = options(app.config.hark.metrics)
-      @metrics = Hark::Metrics.new(metric: o[:metric], help: o[:help], buckets: o[:buckets])
+      @metrics = Hark::Metrics.new(metric: o[:metric], help: o[:help], buckets: o[:buckets],
+                                   directory: o[:directory])
       o.fetch(:histograms, DEFAULT_HISTOGRAMS).each do |pattern, h|
         @metrics.histogram(pattern, **h.to_h.transform_keys(&:to_sym))
       end
