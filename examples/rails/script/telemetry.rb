@@ -20,9 +20,7 @@ TELEMETRY_SIDES = %w[otel hark_otlp prom hark_metrics].freeze
 
 def telemetry_setup(side)
   abort "telemetry: #{side} is none of #{TELEMETRY_SIDES.join(', ')}" unless TELEMETRY_SIDES.include?(side)
-  # Without the flight recorder of config/initializers/hark_recorder.rb: on every event,
-  # it would make Rails' middleware and template events enclose the spans (a span's
-  # parent is the nearest event anyone listens to: docs/rails.md), and its cost is not
+  # Without the flight recorder of config/initializers/hark_recorder.rb: its cost is not
   # the telemetry's.
   ENV["HARK_RECORDER"] = "0"
   ENV.fetch("TELEMETRY_LOAD_PATH", "").split(":").reject(&:empty?).reverse_each { |d| $LOAD_PATH.unshift(d) }
