@@ -335,6 +335,23 @@ class TestTelemetryOTLP < Minitest::Test
     assert_equal [pid.to_s, Process.pid.to_s].sort, pids.sort
   end
 
+  BadToS = Class.new { def to_s = raise("no") }
+
+  def test_a_log_message_of_any_type_is_sent_never_raised
+    start
+    N.instrument("request.action_dispatch", request: nil) do
+      Hark::OTLP.logger.info(BadToS.new)
+      Hark::OTLP.logger.warn(:sym)
+      Hark::OTLP.logger.error(RuntimeError.new("boom"))
+      Hark::OTLP.logger.info { "from a block" }
+      Hark::OTLP.logger.debug("a\0b")
+    end
+    assert Hark::OTLP.flush(timeout: 20)
+    bodies = TelemetryTools.received(@port)["logs"].map { |l| l["body"]["value"] }
+    assert_equal ["(a TestTelemetryOTLP::BadToS that cannot be shown)", "sym", "boom (RuntimeError)",
+                  "from a block", "a"], bodies
+  end
+
   def test_sql_text_only_when_asked
     start(sql: true)
     request(sql: "SELECT email FROM users")

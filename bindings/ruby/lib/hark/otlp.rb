@@ -118,11 +118,23 @@ module Hark
             message = progname
           end
         end
-        message = "#{message.message} (#{message.class})" if message.is_a?(Exception)
-        OTLP._log(severity, message)
+        OTLP._log(severity, text_of(message))
         true
       end
       alias log add
+
+      private
+
+      # The line's text; a message whose to_s raises is logged by its class, never
+      # raised into the code that logs.
+      def text_of(message)
+        return message if message.is_a?(String)
+        return "#{message.message} (#{message.class})" if message.is_a?(Exception)
+
+        message.to_s
+      rescue StandardError
+        "(a #{message.class} that cannot be shown)"
+      end
     end
 
     # The first middleware: makes the request's root event its SERVER span, continuing
