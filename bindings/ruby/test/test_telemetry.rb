@@ -120,6 +120,23 @@ class TestTelemetryMetrics < Minitest::Test
 
   # Shared mode, as Puma's cluster mode uses it: forked workers record into files of
   # their own, and the parent's exposition sums them with its own counts.
+  # Rails' runtimes: a payload value in milliseconds, recorded in a series of its own.
+  def test_a_payload_value_in_milliseconds_is_a_histogram_of_its_own
+    @m = Hark::Metrics.new(metric: "t_seconds")
+    @m.histogram("t.action", labels: %i[action], value: :view_runtime, series: "t.view_runtime")
+    @m.histogram("t.action", labels: %i[action], value: :db_runtime) # series t.action.db_runtime
+    N.instrument("t.action", action: "index", view_runtime: 12.5, db_runtime: 3) {}
+    N.instrument("t.action", action: "index", view_runtime: 7.5, db_runtime: nil) {}
+    N.instrument("t.action", action: "index") {}
+    text = @m.exposition
+    assert_includes text, %(t_seconds_count{event="t.view_runtime",action="index"} 2)
+    assert_includes text, %(t_seconds_sum{event="t.view_runtime",action="index"} 0.02)
+    assert_includes text, %(t_seconds_count{event="t.action.db_runtime",action="index"} 1)
+    assert_includes text, %(t_seconds_sum{event="t.action.db_runtime",action="index"} 0.003)
+    refute_includes text, %(event="t.action",)
+    assert_equal 3, @m.stats[:missing_values] # nil, and two missing keys
+  end
+
   def test_forked_workers_are_summed_in_shared_mode
     @dir = Dir.mktmpdir("hark-telemetry")
     @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
@@ -458,6 +475,8 @@ class TestTelemetryRails < Minitest::Test
       assert_equal [200, 200, 200], result["statuses"]
       assert result["flushed"]
       assert_match(/_count\{event="process_action.action_controller",controller="BooksController",action="index",status="200",method="GET",format="html"\} 3$/,
+                   result["metrics"])
+      assert_match(/_count\{event="rails.view_runtime",controller="BooksController",action="index",status="200",method="GET",format="html"\} 3$/,
                    result["metrics"])
       got = TelemetryTools.received(port)
       spans = got["spans"]

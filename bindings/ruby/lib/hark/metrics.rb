@@ -64,16 +64,26 @@ module Hark
     # Regexp, nil for all) in the series of its labels: `labels` names payload keys, as
     # an Array (the key is the label's name) or a Hash (payload key => label name).
     # `buckets:` gives the classic bounds of this event's series (a String pattern only).
-    def histogram(pattern, labels: [], buckets: nil, notifier: nil)
+    #
+    # value: a payload key whose value, in milliseconds (as Rails' view_runtime and
+    # db_runtime are), is recorded instead of the duration, in the series whose event
+    # label is `series:` (default "<pattern>.<value>"). A value that is not a number is
+    # counted (stats' missing_values) and not recorded.
+    def histogram(pattern, labels: [], buckets: nil, notifier: nil, value: nil, series: nil)
       keys, names = label_pairs(labels)
-      if buckets
-        raise ArgumentError, "hark: buckets: needs a String pattern (one event name)" unless pattern.is_a?(String)
+      if value
+        raise ArgumentError, "hark: value: needs series: for a pattern that is not a String" unless series || pattern.is_a?(String)
 
-        @event_buckets << [pattern.dup.freeze, buckets.map { |b| Float(b) }]
+        series = (series || "#{pattern}.#{value}").to_s.dup.freeze
+      end
+      if buckets
+        raise ArgumentError, "hark: buckets: needs a String pattern (one event name)" unless series || pattern.is_a?(String)
+
+        @event_buckets << [(series || pattern).dup.freeze, buckets.map { |b| Float(b) }]
       end
       fanout = notifier || @notifier || default_notifier
-      id = _watch(fanout, pattern, keys, names)
-      @watches << [fanout, pattern, keys, id]
+      id = _watch(fanout, pattern, keys, names, value, series)
+      @watches << [fanout, pattern, keys, value, series, id]
       self
     end
 
