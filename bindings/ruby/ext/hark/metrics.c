@@ -129,16 +129,6 @@ static rmetrics *get_met(VALUE self)
     return rm;
 }
 
-static NORETURN(void raise_met(int rc, const char *what))
-{
-    const char *why = hark_error_last()->message;
-    if (rc == HARK_ENOMEM)
-        rb_raise(rb_eNoMemError, "hark: %s: %s", what, why);
-    if (rc == HARK_EIO || rc == HARK_EBIND)
-        rb_raise(rb_eIOError, "hark: %s: %s", what, why);
-    rb_raise(rb_eArgError, "hark: %s: %s", what, why);
-}
-
 /* ---- the event callback ---------------------------------------------------------- */
 
 /* Bytes for the label values of one event, on the callback's stack. */
@@ -280,7 +270,7 @@ static VALUE met_setup(VALUE self, VALUE directory)
     RB_GC_GUARD(directory);
     if (rc != 0) {
         free(sh);
-        raise_met(rc, "Hark::Metrics.new");
+        raise_hark_last(rc, "Hark::Metrics.new");
     }
     atomic_init(&sh->refs, 1);
     rm->sh = sh;
@@ -345,7 +335,7 @@ static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, 
         rm->watches = w->next;
         on_release(w); /* hark_subscribe() did not call it: nothing was subscribed */
         watch_free(w);
-        raise_met(rc, "Hark::Metrics#watch");
+        raise_hark_last(rc, "Hark::Metrics#watch");
     }
     return ULL2NUM(w->id);
 }
@@ -450,7 +440,7 @@ static VALUE met_exposition(VALUE self, VALUE protobuf, VALUE metric, VALUE help
     RB_GC_GUARD(help);
     RB_GC_GUARD(event_bounds);
     if (rc != 0)
-        raise_met(rc, "Hark::Metrics#exposition");
+        raise_hark_last(rc, "Hark::Metrics#exposition");
     if (RTEST(protobuf))
         rb_enc_associate(out, rb_ascii8bit_encoding());
     else
@@ -522,7 +512,7 @@ static VALUE met_serve(VALUE self, VALUE address, VALUE so, VALUE metric, VALUE 
     RB_GC_GUARD(event_bounds);
     if (rc != 0) {
         rm->srv = NULL;
-        raise_met(rc, "Hark::Metrics#serve");
+        raise_hark_last(rc, "Hark::Metrics#serve");
     }
     return UINT2NUM(hark_metrics_server_port(rm->srv));
 }

@@ -21,6 +21,7 @@
 # Float, true, false as themselves, nil as "". A key missing from the payload gives "",
 # any other value its class name; both are counted in #stats, never raised.
 require "hark"
+require "hark/default_notifier"
 
 module Hark
   class Metrics
@@ -81,7 +82,7 @@ module Hark
 
         @event_buckets << [(series || pattern).dup.freeze, buckets.map { |b| Float(b) }]
       end
-      fanout = notifier || @notifier || default_notifier
+      fanout = notifier || @notifier || Hark.default_notifier
       id = _watch(fanout, pattern, keys, names, value, series)
       @watches << [fanout, pattern, keys, value, series, id]
       self
@@ -159,13 +160,5 @@ module Hark
       [keys, names]
     end
 
-    def default_notifier
-      notifier = ::ActiveSupport::Notifications.notifier if defined?(::ActiveSupport::Notifications)
-      unless notifier.is_a?(Fanout)
-        raise ArgumentError, "hark: ActiveSupport::Notifications does not deliver through hark's " \
-                             "fanout (require \"hark/rails\" first), or give notifier:"
-      end
-      notifier
-    end
   end
 end
