@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # telemetry_gems.sh DIR -- installs the gems hark's telemetry is compared with (the
-# otel and prom rows of make bench, docs/rails.md's span trees) into DIR (make bench
+# otel and prom rows of make bench, docs/rails.md's span trees) and Puma (the cluster
+# mode test of make ruby-test) into DIR (make bench
 # and .ci/run give build/gems), at the pinned versions below, never over Debian's gems:
 # Rails itself comes from ../shared/rails-7.2 and the rest from Debian, so every gem is
 # installed without its dependencies, each of which is pinned here too. Versions: the
@@ -28,6 +29,9 @@ gems=(
   # Prometheus: yabeda's Rails request series over prometheus-client
   prometheus-client:4.2.5 dry-initializer:3.2.0 ruby-next-core:1.2.1 anyway_config:2.9.1
   yabeda:0.16.0 yabeda-prometheus:0.9.1 yabeda-rails:0.11.0
+  # Puma, for make ruby-test's cluster mode (Debian 12 has no ruby-puma); native, built
+  # at install
+  nio4r:2.7.5 puma:6.6.1
 )
 missing=()
 for g in "${gems[@]}"; do

@@ -31,16 +31,22 @@
  * status ERROR with the failure's message and an `exception` span event carrying
  * `exception.type` and `exception.message`, as OpenTelemetry's semantic
  * conventions say. The span id is derived
- * from the event's id, the parent span id from its parent's (hark_event_ids), and
- * every root event (one with no parent) starts a new trace with a random trace id,
- * which its descendants on the same thread share. Spans are of kind INTERNAL,
+ * from the event's id (hark_event_ids); the parent span is the nearest enclosing
+ * event on the thread that this exporter exports -- an event that matches none of
+ * its patterns is never a parent, though another subscriber gives it an id -- and
+ * every root (an event with no such parent) starts a new trace with a random trace
+ * id, which the events it encloses on the same thread share; the trace ends with it
+ * unless another exporter's event is still open around it. An event started on one
+ * thread and finished on another, or more than 32 exported events deep, takes its
+ * parent event as hark_event_ids names it. Spans are of kind INTERNAL,
  * except a root event continuing a remote trace (hark_otlp_context_begin()) or
  * marked as a request served (hark_otlp_context_begin_server()), which is a
  * SERVER span. Resource attributes: service.name, those of
  * OTEL_RESOURCE_ATTRIBUTES / options.resource_attributes, telemetry.sdk.*, and
  * process.pid (the sending process's).
  *
- * Recording. An event costs the instrumenting thread one sampling check and, when
+ * Recording. An event costs the instrumenting thread a note at its start (which
+ * exported events are open), one sampling check and, when
  * sampled, one record into a bounded queue shared by all threads (a slot claimed
  * with one compare-and-swap, filled without lock or allocation). A full queue
  * drops the new span and counts it; the instrumenting thread never waits. A

@@ -294,6 +294,79 @@ static void run_mode(bool json, bool gzip)
     hark_notifier_free(c.n);
 }
 
+/* mw.outer > x.request > mw.inner > x.leaf, the mw.* events listened to by another
+ * subscriber only. */
+static int leaf_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p, (void)f;
+    ctx *c = data;
+    hark_instrument_name(c->n, "x.leaf", NULL, NULL, NULL, NULL);
+    return 0;
+}
+
+static int request_x_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p, (void)f;
+    ctx *c = data;
+    hark_instrument_name(c->n, "mw.inner", NULL, leaf_block, c, NULL);
+    return 0;
+}
+
+static int outer_block(hark_payload *p, hark_failure *f, void *data)
+{
+    (void)p, (void)f;
+    ctx *c = data;
+    hark_instrument_name(c->n, "x.request", NULL, request_x_block, c, NULL);
+    return 0;
+}
+
+/* An exporter attached for some events beside a subscriber to every event: a span's
+ * parent is the nearest enclosing event its exporter exports, never one only the other
+ * subscriber listens to (which has an id of hark's all the same), and the outermost
+ * exported event is the root -- the SERVER span of a request marked served. */
+static void run_parents(void)
+{
+    printf("# parents among the exported events\n");
+    span_count = 0;
+    ctx c = {0};
+    CHECK(hark_notifier_new(&c.n) == 0, "notifier");
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = otlp_rcv.base_url;
+    o.schedule_delay_ms = 50;
+    o.ignore_env = true;
+    hark_otlp *x;
+    CHECK(hark_otlp_new(&x, &o, NULL, 0) == 0, "hark_otlp_new");
+    CHECK(hark_otlp_attach(NULL, x, c.n, hark_regex("^x\\.")) == 0, "attach");
+    hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
+    so.kind = HARK_KIND_MONOTONIC;
+    so.timed = on_seen_event;
+    so.pattern = hark_all();
+    CHECK(hark_subscribe(NULL, c.n, &so) == 0, "subscribe");
+    CHECK(hark_otlp_context_begin_server(NULL) == 0, "begin_server");
+    hark_instrument_name(c.n, "mw.outer", NULL, outer_block, &c, NULL);
+    CHECK(hark_otlp_flush(x, 20000) == 0, "flush");
+    const seen *outer = by_name("mw.outer"), *req = by_name("x.request"),
+               *mid = by_name("mw.inner"), *leaf = by_name("x.leaf");
+    CHECK(outer && req && mid && leaf, "events missing: %d seen", span_count);
+    if (outer && req && mid && leaf) {
+        CHECK(req->parent == outer->id && leaf->parent == mid->id, "hark's own parents");
+        str e = {0};
+        add(&e, "{\"span_names\":[\"x.request\",\"x.leaf\"],\"spans\":[");
+        expect_span(&e, req, 2, OTLP_SPAN_FLAGS_OWN, "", NULL, "", NULL);
+        expect_span(&e, leaf, 1, OTLP_SPAN_FLAGS_OWN, "", NULL, req->span_id, NULL);
+        e.len--; /* the last comma */
+        add(&e, "]}");
+        str answer = {0};
+        long st = receiver_post(&otlp_rcv, "/check", e.p, &answer);
+        CHECK(st == 200, "receiver says (%ld):\n%s", st, answer.p ? answer.p : "");
+        printf("# receiver: %s", answer.p ? answer.p : "(nothing)\n");
+        free(answer.p);
+        free(e.p);
+    }
+    CHECK(hark_otlp_free(x, 10000, NULL) == 0, "free");
+    hark_notifier_free(c.n);
+}
+
 /* 503 with Retry-After: 1, once: the batch is sent again, no sooner than a second later. */
 static void run_retry(void)
 {
@@ -374,6 +447,7 @@ int main(int argc, char **argv)
     run_mode(false, true);
     run_mode(true, false);
     run_mode(true, true);
+    run_parents();
     run_retry();
     run_drop();
     receiver_stop(&otlp_rcv);

@@ -120,6 +120,23 @@ class TestTelemetryMetrics < Minitest::Test
 
   # Shared mode, as Puma's cluster mode uses it: forked workers record into files of
   # their own, and the parent's exposition sums them with its own counts.
+  # Rails' runtimes: a payload value in milliseconds, recorded in a series of its own.
+  def test_a_payload_value_in_milliseconds_is_a_histogram_of_its_own
+    @m = Hark::Metrics.new(metric: "t_seconds")
+    @m.histogram("t.action", labels: %i[action], value: :view_runtime, series: "t.view_runtime")
+    @m.histogram("t.action", labels: %i[action], value: :db_runtime) # series t.action.db_runtime
+    N.instrument("t.action", action: "index", view_runtime: 12.5, db_runtime: 3) {}
+    N.instrument("t.action", action: "index", view_runtime: 7.5, db_runtime: nil) {}
+    N.instrument("t.action", action: "index") {}
+    text = @m.exposition
+    assert_includes text, %(t_seconds_count{event="t.view_runtime",action="index"} 2)
+    assert_includes text, %(t_seconds_sum{event="t.view_runtime",action="index"} 0.02)
+    assert_includes text, %(t_seconds_count{event="t.action.db_runtime",action="index"} 1)
+    assert_includes text, %(t_seconds_sum{event="t.action.db_runtime",action="index"} 0.003)
+    refute_includes text, %(event="t.action",)
+    assert_equal 3, @m.stats[:missing_values] # nil, and two missing keys
+  end
+
   def test_forked_workers_are_summed_in_shared_mode
     @dir = Dir.mktmpdir("hark-telemetry")
     @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
@@ -169,7 +186,8 @@ class TestTelemetryMetrics < Minitest::Test
     @dir = Dir.mktmpdir("hark-telemetry")
     certs = File.join(@dir, "certs")
     assert system("bash", File.join(TelemetryTools::ROOT, "tests", "support", "make_certs.sh"), certs)
-    hash, = Open3.capture2("python3", "-W", "ignore", "-c",
+    # (Without the ASan runtime make ruby-asan preloads: its crypt() is not libxcrypt's.)
+    hash, = Open3.capture2({ "LD_PRELOAD" => nil }, "python3", "-W", "ignore", "-c",
                            'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=32)))')
     hash = hash.strip
     skip "no bcrypt from python3's crypt" unless hash.start_with?("$2")
@@ -335,6 +353,23 @@ class TestTelemetryOTLP < Minitest::Test
     assert_equal [pid.to_s, Process.pid.to_s].sort, pids.sort
   end
 
+  BadToS = Class.new { def to_s = raise("no") }
+
+  def test_a_log_message_of_any_type_is_sent_never_raised
+    start
+    N.instrument("request.action_dispatch", request: nil) do
+      Hark::OTLP.logger.info(BadToS.new)
+      Hark::OTLP.logger.warn(:sym)
+      Hark::OTLP.logger.error(RuntimeError.new("boom"))
+      Hark::OTLP.logger.info { "from a block" }
+      Hark::OTLP.logger.debug("a\0b")
+    end
+    assert Hark::OTLP.flush(timeout: 20)
+    bodies = TelemetryTools.received(@port)["logs"].map { |l| l["body"]["value"] }
+    assert_equal ["(a TestTelemetryOTLP::BadToS that cannot be shown)", "sym", "boom (RuntimeError)",
+                  "from a block", "a"], bodies
+  end
+
   def test_sql_text_only_when_asked
     start(sql: true)
     request(sql: "SELECT email FROM users")
@@ -442,6 +477,8 @@ class TestTelemetryRails < Minitest::Test
       assert result["flushed"]
       assert_match(/_count\{event="process_action.action_controller",controller="BooksController",action="index",status="200",method="GET",format="html"\} 3$/,
                    result["metrics"])
+      assert_match(/_count\{event="rails.view_runtime",controller="BooksController",action="index",status="200",method="GET",format="html"\} 3$/,
+                   result["metrics"])
       got = TelemetryTools.received(port)
       spans = got["spans"]
       servers = spans.select { |s| s["kind"] == 2 }
@@ -518,5 +555,92 @@ class TestTelemetrySpanTrees < Minitest::Test
     end
   ensure
     TelemetryTools.stop_receiver(io, port) if io
+  end
+end
+
+# Puma in cluster mode (two workers forked from a preloaded application configured
+# through the Railtie): both workers' spans arrive, each carrying its own process.pid,
+# and the metrics any worker answers are the sum of both (shared mode).
+class TestTelemetryPumaCluster < Minitest::Test
+  CONFIG_RU = <<~RUBY
+    require "hark/rails"
+    require "rails"
+    require "action_controller/railtie"
+    class ClusterApp < Rails::Application
+      config.eager_load = false
+      config.logger = ActiveSupport::Logger.new(nil)
+      config.secret_key_base = "x" * 64
+      config.hosts.clear
+      config.hark.otlp = { endpoint: ENV.fetch("TEST_OTLP"), schedule_delay_ms: 50 }
+      config.hark.metrics = { path: "/metrics", directory: ENV.fetch("TEST_METRICS_DIR"),
+                              histograms: { "process_action.action_controller" => { labels: %i[action] } } }
+    end
+    ClusterApp.initialize!
+    class PingController < ActionController::Base
+      # Slow enough that a worker with its one thread busy leaves the next to the other.
+      def show
+        sleep 0.3
+        render plain: Process.pid.to_s
+      end
+    end
+    ClusterApp.routes.draw { get "/ping" => "ping#show" }
+    run ClusterApp
+  RUBY
+
+  def http_get(port, path)
+    Net::HTTP.start("127.0.0.1", port, read_timeout: 30) { |h| h.get(path, "Connection" => "close") }
+  end
+
+  def test_both_workers_export_their_spans_and_their_metrics_are_summed
+    skip "built without hark's OTLP exporter (libcurl)" unless Hark::OTLP::NATIVE
+    skip "Rails 7.2 not on the load path" unless TestTelemetrySpanTrees::RAILS_DIR
+    skip "node or tests/export/otlp's packages missing (make node-deps)" unless TelemetryTools.node_ready?
+    gems, err, st = Open3.capture3("bash", File.join(TelemetryTools::ROOT, "bench", "telemetry_gems.sh"),
+                                   File.join(TelemetryTools::ROOT, "build", "gems"))
+    skip "Puma is not installed (bench/telemetry_gems.sh): #{err.lines.last}" unless st.success?
+    puma = gems.split.find { |f| f.include?("/puma-") }.sub(%r{/lib\z}, "/bin/puma")
+    io, otlp_port = TelemetryTools.receiver
+    Dir.mktmpdir("hark-puma") do |dir|
+      File.write(File.join(dir, "config.ru"), CONFIG_RU)
+      port = TelemetryTools.free_port
+      paths = $LOAD_PATH.select { |p| p.to_s.include?("rails-7.2") || File.exist?(File.join(p.to_s, "hark.rb")) }
+      includes = (paths.map(&:to_s) + gems.split.reject { |f| f == "-I" }).flat_map { |p| ["-I", p] }
+      env = { "TEST_OTLP" => "http://127.0.0.1:#{otlp_port}", "TEST_METRICS_DIR" => File.join(dir, "metrics"),
+              "RAILS_ENV" => "production" }
+      pid = spawn(env, RbConfig.ruby, *includes, puma, "-w", "2", "-t", "1:1", "--preload", "-b",
+                  "tcp://127.0.0.1:#{port}", File.join(dir, "config.ru"), chdir: dir,
+                  out: File.join(dir, "puma.log"), err: [:child, :out])
+      begin
+        Timeout.timeout(60) do
+          sleep 0.2 until (http_get(port, "/metrics") rescue nil)&.code == "200" # rubocop:disable Style/RescueModifier
+        end
+        # Pairs of requests at once: a worker busy with one leaves the other to the other.
+        pids = []
+        rounds = 0
+        until pids.uniq.size == 2 || rounds == 10
+          pids += 2.times.map { Thread.new { http_get(port, "/ping").body } }.map(&:value)
+          rounds += 1
+        end
+        assert_equal 2, pids.uniq.size, "both workers served: #{File.read(File.join(dir, 'puma.log'))}"
+        metrics = http_get(port, "/metrics").body
+        assert_match(/_count\{event="process_action.action_controller",action="show"\} #{pids.size}$/, metrics)
+        seen = []
+        Timeout.timeout(30) do
+          until pids.uniq.all? { |p| seen.include?(p) }
+            got = TelemetryTools.received(otlp_port)
+            # The request's spans, by the process.pid of the resource they came with.
+            seen.concat(got["spans"].select { |s| s["name"] == "process_action.action_controller" }
+                                    .map { |s| s["_pid"].to_s })
+            sleep 0.2
+          end
+        end
+        assert_equal pids.uniq.sort, (seen.uniq & pids.uniq).sort
+      ensure
+        Process.kill("TERM", pid)
+        Process.wait(pid)
+      end
+    end
+  ensure
+    TelemetryTools.stop_receiver(io, otlp_port) if io
   end
 end

@@ -23,7 +23,9 @@ require_relative "../config/application"
 telemetry_setup(side)
 require_relative "../config/environment"
 
-TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+require "securerandom"
+# A trace id of this run's own: what another process sent the receiver is left out.
+TRACEPARENT = "00-#{SecureRandom.hex(16)}-00f067aa0ba902b7-01"
 def get(headers = {})
   env = Rack::MockRequest.env_for(ENV.fetch("REQ_PATH", "/articles"),
                                   { "REMOTE_ADDR" => "127.0.0.1", "HTTP_HOST" => "localhost",

@@ -12,6 +12,7 @@
 #                 to the same endpoint, SQL text left out by both
 #   prom          Rails' fanout + yabeda-rails' request series over prometheus-client
 #   hark_metrics  hark's fanout + Hark::Metrics (config.hark.metrics): the same series
+#                 (yabeda's requests_total is the duration histogram's _count)
 #
 # The anchors' gems come from TELEMETRY_LOAD_PATH (colon-separated lib directories:
 # bench/telemetry_gems.sh installs them into build/gems at pinned versions), Rails from
@@ -20,6 +21,9 @@ TELEMETRY_SIDES = %w[otel hark_otlp prom hark_metrics].freeze
 
 def telemetry_setup(side)
   abort "telemetry: #{side} is none of #{TELEMETRY_SIDES.join(', ')}" unless TELEMETRY_SIDES.include?(side)
+  # Without the flight recorder of config/initializers/hark_recorder.rb: its cost is not
+  # the telemetry's.
+  ENV["HARK_RECORDER"] = "0"
   ENV.fetch("TELEMETRY_LOAD_PATH", "").split(":").reject(&:empty?).reverse_each { |d| $LOAD_PATH.unshift(d) }
   app = Rails.application
   case side
@@ -42,9 +46,16 @@ def telemetry_setup(side)
     # `bin/rails server` would.
     app.initializer("telemetry.yabeda") { Yabeda::Rails.install! }
   when "hark_metrics"
+    # yabeda-rails' series: the request's duration (its _count the requests' counter),
+    # view and database runtimes, by controller, action, status, format and method.
+    labels = %i[controller action status format method]
     app.config.hark.metrics = {
       metric: "rails_request_duration_seconds", path: "/metrics",
-      histograms: { "process_action.action_controller" => { labels: %i[controller action status format method] } }
+      histograms: [["process_action.action_controller", { labels: labels }],
+                   ["process_action.action_controller", { labels: labels, value: :view_runtime,
+                                                          series: "rails.view_runtime" }],
+                   ["process_action.action_controller", { labels: labels, value: :db_runtime,
+                                                          series: "rails.db_runtime" }]]
     }
   end
 end

@@ -17,6 +17,10 @@
 #error "the span id helpers assume a little-endian target"
 #endif
 
+/* Exported events a thread keeps open at once for parent finding (deeper ones take
+ * hark's own parent, hark_current_event_ids()). */
+#define HARK__OTLP_OPEN_MAX 32
+
 /*
  * One per thread, allocated on its first use. A trace is open from the first event
  * of it that finishes (or from hark_otlp_context_begin()/_current()) until its
@@ -39,6 +43,16 @@ typedef struct hark__otlp_thread {
     uint64_t remote_parent; /* the remote parent span id (big-endian value), if remote */
     uint16_t tracestate_len;
     char tracestate[HARK_TRACESTATE_MAX + 1];
+    /* The events open on the thread that an exporter exports, innermost last, each
+     * with its exporter (spans.c): a span's parent is the nearest of its own
+     * exporter's, so that an event only others listen to never stands between. */
+    struct {
+        uint64_t id;
+        const void *owner;
+    } opened[HARK__OTLP_OPEN_MAX];
+    unsigned opened_n;
+    uint64_t popped;          /* the event whose entry was removed last ... */
+    const void *popped_owner; /* ... and its exporter */
 } hark__otlp_thread;
 
 extern HARK__TLS hark__otlp_thread *hark__otlp_tl;

@@ -35,6 +35,11 @@ struct hark_otlp {
 
     pthread_mutex_t lock;  /* the attachments, metrics.metrics */
     hark__attach_set atts; /* attach.h; its lock is `lock`, its owner `spans` */
+    /* Each attachment's evented subscription (spans.h: parents among the exported
+     * events), in a set of its own; opens[i] is the one made with the attachment
+     * whose id is opens_of[i] (both 0 when unused). Guarded by `lock`. */
+    hark__attach_set opens;
+    hark_attach_id opens_of[HARK__ATTACH_MAX], opens_id[HARK__ATTACH_MAX];
 
     /* The producers and the polled source, each the `ctx` of its stream. */
     hark__otlp_spans spans;
@@ -173,6 +178,7 @@ int hark_otlp_new(hark_otlp **out, const hark_otlp_options *opts, char *err, siz
     pthread_mutex_init(&x->lock, NULL);
     atomic_init(&x->refs, 1);
     hark__attach_init(&x->atts, &x->spans, &x->lock, &x->refs);
+    hark__attach_init(&x->opens, &x->spans, &x->lock, &x->refs);
     sampler_init(x);
     if (!hark__otlp_resource_build(&x->resource, &x->cfg) || !streams_init(x)) {
         destroy(x);
@@ -206,18 +212,78 @@ static void on_release(void *data)
     unref(x);
 }
 
+static void on_release_open(void *data)
+{
+    struct hark__attach *a = data;
+    hark_otlp *x = (hark_otlp *)((char *)a->owner - offsetof(hark_otlp, spans));
+    hark__attach_released(&x->opens, a);
+    unref(x);
+}
+
 _Static_assert(HARK_OTLP_ATTACH_MAX == HARK__ATTACH_MAX, "one attachment set");
 
 /* What each attachment subscribes with: a monotonic subscription, the times and
  * payload a span needs, without the event object (the ids come from
- * hark_current_event_ids()). Fields not named keep their defaults (zero). */
+ * hark_current_event_ids()), and an evented one that notes which of the thread's
+ * open events are exported (spans.h). Fields not named keep their defaults (zero). */
 static const hark_subscribe_options subscription = {.version = HARK_SUBSCRIBE_OPTIONS_VERSION,
                                                     .kind = HARK_KIND_MONOTONIC,
                                                     .timed = hark__otlp_on_event,
                                                     .release = on_release};
+static const hark_subscribe_options opening = {.version = HARK_SUBSCRIBE_OPTIONS_VERSION,
+                                               .kind = HARK_KIND_EVENTED,
+                                               .start = hark__otlp_on_start,
+                                               .finish = hark__otlp_on_finish,
+                                               .release = on_release_open};
 
-HARK__ATTACH_DEFINE(hark_otlp_attach, hark_otlp_detach, hark_otlp, atts, &subscription,
-                    "the exporter")
+/* The evented subscription first: an event that starts between the two is a span
+ * with hark's own parent, never one whose start went unnoted. */
+int hark_otlp_attach(hark_attach_id *out, hark_otlp *x, hark_notifier *n, hark_pattern pattern)
+{
+    hark_attach_id open_id = 0, id = 0;
+    int rc = hark__attach_subscribe(&open_id, x ? &x->opens : NULL, n, pattern, &opening,
+                                    "hark_otlp_attach", "the exporter");
+    if (rc != 0)
+        return rc;
+    rc = hark__attach_subscribe(&id, &x->atts, n, pattern, &subscription, "hark_otlp_attach",
+                                "the exporter");
+    if (rc != 0) {
+        hark__attach_detach(&x->opens, open_id, "hark_otlp_attach", "the exporter");
+        return rc;
+    }
+    pthread_mutex_lock(&x->lock);
+    for (int i = 0; i < HARK__ATTACH_MAX; i++) {
+        if (!x->opens_of[i]) {
+            x->opens_of[i] = id;
+            x->opens_id[i] = open_id;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (out)
+        *out = id;
+    return 0;
+}
+
+int hark_otlp_detach(hark_otlp *x, hark_attach_id id)
+{
+    int rc = hark__attach_detach(x ? &x->atts : NULL, id, "hark_otlp_detach", "the exporter");
+    if (rc != 0)
+        return rc;
+    hark_attach_id open_id = 0;
+    pthread_mutex_lock(&x->lock);
+    for (int i = 0; i < HARK__ATTACH_MAX; i++) {
+        if (x->opens_of[i] == id) {
+            open_id = x->opens_id[i];
+            x->opens_of[i] = x->opens_id[i] = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (open_id)
+        hark__attach_detach(&x->opens, open_id, "hark_otlp_detach", "the exporter");
+    return 0;
+}
 
 int hark_otlp_attach_metrics(hark_otlp *x, hark_metrics *m)
 {
@@ -322,6 +388,7 @@ int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
         return 0;
     int64_t deadline = mono_ns() + (int64_t)timeout_ms * 1000000;
     hark__attach_close(&x->atts);
+    hark__attach_close(&x->opens);
     /* The final rounds: everything queued and a last metrics snapshot, exported
      * until the deadline; past it, every export fails at once and is counted. */
     hark__otlp_transport_deadline(&x->transport, deadline);

@@ -50,6 +50,79 @@ static __attribute__((cold, noinline)) void record_error(hark__span_rec *r, char
     r->err_msg_len = (uint16_t)ml;
 }
 
+/* ---- parents among the exported events ---------------------------------------------- */
+
+int hark__otlp_on_start(const char *name, const char *txid, hark_payload *payload, void *data)
+{
+    (void)name, (void)txid, (void)payload;
+    const void *owner = ((struct hark__attach *)data)->owner;
+    hark__otlp_thread *t = hark__otlp_thread_get();
+    if (HARK_UNLIKELY(!t))
+        return 0;
+    hark_event_ids ev = hark_current_event_ids();
+    if (ev.parent == 0)
+        t->opened_n = 0; /* a new tree of hark's: what is left is of events ended elsewhere */
+    if (t->opened_n < HARK__OTLP_OPEN_MAX) {
+        t->opened[t->opened_n].id = ev.id;
+        t->opened[t->opened_n].owner = owner;
+        t->opened_n++;
+    }
+    return 0;
+}
+
+/* The entry of (id, owner) on the thread's open list, or -1. */
+static int open_find(const hark__otlp_thread *t, uint64_t id, const void *owner)
+{
+    for (int i = (int)t->opened_n - 1; i >= 0; i--)
+        if (t->opened[i].id == id && t->opened[i].owner == owner)
+            return i;
+    return -1;
+}
+
+int hark__otlp_on_finish(const char *name, const char *txid, hark_payload *payload, void *data)
+{
+    (void)name, (void)txid, (void)payload;
+    const void *owner = ((struct hark__attach *)data)->owner;
+    hark__otlp_thread *t = hark__otlp_tl;
+    if (HARK_UNLIKELY(!t))
+        return 0;
+    hark_event_ids ev = hark_current_event_ids();
+    int i = open_find(t, ev.id, owner);
+    if (i >= 0) {
+        /* With it go the events it encloses that never finished here. */
+        t->opened_n = (unsigned)i;
+        t->popped = ev.id;
+        t->popped_owner = owner;
+    }
+    return 0;
+}
+
+/*
+ * The span's parent event among the events its exporter exports, and whether there
+ * is none (the span is a root of its exporter's). The monotonic callback may run
+ * before or after the evented finish of the same event (groups run in the order
+ * their kinds first appear among the name's subscribers): the event's entry is then
+ * still there, or was the last removed. An event never noted (started on another
+ * thread, deeper than HARK__OTLP_OPEN_MAX) takes hark's own parent.
+ */
+static uint64_t exported_parent(const hark__otlp_thread *t, hark_event_ids ev, const void *owner,
+                                bool *root)
+{
+    int i = open_find(t, ev.id, owner);
+    if (i < 0 && !(t->popped == ev.id && t->popped_owner == owner)) {
+        *root = ev.parent == 0;
+        return ev.parent;
+    }
+    for (int k = (i >= 0 ? i : (int)t->opened_n) - 1; k >= 0; k--) {
+        if (t->opened[k].owner == owner) {
+            *root = false;
+            return t->opened[k].id;
+        }
+    }
+    *root = true;
+    return 0;
+}
+
 int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
                         hark_payload *payload, void *data)
 {
@@ -61,11 +134,15 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
         atomic_fetch_add_explicit(&q->dropped, 1, memory_order_relaxed);
         return 0;
     }
-    /* The event being delivered: its id and its parent's. */
+    /* The event being delivered: its id, and its parent among this exporter's. */
     hark_event_ids ev = hark_current_event_ids();
     hark__otlp_trace_for(t, ev.id);
-    bool root = ev.parent == 0;
-    if (root)
+    bool root;
+    uint64_t parent = exported_parent(t, ev, x, &root);
+    /* The trace ends with a root of this exporter's when no other exporter's event
+     * is still open around it on the thread (theirs would go on in this trace). */
+    if (root && (ev.parent == 0 || t->opened_n == 0 ||
+                 (t->opened_n == 1 && t->opened[0].id == ev.id && t->opened[0].owner == x)))
         t->ended_root = ev.id ? ev.id : UINT64_MAX;
     if (!hark__otlp_sampled(t, x->sample_threshold, x->parent_based))
         return 0; /* the whole cost of an unsampled event */
@@ -81,7 +158,7 @@ int hark__otlp_on_event(const char *name, double start, double finish, const cha
     r->w3c_flags = HARK_TRACE_FLAG_SAMPLED | hark__otlp_trace_random(t); /* exported: sampled */
     r->remote = root && t->remote;
     r->server = root && (t->remote || t->server);
-    r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(ev.parent);
+    r->parent = root ? (t->remote ? t->remote_parent : 0) : hark__otlp_span_id(parent);
     int64_t end_ns = s_to_ns(finish);
     int64_t anchor = hark__otlp_trace_anchor(t, end_ns);
     r->start_ns = s_to_ns(start) + anchor;

@@ -41,6 +41,14 @@ typedef struct hark__otlp_spans {
 int hark__otlp_on_event(const char *name, double start, double finish, const char *txid,
                         hark_payload *payload, void *data);
 
+/* The evented subscription each attachment makes beside the monotonic one (same
+ * pattern, same `data`): its start notes the event as open on the thread, its finish
+ * as closed, so that hark__otlp_on_event() finds the nearest enclosing event its own
+ * exporter exports -- the span's parent -- past events only other subscribers listen
+ * to (with hark's ids, the nearest event anyone listens to). */
+int hark__otlp_on_start(const char *name, const char *txid, hark_payload *payload, void *data);
+int hark__otlp_on_finish(const char *name, const char *txid, hark_payload *payload, void *data);
+
 /* hark__otlp_encode_fn of the spans stream: `ctx` is the hark__otlp_spans, `recs`
  * its records. */
 ptrdiff_t hark__otlp_spans_encode(void *ctx, hark__wire *out, void *const *recs, size_t n);

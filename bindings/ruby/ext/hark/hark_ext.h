@@ -27,7 +27,7 @@
  * counters hark reads), publish.c (listening?, publish, publish_event), handle.c,
  * instrument.c, rails.c (ActiveSupport::Notifications hooks), definer.c (hooks in front
  * of ActiveSupport's reader definers), init.c; recorder.c, metrics.c and otlp.c (hark's
- * exporters on a fanout's notifier), pattern.c.
+ * exporters on a fanout's notifier), pattern.c, raise.c.
  */
 #ifndef HARK_EXT_H
 #define HARK_EXT_H
@@ -230,6 +230,10 @@ VALUE handle_listening(VALUE self);
 VALUE run_instrument_on(fanout *f, hark_topic *t, VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE run_instrument(VALUE owner, VALUE name, VALUE id, VALUE payload);
 VALUE fanout_instrument(VALUE self, VALUE name, VALUE id, VALUE payload);
+
+/* raise.c: raises the Ruby exception of a hark error, with hark_error_last()'s message. */
+NORETURN(void raise_hark_last(int rc, const char *what));
+NORETURN(void raise_hark_why(int rc, const char *what, const char *why));
 
 /* pattern.c: a Ruby pattern (nil, String, Regexp) as hark's; *keep holds the text. */
 hark_pattern ruby_pattern(VALUE pattern, VALUE *keep);

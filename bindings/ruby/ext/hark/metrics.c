@@ -37,7 +37,8 @@ typedef struct shared {
     atomic_int refs; /* 1 for the Ruby object while running + 1 per watch */
     hark_metrics *m;
     /* Counted, never raised (relaxed: plain statistics). */
-    atomic_uint_least64_t recorded, missing_keys, other_values, not_a_hash, record_errors;
+    atomic_uint_least64_t recorded, missing_keys, other_values, not_a_hash, record_errors,
+        missing_values;
 } shared;
 
 typedef struct watch {
@@ -48,8 +49,12 @@ typedef struct watch {
     VALUE keys[HARK_METRICS_LABELS_MAX];  /* payload keys (Symbols or Strings), marked */
     char *names[HARK_METRICS_LABELS_MAX]; /* their label names */
     struct watch *next;                   /* the object's list */
-    bool released;                        /* hark will not call it again */
-    bool orphan; /* its object is gone: the release frees it (GVL-serialised) */
+    /* A value histogram: the payload's `value` (milliseconds, as Rails' runtimes are)
+     * recorded instead of the duration, in the series named `series`. */
+    VALUE value; /* Qundef: the event's duration */
+    char *series;
+    bool released; /* hark will not call it again */
+    bool orphan;   /* its object is gone: the release frees it (GVL-serialised) */
 } watch;
 
 typedef struct rmetrics {
@@ -72,15 +77,19 @@ static void shared_unref(shared *sh)
 static void met_mark(void *p)
 {
     rmetrics *rm = p;
-    for (watch *w = rm->watches; w; w = w->next)
+    for (watch *w = rm->watches; w; w = w->next) {
         for (int i = 0; i < w->nkeys; i++)
             rb_gc_mark(w->keys[i]);
+        if (w->value != Qundef)
+            rb_gc_mark(w->value);
+    }
 }
 
 static void watch_free(watch *w)
 {
     for (int i = 0; i < w->nkeys; i++)
         free(w->names[i]);
+    free(w->series);
     free(w);
 }
 
@@ -118,16 +127,6 @@ static rmetrics *get_met(VALUE self)
     if (!rm->sh)
         rb_raise(rb_eRuntimeError, "hark: the metrics are stopped");
     return rm;
-}
-
-static NORETURN(void raise_met(int rc, const char *what))
-{
-    const char *why = hark_error_last()->message;
-    if (rc == HARK_ENOMEM)
-        rb_raise(rb_eNoMemError, "hark: %s: %s", what, why);
-    if (rc == HARK_EIO || rc == HARK_EBIND)
-        rb_raise(rb_eIOError, "hark: %s: %s", what, why);
-    rb_raise(rb_eArgError, "hark: %s: %s", what, why);
 }
 
 /* ---- the event callback ---------------------------------------------------------- */
@@ -218,7 +217,20 @@ static int on_event(const char *name, double start, double finish, const char *i
         }
     }
     double seconds = finish - start;
-    if (!(seconds >= 0))
+    if (w->value != Qundef) {
+        /* A value histogram: the payload's milliseconds (a number, else counted). */
+        VALUE v = hash ? rb_hash_lookup2(payload, w->value, Qundef) : Qundef;
+        if (FIXNUM_P(v))
+            seconds = (double)FIX2LONG(v) / 1e3;
+        else if (RB_FLOAT_TYPE_P(v))
+            seconds = RFLOAT_VALUE(v) / 1e3;
+        else {
+            atomic_fetch_add_explicit(&sh->missing_values, 1, memory_order_relaxed);
+            return 0;
+        }
+        name = w->series;
+    }
+    if (!(seconds >= 0) || seconds > 1e9)
         seconds = 0;
     if (hark_metrics_record_labelled(sh->m, name, labels, (size_t)w->nkeys, seconds) == 0)
         atomic_fetch_add_explicit(&sh->recorded, 1, memory_order_relaxed);
@@ -258,15 +270,18 @@ static VALUE met_setup(VALUE self, VALUE directory)
     RB_GC_GUARD(directory);
     if (rc != 0) {
         free(sh);
-        raise_met(rc, "Hark::Metrics.new");
+        raise_hark_last(rc, "Hark::Metrics.new");
     }
     atomic_init(&sh->refs, 1);
     rm->sh = sh;
     return self;
 }
 
-/* _watch(fanout, pattern, keys, names): records the events `pattern` matches. */
-static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, VALUE names)
+/* _watch(fanout, pattern, keys, names, value, series): records the events `pattern`
+ * matches: their durations, or with `value` (a payload key) that value, in
+ * milliseconds, in the series named `series`. */
+static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, VALUE names,
+                       VALUE value, VALUE series)
 {
     rmetrics *rm = get_met(self);
     fanout *f = get_fanout(fanout_obj);
@@ -274,9 +289,20 @@ static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, 
     Check_Type(names, T_ARRAY);
     if (RARRAY_LEN(keys) > HARK_METRICS_LABELS_MAX || RARRAY_LEN(names) != RARRAY_LEN(keys))
         rb_raise(rb_eArgError, "hark: at most %d labels", HARK_METRICS_LABELS_MAX);
+    if (!NIL_P(value))
+        StringValueCStr(series);
     watch *w = calloc(1, sizeof *w);
     if (!w)
         rb_raise(rb_eNoMemError, "hark: out of memory");
+    w->value = Qundef;
+    if (!NIL_P(value)) {
+        w->value = value;
+        w->series = strndup(RSTRING_PTR(series), (size_t)RSTRING_LEN(series));
+        if (!w->series) {
+            free(w);
+            rb_raise(rb_eNoMemError, "hark: out of memory");
+        }
+    }
     for (long i = 0; i < RARRAY_LEN(keys); i++) {
         VALUE name = rb_str_to_str(RARRAY_AREF(names, i));
         w->keys[i] = RARRAY_AREF(keys, i);
@@ -304,11 +330,12 @@ static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, 
     int rc = hark_subscribe(&w->id, f->n, &o);
     tls_registry--;
     RB_GC_GUARD(keep);
+    RB_GC_GUARD(series);
     if (rc != 0) {
         rm->watches = w->next;
         on_release(w); /* hark_subscribe() did not call it: nothing was subscribed */
         watch_free(w);
-        raise_met(rc, "Hark::Metrics#watch");
+        raise_hark_last(rc, "Hark::Metrics#watch");
     }
     return ULL2NUM(w->id);
 }
@@ -413,7 +440,7 @@ static VALUE met_exposition(VALUE self, VALUE protobuf, VALUE metric, VALUE help
     RB_GC_GUARD(help);
     RB_GC_GUARD(event_bounds);
     if (rc != 0)
-        raise_met(rc, "Hark::Metrics#exposition");
+        raise_hark_last(rc, "Hark::Metrics#exposition");
     if (RTEST(protobuf))
         rb_enc_associate(out, rb_ascii8bit_encoding());
     else
@@ -485,7 +512,7 @@ static VALUE met_serve(VALUE self, VALUE address, VALUE so, VALUE metric, VALUE 
     RB_GC_GUARD(event_bounds);
     if (rc != 0) {
         rm->srv = NULL;
-        raise_met(rc, "Hark::Metrics#serve");
+        raise_hark_last(rc, "Hark::Metrics#serve");
     }
     return UINT2NUM(hark_metrics_server_port(rm->srv));
 }
@@ -519,6 +546,7 @@ static VALUE met_stats(VALUE self)
     STAT(other_values);
     STAT(not_a_hash);
     STAT(record_errors);
+    STAT(missing_values);
 #undef STAT
     rb_hash_aset(h, ID2SYM(rb_intern("port")),
                  rm->srv ? UINT2NUM(hark_metrics_server_port(rm->srv)) : Qnil);
@@ -556,7 +584,7 @@ void metrics_init(void)
     cMetrics = rb_define_class_under(mHark, "Metrics", rb_cObject);
     rb_define_alloc_func(cMetrics, met_alloc);
     rb_define_private_method(cMetrics, "_setup", met_setup, 1);
-    rb_define_private_method(cMetrics, "_watch", met_watch, 4);
+    rb_define_private_method(cMetrics, "_watch", met_watch, 6);
     rb_define_private_method(cMetrics, "_exposition", met_exposition, 5);
     rb_define_private_method(cMetrics, "_serve", met_serve, 6);
     rb_define_private_method(cMetrics, "_stop", met_stop, 0);

@@ -296,15 +296,6 @@ static int restore(const char *name, double start, double finish, const char *id
 
 /* ---- Hark::OTLP --------------------------------------------------------------------- */
 
-static NORETURN(void raise_otlp(int rc, const char *what, const char *why))
-{
-    if (rc == HARK_ENOMEM)
-        rb_raise(rb_eNoMemError, "hark: %s: %s", what, why);
-    if (rc == HARK_EIO)
-        rb_raise(rb_eIOError, "hark: %s: %s", what, why);
-    rb_raise(rb_eArgError, "hark: %s: %s", what, why);
-}
-
 static const char *opt_str(VALUE h, const char *key)
 {
     VALUE v = rb_hash_lookup(h, ID2SYM(rb_intern(key)));
@@ -365,13 +356,13 @@ static VALUE otlp_start(VALUE mod, VALUE fanout_obj, VALUE pattern, VALUE opts)
     RB_GC_GUARD(opts);
     if (rc != 0) {
         exporter = NULL;
-        raise_otlp(rc, "Hark::OTLP.start", err);
+        raise_hark_why(rc, "Hark::OTLP.start", err);
     }
     rc = hark_otlp_logger_new(&log_out, exporter);
     if (rc != 0) {
         hark_otlp_free(exporter, 0, NULL);
         exporter = NULL;
-        raise_otlp(rc, "Hark::OTLP.start", hark_error_last()->message);
+        raise_hark_last(rc, "Hark::OTLP.start");
     }
     VALUE keep = Qnil;
     hark_pattern p = ruby_pattern(pattern, &keep);
@@ -385,14 +376,15 @@ static VALUE otlp_start(VALUE mod, VALUE fanout_obj, VALUE pattern, VALUE opts)
     tls_registry--;
     RB_GC_GUARD(keep);
     if (rc != 0) {
-        const char *why = hark_error_last()->message;
+        char why[512]; /* the cleaning up below may record errors of its own */
+        snprintf(why, sizeof why, "%s", hark_error_last()->message);
         unsubscribe_steps();
         hark_logger_free(log_out);
         log_out = NULL;
         hark_otlp_free(exporter, 0, NULL);
         exporter = NULL;
         attached = NULL;
-        raise_otlp(rc, "Hark::OTLP.start", why);
+        raise_hark_why(rc, "Hark::OTLP.start", why);
     }
     return Qtrue;
 }

@@ -75,17 +75,6 @@ static rrecorder *get_rec(VALUE self)
     return rr;
 }
 
-/* Raises with hark_error_last()'s message. */
-static void raise_rec(int rc, const char *what)
-{
-    const char *why = hark_error_last()->message;
-    if (rc == HARK_ENOMEM)
-        rb_raise(rb_eNoMemError, "hark: %s: %s", what, why);
-    if (rc == HARK_EIO)
-        rb_raise(rb_eIOError, "hark: %s: %s", what, why);
-    rb_raise(rb_eArgError, "hark: %s: %s", what, why);
-}
-
 /* ---- the payload hook ------------------------------------------------------------- */
 
 /* The bytes lent for the record's strings, handed out front to back. */
@@ -227,7 +216,7 @@ static VALUE rec_setup(VALUE self, VALUE max_bytes, VALUE thread_bytes, VALUE mi
     o.payload_data = rr;
     int rc = hark_recorder_new(&rr->r, &o);
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder.new");
+        raise_hark_last(rc, "Hark::Recorder.new");
     return self;
 }
 
@@ -243,7 +232,7 @@ static VALUE rec_attach(VALUE self, VALUE fanout_obj, VALUE pattern)
     tls_registry--;
     RB_GC_GUARD(keep);
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#attach");
+        raise_hark_last(rc, "Hark::Recorder#attach");
     return ULL2NUM(id);
 }
 
@@ -254,7 +243,7 @@ static VALUE rec_detach(VALUE self, VALUE id)
     int rc = hark_recorder_detach(rr->r, NUM2ULL(id));
     tls_registry--;
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#detach");
+        raise_hark_last(rc, "Hark::Recorder#detach");
     return Qnil;
 }
 
@@ -289,7 +278,7 @@ static VALUE rec_trigger(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE path
     RB_GC_GUARD(keep);
     RB_GC_GUARD(path);
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#trigger");
+        raise_hark_last(rc, "Hark::Recorder#trigger");
     return ULL2NUM(id);
 }
 
@@ -340,7 +329,7 @@ static VALUE rec_flush(VALUE self)
         rb_sys_fail("hark: a dump the recorder was asked for could not be written");
     }
     if (u.rc != 0)
-        raise_rec(u.rc, "Hark::Recorder#flush");
+        raise_hark_last(u.rc, "Hark::Recorder#flush");
     return self;
 }
 
@@ -349,7 +338,7 @@ static VALUE rec_dump_on_crash(VALUE self, VALUE fd, VALUE format)
     rrecorder *rr = get_rec(self);
     int rc = hark_recorder_dump_on_crash(rr->r, NUM2INT(fd), format_of(format));
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#dump_on_crash");
+        raise_hark_last(rc, "Hark::Recorder#dump_on_crash");
     return Qnil;
 }
 
@@ -360,7 +349,7 @@ static VALUE rec_dump_on_crash_path(VALUE self, VALUE path, VALUE format)
                                               format_of(format));
     RB_GC_GUARD(path);
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#dump_on_crash");
+        raise_hark_last(rc, "Hark::Recorder#dump_on_crash");
     return Qnil;
 }
 
@@ -371,7 +360,7 @@ static VALUE rec_dump_on_signal(VALUE self, VALUE signo, VALUE path, VALUE forma
         rr->r, NUM2INT(signo), NIL_P(path) ? NULL : StringValueCStr(path), format_of(format));
     RB_GC_GUARD(path);
     if (rc != 0)
-        raise_rec(rc, "Hark::Recorder#dump_on_signal");
+        raise_hark_last(rc, "Hark::Recorder#dump_on_signal");
     return Qnil;
 }
 

@@ -21,6 +21,7 @@
 # Float, true, false as themselves, nil as "". A key missing from the payload gives "",
 # any other value its class name; both are counted in #stats, never raised.
 require "hark"
+require "hark/default_notifier"
 
 module Hark
   class Metrics
@@ -64,16 +65,26 @@ module Hark
     # Regexp, nil for all) in the series of its labels: `labels` names payload keys, as
     # an Array (the key is the label's name) or a Hash (payload key => label name).
     # `buckets:` gives the classic bounds of this event's series (a String pattern only).
-    def histogram(pattern, labels: [], buckets: nil, notifier: nil)
+    #
+    # value: a payload key whose value, in milliseconds (as Rails' view_runtime and
+    # db_runtime are), is recorded instead of the duration, in the series whose event
+    # label is `series:` (default "<pattern>.<value>"). A value that is not a number is
+    # counted (stats' missing_values) and not recorded.
+    def histogram(pattern, labels: [], buckets: nil, notifier: nil, value: nil, series: nil)
       keys, names = label_pairs(labels)
-      if buckets
-        raise ArgumentError, "hark: buckets: needs a String pattern (one event name)" unless pattern.is_a?(String)
+      if value
+        raise ArgumentError, "hark: value: needs series: for a pattern that is not a String" unless series || pattern.is_a?(String)
 
-        @event_buckets << [pattern.dup.freeze, buckets.map { |b| Float(b) }]
+        series = (series || "#{pattern}.#{value}").to_s.dup.freeze
       end
-      fanout = notifier || @notifier || default_notifier
-      id = _watch(fanout, pattern, keys, names)
-      @watches << [fanout, pattern, keys, id]
+      if buckets
+        raise ArgumentError, "hark: buckets: needs a String pattern (one event name)" unless series || pattern.is_a?(String)
+
+        @event_buckets << [(series || pattern).dup.freeze, buckets.map { |b| Float(b) }]
+      end
+      fanout = notifier || @notifier || Hark.default_notifier
+      id = _watch(fanout, pattern, keys, names, value, series)
+      @watches << [fanout, pattern, keys, value, series, id]
       self
     end
 
@@ -149,13 +160,5 @@ module Hark
       [keys, names]
     end
 
-    def default_notifier
-      notifier = ::ActiveSupport::Notifications.notifier if defined?(::ActiveSupport::Notifications)
-      unless notifier.is_a?(Fanout)
-        raise ArgumentError, "hark: ActiveSupport::Notifications does not deliver through hark's " \
-                             "fanout (require \"hark/rails\" first), or give notifier:"
-      end
-      notifier
-    end
   end
 end

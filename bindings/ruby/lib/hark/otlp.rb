@@ -21,6 +21,7 @@
 # The exporter's worker is a C thread that never holds the GVL; a collector that is slow
 # or down costs the application the spans the queue drops, counted in stats.
 require "hark"
+require "hark/default_notifier"
 require "logger"
 
 module Hark
@@ -39,7 +40,7 @@ module Hark
       def start(pattern: DEFAULT_PATTERN, notifier: nil, sql: false, db_system: nil, **exporter)
         raise NotImplementedError, "hark: built without hark's OTLP exporter (libcurl)" unless NATIVE
 
-        notifier ||= default_notifier
+        notifier ||= Hark.default_notifier
         options = exporter.merge(keep_sql: sql, db_system: db_system || guess_db_system)
         _start(notifier, pattern, options.transform_values { |v| v.is_a?(Symbol) ? v.to_s : v })
         @notifier = notifier # kept alive while started
@@ -79,14 +80,6 @@ module Hark
         @logger ||= Logger.new
       end
 
-      def default_notifier # :nodoc:
-        notifier = ::ActiveSupport::Notifications.notifier if defined?(::ActiveSupport::Notifications)
-        unless notifier.is_a?(Fanout)
-          raise ArgumentError, "hark: ActiveSupport::Notifications does not deliver through hark's " \
-                               "fanout (require \"hark/rails\" first), or give notifier:"
-        end
-        notifier
-      end
 
       private
 
@@ -118,11 +111,23 @@ module Hark
             message = progname
           end
         end
-        message = "#{message.message} (#{message.class})" if message.is_a?(Exception)
-        OTLP._log(severity, message)
+        OTLP._log(severity, text_of(message))
         true
       end
       alias log add
+
+      private
+
+      # The line's text; a message whose to_s raises is logged by its class, never
+      # raised into the code that logs.
+      def text_of(message)
+        return message if message.is_a?(String)
+        return "#{message.message} (#{message.class})" if message.is_a?(Exception)
+
+        message.to_s
+      rescue StandardError
+        "(a #{message.class} that cannot be shown)"
+      end
     end
 
     # The first middleware: makes the request's root event its SERVER span, continuing

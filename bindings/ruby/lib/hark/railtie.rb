@@ -12,22 +12,30 @@
 #   the stack, and Rails.logger's lines sent as log records too (logs: false keeps them
 #   out).
 # metrics: a Hark::Metrics with `histograms:` ({ event name or Regexp => { labels:,
-#   buckets: } }, by default DEFAULT_HISTOGRAMS), answered at `path:` by a middleware
+#   buckets:, value:, series: } }, or a list of [pattern, options] pairs; by default
+#   DEFAULT_HISTOGRAMS), answered at `path:` by a middleware
 #   and/or served by hark's own endpoint at `serve:` with the `server:` options
 #   (tls_cert:, tls_key:, tls_client_ca:, basic_auth:, web_config_file:); metric:,
-#   help:, buckets: as Hark::Metrics.new takes them.
+#   help:, buckets:, directory: (shared mode: Puma's cluster mode) as
+#   Hark::Metrics.new takes them.
 # recorder: Hark::Recorder.start with these options; dump_on_error: a path writes a dump
 #   when a request raises.
 require "rails/railtie"
 
 module Hark
   class Railtie < ::Rails::Railtie
-    # As yabeda-rails' request series: per controller, action, status, method and format;
-    # SQL by its name ("User Load").
-    DEFAULT_HISTOGRAMS = {
-      "process_action.action_controller" => { labels: %i[controller action status method format] },
-      "sql.active_record" => { labels: %i[name] }
-    }.freeze
+    # yabeda-rails' request series -- the request's duration, its view and database
+    # runtimes, per controller, action, status, method and format -- and SQL by its name
+    # ("User Load").
+    REQUEST_LABELS = %i[controller action status method format].freeze
+    DEFAULT_HISTOGRAMS = [
+      ["process_action.action_controller", { labels: REQUEST_LABELS }],
+      ["process_action.action_controller", { labels: REQUEST_LABELS, value: :view_runtime,
+                                             series: "rails.view_runtime" }],
+      ["process_action.action_controller", { labels: REQUEST_LABELS, value: :db_runtime,
+                                             series: "rails.db_runtime" }],
+      ["sql.active_record", { labels: %i[name] }]
+    ].freeze
 
     config.hark = ActiveSupport::OrderedOptions.new
     config.hark.metrics = nil
@@ -60,7 +68,8 @@ module Hark
 
       require "hark/metrics"
       o = options(app.config.hark.metrics)
-      @metrics = Hark::Metrics.new(metric: o[:metric], help: o[:help], buckets: o[:buckets])
+      @metrics = Hark::Metrics.new(metric: o[:metric], help: o[:help], buckets: o[:buckets],
+                                   directory: o[:directory])
       o.fetch(:histograms, DEFAULT_HISTOGRAMS).each do |pattern, h|
         @metrics.histogram(pattern, **h.to_h.transform_keys(&:to_sym))
       end

@@ -17,6 +17,7 @@
 # asked for: Strings and Symbols as strings, Integers, Floats, true, false and nil as
 # themselves, anything else as its to_s (a to_s that raises leaves its key out).
 require "hark"
+require "hark/default_notifier"
 
 module Hark
   class Recorder
@@ -58,12 +59,7 @@ module Hark
       end
 
       def default_notifier # :nodoc:
-        notifier = ::ActiveSupport::Notifications.notifier if defined?(::ActiveSupport::Notifications)
-        unless notifier.is_a?(Fanout)
-          raise ArgumentError, "hark: ActiveSupport::Notifications does not deliver through hark's " \
-                               "fanout (require \"hark/rails\" first), or give notifier:"
-        end
-        notifier
+        Hark.default_notifier
       end
 
       def forget(recorder) # :nodoc:

@@ -1,7 +1,8 @@
 # The flight recorder, as bindings/ruby/README.md sets it up: the last seconds of every
 # thread kept in memory, and a request that raises writes them to log/. Only with hark's
 # fanout (config/boot.rb; HARK=0 leaves Rails' own): the recorder records what it delivers.
-if defined?(Hark::Fanout)
+# HARK_RECORDER=0 leaves it out (script/telemetry.rb's sides: see docs/rails.md).
+if defined?(Hark::Fanout) && ENV["HARK_RECORDER"] != "0"
   require "hark/recorder"
 
   recorder = Hark::Recorder.start(
