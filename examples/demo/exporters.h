@@ -18,10 +18,17 @@ bool exporters_available(void);
 
 /*
  * Starts recording every event of the default notifier and serving them at
- * `address` ("HOST:PORT"). On failure prints why on stderr and returns nonzero;
- * the demo then carries on without metrics.
+ * `address` ("HOST:PORT"), with the TLS and basic auth of the exporter-toolkit web
+ * configuration file `web_config` (NULL: plain HTTP). On failure prints why on
+ * stderr and returns nonzero: HARK_EBIND for an address that cannot be bound (the
+ * demo then carries on without metrics), another code for a web configuration
+ * refused (a bad option). Prints nothing else: exporters_describe_metrics() does.
  */
-int exporters_serve_metrics(const char *address);
+int exporters_serve_metrics(const char *address, const char *web_config);
+
+/* After the banner: says where the metrics are served and the curl line that
+ * fetches them. Nothing when they are not served. */
+void exporters_describe_metrics(const char *web_config);
 
 /* Stops recording (silences the metrics; serving goes on): the cost section must
  * measure the statement path without them. */

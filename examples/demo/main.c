@@ -30,6 +30,7 @@ typedef struct options {
     hark_log_level level;    /* the logger's level in phase 1 */
     int colour;              /* -1: when stdout is a terminal */
     const char *metrics;     /* --metrics ADDR, or NULL */
+    const char *web_config;  /* --metrics-web-config FILE, or NULL */
     const char *trace;       /* --trace FILE, or NULL */
     const char *otlp;        /* --otlp URL, or NULL */
     bool record;             /* --record[=FILE] */
@@ -110,6 +111,9 @@ static void usage(FILE *out)
             "                        text at http://ADDR/metrics (ADDR is HOST:PORT, e.g.\n"
             "                        127.0.0.1:9464; port 0 picks one) and keep serving after\n"
             "                        the run until Enter, end of input or Ctrl-C\n"
+            "      --metrics-web-config FILE  serve --metrics with the TLS and basic auth of\n"
+            "                        FILE, a Prometheus exporter-toolkit web configuration\n"
+            "                        (docs/exporters.md)\n"
             "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
             "                        trace (open it at https://ui.perfetto.dev or in\n"
             "                        chrome://tracing)\n"
@@ -134,14 +138,21 @@ static void usage(FILE *out)
 /* Returns -1 to go on, or the exit status (0 after --help, 2 after a bad option). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"database", required_argument, NULL, 'd'}, {"memory", no_argument, NULL, 'm'},
-        {"requests", required_argument, NULL, 'n'}, {"log-level", required_argument, NULL, 'l'},
-        {"color", no_argument, NULL, 'C'},          {"no-color", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},           {"metrics", required_argument, NULL, 'M'},
-        {"trace", required_argument, NULL, 'T'},    {"log-format", required_argument, NULL, 'F'},
-        {"async", no_argument, NULL, 'A'},          {"otlp", required_argument, NULL, 'O'},
-        {"record", optional_argument, NULL, 'R'},   {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"database", required_argument, NULL, 'd'},
+                                          {"memory", no_argument, NULL, 'm'},
+                                          {"requests", required_argument, NULL, 'n'},
+                                          {"log-level", required_argument, NULL, 'l'},
+                                          {"color", no_argument, NULL, 'C'},
+                                          {"no-color", no_argument, NULL, 'N'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"metrics", required_argument, NULL, 'M'},
+                                          {"trace", required_argument, NULL, 'T'},
+                                          {"log-format", required_argument, NULL, 'F'},
+                                          {"async", no_argument, NULL, 'A'},
+                                          {"otlp", required_argument, NULL, 'O'},
+                                          {"record", optional_argument, NULL, 'R'},
+                                          {"metrics-web-config", required_argument, NULL, 'W'},
+                                          {NULL, 0, NULL, 0}};
     int c;
 
     opterr = 0; /* our own messages below */
@@ -180,6 +191,13 @@ static int parse_args(int argc, char **argv, options *o)
             if (check_metrics_address(optarg) != 0)
                 return 2;
             o->metrics = optarg;
+            break;
+        case 'W':
+            if (*optarg == '\0') {
+                fprintf(stderr, "%s: --metrics-web-config wants a file name\n", prog);
+                return 2;
+            }
+            o->web_config = optarg;
             break;
         case 'T':
             if (*optarg == '\0') {
@@ -235,6 +253,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (*o->database == '\0') {
         fprintf(stderr, "%s: --database wants a path\n", prog);
+        return 2;
+    }
+    if (o->web_config && !o->metrics) {
+        fprintf(stderr, "%s: --metrics-web-config is for --metrics ADDR, which is not given\n",
+                prog);
         return 2;
     }
     return -1;
@@ -318,8 +341,18 @@ static void print_costs(demo_db *db)
 
 int main(int argc, char **argv)
 {
-    options o = {
-        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false};
+    options o = {HARK_DEMO_DEFAULT_DB,
+                 8,
+                 HARK_LOG_DEBUG,
+                 -1,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 false,
+                 NULL,
+                 NULL,
+                 false};
     char record_path[4096];
     char err[512];
     demo_db db;
@@ -343,11 +376,34 @@ int main(int argc, char **argv)
         exporters_otlp_close();
         return 2;
     }
+    /* A recorder that cannot write where it was told, and a web configuration
+     * refused, are bad options too; an address that cannot be bound is not (the
+     * demo carries on without metrics). */
+    rc = 0;
+    if (o.record) {
+        if (!o.record_path) {
+            recorder_default_path(record_path, sizeof record_path, o.database);
+            o.record_path = record_path;
+        }
+        rc = recorder_start(o.record_path, say);
+    }
+    if (rc == 0 && o.metrics &&
+        (rc = exporters_serve_metrics(o.metrics, o.web_config)) == HARK_EBIND)
+        rc = 0;
+    if (rc != 0) {
+        recorder_discard();
+        db_close(&db);
+        exporters_trace_close();
+        exporters_otlp_close();
+        return 2;
+    }
     if ((rc = metrics_attach()) != 0 ||
         (rc = log_lines_attach(stdout, o.colour < 0 ? isatty(STDOUT_FILENO) : o.colour != 0,
                                o.level)) != 0 ||
         (rc = log_lines_configure(o.format, o.async)) != 0) {
         fprintf(stderr, "%s: cannot subscribe: %s\n", prog, hark_strerror(rc));
+        recorder_discard();
+        exporters_stop();
         db_close(&db);
         return 1;
     }
@@ -359,25 +415,8 @@ int main(int argc, char **argv)
             "DEBUG, request lines at INFO) and a metrics subscriber (all events).\n",
             hark_version_string(), sqlite3_libversion(), o.database, o.requests,
             o.requests == 1 ? "" : "s");
-    if (o.metrics) {
-        fputc('\n', say);
-        exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
-    }
-    if (o.record) {
-        if (!o.record_path) {
-            recorder_default_path(record_path, sizeof record_path, o.database);
-            o.record_path = record_path;
-        }
-        if (recorder_start(o.record_path, say) != 0) {
-            exporters_stop();
-            log_lines_detach();
-            metrics_free();
-            db_close(&db);
-            exporters_trace_close();
-            exporters_otlp_close();
-            return 2;
-        }
-    }
+    exporters_describe_metrics(o.web_config);
+    recorder_describe();
 
     heading("Phase 1: logger at DEBUG");
     fprintf(say, "Each statement is logged at DEBUG when it finishes, each request at INFO.\n");

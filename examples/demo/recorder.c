@@ -77,13 +77,31 @@ int recorder_start(const char *path, FILE *say)
         }
         return rc;
     }
+    return 0;
+}
+
+void recorder_describe(void)
+{
+    if (!rec)
+        return;
     hark_recorder_stats st;
     hark_recorder_stats_get(rec, &st);
-    fprintf(say,
+    fprintf(narrative,
             "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
             "it writes them when a request fails, and at the end to %s.\n",
             st.bytes >> 20, dump_path);
-    return 0;
+}
+
+void recorder_discard(void)
+{
+    if (!rec)
+        return;
+    hark_recorder_dump_on_crash(rec, -1, HARK_RECORDER_CHROME);
+    close(crash_fd);
+    unlink(crash_path);
+    crash_fd = -1;
+    hark_recorder_free(rec);
+    rec = NULL;
 }
 
 int recorder_finish(void)
@@ -128,6 +146,10 @@ int recorder_start(const char *path, FILE *say)
             path);
     return HARK_EINVAL;
 }
+
+void recorder_describe(void) {}
+
+void recorder_discard(void) {}
 
 int recorder_finish(void)
 {

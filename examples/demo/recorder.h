@@ -17,10 +17,19 @@ void recorder_default_path(char *out, size_t size, const char *database);
 
 /*
  * Starts the recorder on every event of the default notifier, with a trigger on
- * failed `request.demo` events and crash dumps into a file beside `path`. Says
- * what it does on `say`. On failure prints why on stderr and returns nonzero.
+ * failed `request.demo` events and crash dumps into a file beside `path` (so a
+ * directory that cannot be written fails here, before the demo prints anything).
+ * Its narrative goes to `say`, later. On failure prints why on stderr and returns
+ * nonzero.
  */
 int recorder_start(const char *path, FILE *say);
+
+/* After the banner: says what the recorder keeps and where it writes. */
+void recorder_describe(void);
+
+/* Frees the recorder without writing anything (the demo stops on a bad option),
+ * and removes its crash file. Nothing when no recorder was started. */
+void recorder_discard(void);
 
 /* Writes the dump to the path given to recorder_start(), says where and how to
  * open it, removes the crash file nothing was written to, and frees the recorder.

@@ -97,6 +97,31 @@ expect2 "unknown level" --log-level loud
 expect2 "missing value" --database
 expect2 "stray argument" extra
 expect2 "--record= without a name" --memory --record=
+# Where the recorder cannot write: refused before the banner (expect2: nothing on stdout).
+if "$demo" --help | grep -q -- "--record"; then
+    expect2 "--record into a missing directory" --memory --record=/nonexistent/x.json
+fi
+# An endpoint given with --otlp is named as such, not as OTEL_EXPORTER_OTLP_ENDPOINT.
+if "$demo" --help | grep -q -- "--otlp URL"; then
+    "$demo" --memory --otlp http://127.0.0.1:99999 >"$out" 2>&1
+    grep -q '^hark-demo: --otlp: "http://127.0.0.1:99999" is not a valid URL: port 99999 is above 65535$' "$out" ||
+        fail "--otlp with a bad port: $(cat "$out")"
+fi
+# --metrics-web-config: only with --metrics; a misspelt key is a bad option, named
+# as an unknown key with the one meant.
+expect2 "--metrics-web-config without --metrics" --memory --metrics-web-config web.yml
+if "$demo" --help | grep -q -- "--metrics-web-config" && "$demo" --help | grep -q -- "--metrics ADDR"; then
+    dir=$(mktemp -d) || exit 1
+    printf 'tls_server_config:\n  cert_file: server.pem\n  keyfile: server.key\n' >"$dir/web.yml"
+    expect2 "a misspelt web configuration key" --memory --metrics 127.0.0.1:0 --metrics-web-config "$dir/web.yml"
+    said=$("$demo" --memory --metrics 127.0.0.1:0 --metrics-web-config "$dir/web.yml" 2>&1)
+    case $said in
+    *"no YAML reader"*) ;; # a build without libyaml: HARK_ENOTSUP, also status 2
+    *"tls_server_config.keyfile is an unknown key; did you mean tls_server_config.key_file?"*) ;;
+    *) rm -rf "$dir"; fail "the misspelt key is not reported as unknown with its suggestion: $said" ;;
+    esac
+    rm -rf "$dir"
+fi
 dir=$(mktemp -d) || exit 1
 expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 [ -z "$(ls -A "$dir")" ] || fail "the failed open left files behind: $(ls -A "$dir")"

@@ -427,7 +427,9 @@ static void config_errors(void **state)
     refused("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "\"grpc\" is not supported");
     refused("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION");
     refused("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT");
-    refused("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318", "OTEL_EXPORTER_OTLP_ENDPOINT");
+    refused("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318",
+            "OTEL_EXPORTER_OTLP_ENDPOINT: \"localhost:4318\" is not a valid URL: it does not "
+            "start with http:// or https://");
     refused("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://x", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
     refused("OTEL_EXPORTER_OTLP_HEADERS", "api-key", "\"api-key\" is not key=value");
     refused("OTEL_EXPORTER_OTLP_HEADERS", "k=%zz", "bad %-escape");
