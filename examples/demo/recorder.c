@@ -84,7 +84,7 @@ void recorder_describe(void)
 {
     if (!rec)
         return;
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     fprintf(narrative,
             "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
@@ -116,7 +116,7 @@ int recorder_finish(void)
     if (rc != 0)
         fprintf(stderr, "hark-demo: --record %s: %s (%s)\n", dump_path, hark_strerror(rc),
                 strerror(errno));
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     hark_recorder_free(rec);
     rec = NULL;

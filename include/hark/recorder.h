@@ -207,8 +207,14 @@ HARK_API int hark_recorder_options_init(hark_recorder_options *opts, unsigned ve
  * outside their limits. Thread-safety: safe. */
 HARK_API size_t hark_recorder_chunk_bytes(size_t max_bytes, size_t payload_bytes);
 
-/* What a recorder has done so far. */
+/*
+ * What a recorder has done so far. The caller allocates it and sets `version`
+ * (HARK_RECORDER_STATS_INIT); hark fills the fields a struct of that version has
+ * and leaves `version` as it is. Fields are only ever appended, each append bumping
+ * HARK_RECORDER_STATS_VERSION (docs/conventions.md).
+ */
 typedef struct hark_recorder_stats {
+    unsigned version;      /* HARK_RECORDER_STATS_VERSION (or older, hark/common.h) */
     uint64_t recorded;     /* events written into the recorder */
     uint64_t overwritten;  /* recorded events since overwritten to make room */
     uint64_t dropped;      /* events not recorded: more threads than max_threads, or
@@ -223,6 +229,12 @@ typedef struct hark_recorder_stats {
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
 } hark_recorder_stats;
+
+#define HARK_RECORDER_STATS_VERSION 1
+#define HARK_RECORDER_STATS_INIT                                                                   \
+    {                                                                                              \
+        HARK_RECORDER_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                            \
+    }
 
 /*
  * Creates a recorder and takes its memory: max_bytes for the records (taken from the
@@ -369,8 +381,10 @@ HARK_API int hark_recorder_dump_on_signal(hark_recorder *r, int signo, const cha
                                           hark_recorder_format format);
 
 /*
- * Copies the counters of `r` into *out. Errors: HARK_EINVAL (NULL argument).
- * Thread-safety: safe; the figures of other threads may lag by their last event.
+ * Copies the counters of `r` into *out, as many as out->version has. Errors:
+ * HARK_EINVAL (NULL argument; out->version 0 or newer than the library, *out then
+ * untouched). Thread-safety: safe; the figures of other threads may lag by their
+ * last event.
  */
 HARK_API int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out);
 
