@@ -17,9 +17,11 @@
 #   journald  the journald log sink against a real systemd-journald (started for
 #             the test when none runs), read back with journalctl
 #   abi       the shared libraries (built alone, -g -Og) against their ABI baseline
-#             abi/*.xml with abidiff: fails on a change that is not backward
-#             compatible, lists additions; then the check's own test on a copy of the
-#             tree with such changes made (tests/tools/abi_selftest.py, docs/abi.md)
+#             abi/*.xml with abidiff, and the versioned structs' versions and sizes
+#             against abi/versioned-structs.txt: fails on a change that is not
+#             backward compatible, lists additions; then the check's own test on a
+#             copy of the tree with such changes made (tests/tools/abi_selftest.py,
+#             docs/abi.md)
 #   deb       the Debian packages built from the tracked files (dpkg-buildpackage,
 #             the symbols files checked), lintian without errors, unpacked with dpkg -x
 #             and programs built against them with pkg-config and find_package

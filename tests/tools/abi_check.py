@@ -15,6 +15,12 @@ abidiff (Debian: abigail-tools).
       Writes abi/<SONAME>.xml from the tree as it is (`make abi-baseline`), removing the
       baselines of another major version.
 
+Beside them, abi/versioned-structs.txt records each versioned struct's version and size
+(the options structs, hark_log_sink, the stats structs, hark_clock_info: every
+HARK_<X>_VERSION with a struct hark_<x>): a struct that grew keeps old programs working
+only if its version grew too, so the check fails on a struct larger than its baseline
+at the same version, which abidiff, blind to macros, would pass.
+
 abidiff's exit status sets bit 8 only for removals; a changed parameter is bit 4, as an
 addition is. The verdict is therefore read from abidiff's report: any function or
 variable Removed or Changed (after abi/hark.abignore), any removed symbol, a changed
@@ -47,10 +53,11 @@ def build(src, out, jobs):
     if r.returncode != 0:
         log.write_text(r.stdout + r.stderr)
         sys.exit(f"abi: configuring {src} failed:\n{r.stdout}{r.stderr}")
-    targets = []
-    for _, target in LIBS:
-        if run(["cmake", "--build", str(out), "--target", "help"]).stdout.find(f"... {target}\n") >= 0:
-            targets.append(target)
+    # The libraries this configuration builds (the export and LTTng ones need their
+    # packages): the targets `help` lists, as Make ("... name") or Ninja ("name: phony").
+    listed = run(["cmake", "--build", str(out), "--target", "help"]).stdout
+    targets = [target for _, target in LIBS
+               if re.search(rf"^(\.\.\. )?{target}(:|\s|$)", listed, re.M)]
     r = run(["cmake", "--build", str(out), "-j", str(jobs), "--target", *targets])
     log.write_text(r.stdout + r.stderr)
     if r.returncode != 0:
@@ -77,6 +84,69 @@ def abidw(src, lib, xml):
     # Translation units are named by their path: made relative to the tree, so that a
     # baseline written from any checkout is the same file.
     xml.write_text(xml.read_text().replace(f"path='{src}/", "path='"))
+
+
+def versioned_structs(src, work):
+    """{struct: (version, size)} of every versioned struct of the public headers,
+    compiled from them as a program sees them."""
+    headers = sorted(str(p.relative_to(src / "include")) for p in (src / "include").rglob("*.h"))
+    text = "".join((src / "include" / h).read_text() for h in headers)
+    structs = []
+    for m in re.finditer(r"^#define HARK_([A-Z0-9_]+)_VERSION\s+[0-9]+", text, re.M):
+        name = "hark_" + m.group(1).lower()
+        if re.search(rf"\btypedef struct {name}\b", text):
+            structs.append((name, m.group(1)))
+    prog = work / "versioned_structs.c"
+    prog.write_text("".join(f"#include <{h}>\n" for h in headers if h != "hark/hark.hpp")
+                    + "#include <stdio.h>\nint main(void)\n{\n"
+                    + "".join(f'    printf("%s %u %zu\\n", "{n}", (unsigned)HARK_{m}_VERSION, sizeof({n}));\n'
+                              for n, m in sorted(structs))
+                    + "    return 0;\n}\n")
+    exe = work / "versioned_structs"
+    r = run(["cc", "-std=c11", "-I", str(src / "include"), str(prog), "-o", str(exe)])
+    if r.returncode != 0:
+        sys.exit(f"abi: compiling {prog} failed:\n{r.stderr}")
+    out = run([str(exe)]).stdout
+    return {n: (int(v), int(z)) for n, v, z in (line.split() for line in out.splitlines())}
+
+
+def structs_text(structs):
+    return ("# struct version size: each versioned struct as the baseline has it, written by\n"
+            "# make abi-baseline (tests/tools/abi_check.py, docs/abi.md).\n"
+            + "".join(f"{n} {v} {z}\n" for n, (v, z) in sorted(structs.items())))
+
+
+def compare_structs(base_file, now):
+    """(ok, lines)."""
+    base = {}
+    for line in base_file.read_text().splitlines():
+        if line and not line.startswith("#"):
+            n, v, z = line.split()
+            base[n] = (int(v), int(z))
+    ok, lines = True, []
+    for n, (v, z) in sorted(now.items()):
+        if n not in base:
+            lines.append(f"{n}: new, version {v}, {z} bytes")
+            continue
+        bv, bz = base[n]
+        if (v, z) == (bv, bz):
+            continue
+        if v < bv or z < bz:
+            ok = False
+            lines.append(f"{n}: version {bv} -> {v}, {bz} -> {z} bytes: INCOMPATIBLE (a "
+                         f"versioned struct only grows)")
+        elif z > bz and v == bv:
+            ok = False
+            lines.append(f"{n}: grew from {bz} to {z} bytes at the same version {v}: "
+                         f"INCOMPATIBLE (a program built with version {v} has {bz} bytes): "
+                         f"raise HARK_{n[5:].upper()}_VERSION and add the new size to its "
+                         f"_DEFINE line (docs/conventions.md)")
+        else:
+            lines.append(f"{n}: version {bv} -> {v}, {bz} -> {z} bytes")
+    for n in sorted(set(base) - set(now)):
+        ok = False
+        lines.append(f"{n}: gone: INCOMPATIBLE")
+    return ok, lines
 
 
 def counts(report):
@@ -140,6 +210,15 @@ def cmd_check(a):
         ok, text = compare(base, new, src / "abi" / "hark.abignore")
         print(f"abi: {so} against abi/{base.name}: {'ok' if ok else 'FAILED'}, {text}")
         failed |= not ok
+    structs_file = src / "abi" / "versioned-structs.txt"
+    if structs_file.exists():
+        ok, lines = compare_structs(structs_file, versioned_structs(src, xml_dir))
+        print(f"abi: versioned structs against abi/{structs_file.name}: "
+              f"{'ok' if ok else 'FAILED'}" + "".join(f"\n  {line}" for line in lines))
+        failed |= not ok
+    else:
+        failed = True
+        print(f"abi: no abi/{structs_file.name}: make abi-baseline writes it")
     for stale in sorted(baselines):
         failed = True
         print(f"abi: abi/{stale}: no library built has this SONAME (a library not built here, "
@@ -162,6 +241,8 @@ def cmd_baseline(a):
         abidw(src, lib, abi / f"{so}.xml")
         written.add(f"{so}.xml")
         print(f"abi: wrote abi/{so}.xml")
+    (abi / "versioned-structs.txt").write_text(structs_text(versioned_structs(src, out)))
+    print("abi: wrote abi/versioned-structs.txt")
     if len(built) < len(LIBS):
         missing = [n for n, _ in LIBS if n not in built]
         print(f"abi: not built here, baseline unchanged: {', '.join(missing)} (install their "

@@ -7,7 +7,9 @@ tree changed in the ways docs/abi.md names, against the tree's own baseline (abi
      change with status 4, not the "incompatible" bit 8);
   2. a member inserted in the middle of hark_trace_options: fails;
   3. a new function (listed in src/libhark.map) and a member appended to the versioned
-     hark_trace_options: passes, and lists both;
+     hark_trace_options, its version raised: passes, and lists both;
+  3b. the member appended without raising the version: fails (a program built with
+     version 1 has the smaller struct);
   4. change 1 with HARK_VERSION_MAJOR raised but no new baseline: fails;
   5. change 1 with HARK_VERSION_MAJOR raised and `abi_check.py baseline` run (what
      `make abi-baseline` does): passes, the old major's baseline removed.
@@ -73,9 +75,20 @@ def insert_member(root):
           TRACE_OPTIONS_FIRST + "    unsigned abi_probe_inserted;\n")
 
 
-def add_function_and_member(root):
+def append_member(root):
     patch(root, "include/hark/trace.h", TRACE_OPTIONS_END,
           "    void *write_data;\n    unsigned abi_probe_appended;\n} hark_trace_options;")
+
+
+def add_function_and_member(root):
+    append_member(root)
+    text = (root / "include/hark/trace.h").read_text()
+    version = int(text.split("#define HARK_TRACE_OPTIONS_VERSION ", 1)[1].split()[0])
+    patch(root, "include/hark/trace.h", f"#define HARK_TRACE_OPTIONS_VERSION {version}\n",
+          f"#define HARK_TRACE_OPTIONS_VERSION {version + 1}\n")
+    patch(root, "src/export/trace_options.c", "                     sizeof(hark_trace_options))",
+          "                     offsetof(hark_trace_options, abi_probe_appended),\n"
+          "                     sizeof(hark_trace_options))")
     patch(root, "include/hark/version.h", "HARK_API const char *hark_version_string(void);",
           "HARK_API const char *hark_version_string(void);\nHARK_API int hark_abi_probe_added(void);")
     with open(root / "src/util/errors.c", "a") as f:
@@ -130,8 +143,11 @@ def main():
              ["hark_metrics_attach", "INCOMPATIBLE"])
     scenario("a member inserted in the middle of hark_trace_options", insert_member, 1,
              ["abi_probe_inserted", "INCOMPATIBLE"])
-    scenario("a new function and a member appended to hark_trace_options",
-             add_function_and_member, 0, ["hark_abi_probe_added", "abi_probe_appended"])
+    scenario("a new function and a member appended to hark_trace_options, its version raised",
+             add_function_and_member, 0,
+             ["hark_abi_probe_added", "abi_probe_appended", "hark_trace_options: version "])
+    scenario("a member appended to hark_trace_options, its version not raised", append_member, 1,
+             ["hark_trace_options: grew from", "at the same version"])
 
     def revert_and_raise(root):
         revert_metrics_attach(root)
