@@ -7,6 +7,7 @@
 #   make demo       build and run the instrumented SQLite demo
 #   make bench      run the benchmark suite and print ratios against its baselines
 #   make install    install into PREFIX (default /usr/local)
+#   make dist       write hark-VERSION.tar.gz, the release tarball, from the tracked files
 #   make abi-baseline  rewrite abi/*.xml, the ABI the check tier compares against,
 #                   from the tree as it is (docs/abi.md)
 #   make format     clang-format the tree; make format-check fails if it would change
@@ -29,8 +30,11 @@ BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev
 # W3C's Trace Context suite (tests/export/w3c_check.sh) needs python3-aiohttp; the TLS
 # tests make their certificates with openssl; the ABI tier and make abi-baseline need
 # libabigail's abidw and abidiff (ABI_PKGS: every library built, LTTng's bridge too).
+# The deb tier builds the Debian packages (debian/): dpkg-buildpackage, debhelper,
+# lintian, and the packages' Build-Depends (BUILD_PKGS and liblttng-ust-dev).
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
-             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp openssl abigail-tools
+             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp openssl abigail-tools \
+             dpkg-dev debhelper lintian
 ABI_PKGS = $(BUILD_PKGS) abigail-tools liblttng-ust-dev
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
@@ -54,7 +58,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan ruby-gem-check ruby-rails8 node-deps abi-baseline
+        ruby ruby-test ruby-asan ruby-gem-check ruby-rails8 node-deps abi-baseline dist
 
 all: build
 
@@ -243,6 +247,20 @@ install:
 	  -DHARK_BUILD_EXAMPLES=OFF -DHARK_BUILD_FUZZ=OFF $(CMAKE_FLAGS)
 	cmake --build $(INSTALL_BUILD) -j $(JOBS)
 	cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
+
+# The release tarball: the files of the commit checked out (git archive HEAD), under
+# hark-VERSION/, VERSION read where it is written (include/hark/version.h). It builds
+# and passes `make test` on its own, without git (make check's dist tier shows it).
+# Changes not committed are not in it: it says so.
+VERSION := $(shell sed -n 's/^\#define HARK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
+             include/hark/version.h | paste -sd.)
+DIST = hark-$(VERSION)
+
+dist:
+	@git diff --quiet HEAD 2>/dev/null || \
+	  echo "make dist: uncommitted changes are not in $(DIST).tar.gz (it is made from HEAD)"
+	git archive --format=tar.gz --prefix=$(DIST)/ -o $(DIST).tar.gz HEAD
+	@echo "make dist: wrote $(DIST).tar.gz ($$(tar -tzf $(DIST).tar.gz | grep -vc '/$$') files)"
 
 # Every C source and header the project owns (git ls-files, so a new file is covered
 # as soon as it is added); format-check fails on any file clang-format would change.

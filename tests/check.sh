@@ -22,6 +22,11 @@
 #             backward compatible, lists additions; then the check's own test on a
 #             copy of the tree with such changes made (tests/tools/abi_selftest.py,
 #             docs/abi.md)
+#   deb       the Debian packages built from the tracked files (dpkg-buildpackage,
+#             the symbols files checked), lintian without errors, unpacked with dpkg -x
+#             and programs built against them with pkg-config and find_package
+#             (tests/tools/deb_check.sh)
+#   dist      make dist's tarball unpacked elsewhere, without git, passes make test
 #
 # Environment: JOBS (default nproc), CHECK_TIERS (space-separated subset to run),
 # CHECK_BUILD_PREFIX (default build-check), HARK_TEST_SCALE (multiplier for the
@@ -31,7 +36,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
-TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald abi"}
+TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald abi deb dist"}
 SLOW_TESTS='^test_(stress|churn|clock)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
@@ -161,6 +166,24 @@ tier_journald() {
 tier_abi() {
   python3 tests/tools/abi_check.py check --build-dir "$PREFIX-abi" --jobs "$JOBS" &&
     python3 tests/tools/abi_selftest.py --work-dir "$PREFIX-abi-selftest" --jobs "$JOBS"
+}
+
+tier_deb() {
+  bash tests/tools/deb_check.sh "$PREFIX-deb" "$JOBS"
+}
+
+# The release tarball on its own: made from HEAD, unpacked where there is no git
+# repository, its fast tier run (the test-only packages are CHECK_PKGS already).
+tier_dist() {
+  local dir; dir="$(pwd)/$PREFIX-dist"
+  rm -rf "$dir" && mkdir -p "$dir" || return 1
+  make --no-print-directory dist >"$dir.log" 2>&1 || { cat "$dir.log"; return 1; }
+  local tarball; tarball=$(ls hark-*.tar.gz) || return 1
+  tar -xzf "$tarball" -C "$dir" && rm -f "$tarball" || return 1
+  local tree; tree=$(ls -d "$dir"/hark-*)
+  [ ! -e "$tree/.git" ] || { echo "dist: the tarball holds .git"; return 1; }
+  (cd "$tree" && GIT_DIR=/nonexistent make --no-print-directory test JOBS="$JOBS") &&
+    echo "dist: $tarball unpacked on its own passed make test"
 }
 
 tier_install() {

@@ -36,8 +36,9 @@ static FILE *say(void)
 #include <unistd.h>
 
 static hark_metrics *metrics;
+static bool metrics_shared; /* --workers: the sum of every process's file */
 static hark_metrics_server *server;
-static char url_host[128];
+static char curl_line[640];
 static volatile sig_atomic_t stop_requested;
 static hark_trace *trace;
 static const char *trace_path;
@@ -85,6 +86,7 @@ int exporters_metrics_shared(const char *dir)
         hark_metrics_free(metrics);
         metrics = NULL;
     }
+    metrics_shared = rc == 0;
     return rc;
 }
 
@@ -115,34 +117,79 @@ uint64_t exporters_metrics_count(const char *name)
     return n;
 }
 
-int exporters_serve_metrics(const char *address)
+/* Whether the file at `path` mentions `word`: enough for the demo to say which curl
+ * line a web configuration calls for (the library has read the file already). */
+static bool file_mentions(const char *path, const char *word)
 {
+    char text[16384];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return strstr(text, word) != NULL;
+}
+
+int exporters_serve_metrics(const char *address, const char *web_config)
+{
+    hark_metrics_server_options o = HARK_METRICS_SERVER_OPTIONS_INIT;
+    o.web_config_file = web_config; /* NULL: plain HTTP, no authentication */
+    bool own = !metrics;            /* else --workers made them shared already */
     int rc = 0;
-    if (!metrics) { /* --workers made them shared already */
+    if (own) {
         rc = hark_metrics_new(&metrics);
         if (rc == 0)
             rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
     }
     if (rc == 0) {
-        rc = hark_metrics_serve(&server, metrics, address, NULL);
-        if (rc != 0) /* hark_error_last() says why: the address, the system's reason */
+        rc = hark_metrics_server_start(&server, metrics, address, &o);
+        /* hark_error_last() says why: the address and the system's reason, or the
+         * web configuration's file, line and key. */
+        if (rc == HARK_EBIND)
             fprintf(stderr, "hark-demo: --metrics %s: %s (%s); carrying on without metrics\n",
                     address, hark_error_last()->message, hark_err_name(rc));
+        else if (rc != 0)
+            fprintf(stderr, "hark-demo: --metrics-web-config %s: %s (%s)\n", web_config,
+                    hark_error_last()->message, hark_err_name(rc));
     }
     if (rc != 0) {
-        hark_metrics_free(metrics);
-        metrics = NULL;
+        if (own) { /* shared ones go on counting the workers for the master's table */
+            hark_metrics_free(metrics);
+            metrics = NULL;
+        }
         return rc;
     }
-    /* The host as given, the port as bound (it may have been 0). */
+    /* The host as given, the port as bound (it may have been 0); what curl needs for
+     * the web configuration's TLS and basic auth. */
+    bool tls = web_config && file_mentions(web_config, "tls_server_config");
+    bool auth = web_config && file_mentions(web_config, "basic_auth_users");
+    bool client_cert = web_config && file_mentions(web_config, "client_ca_file");
     const char *colon = strrchr(address, ':');
-    snprintf(url_host, sizeof url_host, "%.*s:%u", (int)(colon - address), address,
-             hark_metrics_server_port(server));
-    fprintf(say(),
-            "Metrics: every event is also recorded by hark_metrics and served as Prometheus\n"
-            "text while the demo runs:\n\n    curl -s http://%s/metrics\n",
-            url_host);
+    snprintf(curl_line, sizeof curl_line, "curl -s%s%s%s %s://%.*s:%u/metrics",
+             tls ? " --cacert CA.pem" : "",
+             client_cert ? " --cert client.pem --key client.key" : "",
+             auth ? " -u USER:PASSWORD" : "", tls ? "https" : "http", (int)(colon - address),
+             address, hark_metrics_server_port(server));
     return 0;
+}
+
+void exporters_describe_metrics(const char *web_config)
+{
+    if (!server)
+        return;
+    if (metrics_shared)
+        fprintf(say(),
+                "\nThe master serves that sum as Prometheus text while the demo runs%s%s:\n\n"
+                "    %s\n",
+                web_config ? ", with the TLS and authentication of " : "",
+                web_config ? web_config : "", curl_line);
+    else
+        fprintf(say(),
+                "\nMetrics: every event is also recorded by hark_metrics and served as Prometheus\n"
+                "text while the demo runs%s%s:\n\n    %s\n",
+                web_config ? ", with the TLS and authentication of " : "",
+                web_config ? web_config : "", curl_line);
 }
 
 void exporters_pause(void)
@@ -155,10 +202,8 @@ void exporters_wait(void)
 {
     if (!server)
         return;
-    fprintf(say(),
-            "\nServing metrics until Enter, end of input or Ctrl-C:\n\n"
-            "    curl -s http://%s/metrics\n\n",
-            url_host);
+    fprintf(say(), "\nServing metrics until Enter, end of input or Ctrl-C:\n\n    %s\n\n",
+            curl_line);
     fflush(say());
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -234,7 +279,12 @@ int exporters_otlp_open(const char *url)
     char err[256];
     int rc = hark_otlp_new(&otlp, &o, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, err);
+        /* The URL came from --otlp: the library names it by its option. */
+        const char *option = "options.endpoint: ";
+        if (strncmp(err, option, strlen(option)) == 0)
+            fprintf(stderr, "hark-demo: --otlp: %s\n", err + strlen(option));
+        else
+            fprintf(stderr, "hark-demo: --otlp %s: %s\n", url, err);
         return rc;
     }
     if ((rc = hark_otlp_attach(NULL, otlp, hark_default(), hark_all())) == 0 &&
@@ -277,10 +327,17 @@ void exporters_otlp_close(void)
     if (!otlp_url)
         return;
     fprintf(rc == 0 ? say() : stderr,
-            "\nOTLP: %llu spans and %llu metric points exported to %s, %llu spans dropped%s.\n",
+            "\nOTLP: %llu spans and %llu metric points exported to %s, %llu spans dropped.\n",
             (unsigned long long)st.spans.exported, (unsigned long long)st.metrics.exported,
-            otlp_url, (unsigned long long)st.spans.dropped,
-            rc == 0 ? "" : " (is a collector listening there?)");
+            otlp_url, (unsigned long long)st.spans.dropped);
+    if (rc == 0)
+        return;
+    /* The library's own reason: an untrusted or expired certificate is not a
+     * collector that is down. */
+    if (st.last_error[0])
+        fprintf(stderr, "OTLP: the last failure: %s\n", st.last_error);
+    if (st.last_failure == HARK_OTLP_FAILURE_CONNECT)
+        fprintf(stderr, "OTLP: is a collector listening at %s?\n", otlp_url);
 }
 #else
 int exporters_otlp_open(const char *url)
@@ -328,13 +385,19 @@ uint64_t exporters_metrics_count(const char *name)
     return 0;
 }
 
-int exporters_serve_metrics(const char *address)
+int exporters_serve_metrics(const char *address, const char *web_config)
 {
+    (void)web_config;
     fprintf(stderr,
             "hark-demo: --metrics %s: this demo was built without the exporters library "
             "(install libmicrohttpd-dev and rebuild); carrying on without metrics\n",
             address);
-    return HARK_EINVAL;
+    return HARK_EBIND; /* as an address that cannot be bound: the demo carries on */
+}
+
+void exporters_describe_metrics(const char *web_config)
+{
+    (void)web_config;
 }
 
 void exporters_pause(void) {}

@@ -35,10 +35,19 @@ uint64_t exporters_metrics_count(const char *name);
 
 /*
  * Starts recording every event of the default notifier and serving them at
- * `address` ("HOST:PORT"). On failure prints why on stderr and returns nonzero;
- * the demo then carries on without metrics.
+ * `address` ("HOST:PORT"), with the TLS and basic auth of the exporter-toolkit web
+ * configuration file `web_config` (NULL: plain HTTP). After
+ * exporters_metrics_shared() it serves those shared metrics instead, the sum of
+ * every process. On failure prints why on stderr and returns nonzero: HARK_EBIND
+ * for an address that cannot be bound (the demo then carries on without serving;
+ * shared metrics are kept), another code for a web configuration refused (a bad
+ * option). Prints nothing else: exporters_describe_metrics() does.
  */
-int exporters_serve_metrics(const char *address);
+int exporters_serve_metrics(const char *address, const char *web_config);
+
+/* After the banner: says where the metrics are served and the curl line that
+ * fetches them. Nothing when they are not served. */
+void exporters_describe_metrics(const char *web_config);
 
 /* Stops recording (silences the metrics; serving goes on): the cost section must
  * measure the statement path without them. */

@@ -31,6 +31,7 @@ typedef struct options {
     hark_log_level level;    /* the logger's level in phase 1 */
     int colour;              /* -1: when stdout is a terminal */
     const char *metrics;     /* --metrics ADDR, or NULL */
+    const char *web_config;  /* --metrics-web-config FILE, or NULL */
     const char *trace;       /* --trace FILE, or NULL */
     const char *otlp;        /* --otlp URL, or NULL */
     bool record;             /* --record[=FILE] */
@@ -112,6 +113,9 @@ static void usage(FILE *out)
             "                        text at http://ADDR/metrics (ADDR is HOST:PORT, e.g.\n"
             "                        127.0.0.1:9464; port 0 picks one) and keep serving after\n"
             "                        the run until Enter, end of input or Ctrl-C\n"
+            "      --metrics-web-config FILE  serve --metrics with the TLS and basic auth of\n"
+            "                        FILE, a Prometheus exporter-toolkit web configuration\n"
+            "                        (docs/exporters.md)\n"
             "      --trace FILE      also write every event of both phases to FILE as a Chrome\n"
             "                        trace (open it at https://ui.perfetto.dev or in\n"
             "                        chrome://tracing)\n"
@@ -155,6 +159,7 @@ static int parse_args(int argc, char **argv, options *o)
                                           {"async", no_argument, NULL, 'A'},
                                           {"otlp", required_argument, NULL, 'O'},
                                           {"record", optional_argument, NULL, 'R'},
+                                          {"metrics-web-config", required_argument, NULL, 'w'},
                                           {"workers", required_argument, NULL, 'W'},
                                           {NULL, 0, NULL, 0}};
     int c;
@@ -231,6 +236,13 @@ static int parse_args(int argc, char **argv, options *o)
             o->record = true;
             o->record_path = optarg;
             break;
+        case 'w':
+            if (*optarg == '\0') {
+                fprintf(stderr, "%s: --metrics-web-config wants a file name\n", prog);
+                return 2;
+            }
+            o->web_config = optarg;
+            break;
         case 'W':
             o->workers = (int)strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || o->workers < 1 || o->workers > 16) {
@@ -265,6 +277,11 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (*o->database == '\0') {
         fprintf(stderr, "%s: --database wants a path\n", prog);
+        return 2;
+    }
+    if (o->web_config && !o->metrics) {
+        fprintf(stderr, "%s: --metrics-web-config is for --metrics ADDR, which is not given\n",
+                prog);
         return 2;
     }
     return -1;
@@ -357,23 +374,12 @@ static void metrics_dir_of(char *out, size_t size, const char *database)
 }
 
 /*
- * --workers N: hark is set up (subscribers, exporters) by the caller; this forks the
- * workers, which serve the requests, and then shows what the master sees of them.
+ * --workers N: hark is set up (subscribers, exporters, the shared metrics) by the
+ * caller; this forks the workers, which serve the requests, and then shows what the
+ * master sees of them.
  */
 static int run_workers(const options *o)
 {
-    char dir[4096];
-    metrics_dir_of(dir, sizeof dir, o->database);
-    if (exporters_metrics_shared(dir) != 0)
-        return 1;
-    fprintf(say,
-            "\nMetrics: every event is recorded by hark_metrics in shared mode: each process\n"
-            "writes its own memory-mapped file in %s/, and one reader sums them all.\n",
-            dir);
-    if (o->metrics) {
-        fputc('\n', say);
-        exporters_serve_metrics(o->metrics);
-    }
     heading("Workers, forked after setup");
     fprintf(say,
             "The master (pid %ld) forks %d workers. Each serves %ld requests and the\n"
@@ -393,9 +399,20 @@ static int run_workers(const options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {
-        HARK_DEMO_DEFAULT_DB, 8, HARK_LOG_DEBUG, -1, NULL, NULL, NULL, false, NULL, NULL, false, 0};
-    char record_path[4096];
+    options o = {HARK_DEMO_DEFAULT_DB,
+                 8,
+                 HARK_LOG_DEBUG,
+                 -1,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 false,
+                 NULL,
+                 NULL,
+                 false,
+                 0};
+    char record_path[4096], metrics_dir[4096];
     char err[512];
     demo_db db;
     int rc;
@@ -422,11 +439,41 @@ int main(int argc, char **argv)
         exporters_otlp_close();
         return 2;
     }
+    /* A recorder that cannot write where it was told, a web configuration refused,
+     * and the shared metrics of --workers in a directory that cannot be written,
+     * are bad options too; an address that cannot be bound is not (the demo carries
+     * on without serving). */
+    rc = 0;
+    if (o.workers) { /* before the server: it serves what every worker records */
+        metrics_dir_of(metrics_dir, sizeof metrics_dir, o.database);
+        rc = exporters_metrics_shared(metrics_dir);
+    }
+    if (rc == 0 && o.record) {
+        if (!o.record_path) {
+            recorder_default_path(record_path, sizeof record_path, o.database);
+            o.record_path = record_path;
+        }
+        rc = recorder_start(o.record_path, say, o.workers > 0);
+    }
+    if (rc == 0 && o.metrics &&
+        (rc = exporters_serve_metrics(o.metrics, o.web_config)) == HARK_EBIND)
+        rc = 0;
+    if (rc != 0) {
+        recorder_discard();
+        exporters_stop();
+        if (!o.workers)
+            db_close(&db);
+        exporters_trace_close();
+        exporters_otlp_close();
+        return 2;
+    }
     if ((rc = metrics_attach()) != 0 ||
         (rc = log_lines_attach(stdout, o.colour < 0 ? isatty(STDOUT_FILENO) : o.colour != 0,
                                o.level)) != 0 ||
         (rc = log_lines_configure(o.format, o.async)) != 0) {
         fprintf(stderr, "%s: cannot subscribe: %s\n", prog, hark_strerror(rc));
+        recorder_discard();
+        exporters_stop();
         if (!o.workers)
             db_close(&db);
         return 1;
@@ -440,26 +487,13 @@ int main(int argc, char **argv)
             hark_version_string(), sqlite3_libversion(),
             o.workers ? "in memory, one per worker" : o.database, o.requests,
             o.requests == 1 ? "" : "s", o.workers ? "worker" : "phase");
-    if (o.metrics && !o.workers) {
-        fputc('\n', say);
-        exporters_serve_metrics(o.metrics); /* on failure it says why; the demo goes on */
-    }
-    if (o.record) {
-        if (!o.record_path) {
-            recorder_default_path(record_path, sizeof record_path, o.database);
-            o.record_path = record_path;
-        }
-        if (recorder_start(o.record_path, say, o.workers > 0) != 0) {
-            exporters_stop();
-            log_lines_detach();
-            metrics_free();
-            if (!o.workers)
-                db_close(&db);
-            exporters_trace_close();
-            exporters_otlp_close();
-            return 2;
-        }
-    }
+    if (o.workers)
+        fprintf(say,
+                "\nMetrics: every event is recorded by hark_metrics in shared mode: each process\n"
+                "writes its own memory-mapped file in %s/, and one reader sums them all.\n",
+                metrics_dir);
+    exporters_describe_metrics(o.web_config);
+    recorder_describe();
 
     if (o.workers) {
         rc = run_workers(&o);

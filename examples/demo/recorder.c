@@ -43,6 +43,21 @@ static void sibling(char *out, size_t size, const char *path, const char *suffix
     snprintf(out, size, "%.*s%s", (int)len, path, suffix);
 }
 
+/* Whether this process may create files in the directory of `path` (errno says
+ * why not). */
+static bool can_write_beside(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    return access(dir, W_OK | X_OK) == 0;
+}
+
 int recorder_start(const char *path, FILE *say, bool per_process)
 {
     narrative = say;
@@ -66,8 +81,11 @@ int recorder_start(const char *path, FILE *say, bool per_process)
     }
     if (rc == 0 && per_process) {
         /* A worker that crashes writes its own file, named when it crashes: no
-         * descriptor shared with the master or another worker. */
-        rc = hark_recorder_dump_on_crash_path(rec, crash_path, HARK_RECORDER_CHROME);
+         * descriptor shared with the master or another worker. No file is made
+         * now, so a directory that cannot be written is found by asking. */
+        rc = can_write_beside(path)
+                 ? hark_recorder_dump_on_crash_path(rec, crash_path, HARK_RECORDER_CHROME)
+                 : HARK_EIO;
     } else if (rc == 0) {
         crash_fd = open(crash_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         rc = crash_fd < 0 ? HARK_EIO
@@ -84,22 +102,28 @@ int recorder_start(const char *path, FILE *say, bool per_process)
         }
         return rc;
     }
+    return 0;
+}
+
+void recorder_describe(void)
+{
+    if (!rec)
+        return;
     hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
-    if (per_process)
+    if (per_pid)
         fprintf(
-            say,
+            narrative,
             "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
             "in each worker, its own, written by the worker when one of its requests fails,\n"
             "to %s (%%p: the worker's pid).\n",
             st.bytes >> 20, failed_template);
     else
         fprintf(
-            say,
+            narrative,
             "\nA flight recorder keeps the last %zu MiB of events in memory (hark/recorder.h):\n"
             "it writes them when a request fails, and at the end to %s.\n",
             st.bytes >> 20, dump_path);
-    return 0;
 }
 
 int recorder_worker_done(const char *who)
@@ -107,7 +131,7 @@ int recorder_worker_done(const char *who)
     if (!rec)
         return 0;
     int rc = hark_recorder_flush(rec); /* the failed request's dump, written by this worker */
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     if (rc != 0 || st.triggered == 0) {
         fprintf(stderr, "hark-demo: [%s] the recorder wrote no dump of the failed request\n", who);
@@ -126,6 +150,11 @@ void recorder_discard(void)
     if (!rec)
         return;
     hark_recorder_dump_on_crash(rec, -1, HARK_RECORDER_CHROME);
+    if (crash_fd >= 0) { /* --workers made no crash file: a crash names its own */
+        close(crash_fd);
+        unlink(crash_path);
+        crash_fd = -1;
+    }
     hark_recorder_free(rec);
     rec = NULL;
 }
@@ -168,6 +197,8 @@ int recorder_worker_done(const char *who)
     (void)who;
     return 0;
 }
+
+void recorder_describe(void) {}
 
 void recorder_discard(void) {}
 

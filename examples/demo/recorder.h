@@ -18,9 +18,10 @@ void recorder_default_path(char *out, size_t size, const char *database);
 
 /*
  * Starts the recorder on every event of the default notifier, with a trigger on
- * failed `request.demo` events and crash dumps into a file beside `path`. Says
- * what it does on `say`. `per_process` (--workers): the trigger's and the crash's
- * files name the process that writes them ("-failed-<pid>-<n>.json",
+ * failed `request.demo` events and crash dumps into a file beside `path` (so a
+ * directory that cannot be written fails here, before the demo prints anything).
+ * Its narrative goes to `say`, later. `per_process` (--workers): the trigger's and
+ * the crash's files name the process that writes them ("-failed-<pid>-<n>.json",
  * "-crash-<pid>.json"), each forked worker writing its own. On failure prints why
  * on stderr and returns nonzero.
  */
@@ -30,8 +31,12 @@ int recorder_start(const char *path, FILE *say, bool per_process);
  * and says where it is (`who` names the worker). Nonzero when there is none. */
 int recorder_worker_done(const char *who);
 
-/* In the master of --workers: frees the recorder without a dump (the master served
- * no request). */
+/* After the banner: says what the recorder keeps and where it writes. */
+void recorder_describe(void);
+
+/* Frees the recorder without writing anything, and removes its crash file: when
+ * the demo stops on a bad option, and in the master of --workers, which served no
+ * request. Nothing when no recorder was started. */
 void recorder_discard(void);
 
 /* Writes the dump to the path given to recorder_start(), says where and how to

@@ -97,6 +97,31 @@ expect2 "unknown level" --log-level loud
 expect2 "missing value" --database
 expect2 "stray argument" extra
 expect2 "--record= without a name" --memory --record=
+# Where the recorder cannot write: refused before the banner (expect2: nothing on stdout).
+if "$demo" --help | grep -q -- "--record"; then
+    expect2 "--record into a missing directory" --memory --record=/nonexistent/x.json
+fi
+# An endpoint given with --otlp is named as such, not as OTEL_EXPORTER_OTLP_ENDPOINT.
+if "$demo" --help | grep -q -- "--otlp URL"; then
+    "$demo" --memory --otlp http://127.0.0.1:99999 >"$out" 2>&1
+    grep -q '^hark-demo: --otlp: "http://127.0.0.1:99999" is not a valid URL: port 99999 is above 65535$' "$out" ||
+        fail "--otlp with a bad port: $(cat "$out")"
+fi
+# --metrics-web-config: only with --metrics; a misspelt key is a bad option, named
+# as an unknown key with the one meant.
+expect2 "--metrics-web-config without --metrics" --memory --metrics-web-config web.yml
+if "$demo" --help | grep -q -- "--metrics-web-config" && "$demo" --help | grep -q -- "--metrics ADDR"; then
+    dir=$(mktemp -d) || exit 1
+    printf 'tls_server_config:\n  cert_file: server.pem\n  keyfile: server.key\n' >"$dir/web.yml"
+    expect2 "a misspelt web configuration key" --memory --metrics 127.0.0.1:0 --metrics-web-config "$dir/web.yml"
+    said=$("$demo" --memory --metrics 127.0.0.1:0 --metrics-web-config "$dir/web.yml" 2>&1)
+    case $said in
+    *"no YAML reader"*) ;; # a build without libyaml: HARK_ENOTSUP, also status 2
+    *"tls_server_config.keyfile is an unknown key; did you mean tls_server_config.key_file?"*) ;;
+    *) rm -rf "$dir"; fail "the misspelt key is not reported as unknown with its suggestion: $said" ;;
+    esac
+    rm -rf "$dir"
+fi
 dir=$(mktemp -d) || exit 1
 expect2 "missing directory" --database "$dir/no/such/dir/demo.db"
 [ -z "$(ls -A "$dir")" ] || fail "the failed open left files behind: $(ls -A "$dir")"
@@ -111,8 +136,8 @@ expect2 "unknown log format" --log-format xml
 "$demo" --requests 12x 2>&1 | grep -q 'not "12x"$' || fail "a bad value is not quoted \"...\""
 
 # Runs the demo with the arguments given, its input held open so that it serves its
-# metrics until we close it; once it says so, GETs /metrics into $body, then closes
-# its input and waits for it to end.
+# metrics until we close it; once it says so, GETs /metrics into $body (with the
+# header line $scrape_header, if set), then closes its input and waits for it to end.
 serve_and_scrape() {
     fifo=$(mktemp -d) || exit 1
     mkfifo "$fifo/in"
@@ -125,8 +150,10 @@ serve_and_scrape() {
         [ "$tries" -lt 600 ] && kill -0 "$pid" 2>/dev/null || { exec 4>&-; rm -rf "$fifo"; fail "$*: no 'Serving metrics' line"; }
         sleep 0.1
     done
-    port=$(sed -n 's|.*curl -s http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
-    body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' _ "$port")
+    port=$(sed -n 's|.*curl -s.* http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out" | tail -1)
+    body=$(bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+                    { printf "GET /metrics HTTP/1.0\r\n"; [ -z "$2" ] || printf "%s\r\n" "$2"; printf "\r\n"; } >&3 &&
+                    cat <&3' _ "$port" "${scrape_header:-}")
     exec 4>&-
     wait "$pid" || { status=$?; rm -rf "$fifo"; fail "$*: exit status $status"; }
     rm -rf "$fifo"
@@ -185,6 +212,31 @@ r = d["otherData"]["recorder"]; assert r["reason"] == "trigger" and r["pid"] == 
     served=$(echo "$body" | sed -n 's/^hark_event_duration_seconds_count{event="sql.sqlite"} //p' | tr -d '\r')
     [ -n "$table" ] && [ "$table" = "$served" ] ||
         { rm -rf "$dir"; fail "workers: sql.sqlite: the table says '$table', /metrics '$served'"; }
+    # Checked before the master prints anything, as without --workers: a web
+    # configuration refused, a recorder that cannot write.
+    printf 'tls_server_config:\n  cert_file: server.pem\n  keyfile: server.key\n' >"$dir/bad.yml"
+    expect2 "--workers with a refused web configuration" -d "$dir/demo.db" --workers 2 \
+        --metrics 127.0.0.1:0 --metrics-web-config "$dir/bad.yml"
+    expect2 "--workers with --record into a missing directory" -d "$dir/demo.db" --workers 2 \
+        --record=/nonexistent/x.json
+    # --workers with --metrics-web-config: the master serves the workers' sum behind
+    # the file's basic auth (a bcrypt hash from libcrypt, through perl's crypt()).
+    hash=$(perl -e 'print crypt("secret", "\$2b\$05\$abcdefghijklmnopqrstuu")' 2>/dev/null)
+    if [ "${hash#\$2b\$05\$}" != "$hash" ] && [ "${#hash}" -eq 60 ] &&
+       ! "$demo" --memory -n 1 --metrics 127.0.0.1:0 --metrics-web-config "$dir/bad.yml" 2>&1 |
+           grep -q "no YAML reader"; then
+        printf 'basic_auth_users:\n  demo: %s\n' "$hash" >"$dir/web.yml"
+        scrape_header="Authorization: Basic $(printf demo:secret | base64)"
+        serve_and_scrape -d "$dir/demo.db" --workers 2 --requests 1 --no-color \
+            --metrics 127.0.0.1:0 --metrics-web-config "$dir/web.yml"
+        scrape_header=
+        grep -qF "while the demo runs, with the TLS and authentication of $dir/web.yml:" "$out" &&
+            grep -q "curl -s -u USER:PASSWORD http://127.0.0.1:" "$out" ||
+            { rm -rf "$dir"; fail "workers+web config: no curl line with basic auth"; }
+        served=$(echo "$body" | sed -n 's/^hark_event_duration_seconds_count{event="request.demo"} //p' | tr -d '\r')
+        # 2 workers x (1 request, migrate, seed, signup).
+        [ "$served" = 8 ] || { rm -rf "$dir"; fail "workers+web config: /metrics counts '$served' requests, want 8: $body"; }
+    fi
     rm -rf "$dir"
 fi
 # --trace FILE: a Chrome trace of both phases, parsed by a real JSON parser when

@@ -52,4 +52,30 @@ for pid in $(sed -n 's/^\[worker [12] pid \([0-9]*\)\] Started migrate #1$/\1/p'
 done
 [ "$(grep -c '^\[worker [12] pid [0-9]*\] Started migrate #1$' "$out")" -eq 2 ] ||
     fail "workers: want 2 workers"
+
+# A collector whose certificate the demo does not trust (signed by a CA of the test's
+# own, tests/support/make_certs.sh): the demo says so in the exporter's own words
+# (hark_otlp_stats.last_error), not "is a collector listening there?".
+if command -v openssl >/dev/null 2>&1; then
+    certs=$(mktemp -d) || exit 1
+    trap 'rm -f "$out"; [ -n "${rpid:-}" ] && kill "$rpid" 2>/dev/null; rm -rf "$certs"' EXIT
+    bash "$here/tests/support/make_certs.sh" "$certs" || fail "make_certs.sh failed"
+    node "$here/tests/export/otlp/receiver.js" --tls-cert "$certs/server.pem" \
+        --tls-key "$certs/server.key" >"$certs/port" 2>/dev/null &
+    rpid=$!
+    tries=0
+    until grep -q '^PORT ' "$certs/port"; do
+        tries=$((tries + 1))
+        [ "$tries" -lt 300 ] && kill -0 "$rpid" 2>/dev/null || fail "the HTTPS receiver did not start"
+        sleep 0.1
+    done
+    port=$(sed -n 's/^PORT //p' "$certs/port")
+    env -u OTEL_EXPORTER_OTLP_CERTIFICATE "$build/examples/hark-demo" --memory -n 1 --no-color \
+        --otlp "https://127.0.0.1:$port" >"$out" 2>&1 || fail "untrusted collector: exit status $?"
+    grep -q "^OTLP: the last failure: [a-z]* to https://127.0.0.1:$port/v1/[a-z]*: TLS: the server's certificate is not signed by a trusted CA" "$out" ||
+        fail "untrusted collector: the exporter's reason is not said"
+    if grep -q "collector listening" "$out"; then
+        fail "untrusted collector: reported as one that may not be listening"
+    fi
+fi
 echo "PASS"

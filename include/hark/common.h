@@ -69,7 +69,8 @@ enum {
     HARK_EEXIST = -14,      /* the object already exists */
     HARK_EBIND = -15,       /* a network address cannot be bound or listened on (see errno) */
     HARK_EMATCHLIMIT = -16, /* a regex match hit its backtracking limit */
-    HARK_ENOTSUP = -17      /* not supported by this build (e.g. no systemd journal) */
+    HARK_ENOTSUP = -17,     /* not supported by this build (e.g. no systemd journal) */
+    HARK_ETIMEDOUT = -18    /* not done within the timeout given; the work goes on */
 };
 
 /* Longest event name or pattern accepted, in bytes, excluding the terminating NUL. */

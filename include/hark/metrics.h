@@ -1,7 +1,7 @@
 /*
  * hark/metrics.h -- latency metrics per event name, Prometheus exposition and an
- * HTTP endpoint. Part of the exporters library (hark::export, `pkg-config
- * hark-export`), not of libhark itself; include it explicitly.
+ * HTTP endpoint. Part of the exporters library, libhark-export, not of libhark
+ * itself: link it with `pkg-config hark-export` (CMake: hark::export).
  *
  *     hark_metrics *m;
  *     hark_metrics_new(&m);

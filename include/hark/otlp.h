@@ -1,8 +1,8 @@
 /*
  * hark/otlp.h -- an OpenTelemetry (OTLP/HTTP) exporter of hark's events, metrics
- * and log lines (part of hark::export, built when libcurl is found; include it
- * explicitly). Without libcurl the header is installed but hark::export has none
- * of these functions.
+ * and log lines. Part of libhark-export, built when libcurl is found: link it with
+ * `pkg-config hark-export` (CMake: hark::export), not `hark` alone. Without libcurl
+ * the header is installed but libhark-export has none of these functions.
  *
  *     hark_otlp *x;
  *     if (hark_otlp_new(&x, NULL, NULL, 0) != 0)           // OTEL_* variables
@@ -493,9 +493,10 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
  * attached), waiting at most `timeout_ms`. In a forked child whose worker thread
  * could not be started again, the calling thread exports: a batch it has begun
  * runs to its end, so the call may take up to `export_timeout_ms` longer.
- * Errors: HARK_EINVAL (NULL), HARK_EBUSY (not done within the timeout; the
- * export goes on in the background), HARK_EIO (records were dropped since the
- * previous flush -- a full queue, a failed export: hark_otlp_stats says how many;
+ * Errors: HARK_EINVAL (NULL), HARK_ETIMEDOUT (not done within the timeout; the
+ * export goes on in the background; before 1.0.0 this was HARK_EBUSY), HARK_EIO
+ * (records were dropped since the previous flush -- a full queue, a failed export:
+ * hark_otlp_stats says how many;
  * hark_error_last() says how many and the last failure, as last_error does).
  * Thread-safety: safe; never from the instrumenting fast path.
  */

@@ -1,6 +1,7 @@
 /*
  * hark/recorder.h -- a flight recorder: the last events before a crash, always on,
- * dumped on demand (part of hark::export).
+ * dumped on demand. Part of libhark-export: link it with `pkg-config hark-export`
+ * (CMake: hark::export), not `hark` alone.
  *
  * A recorder keeps the most recent events of the notifiers it is attached to in
  * memory it took once, at hark_recorder_new(), and writes them out only when asked:

@@ -1,5 +1,6 @@
 /*
- * hark/trace.h -- a Chrome trace-event file of hark's events (part of hark::export).
+ * hark/trace.h -- a Chrome trace-event file of hark's events. Part of libhark-export:
+ * link it with `pkg-config hark-export` (CMake: hark::export), not `hark` alone.
  *
  * A trace subscribes to the events of one or more notifiers and writes each
  * finished event as one "complete" event ("ph":"X") of the Chrome trace-event JSON

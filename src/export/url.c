@@ -192,7 +192,7 @@ int hark__url_parse(hark__url *out, const char *text, char *why, size_t why_size
     const char *sep = strstr(text, "://");
     size_t scheme = sep ? (size_t)(sep - text) : 0;
     if (!sep || strcspn(text, "/?#") < scheme)
-        return refuse(why, why_size, "not an absolute URL: it starts with http:// or https://");
+        return refuse(why, why_size, "it does not start with http:// or https://");
     if (scheme == 5 && !strncasecmp(text, "https", 5))
         out->https = true;
     else if (!(scheme == 4 && !strncasecmp(text, "http", 4)))

@@ -8,16 +8,20 @@
  *     basic_auth_users:  {name: bcrypt hash, ...}
  *     http_server_config: {http2}      (accepted, without effect: HTTP/1.1 only)
  *
- * As exporter-toolkit, a key it does not know is an error; so is one hark does not
- * implement (cipher_suites, client_allowed_sans, ...): a security setting is never
- * silently dropped. Paths are relative to the file's directory, as there.
+ * As exporter-toolkit, a key it does not know is an error ("unknown key", with the
+ * nearest known one suggested: a misspelt key_file reads as a typo, not as a
+ * missing feature); so is one of exporter-toolkit's that hark does not implement
+ * (cipher_suites, client_allowed_sans, ...): a security setting is never silently
+ * dropped. Paths are relative to the file's directory, as there.
  */
 #include "server_config.h"
 #include "alloc.h"
 #include "error.h"
+#include "nearest_word.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -119,6 +123,49 @@ static int client_auth(const reader *r, const yaml_node_t *n)
                v ? v : "(not a string)");
 }
 
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Each section's keys: those hark reads, and those of exporter-toolkit's that it
+ * does not implement. */
+static const char *const top_keys[] = {"tls_server_config", "basic_auth_users",
+                                       "http_server_config"};
+static const char *const tls_keys[] = {"cert_file",        "key_file",    "client_ca_file",
+                                       "client_auth_type", "min_version", "max_version"};
+static const char *const tls_not_implemented[] = {"cert",
+                                                  "key",
+                                                  "client_ca",
+                                                  "cipher_suites",
+                                                  "curve_preferences",
+                                                  "prefer_server_cipher_suites",
+                                                  "client_allowed_sans"};
+static const char *const http_keys[] = {"http2"};
+static const char *const http_not_implemented[] = {"headers"};
+
+static bool listed(const char *key, const char *const *keys, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!strcmp(key, keys[i]))
+            return true;
+    return false;
+}
+
+/* A key that is not one hark reads: not implemented, or unknown with the nearest
+ * known key suggested. `section` is "" at the top, else "tls_server_config." and
+ * the like. */
+static int not_read(const reader *r, const yaml_node_t *k, const char *section, const char *key,
+                    const char *const *keys, size_t count, const char *const *not_implemented,
+                    size_t not_implemented_count)
+{
+    if (!key)
+        return bad(r, k, "%sa key is not a string", section);
+    if (listed(key, not_implemented, not_implemented_count))
+        return bad(r, k, "%s%s is not supported by hark", section, key);
+    const char *near = hark__nearest_word(key, keys, count);
+    if (near)
+        return bad(r, k, "%s%s is an unknown key; did you mean %s%s?", section, key, section, near);
+    return bad(r, k, "%s%s is an unknown key", section, key);
+}
+
 #define FOR_PAIRS(r, map, p)                                                                       \
     for (yaml_node_pair_t *p = (map)->data.mapping.pairs.start; p < (map)->data.mapping.pairs.top; \
          p++)
@@ -133,8 +180,9 @@ static int tls_server_config(reader *r, const yaml_node_t *map)
         yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
         const char *key = scalar(k);
         int rc;
-        if (!key)
-            rc = bad(r, k, "tls_server_config: a key is not a string");
+        if (!key || !listed(key, tls_keys, COUNT(tls_keys)))
+            rc = not_read(r, k, "tls_server_config.", key, tls_keys, COUNT(tls_keys),
+                          tls_not_implemented, COUNT(tls_not_implemented));
         else if (!strcmp(key, "cert_file"))
             rc = path_of(r, v, key, &r->s->cert_file);
         else if (!strcmp(key, "key_file"))
@@ -145,10 +193,8 @@ static int tls_server_config(reader *r, const yaml_node_t *map)
             rc = client_auth(r, v);
         else if (!strcmp(key, "min_version"))
             rc = tls_version(r, v, key, &r->s->min_version);
-        else if (!strcmp(key, "max_version"))
-            rc = tls_version(r, v, key, &r->s->max_version);
         else
-            rc = bad(r, k, "tls_server_config.%s is not supported by hark", key);
+            rc = tls_version(r, v, key, &r->s->max_version);
         if (rc)
             return rc;
     }
@@ -188,9 +234,9 @@ static int http_server_config(reader *r, const yaml_node_t *map)
     {
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
         const char *key = scalar(k);
-        if (!key || strcmp(key, "http2") != 0)
-            return bad(r, k, "http_server_config.%s is not supported by hark",
-                       key ? key : "(not a string)");
+        if (!key || !listed(key, http_keys, COUNT(http_keys)))
+            return not_read(r, k, "http_server_config.", key, http_keys, COUNT(http_keys),
+                            http_not_implemented, COUNT(http_not_implemented));
     }
     return 0;
 }
@@ -207,16 +253,14 @@ static int top(reader *r, const yaml_node_t *root)
         yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
         const char *key = scalar(k);
         int rc;
-        if (!key)
-            rc = bad(r, k, "a key is not a string");
+        if (!key || !listed(key, top_keys, COUNT(top_keys)))
+            rc = not_read(r, k, "", key, top_keys, COUNT(top_keys), NULL, 0);
         else if (!strcmp(key, "tls_server_config"))
             rc = tls_server_config(r, v);
         else if (!strcmp(key, "basic_auth_users"))
             rc = basic_auth_users(r, v);
-        else if (!strcmp(key, "http_server_config"))
-            rc = http_server_config(r, v);
         else
-            rc = bad(r, k, "%s is not a key of the web configuration", key);
+            rc = http_server_config(r, v);
         if (rc)
             return rc;
     }

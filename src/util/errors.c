@@ -29,6 +29,7 @@ static const struct error_text errors[] = {
     {HARK_EBIND, "HARK_EBIND", "address cannot be bound"},
     {HARK_EMATCHLIMIT, "HARK_EMATCHLIMIT", "regex match hit its backtracking limit"},
     {HARK_ENOTSUP, "HARK_ENOTSUP", "not supported by this build"},
+    {HARK_ETIMEDOUT, "HARK_ETIMEDOUT", "not done within the timeout"},
 };
 
 static const struct error_text *find(int err)

@@ -379,8 +379,23 @@ static void refused_configurations(void **state)
         {"basic_auth_users:\n  prometheus: plaintext-password\n",
          "the hash of user \"prometheus\" is not a bcrypt hash"},
         {"basic_auth_users: [a, b]\n", "basic_auth_users: a mapping of user: bcrypt hash"},
-        {"tls_config:\n  cert_file: x\n",
-         "line 1: tls_config is not a key of the web configuration"},
+        {"tls_config:\n  cert_file: x\n", "line 1: tls_config is an unknown key"},
+        /* A misspelt key: unknown, and the key meant is suggested. */
+        {"tls_server_config:\n  cert_file: server.pem\n  keyfile: server.key\n",
+         "line 3: tls_server_config.keyfile is an unknown key; did you mean "
+         "tls_server_config.key_file?"},
+        {"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+         "  Client_CA_File: ca.pem\n",
+         "line 4: tls_server_config.Client_CA_File is an unknown key; did you mean "
+         "tls_server_config.client_ca_file?"},
+        {"basic_auth_user:\n  prometheus: x\n",
+         "line 1: basic_auth_user is an unknown key; did you mean basic_auth_users?"},
+        {"http_server_config:\n  http_2: true\n",
+         "line 2: http_server_config.http_2 is an unknown key; did you mean "
+         "http_server_config.http2?"},
+        {"tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+         "  ocsp: true\n",
+         "line 4: tls_server_config.ocsp is an unknown key"},
         {"tls_server_config: {cert_file: [\n", "line 2: "},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

@@ -14,7 +14,14 @@ if (rails = ENV["RAILS"]) && !rails.empty?
   $LOAD_PATH.unshift(*frameworks.map { |f| "#{rails}/#{f}/lib" }, *Dir["#{rails}/gems/*/lib"].sort)
   # hark from this repository when the application is still inside it, else the gem.
   hark_lib = ENV.fetch("HARK_LIB") { File.expand_path("../../../bindings/ruby/lib", __dir__) }
-  $LOAD_PATH.unshift(hark_lib) if File.exist?("#{hark_lib}/hark/rails.rb")
+  if File.exist?("#{hark_lib}/hark/rails.rb")
+    # The repository's Ruby files need the extension `make ruby` builds beside them.
+    if ENV["HARK"] != "0" && Dir["#{hark_lib}/hark/hark_ext.{so,bundle}"].empty?
+      abort "hark's extension is not built: run `make ruby` in #{File.expand_path('../../..', hark_lib)} " \
+            "first (it builds bindings/ruby/lib/hark/hark_ext.so), or set HARK=0 for Rails' own fanout"
+    end
+    $LOAD_PATH.unshift(hark_lib)
+  end
 else
   require "bundler/setup" # Set up gems listed in the Gemfile.
 end

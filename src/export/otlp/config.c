@@ -192,6 +192,8 @@ static const char *const signal_path[SIG_COUNT] = {"/v1/traces", "/v1/metrics", 
 static const char *const signal_var[SIG_COUNT] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
                                                   "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
                                                   "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"};
+static const char *const signal_option[SIG_COUNT] = {
+    "options.traces_endpoint", "options.metrics_endpoint", "options.logs_endpoint"};
 
 /* The service name and resource attributes. */
 static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
@@ -224,17 +226,21 @@ static int config_resource(hark__otlp_cfg *c, const hark_otlp_options *o, char *
 static int config_endpoints(hark__otlp_cfg *c, const hark_otlp_options *o, char *err, size_t n)
 {
     const char *v;
+    /* A refused URL is named by where it came from: the option the program set, or
+     * the variable. */
     const char *base = o->endpoint ? o->endpoint : hark__otlp_env(o, "OTEL_EXPORTER_OTLP_ENDPOINT");
     if (!base)
         base = "http://localhost:4318";
-    int rc = check_url("OTEL_EXPORTER_OTLP_ENDPOINT", base, true, err, n);
+    int rc = check_url(o->endpoint ? "options.endpoint" : "OTEL_EXPORTER_OTLP_ENDPOINT", base, true,
+                       err, n);
     if (rc < 0)
         return rc;
     const char *sig_opt[SIG_COUNT] = {o->traces_endpoint, o->metrics_endpoint, o->logs_endpoint};
     for (int s = 0; s < SIG_COUNT; s++) {
         v = sig_opt[s] ? sig_opt[s] : hark__otlp_env(o, signal_var[s]);
         if (v) {
-            if ((rc = check_url(signal_var[s], v, false, err, n)) < 0)
+            if ((rc = check_url(sig_opt[s] ? signal_option[s] : signal_var[s], v, false, err, n)) <
+                0)
                 return rc;
             c->url[s] = hark__strdup(v);
         } else {

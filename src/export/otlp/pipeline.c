@@ -304,8 +304,8 @@ int hark__otlp_pipeline_flush(hark__otlp_pipeline *p, int64_t deadline_ns)
     struct flush_wait f = {p, hark__worker_ticket(&p->worker), deadline_ns};
     int rc = hark__worker_await(&p->worker, flushed_or_late, &f);
     if (rc == 0 && (int64_t)(handled(p) - f.ticket) < 0)
-        rc = hark__error(HARK_EBUSY, "hark_otlp_flush: not done within the timeout; the export "
-                                     "goes on in the background");
+        rc = hark__error(HARK_ETIMEDOUT, "hark_otlp_flush: not done within the timeout; the "
+                                         "export goes on in the background");
     return rc;
 }
 

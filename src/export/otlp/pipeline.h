@@ -71,8 +71,8 @@ int hark__otlp_pipeline_start(hark__otlp_pipeline *p);
  * the queues as failed and frees the pipeline's memory. */
 void hark__otlp_pipeline_stop(hark__otlp_pipeline *p);
 /* Asks every polled source for a round and waits until everything queued before
- * the call is handled or `deadline_ns` (CLOCK_MONOTONIC) passes. Returns 0 or
- * HARK_EBUSY. */
+ * the call is handled or `deadline_ns` (CLOCK_MONOTONIC) passes. Returns 0,
+ * HARK_ETIMEDOUT (the deadline passed first) or HARK_EBUSY (called from the worker). */
 int hark__otlp_pipeline_flush(hark__otlp_pipeline *p, int64_t deadline_ns);
 /* Wakes the worker for a full batch: a producer calls it once per batch, and, in
  * a forked child, once per record until the worker has its thread again (which
