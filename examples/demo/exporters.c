@@ -118,7 +118,8 @@ uint64_t exporters_metrics_count(const char *name)
 int exporters_serve_metrics(const char *address)
 {
     int rc = 0;
-    if (!metrics) { /* --workers made them shared already */
+    bool made = !metrics; /* --workers made them shared already: those stay */
+    if (made) {
         rc = hark_metrics_new(&metrics);
         if (rc == 0)
             rc = hark_metrics_attach(NULL, metrics, hark_default(), hark_all());
@@ -130,8 +131,10 @@ int exporters_serve_metrics(const char *address)
                     address, hark_error_last()->message, hark_err_name(rc));
     }
     if (rc != 0) {
-        hark_metrics_free(metrics);
-        metrics = NULL;
+        if (made) {
+            hark_metrics_free(metrics);
+            metrics = NULL;
+        }
         return rc;
     }
     /* The host as given, the port as bound (it may have been 0). */
