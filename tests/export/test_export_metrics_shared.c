@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -302,6 +303,75 @@ static void test_child_threads(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/*
+ * Workers recording flat out while the parent scrapes, one killed in the middle of
+ * it: every scrape succeeds, and the count and the sum never go backwards -- none
+ * torn, none lost with the killed worker. Whatever the timing, that must hold.
+ */
+static void test_live_writers(void **state)
+{
+    const char *dir = *state;
+    hark_metrics *m = shared_metrics(dir);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t kids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failed test */
+            if (hark_metrics_record(m, "busy", 1e-6 * (i + 1)) != 0)
+                _exit(3);
+            char c = 'r';
+            if (write(ready[1], &c, 1) != 1)
+                _exit(4);
+            for (;;) /* until killed */
+                (void)hark_metrics_record(m, "busy", 1e-6 * (i + 1));
+        }
+    }
+    close(ready[1]);
+    for (int i = 0; i < CHILDREN; i++) {
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+    }
+    close(ready[0]);
+    uint64_t last_count = 0;
+    double last_sum = 0;
+    for (int round = 0; round < 40; round++) {
+        if (round == 20) { /* one worker killed mid-flight */
+            int status;
+            assert_int_equal(kill(kids[0], SIGKILL), 0);
+            assert_int_equal(waitpid(kids[0], &status, 0), kids[0]);
+        }
+        hark_metrics_snapshot *snap;
+        assert_int_equal(hark_metrics_snapshot_take(&snap, m), 0);
+        const hark_metrics_series *s = hark_metrics_snapshot_find(snap, "busy");
+        assert_non_null(s);
+        uint64_t buckets = 0;
+        for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
+            buckets += s->buckets[b];
+        assert_int_equal(buckets, s->count);
+        if (s->count < last_count || s->sum < last_sum)
+            fail_msg("round %d: count %llu after %llu, sum %.9g after %.9g", round,
+                     (unsigned long long)s->count, (unsigned long long)last_count, s->sum,
+                     last_sum);
+        last_count = s->count;
+        last_sum = s->sum;
+        hark_metrics_snapshot_free(snap);
+    }
+    assert_true(last_count >= CHILDREN);
+    for (int i = 1; i < CHILDREN; i++) {
+        int status;
+        assert_int_equal(kill(kids[i], SIGKILL), 0);
+        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    }
+    /* All ended: the sum stands still, and holds at least what was seen. */
+    uint64_t settled = count_of(m, "busy");
+    assert_true(settled >= last_count);
+    assert_int_equal(count_of(m, "busy"), settled);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 /* Two metrics objects on one directory, one made after the other recorded (a new
  * master on the directory of the old): each sums every file. */
 static void test_second_reader(void **state)
@@ -509,6 +579,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fork_sum, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_child_threads, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_live_writers, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_second_reader, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_many_series, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_environment, setup_dir, teardown_dir),
