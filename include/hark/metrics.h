@@ -113,7 +113,8 @@ HARK_API int hark_metrics_options_init(hark_metrics_options *opts, unsigned vers
  * with NULL, so HARK_METRICS_DIR applies to it too). In shared mode the directory
  * is checked now: a file must be creatable in it, and every metrics file already
  * there must be of this library's format and version.
- * Errors: HARK_EINVAL (NULL out, options version refused), HARK_EIO (the directory
+ * Errors: HARK_EINVAL (NULL out, options version refused, a directory path of
+ * thousands of bytes), HARK_EIO (the directory
  * cannot be made, read or written; hark_error_last() says why), HARK_ENOTSUP (the
  * directory holds a metrics file of another format or version: the message names
  * it), HARK_ENOMEM. In shared mode, hark_metrics_record() and event recording fail

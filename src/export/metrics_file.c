@@ -60,8 +60,8 @@ unsigned long hark__metrics_generation(void)
 }
 
 /* Each metrics object's lock is taken before fork() so that the child never
- * inherits one held by a thread it does not have (a scrape, a thread making its
- * series): the child's first record takes it. */
+ * inherits one held by a thread it does not have (one making a series or a shard,
+ * or growing the file): the child's first record takes it. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&open_lock);
@@ -162,7 +162,10 @@ static int check_writable(const char *path)
     if (snprintf(probe, sizeof probe, "%s/.hark-metrics-probe-%ld-%u", path, (long)getpid(),
                  atomic_fetch_add_explicit(&temp_serial, 1, memory_order_relaxed)) >=
         (int)sizeof probe)
-        return hark__error(HARK_EIO, "hark_metrics: the directory's path is too long");
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics: the directory's path is too long (%zu "
+                           "bytes)",
+                           strlen(path));
     int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be written: %s",
