@@ -57,8 +57,10 @@ typedef struct hark_metrics hark_metrics;
 #define HARK_METRICS_BUCKETS ((40 - 3) * 16 + 1)
 
 /*
- * Creates an empty metrics object. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM.
- * Thread-safety: safe.
+ * Creates an empty metrics object: hark_metrics_new_with_options() with the
+ * defaults, so in shared mode when the environment variable HARK_METRICS_DIR names
+ * a directory. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM, and with
+ * HARK_METRICS_DIR those of hark_metrics_new_with_options(). Thread-safety: safe.
  */
 HARK_API int hark_metrics_new(hark_metrics **out);
 
