@@ -86,8 +86,11 @@ typedef struct hark_metrics_options {
      * buckets), summed over every process that ever wrote into the directory; min
      * and max are over all of them; no series carries a pid and none is dropped
      * with its process. The directory is made if missing (one level); give it to
-     * one metrics object of one server, and empty it before the server starts
-     * (files of an earlier run would be summed too). Recording costs what it
+     * one server, and empty it before the server starts (files of an earlier run
+     * would be summed too). Several metrics objects of a process may share it
+     * (HARK_METRICS_DIR gives it to every hark_metrics_new()): each sums only the
+     * files of its own rank -- the order in which the objects open on the
+     * directory were made, which forked children inherit. Recording costs what it
      * costs in a process of its own: no lock, no system call, but at a process's
      * or thread's first record of a name. A process that forks without
      * pthread_atfork() handlers running (a raw clone()) and then records is not

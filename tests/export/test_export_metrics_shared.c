@@ -372,21 +372,40 @@ static void test_live_writers(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
-/* Two metrics objects on one directory, one made after the other recorded (a new
- * master on the directory of the old): each sums every file. */
-static void test_second_reader(void **state)
+/*
+ * Two metrics objects of one process on one directory (the environment variable
+ * gives every hark_metrics_new() the same): each sums its own, never the other's --
+ * in a forked child too. Once both are gone, a new one -- a new master on the
+ * directory of the old -- sums what the first wrote.
+ */
+static void test_two_objects(void **state)
 {
     const char *dir = *state;
     hark_metrics *a = shared_metrics(dir);
     assert_int_equal(hark_metrics_record(a, "x", 0.001), 0);
     assert_int_equal(hark_metrics_record(a, "x", 0.002), 0);
-    hark_metrics *b = shared_metrics(dir);
-    assert_int_equal(count_of(b, "x"), 2);
+    char same[4096];
+    snprintf(same, sizeof same, "%s/", dir); /* another spelling of the directory */
+    hark_metrics *b = shared_metrics(same);
+    assert_int_equal(count_of(b, "x"), 0);
     assert_int_equal(hark_metrics_record(b, "x", 0.003), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(hark_metrics_record(a, "x", 0.001) == 0 && hark_metrics_record(b, "x", 0.001) == 0 &&
+                      hark_metrics_record(b, "x", 0.001) == 0
+                  ? 0
+                  : 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_int_equal(count_of(a, "x"), 3);
+    assert_int_equal(count_of(b, "x"), 3);
     assert_int_equal(hark_metrics_free(a), 0);
-    assert_int_equal(count_of(b, "x"), 3); /* a's file stays */
     assert_int_equal(hark_metrics_free(b), 0);
+    hark_metrics *c = shared_metrics(dir);
+    assert_int_equal(count_of(c, "x"), 3); /* a's files, the parent's and the child's */
+    assert_int_equal(hark_metrics_free(c), 0);
 }
 
 /* Enough names to fill more than one segment of the file: every one is read. */
@@ -580,7 +599,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fork_sum, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_child_threads, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_live_writers, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_second_reader, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_two_objects, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_many_series, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_environment, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_unwritable, setup_dir, teardown_dir),
