@@ -302,13 +302,17 @@ bool hark__worker_restart(struct hark__worker *w)
     /* Under the lock: of the child's threads that race here, the first starts the
      * thread and the others find has_thread set. */
     if (!w->has_thread &&
-        atomic_load_explicit(&w->state, memory_order_relaxed) == HARK__WORKER_FORKED &&
-        spawn(w, true)) {
+        atomic_load_explicit(&w->state, memory_order_relaxed) == HARK__WORKER_FORKED) {
+        /* Set before the thread starts, which then sees it (its owner's work may
+         * read it). */
         w->has_thread = true;
-        /* Seq_cst: as the worker's own stores of its state (sleep_round()). The
-         * thread, which waits for this lock before it can sleep, finds the work
-         * queued before it. */
-        atomic_store_explicit(&w->state, HARK__WORKER_RUNNING, memory_order_seq_cst);
+        if (spawn(w, true))
+            /* Seq_cst: as the worker's own stores of its state (sleep_round()).
+             * The thread, which waits for this lock before it can sleep, finds
+             * the work queued before it. */
+            atomic_store_explicit(&w->state, HARK__WORKER_RUNNING, memory_order_seq_cst);
+        else
+            w->has_thread = false;
     }
     bool has = w->has_thread;
     pthread_mutex_unlock(&w->lock);

@@ -5,7 +5,9 @@
  * bridge's id or 0 is HARK_ENOENT), flush, free (NULL accepted; from inside an
  * event, HARK_EBUSY and the bridge goes with the event). With no session enabling
  * hark:event, every attachment is silenced: the topics cost what unsubscribed ones
- * do. The tracepoint itself is checked against the real tools by lttng_check.py.
+ * do. In a forked child the bridge's thread starts again at its first use there,
+ * not before. The tracepoint itself is checked against the real tools by
+ * lttng_check.py.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +17,12 @@
 #include <hark.h>
 #include <hark/lttng.h>
 
+#include "proc_threads.h"
+#include "tsan_fork.h"
+
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void contract(void **state)
 {
@@ -119,12 +126,61 @@ static void free_from_inside_an_event(void **state)
     assert_int_equal(hark_notifier_free(n), 0); /* valgrind: the bridge is gone too */
 }
 
+/* A forked child's bridge: no thread until its first use -- `how` 0: an
+ * attachment; 1: a new name, whose interning asks the bridge's subscriptions
+ * whether they are silenced -- then its poller; freed, none again. The child's
+ * verdict comes through a pipe (under memcheck its exit status is memcheck's:
+ * the parent's memory, which it never owned, counts as possibly lost there). */
+static void child_restarts_poller(hark_lttng *b, hark_notifier *n, int how)
+{
+    int verdict[2];
+    assert_int_equal(pipe(verdict), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(verdict[0]);
+        alarm(60); /* dies rather than hangs */
+        int ok = proc_thread_count() == 1;
+        if (how == 0) {
+            ok = ok && hark_lttng_attach(NULL, b, n, hark_exact("in.child")) == 0;
+        } else {
+            hark_topic *t;
+            ok = ok && hark_topic_get(&t, n, "new.in.child") == 0;
+        }
+        ok = ok && proc_thread_count() == 2;
+        ok = ok && hark_lttng_free(b) == 0 && proc_thread_count() == 1;
+        hark_notifier_free(n);
+        _exit(write(verdict[1], ok ? "y" : "n", 1) == 1 ? 0 : 1);
+    }
+    close(verdict[1]);
+    char c = 0;
+    assert_int_equal(read(verdict[0], &c, 1), 1);
+    close(verdict[0]);
+    assert_int_equal(c, 'y');
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+static void forked_child(void **state)
+{
+    (void)state;
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    hark_lttng *b;
+    assert_int_equal(hark_lttng_new(&b), 0);
+    assert_int_equal(hark_lttng_attach(NULL, b, n, hark_all()), 0);
+    child_restarts_poller(b, n, 0);
+    child_restarts_poller(b, n, 1);
+    assert_int_equal(hark_lttng_free(b), 0);
+    assert_int_equal(hark_notifier_free(n), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(contract),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(free_from_inside_an_event),
+        cmocka_unit_test(forked_child),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,10 +15,14 @@
 
 #include "tsan_fork.h"
 
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -718,6 +722,64 @@ static void forked_child(void **state)
     hark_notifier_free(n);
 }
 
+/*
+ * fork() while the parent's worker is inside an export (to a receiver that takes
+ * the connection and never answers): the batch it took off the queue is the
+ * parent's, so the child has nothing of the parent's to wait for, and its free
+ * ends (it waited for that batch for ever when it counted it as its own).
+ */
+static void forked_during_parent_export(void **state)
+{
+    (void)state;
+    int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(srv >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(srv, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(srv, 4), 0);
+    assert_int_equal(getsockname(srv, (struct sockaddr *)&a, &len), 0);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", (int)ntohs(a.sin_port));
+    hark_otlp_options o = HARK_OTLP_OPTIONS_INIT;
+    o.endpoint = endpoint;
+    o.ignore_env = true;
+    o.export_timeout_ms = 600000; /* the parent's export lasts until the test ends it */
+    o.schedule_delay_ms = 3600000;
+    hark_otlp *x;
+    char err[256];
+    assert_int_equal(hark_otlp_new(&x, &o, err, sizeof err), 0);
+    hark_notifier *n;
+    assert_int_equal(hark_notifier_new(&n), 0);
+    assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
+    for (int i = 0; i < 3; i++)
+        hark_instrument_name(n, "in.flight", NULL, NULL, NULL, NULL);
+    assert_int_equal(hark_otlp_flush(x, 1), HARK_EBUSY); /* the export goes on */
+    /* The worker has connected: its batch is off the queue, not yet counted. */
+    struct pollfd pfd = {srv, POLLIN, 0};
+    assert_int_equal(poll(&pfd, 1, 60000), 1);
+    int conn = accept(srv, NULL, NULL);
+    assert_true(conn >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(60); /* dies rather than hangs */
+        hark_otlp_stats s;
+        int rc = hark_otlp_free(x, 1000, &s);
+        hark_notifier_free(n);
+        _exit(rc == 0 && s.spans.exported == 0 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    close(conn); /* the parent's export fails now */
+    hark_otlp_stats s;
+    hark_otlp_free(x, 1000, &s);
+    assert_int_equal(s.spans.dropped, 3);
+    close(srv);
+    hark_notifier_free(n);
+}
+
 /* The largest record: a name of HARK_NAME_MAX bytes, a 512-character tracestate
  * and more attributes than fit, in the smallest span_bytes: kept within its slot
  * (the neighbours' records stay intact: every span is counted once). */
@@ -836,6 +898,7 @@ int main(void)
         cmocka_unit_test(sampling),
         cmocka_unit_test(drops_counted),
         cmocka_unit_test(forked_child),
+        cmocka_unit_test(forked_during_parent_export),
         cmocka_unit_test(largest_record),
         cmocka_unit_test(exp_index),
         cmocka_unit_test(batch_and_queue_sizes),

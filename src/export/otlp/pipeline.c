@@ -121,9 +121,25 @@ static bool export_polled(hark__otlp_pipeline *p, hark__otlp_stream *s)
     return true;
 }
 
+/* In a forked child, once the worker has its thread again (whoever started it: a
+ * record, a flush): the producers wake it once per batch again. Until then each
+ * record does, so that the first one after the fork starts the thread, and the
+ * next ones try again if it could not start. */
+static void kick_per_batch(hark__otlp_pipeline *p)
+{
+    p->kick_per_record = false;
+    for (size_t i = 0; i < p->count; i++) {
+        hark__otlp_producer *prod = p->streams[i].producer;
+        if (prod)
+            atomic_store_explicit(&prod->kick_mask, prod->kick_every, memory_order_relaxed);
+    }
+}
+
 static bool work(void *data)
 {
     hark__otlp_pipeline *p = data;
+    if (HARK_UNLIKELY(p->kick_per_record) && p->worker.has_thread)
+        kick_per_batch(p);
     bool did = false;
     for (size_t i = 0; i < p->count; i++) {
         hark__otlp_stream *s = &p->streams[i];
@@ -188,21 +204,23 @@ static uint64_t drop_queued(hark__otlp_queue *q)
 
 /* A forked child: the parent exports what it queued; the child starts empty, with
  * a connection of its own, and its first record wakes the worker, which starts
- * its thread again (hark__otlp_pipeline_kick()). Nothing else runs in the child
- * yet. */
+ * its thread again (kick_per_batch()). Nothing else runs in the child yet. */
 static void fork_child(void *data)
 {
     hark__otlp_pipeline *p = data;
+    p->kick_per_record = true;
     for (size_t i = 0; i < p->count; i++) {
         hark__otlp_stream *s = &p->streams[i];
         if (s->producer)
             atomic_store_explicit(&s->producer->kick_mask, 0, memory_order_relaxed);
         if (s->queue) {
             size_t head = atomic_load_explicit(&s->queue->head, memory_order_relaxed);
-            size_t n = head - s->queue->tail;
             while (s->queue->tail != head)
                 hark__q_pop(s->queue);
-            atomic_fetch_add_explicit(&s->handled, n, memory_order_relaxed);
+            /* Everything claimed is handled, as far as the child is concerned: a
+             * batch the parent's worker had taken off the queue but not yet
+             * counted (a fork() during its export) is the parent's too. */
+            atomic_store_explicit(&s->handled, head, memory_order_relaxed);
         } else {
             atomic_store_explicit(&s->handled,
                                   atomic_load_explicit(&s->asked, memory_order_relaxed),
@@ -264,16 +282,6 @@ void hark__otlp_pipeline_kick(hark__otlp_pipeline *p)
     /* Once per batch: a full batch goes out now, not at the end of the worker's
      * sleep. The common path is the one load of the state. */
     int st = hark__worker_state(&p->worker);
-    if (HARK_UNLIKELY(st == HARK__WORKER_FORKED)) {
-        /* A forked child's first records: once the thread runs, a wake per batch
-         * again (a thread that could not start is asked again by the next record). */
-        if (hark__worker_restart(&p->worker))
-            for (size_t i = 0; i < p->count; i++)
-                if (p->streams[i].producer)
-                    atomic_store_explicit(&p->streams[i].producer->kick_mask,
-                                          p->streams[i].producer->kick_every, memory_order_relaxed);
-        return;
-    }
     if (st != HARK__WORKER_RUNNING)
         hark__worker_wake_sleeping(&p->worker, st, true);
 }

@@ -59,6 +59,7 @@ typedef struct hark__otlp_pipeline {
     hark__otlp_transport *transport; /* the worker's alone */
 
     struct hark__worker worker;
+    bool kick_per_record;  /* the worker's: a forked child's producers wake it per record */
     void **batch;          /* batch_max records being encoded */
     hark__wire body, text; /* the protobuf request, and its JSON */
 } hark__otlp_pipeline;
@@ -74,8 +75,8 @@ void hark__otlp_pipeline_stop(hark__otlp_pipeline *p);
  * HARK_EBUSY. */
 int hark__otlp_pipeline_flush(hark__otlp_pipeline *p, int64_t deadline_ns);
 /* Wakes the worker for a full batch: a producer calls it once per batch, and, in
- * a forked child whose worker has no thread yet, once per record until the thread
- * is started again. */
+ * a forked child, once per record until the worker has its thread again (which
+ * the first such wake starts: worker.h). */
 void hark__otlp_pipeline_kick(hark__otlp_pipeline *p);
 /* A stream's counters, as hark_otlp_stats gives them. */
 void hark__otlp_stream_stats(hark__otlp_stream *s, hark_otlp_signal_stats *out);
@@ -89,7 +90,7 @@ typedef struct hark__otlp_producer {
     hark__otlp_queue queue;
     /* The producer at a position p with (p & kick_mask) == kick_mask wakes the
      * worker. 0 (every record wakes it) in a forked child until its worker has a
-     * thread again; then kick_every again. */
+     * thread again; then kick_every again (pipeline.c). */
     atomic_size_t kick_mask;
     size_t kick_every;
     hark__otlp_pipeline *pipeline;
