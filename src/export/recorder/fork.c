@@ -87,6 +87,9 @@ static void child(void)
 {
     int me = (int)gettid();
     for (hark_recorder *r = recorders; r; r = r->fork_next) {
+        /* A thread of the parent may have been starting the worker: the lock is
+         * made afresh (the start itself, if unfinished, is the parent's). */
+        pthread_mutex_init(&r->start_lock, NULL);
         reset_chunks(r);
         reset_threads(r, me);
         atomic_store_explicit(&r->overwritten, 0, memory_order_relaxed);

@@ -73,6 +73,7 @@ static void destroy(hark_recorder *r)
     hark__free(r->arena);
     hark__free(r->signal_path);
     pthread_mutex_destroy(&r->lock);
+    pthread_mutex_destroy(&r->start_lock);
     hark__free_lines(r);
 }
 
@@ -180,6 +181,7 @@ int hark_recorder_new(hark_recorder **out, const hark_recorder_options *opts)
     r->payload_data = o.payload_data;
     atomic_init(&r->refs, 1);
     pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->start_lock, NULL);
     hark__attach_init(&r->atts, r, &r->lock, &r->refs);
     if (alloc_memory(r) != 0) {
         destroy(r);
@@ -242,10 +244,11 @@ int hark_recorder_trigger(hark_attach_id *out, hark_recorder *r, hark_notifier *
     if (!tr)
         return rc;
     pthread_mutex_lock(&r->lock);
-    rc = r->atts.closing
-             ? hark__error(HARK_ESTATE, "hark_recorder_trigger: the recorder is being freed")
-             : hark__rec_worker_start_locked(r);
+    bool closing = r->atts.closing;
     pthread_mutex_unlock(&r->lock);
+    /* Not under r->lock (recorder_internal.h says why). */
+    rc = closing ? hark__error(HARK_ESTATE, "hark_recorder_trigger: the recorder is being freed")
+                 : hark__rec_worker_start(r);
     if (rc < 0) {
         hark__rec_trigger_free(tr);
         return rc == HARK_ESTATE

@@ -183,14 +183,18 @@ struct hark_recorder {
     atomic_int last_dump_errno;
     atomic_int refs; /* 1 for the owner + 1 per live subscription */
 
-    pthread_mutex_t lock; /* guards the attachments, the triggers and the worker start */
+    pthread_mutex_t lock; /* guards the attachments and the triggers */
     hark__attach_set atts;
     /* By slot of atts: the trigger a subscription fires, NULL for an attachment. Set
      * once the subscription exists: a trigger's first events may find it NULL. */
     _Atomic(struct rtrigger *) trig[HARK_RECORDER_ATTACH_MAX];
     struct rtrigger *triggers; /* every trigger made, freed with the recorder */
 
-    /* The worker (trigger.c): started by the first trigger or signal request. */
+    /* The worker (trigger.c): started by the first trigger or signal request.
+     * start_lock guards has_worker and the start. It is never held with `lock`: the
+     * start takes the worker registry's lock (worker.c), which fork() takes before
+     * `lock` (the worker's fork_prepare). */
+    pthread_mutex_t start_lock;
     bool has_worker;
     struct hark__worker worker;
     atomic_uint_least64_t queued, handled; /* dump requests, and those written */
@@ -308,8 +312,9 @@ int hark__rec_on_trigger(const char *name, double start, double finish, const ch
                          hark_payload *payload, void *data);
 /* Frees a trigger. */
 void hark__rec_trigger_free(struct rtrigger *tr);
-/* Starts the worker unless it runs. Returns 0 or HARK_ENOMEM. Locking: r->lock held. */
-int hark__rec_worker_start_locked(hark_recorder *r);
+/* Starts the worker unless it runs. Returns 0 or HARK_ENOMEM. Locking: takes
+ * r->start_lock; r->lock must not be held. */
+int hark__rec_worker_start(hark_recorder *r);
 /* Stops the worker after the dumps asked for; called by free. */
 void hark__rec_worker_stop(hark_recorder *r);
 /* Removes the signal handler of `r`, if it has it. */

@@ -125,16 +125,20 @@ static void fork_after(void *data)
 static const hark__worker_ops worker_ops = {work,         queued,     handled,   NULL,
                                             fork_prepare, fork_after, fork_after};
 
-/* Starts the worker once. Locking: r->lock held. */
-int hark__rec_worker_start_locked(hark_recorder *r)
+/* Starts the worker once. */
+int hark__rec_worker_start(hark_recorder *r)
 {
-    if (r->has_worker)
-        return 0;
-    hark__worker_timing timing = {POLL_MS, 1, POLL_MS};
-    if (hark__worker_start(&r->worker, &worker_ops, r, timing) != 0)
-        return HARK_ENOMEM;
-    r->has_worker = true;
-    return 0;
+    int rc = 0;
+    pthread_mutex_lock(&r->start_lock);
+    if (!r->has_worker) {
+        hark__worker_timing timing = {POLL_MS, 1, POLL_MS};
+        if (hark__worker_start(&r->worker, &worker_ops, r, timing) == 0)
+            r->has_worker = true;
+        else
+            rc = HARK_ENOMEM;
+    }
+    pthread_mutex_unlock(&r->start_lock);
+    return rc;
 }
 
 void hark__rec_worker_stop(hark_recorder *r)
@@ -147,9 +151,9 @@ int hark_recorder_flush(hark_recorder *r)
 {
     if (!r)
         return hark__error(HARK_EINVAL, "hark_recorder_flush: the recorder is NULL");
-    pthread_mutex_lock(&r->lock);
+    pthread_mutex_lock(&r->start_lock);
     bool has = r->has_worker;
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&r->start_lock);
     if (!has)
         return 0;
     atomic_store_explicit(&r->flush_errno, 0, memory_order_relaxed);
@@ -305,15 +309,15 @@ int hark_recorder_dump_on_signal(hark_recorder *r, int signo, const char *path,
     }
     if (cur)
         signal_off_locked(); /* the same recorder again: a new signal, path or format */
-    pthread_mutex_lock(&r->lock);
-    int rc = hark__rec_worker_start_locked(r);
+    int rc = hark__rec_worker_start(r);
     if (rc == 0) {
+        pthread_mutex_lock(&r->lock);
         hark__free(r->signal_path);
         r->signal_path = copy;
         r->signal_format = format;
         copy = NULL;
+        pthread_mutex_unlock(&r->lock);
     }
-    pthread_mutex_unlock(&r->lock);
     if (rc == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
