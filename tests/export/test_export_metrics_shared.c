@@ -576,6 +576,27 @@ static void test_crashed_writer(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/* A worker's pid reused by a later process: the exited one's file stays (its counts
+ * in the sum), the new one takes the next free name. */
+static void test_pid_reused(void **state)
+{
+    const char *dir = *state;
+    hark_metrics *m = shared_metrics(dir);
+    assert_int_equal(hark_metrics_record(m, "x", 0.001), 0);
+    assert_int_equal(hark_metrics_free(m), 0);
+    char from[4096], to[4096];
+    snprintf(from, sizeof from, "%s/hark-metrics-%ld-0.db", dir, (long)getpid());
+    snprintf(to, sizeof to, "%s/hark-metrics-%ld-1.db", dir, (long)getpid());
+    struct stat st;
+    assert_int_equal(stat(from, &st), 0);
+    m = shared_metrics(dir); /* as a new process of the same pid would */
+    assert_int_equal(hark_metrics_record(m, "x", 0.001), 0);
+    assert_int_equal(stat(to, &st), 0);
+    assert_int_equal(files_in(dir), 2);
+    assert_int_equal(count_of(m, "x"), 2);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 /* The options struct follows the one policy. */
 static void test_options(void **state)
 {
@@ -605,6 +626,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_foreign_files, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_crashed_writer, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_pid_reused, setup_dir, teardown_dir),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
