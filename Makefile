@@ -7,6 +7,8 @@
 #   make demo       build and run the instrumented SQLite demo
 #   make bench      run the benchmark suite and print ratios against its baselines
 #   make install    install into PREFIX (default /usr/local)
+#   make abi-baseline  rewrite abi/*.xml, the ABI the check tier compares against,
+#                   from the tree as it is (docs/abi.md)
 #   make format     clang-format the tree; make format-check fails if it would change
 #   make ruby       build the Ruby extension (bindings/ruby) against the in-tree libhark
 #   make ruby-test  its own tests, Rails 7.2's notification and ActiveRecord tests on
@@ -24,9 +26,11 @@ BUILD_PKGS = cmake gcc make pkg-config libpcre2-dev libcmocka-dev libsqlite3-dev
 # valgrind and clang's sanitizer runtimes; bench-icount needs valgrind. The LTTng-UST
 # bridge (hark::lttng) and its test need liblttng-ust-dev, lttng-tools, babeltrace2;
 # W3C's Trace Context suite (tests/export/w3c_check.sh) needs python3-aiohttp; the TLS
-# tests make their certificates with openssl.
+# tests make their certificates with openssl; the ABI tier and make abi-baseline need
+# libabigail's abidw and abidiff (ABI_PKGS: every library built, LTTng's bridge too).
 CHECK_PKGS = $(BUILD_PKGS) g++ clang valgrind libclang-rt-14-dev prometheus systemd \
-             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp openssl
+             liblttng-ust-dev lttng-tools babeltrace2 python3-aiohttp openssl abigail-tools
+ABI_PKGS = $(BUILD_PKGS) abigail-tools liblttng-ust-dev
 ICOUNT_PKGS = $(BUILD_PKGS) valgrind
 # make bench: its hark/lttng_idle row needs the LTTng-UST bridge built (the Ruby rows
 # install their own packages in bench/run.sh).
@@ -49,7 +53,7 @@ RAILS72 ?= $(firstword $(wildcard $(CURDIR)/../shared/rails-7.2 $(CURDIR)/../../
 RUBY_LIB = $(CURDIR)/bindings/ruby/lib
 
 .PHONY: all deps build test check demo bench bench-icount fuzz install clean format format-check \
-        ruby ruby-test ruby-asan ruby-gem-check node-deps
+        ruby ruby-test ruby-asan ruby-gem-check node-deps abi-baseline
 
 all: build
 
@@ -210,6 +214,14 @@ ruby-asan: ruby
 	  LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ruby -I $(RUBY_ASAN)/lib $(RUBY_TEST_PATHS) \
 	  -e 'ARGV.each { |f| require File.expand_path(f) }' bindings/ruby/test/test_*.rb
+
+# The ABI baseline (abi/<SONAME>.xml) written from the tree as it is, by the build the
+# abi tier of make check uses (its own directory, the shared libraries only). Run it
+# after a change the tier lists as compatible, to take it into the baseline, and in the
+# commit that raises HARK_VERSION_MAJOR (it then removes the old major's files).
+abi-baseline:
+	$(call ensure_pkgs,$(ABI_PKGS))
+	python3 tests/tools/abi_check.py baseline --build-dir $(BUILD)-abi --jobs $(JOBS)
 
 # Installing the library needs a compiler, CMake, pkg-config and PCRE2, nothing else:
 # its own build tree, without tests, benchmarks, examples or fuzz targets (optional

@@ -158,7 +158,7 @@ static BENCH_NOINLINE void loop_otlp(uint64_t n, void *arg)
 
 static void report_drops(bench_ctx *b, otlp_bench *ob)
 {
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     if (hark_otlp_stats_get(ob->x, &st) == 0) {
         uint64_t all = st.spans.queued + st.spans.dropped;
         bench_extra(b, "dropped_fraction", all ? (double)st.spans.dropped / (double)all : 0.0);
@@ -186,7 +186,7 @@ static void case_otlp_unsampled(bench_ctx *b)
     }
     loop_otlp(1, &unsampled);
     bench_measure(b, loop_otlp, &unsampled);
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     if (hark_otlp_stats_get(unsampled.x, &st) == 0 && st.spans.queued)
         bench_fail(b, "%llu spans queued by an always_off sampler",
                    (unsigned long long)st.spans.queued);

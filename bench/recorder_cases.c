@@ -86,7 +86,7 @@ static void fill(hark_recorder *r, hark_topic *t, bool *full)
 {
     if (*full)
         return;
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     do {
         bench_loop_sql_payload(100000, t);
         hark_recorder_stats_get(r, &st);
@@ -109,7 +109,7 @@ static bool ready(bench_ctx *b)
 /* Fails the case unless one operation records exactly one event. */
 static void expect_recorded(bench_ctx *b, bench_loop_fn loop, hark_topic *t)
 {
-    hark_recorder_stats a, z;
+    hark_recorder_stats a = HARK_RECORDER_STATS_INIT, z = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(R.rec, &a);
     loop(1000, t);
     hark_recorder_stats_get(R.rec, &z);
@@ -165,7 +165,7 @@ static void case_recorder_dump(bench_ctx *b)
         return;
     }
     fill(R.big, R.fill, &R.big_full);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(R.big, &st);
     bench_extra(b, "events", (double)(st.recorded - st.overwritten));
     bench_extra(b, "bytes", (double)st.bytes);

@@ -82,7 +82,7 @@ static BENCH_NOINLINE void loop_trace_record(uint64_t n, void *arg)
 
 static void report_drops(bench_ctx *b, trace_bench *tb)
 {
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     if (hark_trace_stats_get(tb->trace, &st) == 0) {
         bench_extra(b, "dropped_fraction",
                     st.recorded + st.dropped

@@ -16,6 +16,12 @@
 #             on its own (library only, no test-only packages) and static consumers
 #   journald  the journald log sink against a real systemd-journald (started for
 #             the test when none runs), read back with journalctl
+#   abi       the shared libraries (built alone, -g -Og) against their ABI baseline
+#             abi/*.xml with abidiff, and the versioned structs' versions and sizes
+#             against abi/versioned-structs.txt: fails on a change that is not
+#             backward compatible, lists additions; then the check's own test on a
+#             copy of the tree with such changes made (tests/tools/abi_selftest.py,
+#             docs/abi.md)
 #
 # Environment: JOBS (default nproc), CHECK_TIERS (space-separated subset to run),
 # CHECK_BUILD_PREFIX (default build-check), HARK_TEST_SCALE (multiplier for the
@@ -25,7 +31,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 PREFIX=${CHECK_BUILD_PREFIX:-build-check}
-TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald"}
+TIERS=${CHECK_TIERS:-"werror stress asan tsan valgrind fuzz headers install journald abi"}
 SLOW_TESTS='^test_(stress|churn|clock)$'
 common=(-DHARK_BUILD_BENCH=OFF -DHARK_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 
@@ -150,6 +156,11 @@ tier_headers() {
 tier_journald() {
   [ -d "$PREFIX-werror" ] || configure_and_build "$PREFIX-werror" -DHARK_WERROR=ON -DHARK_BUILD_FUZZ=ON || return 1
   cmake --build "$PREFIX-werror" -j "$JOBS" && bash tests/logger/journald_check.sh "$PREFIX-werror"
+}
+
+tier_abi() {
+  python3 tests/tools/abi_check.py check --build-dir "$PREFIX-abi" --jobs "$JOBS" &&
+    python3 tests/tools/abi_selftest.py --work-dir "$PREFIX-abi-selftest" --jobs "$JOBS"
 }
 
 tier_install() {

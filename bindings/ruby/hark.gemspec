@@ -37,7 +37,13 @@ if defined?(Gem::Commands::BuildCommand) && File.expand_path(Dir.pwd) != here
   Dir.chdir(here)
 end
 
-version = File.read(File.join(here, "lib", "hark.rb"))[/VERSION = "([^"]+)"/, 1]
+# hark's version, written once in include/hark/version.h (the repository's, or the
+# copy staged above): the gem's version is the version of the C library it carries.
+version_h = [File.join(repo, "include", "hark", "version.h"), File.join(stage, "include", "hark", "version.h")]
+            .find { |f| File.exist?(f) } or raise "hark.gemspec: no include/hark/version.h"
+version = %w[MAJOR MINOR PATCH].map do |part|
+  File.read(version_h)[/^#define HARK_VERSION_#{part} +(\d+)$/, 1] or raise "#{version_h}: no HARK_VERSION_#{part}"
+end.join(".")
 
 # The repository's own address when it was cloned from one; otherwise the gem's page on
 # rubygems.org (where a published gem of this name lives).

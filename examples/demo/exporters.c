@@ -218,7 +218,7 @@ int exporters_trace_close(void)
 {
     if (!trace)
         return 0;
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     int rc = hark_trace_free(trace, &st);
     trace = NULL;
     if (rc != 0) {
@@ -285,7 +285,7 @@ void exporters_otlp_close(void)
 {
     if (!otlp)
         return;
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     int rc = hark_otlp_free(otlp, 5000, &st);
     otlp = NULL;
     hark_metrics_free(otlp_metrics);

@@ -84,7 +84,7 @@ int recorder_start(const char *path, FILE *say, bool per_process)
         }
         return rc;
     }
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     if (per_process)
         fprintf(
@@ -142,7 +142,7 @@ int recorder_finish(void)
     if (rc != 0)
         fprintf(stderr, "hark-demo: --record %s: %s (%s)\n", dump_path, hark_strerror(rc),
                 strerror(errno));
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     hark_recorder_free(rec);
     rec = NULL;

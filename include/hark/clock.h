@@ -73,8 +73,14 @@ typedef enum hark_clock_source {
  */
 HARK_API int hark_clock_use(hark_clock_source source);
 
-/* What hark_clock_info() reports. */
+/*
+ * What hark_clock_info_get() reports. The caller allocates it and sets `version`
+ * (HARK_CLOCK_INFO_INIT); hark fills the fields a struct of that version has and
+ * leaves `version` as it is. Fields are only ever appended, each append bumping
+ * HARK_CLOCK_INFO_VERSION (docs/conventions.md, "Stats structs").
+ */
 typedef struct hark_clock_info {
+    unsigned version;            /* HARK_CLOCK_INFO_VERSION (or older, hark/common.h) */
     hark_clock_source source;    /* in use now: HARK_CLOCK_TSC or HARK_CLOCK_VDSO */
     hark_clock_source requested; /* what was asked for: by hark_clock_use(), HARK_CLOCK or
                                     the default (HARK_CLOCK_AUTO) */
@@ -88,9 +94,17 @@ typedef struct hark_clock_info {
                                     comparison: its uncertainty (tens of ns natively) */
 } hark_clock_info;
 
+#define HARK_CLOCK_INFO_VERSION 1
+#define HARK_CLOCK_INFO_INIT                                                                       \
+    {                                                                                              \
+        HARK_CLOCK_INFO_VERSION, HARK_CLOCK_AUTO, HARK_CLOCK_AUTO, "", 0.0, 0, 0, 0.0, 0.0, 0.0    \
+    }
+
 /*
- * Fills `*out` with the source in use and why. Makes the choice first if no
- * reading has yet. Errors: HARK_EINVAL for NULL. Thread-safety: safe.
+ * Fills `*out` with the source in use and why, as many fields as out->version has.
+ * Makes the choice first if no reading has yet. Errors: HARK_EINVAL for NULL, or
+ * out->version 0 or newer than the library (*out then untouched).
+ * Thread-safety: safe.
  */
 HARK_API int hark_clock_info_get(hark_clock_info *out);
 

@@ -317,7 +317,8 @@ typedef struct hark_otlp_options {
  */
 HARK_API int hark_otlp_options_init(hark_otlp_options *opts, unsigned version);
 
-/* What an exporter has done so far, per signal. */
+/* What an exporter has done so far, per signal. Held by value in hark_otlp_stats,
+ * so it never grows: a new per-signal counter goes at the end of hark_otlp_stats. */
 typedef struct hark_otlp_signal_stats {
     uint64_t queued;   /* records put into the queue */
     uint64_t exported; /* records the endpoint accepted (a 2xx answer) */
@@ -344,7 +345,14 @@ typedef enum hark_otlp_failure {
 /* Longest hark_otlp_stats.last_error, the NUL included. */
 #define HARK_OTLP_ERROR_MAX 512
 
+/*
+ * What an exporter has done so far. The caller allocates it and sets `version`
+ * (HARK_OTLP_STATS_INIT); hark fills the fields a struct of that version has and
+ * leaves `version` as it is. Fields are only ever appended, each append bumping
+ * HARK_OTLP_STATS_VERSION (docs/conventions.md).
+ */
 typedef struct hark_otlp_stats {
+    unsigned version;                            /* HARK_OTLP_STATS_VERSION (or older) */
     hark_otlp_signal_stats spans, metrics, logs; /* metrics: data points */
     uint64_t requests;                           /* HTTP requests made, retries included */
     uint64_t retries;
@@ -360,6 +368,13 @@ typedef struct hark_otlp_stats {
      * expired)"; "" if none. Never a header value or key material. */
     char last_error[HARK_OTLP_ERROR_MAX];
 } hark_otlp_stats;
+
+#define HARK_OTLP_STATS_VERSION 1
+#define HARK_OTLP_STATS_INIT                                                                       \
+    {                                                                                              \
+        HARK_OTLP_STATS_VERSION, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0,                      \
+            HARK_OTLP_FAILURE_NONE, ""                                                             \
+    }
 
 /*
  * Creates an exporter and starts its worker thread. `opts` may be NULL
@@ -467,7 +482,9 @@ HARK_API int hark_otlp_logger_new(hark_logger **out, hark_otlp *x);
  */
 HARK_API int hark_otlp_flush(hark_otlp *x, unsigned timeout_ms);
 
-/* Copies the counters into *out. Errors: HARK_EINVAL. Thread-safety: safe. */
+/* Copies the counters into *out, as many as out->version has. Errors: HARK_EINVAL
+ * (NULL; out->version 0 or newer than the library, *out then untouched).
+ * Thread-safety: safe. */
 HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
 
 /*
@@ -476,7 +493,9 @@ HARK_API int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out);
  * dropped, stops the worker and frees the exporter. A request still in progress
  * at the deadline is ended (libcurl checks about once a second while it waits
  * for an answer, so the call can run up to a second past `timeout_ms`). NULL is accepted. `stats`
- * (may be NULL) receives the final counters. Returns 0, or HARK_EIO when any record was dropped
+ * (may be NULL) receives the final counters; a `stats` whose version is refused
+ * (hark/common.h) gives HARK_EINVAL before anything is done (the exporter is not
+ * freed). Otherwise returns 0, or HARK_EIO when any record was dropped
  * over the exporter's life (the stats say how many, hark_error_last() the last failure).
  * Thread-safety: once per exporter; not from a subscriber callback, nor concurrently with freeing a
  * notifier it is attached to.

@@ -99,11 +99,11 @@
  * "overwritten":O,"dropped":D,"dump_dropped":H,"threads":T,"wall_offset_ns":"W",
  * "reason":"dump"} -- the events in this dump, the counters when it ended, the
  * threads whose records it read (running or exited), the wall anchor then
- * (hark_clock_wall_offset_ns(), hark/clock.h, as a string: start_ns + W is a record's Unix time in
- * nanoseconds, as hark's log lines and the trace file give it; a crash dump has the kernel's offset
- * at the crash), and why it was written ("dump", "trigger", "signal" or "crash", then also
- * "signal":N). A dump without its summary was cut short (a crash dump whose handler
- * died, a full disk).
+ * (hark_clock_wall_offset_ns(), hark/clock.h, as a string: start_ns + W is a
+ * record's Unix time in nanoseconds, as hark's log lines and the trace file give it;
+ * a crash dump has the kernel's offset at the crash), and why it was written
+ * ("dump", "trigger", "signal" or "crash", then also "signal":N). A dump without its summary was
+ * cut short (a crash dump whose handler died, a full disk).
  *
  * Triggers. hark_recorder_trigger() asks for a dump when an event takes longer than
  * a threshold, or fails, at most once per rate-limit window; the dump is written by
@@ -221,8 +221,14 @@ HARK_API int hark_recorder_options_init(hark_recorder_options *opts, unsigned ve
  * outside their limits. Thread-safety: safe. */
 HARK_API size_t hark_recorder_chunk_bytes(size_t max_bytes, size_t payload_bytes);
 
-/* What a recorder has done so far. */
+/*
+ * What a recorder has done so far. The caller allocates it and sets `version`
+ * (HARK_RECORDER_STATS_INIT); hark fills the fields a struct of that version has
+ * and leaves `version` as it is. Fields are only ever appended, each append bumping
+ * HARK_RECORDER_STATS_VERSION (docs/conventions.md).
+ */
 typedef struct hark_recorder_stats {
+    unsigned version;      /* HARK_RECORDER_STATS_VERSION (or older, hark/common.h) */
     uint64_t recorded;     /* events written into the recorder */
     uint64_t overwritten;  /* recorded events since overwritten to make room */
     uint64_t dropped;      /* events not recorded: more threads than max_threads, or
@@ -236,9 +242,17 @@ typedef struct hark_recorder_stats {
     unsigned chunks;       /* bytes / chunk_bytes */
     unsigned share_chunks; /* each thread's share, in chunks */
     unsigned threads;      /* threads holding memory now, running or exited */
+    /* Version 2. */
     uint64_t dump_dropped; /* of `dropped`: events not recorded because a dump had not
                               yet read the memory their thread would have taken */
 } hark_recorder_stats;
+
+/* Version 2 added dump_dropped. Any version from 1 is accepted (hark/common.h). */
+#define HARK_RECORDER_STATS_VERSION 2
+#define HARK_RECORDER_STATS_INIT                                                                   \
+    {                                                                                              \
+        HARK_RECORDER_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                         \
+    }
 
 /*
  * Creates a recorder and takes its memory: max_bytes for the records (taken from the
@@ -405,8 +419,10 @@ HARK_API int hark_recorder_dump_on_signal(hark_recorder *r, int signo, const cha
                                           hark_recorder_format format);
 
 /*
- * Copies the counters of `r` into *out. Errors: HARK_EINVAL (NULL argument).
- * Thread-safety: safe; the figures of other threads may lag by their last event.
+ * Copies the counters of `r` into *out, as many as out->version has. Errors:
+ * HARK_EINVAL (NULL argument; out->version 0 or newer than the library, *out then
+ * untouched). Thread-safety: safe; the figures of other threads may lag by their
+ * last event.
  */
 HARK_API int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out);
 

@@ -142,8 +142,14 @@ typedef struct hark_trace_options {
  */
 HARK_API int hark_trace_options_init(hark_trace_options *opts, unsigned version);
 
-/* What a trace has done so far. */
+/*
+ * What a trace has done so far. The caller allocates it and sets `version`
+ * (HARK_TRACE_STATS_INIT); hark fills the counters a struct of that version has
+ * and leaves `version` as it is. Counters are only ever appended, each append
+ * bumping HARK_TRACE_STATS_VERSION (docs/conventions.md).
+ */
 typedef struct hark_trace_stats {
+    unsigned version;      /* HARK_TRACE_STATS_VERSION (or older, hark/common.h) */
     uint64_t recorded;     /* events put into a buffer */
     uint64_t written;      /* events handed to the file (or write hook) completely */
     uint64_t dropped;      /* events not recorded: buffer full, or no buffer */
@@ -151,6 +157,12 @@ typedef struct hark_trace_stats {
     uint64_t write_errors; /* failed write attempts */
     int last_errno;        /* errno of the last failed write, 0 if none */
 } hark_trace_stats;
+
+#define HARK_TRACE_STATS_VERSION 1
+#define HARK_TRACE_STATS_INIT                                                                      \
+    {                                                                                              \
+        HARK_TRACE_STATS_VERSION, 0, 0, 0, 0, 0, 0                                                 \
+    }
 
 /*
  * Creates `path` (truncating it; mode 0644 before the umask) and a trace writing
@@ -201,8 +213,10 @@ HARK_API int hark_trace_detach(hark_trace *t, hark_attach_id id);
 HARK_API int hark_trace_flush(hark_trace *t);
 
 /*
- * Copies the counters of `t` into *out. Errors: HARK_EINVAL (NULL argument).
- * Thread-safety: safe; the figures of other threads may lag by their last event.
+ * Copies the counters of `t` into *out, as many as out->version has. Errors:
+ * HARK_EINVAL (NULL argument; out->version 0 or newer than the library, *out then
+ * untouched). Thread-safety: safe; the figures of other threads may lag by their
+ * last event.
  */
 HARK_API int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out);
 
@@ -210,7 +224,9 @@ HARK_API int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out);
  * Detaches every attachment, waits for events in flight (hark_notifier_quiesce()),
  * writes what is left and the end of the JSON object, closes the file and frees the
  * trace (before the exporter contract: hark_trace_close()).
- * NULL is accepted. `stats` (may be NULL) receives the final counters. Returns 0,
+ * NULL is accepted. `stats` (may be NULL) receives the final counters; a `stats`
+ * whose version is refused (hark/common.h) gives HARK_EINVAL before anything is
+ * done (the trace is not freed). Otherwise returns 0,
  * HARK_EIO when some of it could not be written (the file is then incomplete, and
  * stats->unwritten counts the events lost), or HARK_EBUSY when
  * called from a subscriber callback or with an event in flight on the calling

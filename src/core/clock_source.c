@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "error.h"
 #include "keyword.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -580,24 +581,32 @@ int hark_clock_use(hark_clock_source source)
     return rc;
 }
 
+/* hark_clock_info's versions (src/util/stats.h): version 1 is the whole struct. */
+HARK__STATS_DEFINE(hark_clock_info, sizeof(hark_clock_info));
+
 int hark_clock_info_get(hark_clock_info *out)
 {
     if (!out)
         return hark__error(HARK_EINVAL, "hark_clock_info_get: out is NULL");
+    int rc = hark__stats_check(&stats_type, out, "hark_clock_info_get");
+    if (rc < 0)
+        return rc;
     ensure_chosen();
-    memset(out, 0, sizeof *out);
+    hark_clock_info info;
+    memset(&info, 0, sizeof info);
     lock_take();
     int m = atomic_load_explicit(&mode, memory_order_relaxed);
-    out->source = m == MODE_TSC || m == MODE_CALIBRATING ? HARK_CLOCK_TSC : HARK_CLOCK_VDSO;
-    out->requested = requested;
-    snprintf(out->reason, sizeof out->reason, "%s", reason);
-    out->tsc_hz = m == MODE_TSC ? 1e9 * 4294967296.0 / mult_cal : 0.0;
-    out->checks = checks;
-    out->fallbacks = fallbacks;
-    out->last_error_s = last_error_s;
-    out->max_error_s = max_error_s;
-    out->read_span_s = m == MODE_TSC ? (double)last_span / out->tsc_hz : 0.0;
+    info.source = m == MODE_TSC || m == MODE_CALIBRATING ? HARK_CLOCK_TSC : HARK_CLOCK_VDSO;
+    info.requested = requested;
+    snprintf(info.reason, sizeof info.reason, "%s", reason);
+    info.tsc_hz = m == MODE_TSC ? 1e9 * 4294967296.0 / mult_cal : 0.0;
+    info.checks = checks;
+    info.fallbacks = fallbacks;
+    info.last_error_s = last_error_s;
+    info.max_error_s = max_error_s;
+    info.read_span_s = m == MODE_TSC ? (double)last_span / info.tsc_hz : 0.0;
     lock_drop();
+    hark__stats_put(&stats_type, out, &info);
     return 0;
 }
 

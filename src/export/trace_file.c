@@ -29,6 +29,7 @@
 #include "number.h"
 #include "alloc.h"
 #include "error.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,10 @@ _Static_assert(HARK_TRACE_ATTACH_MAX == HARK__ATTACH_MAX, "the public limit is t
 
 static atomic_uint_least64_t serials = 1;
 
+/* hark_trace_stats' versions (stats.h): version 1 is the whole struct. */
+HARK__STATS_DEFINE(hark_trace_stats, sizeof(hark_trace_stats));
+
+/* Fills a current struct, for hark__stats_put(). */
 static void stats_locked(hark_trace *t, hark_trace_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -58,9 +63,14 @@ int hark_trace_stats_get(hark_trace *t, hark_trace_stats *out)
     if (!t || !out)
         return hark__error(HARK_EINVAL, "hark_trace_stats_get: %s is NULL",
                            !t ? "the trace" : "out");
+    int rc = hark__stats_check(&stats_type, out, "hark_trace_stats_get");
+    if (rc < 0)
+        return rc;
+    hark_trace_stats s;
     pthread_mutex_lock(&t->lock);
-    stats_locked(t, out);
+    stats_locked(t, &s);
     pthread_mutex_unlock(&t->lock);
+    hark__stats_put(&stats_type, out, &s);
     return 0;
 }
 
@@ -124,7 +134,7 @@ static int finish(hark_trace *t, hark_trace_stats *stats)
     s.last_errno = atomic_load_explicit(&t->last_errno, memory_order_relaxed);
     s.unwritten = s.recorded > s.written ? s.recorded - s.written : 0;
     if (stats)
-        *stats = s;
+        hark__stats_put(&stats_type, stats, &s);
     destroy(t);
     errno = err;
     return rc;
@@ -225,8 +235,12 @@ HARK__ATTACH_DEFINE(hark_trace_attach, hark_trace_detach, hark_trace, atts, &sub
 
 int hark_trace_free(hark_trace *t, hark_trace_stats *stats)
 {
-    if (stats)
-        memset(stats, 0, sizeof *stats);
+    if (stats) {
+        int rc = hark__stats_check(&stats_type, stats, "hark_trace_free");
+        if (rc < 0)
+            return rc;
+        hark__stats_put(&stats_type, stats, NULL);
+    }
     if (!t)
         return 0;
     hark__attach_close(&t->atts);

@@ -1023,16 +1023,21 @@ static void rows_event(void)
          hark_clock_wall() > 0 && hark_clock_monotonic() > 0 && hark_clock_thread_cpu() > 0);
     hark_set_allocation_counter(NULL);
     ROWT("hark_set_allocation_counter", "NULL", "removes the counter", 1);
-    hark_clock_info ci;
+    hark_clock_info ci = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_info_get(&ci), 0);
     ROW("hark_clock_use", "a value outside hark_clock_source (7)", HARK_EINVAL,
         "hark_clock_use: 7 is not a hark_clock_source", hark_clock_use((hark_clock_source)7));
-    hark_clock_info ci2;
+    hark_clock_info ci2 = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_info_get(&ci2), 0);
     ROWT("hark_clock_use", "a value outside hark_clock_source (7), then", "the source is unchanged",
          ci2.source == ci.source && ci2.requested == ci.requested);
     ROW("hark_clock_info_get", "NULL", HARK_EINVAL, "hark_clock_info_get: out is NULL",
         hark_clock_info_get(NULL));
+    hark_clock_info unset = {0};
+    ROW("hark_clock_info_get", "a struct of version 0 (not from HARK_CLOCK_INFO_INIT)", HARK_EINVAL,
+        "hark_clock_info_get: hark_clock_info version 0 is not accepted (this build takes 1 to "
+        "1); start from HARK_CLOCK_INFO_INIT",
+        hark_clock_info_get(&unset));
     ROWT("hark_clock_source_name", "a value outside hark_clock_source (9)", "\"?\"",
          strcmp(hark_clock_source_name((hark_clock_source)9), "?") == 0);
     ROWT("hark_clock_set_reference", "NULL", "restores clock_gettime(); returns 0",

@@ -58,7 +58,7 @@ static bool use_tsc_or_skip(void)
 /* Reads until the TSC's calibration window is over (its rate is known). */
 static void calibrated(void)
 {
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     do {
         hark_clock_monotonic();
         hark_clock_info_get(&info);
@@ -71,7 +71,7 @@ static void calibrated(void)
  * where that is slow (valgrind, sanitizers): hark_clock_info.read_span_s. */
 static int64_t bound_ns(void)
 {
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     return (int64_t)((HARK_CLOCK_BOUND_S + 8 * info.read_span_s) * 1e9);
 }
@@ -158,7 +158,7 @@ static void run_brackets(struct bracket *b, int n)
         worst_wall = b[i].worst_wall > worst_wall ? b[i].worst_wall : worst_wall;
         readings += b[i].readings;
     }
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_info_get(&info), 0);
     print_message("%s: %ld readings on %d threads, worst outside the bracket: monotonic %lld "
                   "ns, wall %lld ns; %llu checks, max error at a check %.3f us\n",
@@ -176,7 +176,7 @@ static void bracket_threads(hark_clock_source source)
         b[i].cpu = -1;
     }
     run_brackets(b, 4);
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     assert_int_equal(info.source, source);
 }
@@ -187,7 +187,7 @@ static void test_bracket_tsc(void **state)
     if (!use_tsc_or_skip())
         return;
     bracket_threads(HARK_CLOCK_TSC);
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     assert_true(info.checks > 0); /* it did compare itself with the kernel */
     assert_true(info.tsc_hz > 1e8);
@@ -263,7 +263,7 @@ static void test_across_cpus_ordered(void **state)
     (void)state;
     /* Whether the kernel itself trusts the TSC (auto picks it): only then are the
      * CPUs' counters known to be in step. */
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_use(HARK_CLOCK_AUTO), 0);
     hark_clock_info_get(&info);
     bool trusted = info.source == HARK_CLOCK_TSC;
@@ -411,7 +411,7 @@ static void test_after_fork(void **state)
     if (!use_tsc_or_skip())
         return;
     hark_clock_monotonic();
-    hark_clock_info before;
+    hark_clock_info before = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&before);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -427,7 +427,7 @@ static void test_after_fork(void **state)
                 _exit(2);
             prev = h;
         }
-        hark_clock_info after;
+        hark_clock_info after = HARK_CLOCK_INFO_INIT;
         hark_clock_info_get(&after);
         /* the child compared itself with the kernel's clock at its first reading */
         _exit(after.checks > before.checks && after.source == HARK_CLOCK_TSC ? 0 : 3);
@@ -477,7 +477,7 @@ static void test_wall_step(void **state)
     w = hark_clock_wall();
     want = (double)kernel_ns(CLOCK_REALTIME) * 1e-9;
     assert_true(w > want - 1e-3 && w < want + 1e-3);
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     assert_int_equal(info.fallbacks, 0);
     assert_int_equal(info.source, HARK_CLOCK_TSC);
@@ -513,7 +513,7 @@ static int fallback_child(void)
     hark_clock_set_reference(&ref);
     hark_clock_check_soon();
     double after = hark_clock_monotonic(); /* the check finds the TSC 1 s off */
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     if (info.source != HARK_CLOCK_VDSO || info.fallbacks != 1)
         return 10;
@@ -557,7 +557,7 @@ static int nudge_child(void)
     hark_clock ref = {NULL, nudged_monotonic, NULL, NULL};
     hark_clock_set_reference(&ref);
     read_for(0.1);
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     if (info.source != HARK_CLOCK_TSC || info.fallbacks != 0)
         return 20;
@@ -599,7 +599,7 @@ static void test_switch_keeps_order(void **state)
             prev = h;
         }
     }
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     hark_clock_info_get(&info);
     assert_int_equal(info.fallbacks, 0);
 }
@@ -609,7 +609,7 @@ static void test_switch_keeps_order(void **state)
 static void test_use_bad_value(void **state)
 {
     (void)state;
-    hark_clock_info before, after;
+    hark_clock_info before = HARK_CLOCK_INFO_INIT, after = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_info_get(&before), 0);
     assert_int_equal(hark_clock_use((hark_clock_source)7), HARK_EINVAL);
     assert_int_equal(hark_clock_use((hark_clock_source)-1), HARK_EINVAL);
@@ -627,7 +627,7 @@ static void test_use_bad_value(void **state)
 static void test_use_reports(void **state)
 {
     (void)state;
-    hark_clock_info info;
+    hark_clock_info info = HARK_CLOCK_INFO_INIT;
     assert_int_equal(hark_clock_use(HARK_CLOCK_VDSO), 0);
     hark_clock_info_get(&info);
     assert_int_equal(info.source, HARK_CLOCK_VDSO);
@@ -742,7 +742,7 @@ int main(int argc, char **argv)
     self_path = len > 0 ? self : argv[0];
     if (argc > 1 && strcmp(argv[1], "--print-clock") == 0) {
         hark_clock_monotonic();
-        hark_clock_info info;
+        hark_clock_info info = HARK_CLOCK_INFO_INIT;
         hark_clock_info_get(&info);
         printf("source=%s requested=%s reason=%s\n", hark_clock_source_name(info.source),
                hark_clock_source_name(info.requested), info.reason);

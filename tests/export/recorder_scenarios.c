@@ -82,7 +82,7 @@ static int nest(const char *path, hark_recorder_format format)
     rc = hark_recorder_dump_file(r, path, format);
     if (rc < 0)
         die("dump", rc);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(r, &st);
     char txn[HARK_ID_LEN + 1] = "";
     hark_transaction_id(n, txn);
@@ -221,7 +221,7 @@ static int slow(const char *tmpl)
     timed_event(req, 200.1, 1000);
     if ((rc = hark_recorder_flush(r)) < 0)
         die("flush", rc);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(r, &st);
     /* Each dump holds what was recorded when the worker wrote it: at least up to
      * the event that fired it (its end, in event time). */
@@ -301,7 +301,7 @@ static int soak(const char *dir, double seconds)
         double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
         if (el >= seconds)
             break;
-        hark_recorder_stats before;
+        hark_recorder_stats before = HARK_RECORDER_STATS_INIT;
         hark_recorder_stats_get(r, &before);
         snprintf(path, sizeof path, "%s/dump-%d.jsonl", dir, dumps);
         if ((rc = hark_recorder_dump_file(r, path, HARK_RECORDER_JSONL)) < 0)
@@ -401,7 +401,7 @@ static int running(const char *dir)
     rc = hark_recorder_dump_on_crash_path(r, path, HARK_RECORDER_JSONL);
     if (rc < 0)
         die("dump_on_crash_path", rc);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(r, &st);
     printf("{\"pid\":%ld,\"threads\":%d,\"events\":%d,\"crasher\":%d,\"bytes\":%zu}\n",
            (long)getpid(), RUN_THREADS, RUN_EVENTS, RUN_CRASHER, st.bytes);

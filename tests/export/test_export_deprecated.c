@@ -98,7 +98,7 @@ static void trace_open_and_close(void **state)
     assert_int_equal(hark_trace_open(&t, NULL, &o), 0);
     assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     assert_int_equal(hark_instrument_name(n, "old.names", NULL, NULL, NULL, NULL), 0);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_close(t, &st), 0);
     assert_int_equal(st.written, 1);
     fclose(f);
@@ -119,7 +119,7 @@ static void otlp_shutdown(void **state)
     o.ignore_env = true;
     hark_otlp *x;
     assert_int_equal(hark_otlp_new(&x, &o, NULL, 0), 0);
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     assert_int_equal(hark_otlp_shutdown(x, 0, &st), 0);
     assert_int_equal(st.spans.queued, 0);
     assert_int_equal(hark_otlp_shutdown(NULL, 0, NULL), 0);

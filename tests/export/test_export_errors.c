@@ -184,7 +184,7 @@ static void trace_disk_full(void **state)
     assert_int_equal(hark_instrument_name(N, "full", NULL, NULL, NULL, NULL), 0);
     REFUSED(hark_trace_flush(t), HARK_EIO,
             "the trace cannot be written: No space left on device (kept for the next flush)");
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), HARK_EIO);
     assert_int_equal(hark_error_last()->code, HARK_EIO);
 }

@@ -248,7 +248,7 @@ static int op_trace_event(void)
 
 static void ok_trace_event(void)
 {
-    hark_trace_stats s;
+    hark_trace_stats s = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(F.t, &s), 0);
     /* Exactly the one event: in the file, or counted as dropped. */
     assert_int_equal(s.recorded + s.dropped, 1);
@@ -307,7 +307,7 @@ static int op_recorder_dump(void)
 
 static void ok_recorder_dump(void)
 {
-    hark_recorder_stats s;
+    hark_recorder_stats s = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(F.rec, &s), 0);
     assert_int_equal(s.recorded, 1);
     assert_true(s.dumps >= 1);

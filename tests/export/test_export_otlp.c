@@ -536,9 +536,18 @@ static void sampling(void **state)
     assert_int_equal(hark_otlp_attach(NULL, x, n, hark_all()), 0);
     for (int i = 0; i < 10; i++)
         hark_instrument_name(n, "root", NULL, child_block, n, NULL);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_stats_get(x, &s);
     assert_int_equal(s.spans.queued, 0);
+    /* A stats struct whose version nobody set, or one newer than the library: refused
+     * and untouched; the exporter is then not freed. */
+    hark_otlp_stats bad = {0};
+    bad.requests = 7;
+    assert_int_equal(hark_otlp_stats_get(x, &bad), HARK_EINVAL);
+    bad.version = HARK_OTLP_STATS_VERSION + 1;
+    assert_int_equal(hark_otlp_free(x, 0, &bad), HARK_EINVAL);
+    assert_int_equal(bad.requests, 7);
+    assert_int_equal(hark_otlp_stats_get(x, &s), 0);
 
     /* parentbased_always_off follows a sampled remote parent; always_off would not. */
     hark_trace_context c;
@@ -674,7 +683,7 @@ static void drops_counted(void **state)
     enum { EVENTS = 500 };
     for (int i = 0; i < EVENTS; i++)
         hark_instrument_name(n, "lost", NULL, NULL, NULL, NULL);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     assert_int_equal(hark_otlp_flush(x, 5000), HARK_EIO);
     assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     assert_int_equal(s.spans.exported, 0);
@@ -699,7 +708,7 @@ static void forked_child(void **state)
     if (pid == 0) {
         hark_instrument_name(n, "in.child", NULL, NULL, NULL, NULL);
         int rc = hark_otlp_flush(x, 5000);
-        hark_otlp_stats s;
+        hark_otlp_stats s = HARK_OTLP_STATS_INIT;
         hark_otlp_stats_get(x, &s);
         if (!(rc == HARK_EIO && s.spans.dropped == 1 && s.spans.exported == 0))
             fprintf(stderr, "child: flush %d, dropped %llu, exported %llu\n", rc,
@@ -716,7 +725,7 @@ static void forked_child(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_free(x, 1000, &s);
     assert_int_equal(s.spans.dropped, 3); /* the parent's own, to the unreachable port */
     hark_notifier_free(n);
@@ -817,7 +826,7 @@ static void largest_record(void **state)
         hark_payload_set_int(&p, "c", i);
         hark_instrument_name(n, name, &p, NULL, NULL, NULL);
     }
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_free(x, 1000, &s);
     assert_int_equal(s.spans.queued, 6);
     assert_int_equal(s.spans.dropped, 6);

@@ -141,7 +141,7 @@ static void close_and_check(const char *what)
 {
     CHECK(hark_logger_flush(logger) == 0, "logger flush");
     CHECK(hark_logger_free(logger) == 0, "logger free");
-    hark_otlp_stats st;
+    hark_otlp_stats st = HARK_OTLP_STATS_INIT;
     int rc = hark_otlp_free(exporter, 10000, &st);
     CHECK(rc == 0, "%s: hark_otlp_free: %d (%s)", what, rc, st.last_error);
     CHECK(st.logs.exported == (uint64_t)line_count, "%s: %" PRIu64 " log records exported of %d",

@@ -250,7 +250,7 @@ static void run_mode(bool json, bool gzip)
 
     /* Shut down first: the last metrics snapshot goes out with it. */
     CHECK(hark_logger_free(c.log) == 0, "logger free");
-    hark_otlp_stats stats;
+    hark_otlp_stats stats = HARK_OTLP_STATS_INIT;
     rc = hark_otlp_free(x, 10000, &stats);
     CHECK(rc == 0, "shutdown: %d", rc);
 
@@ -289,7 +289,7 @@ static void run_retry(void)
     hark_instrument_name(n, "job.run", NULL, NULL, NULL, NULL);
     int rc = hark_otlp_flush(x, 20000);
     CHECK(rc == 0, "flush after a retry: %d", rc);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_stats_get(x, &s);
     CHECK(s.retries == 1 && s.spans.exported == 1, "retries %" PRIu64 " exported %" PRIu64,
           s.retries, s.spans.exported);
@@ -328,7 +328,7 @@ static void run_drop(void)
     enum { EVENTS = 40 };
     for (int i = 0; i < EVENTS; i++)
         hark_instrument_name(n, "lost.event", NULL, NULL, NULL, NULL);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = hark_otlp_free(x, 3000, &s);
     CHECK(rc == HARK_EIO, "shutdown with drops: %d", rc);
     CHECK(s.spans.exported == 0 && s.spans.dropped == EVENTS,

@@ -162,7 +162,7 @@ static void trusted_ca(void **state)
     receiver r = start("server", false);
     hark_otlp_options o = options_for(&r);
     o.certificate = path_of("ca.pem");
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = export_spans(&o, &s);
     assert_exported(&r, rc, &s);
     receiver_stop(&r);
@@ -174,7 +174,7 @@ static void wrong_ca(void **state)
     receiver r = start("server", false);
     hark_otlp_options o = options_for(&r);
     o.certificate = path_of("other-ca.pem");
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = export_spans(&o, &s);
     assert_refused(&r, rc, &s, HARK_OTLP_FAILURE_TLS_UNTRUSTED, "not signed by a trusted CA");
     /* Without any certificate option: the system's CAs, which do not know ours. */
@@ -190,7 +190,7 @@ static void expired(void **state)
     receiver r = start("expired", false);
     hark_otlp_options o = options_for(&r);
     o.certificate = path_of("ca.pem");
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = export_spans(&o, &s);
     assert_refused(&r, rc, &s, HARK_OTLP_FAILURE_TLS_EXPIRED, "has expired");
     receiver_stop(&r);
@@ -202,7 +202,7 @@ static void wrong_host(void **state)
     receiver r = start("wronghost", false);
     hark_otlp_options o = options_for(&r);
     o.certificate = path_of("ca.pem");
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = export_spans(&o, &s);
     assert_refused(&r, rc, &s, HARK_OTLP_FAILURE_TLS_HOSTNAME, "not for this host name");
     receiver_stop(&r);
@@ -216,7 +216,7 @@ static void client_certificate(void **state)
     receiver r = start("server", true);
     hark_otlp_options o = options_for(&r);
     o.certificate = path_of("ca.pem");
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     int rc = export_spans(&o, &s);
     assert_refused(&r, rc, &s, HARK_OTLP_FAILURE_TLS_CLIENT, "refused this client's certificate");
     /* A client certificate from another CA: refused too. node checks it after the
@@ -285,7 +285,7 @@ static void per_signal(void **state)
     hark_metrics_record(m, "db.call", 0.002);
     hark_instrument_name(n, "tls.a", NULL, log_and_record, log, NULL);
     assert_int_equal(hark_otlp_flush(x, 15000), HARK_EIO);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_stats_get(x, &s);
     assert_int_equal(hark_logger_free(log), 0);
     hark_otlp_free(x, 1000, NULL);

@@ -205,7 +205,7 @@ static void shutdown_ends_a_request_in_progress(void **state)
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 300), HARK_EBUSY); /* the request hangs */
     wait_for_requests(r, 1);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     double t0 = now_s();
     assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     double took = now_s() - t0;
@@ -228,7 +228,7 @@ static void retry_after_past_the_export_time_drops_the_batch(void **state)
     hark_otlp *x = exporter_to(r, 60000, 120000, false);
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 120000), HARK_EIO);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     assert_int_equal(hark_otlp_free(x, 1000, &s), HARK_EIO);
     assert_int_equal(atomic_load(&r->requests), 1);
     assert_int_equal(s.requests, 1);
@@ -251,7 +251,7 @@ static void export_timeout_zero_is_the_default(void **state)
     unsetenv("OTEL_BSP_EXPORT_TIMEOUT");
     one_span(x, n);
     assert_int_equal(hark_otlp_flush(x, 120000), 0);
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     assert_int_equal(hark_otlp_free(x, 1000, &s), 0);
     assert_int_equal(s.spans.exported, 1);
     assert_int_equal(s.spans.dropped, 0);

@@ -103,7 +103,7 @@ static void emit(hark_topic *t, const char *key, int64_t v)
  * counted overwritten (no thread records meanwhile). */
 static void assert_adds_up(hark_recorder *r, const char *dump)
 {
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     unsigned long long events = summary_num(dump, "events");
     assert_int_equal(events, (unsigned long long)count_of(dump, "{\"name\":"));
@@ -137,7 +137,7 @@ static void test_options(void **state)
     /* Defaults: 8 MiB in chunks of 16 KiB, a share of a sixteenth. */
     hark_recorder *r = NULL;
     assert_int_equal(hark_recorder_new(&r, NULL), 0);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.chunk_bytes, 16384);
     assert_int_equal(st.bytes, HARK_RECORDER_BYTES_DEFAULT);
@@ -229,12 +229,20 @@ static void test_bad_calls(void **state)
     assert_int_equal(hark_recorder_dump(r, fds[1], HARK_RECORDER_JSONL), HARK_EIO);
     assert_int_equal(errno, EPIPE);
     close(fds[1]);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.dump_errors, 1);
     assert_int_equal(st.dumps, 0);
     assert_int_equal(hark_recorder_stats_get(r, NULL), HARK_EINVAL);
     assert_int_equal(hark_recorder_stats_get(NULL, &st), HARK_EINVAL);
+    /* A version nobody set, or newer than the library: refused, *out untouched. */
+    hark_recorder_stats bad = {0};
+    bad.dumps = 7;
+    assert_int_equal(hark_recorder_stats_get(r, &bad), HARK_EINVAL);
+    bad.version = HARK_RECORDER_STATS_VERSION + 1;
+    assert_int_equal(hark_recorder_stats_get(r, &bad), HARK_EINVAL);
+    assert_int_equal(bad.dumps, 7);
+    assert_int_equal(st.version, HARK_RECORDER_STATS_VERSION);
     assert_int_equal(hark_recorder_flush(NULL), HARK_EINVAL);
     assert_int_equal(hark_recorder_flush(r), 0); /* no worker: nothing asked for */
     assert_int_equal(hark_recorder_dump_on_crash(NULL, 2, HARK_RECORDER_CHROME), HARK_EINVAL);
@@ -273,7 +281,7 @@ static void test_record_and_dump(void **state)
     for (int i = 0; i < 10; i++)
         emit(sql, "i", i);
     emit(other, "i", 99);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.recorded, 11);
     assert_int_equal(st.threads, 1);
@@ -365,7 +373,7 @@ static void test_busy_thread_keeps_off_quiet_share(void **state)
     char *d = dump_str(r, HARK_RECORDER_JSONL);
     assert_int_equal(count_of(d, "\"quiet\":"), 20);
     assert_non_null(strstr(d, "\"busy\":99999}"));
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_true(st.overwritten > 90000);
     assert_int_equal(st.threads, 2);
@@ -400,7 +408,7 @@ static void test_exited_thread_stays_readable(void **state)
         free(d);
     }
     /* ...and counted among the threads holding memory, as its summary says. */
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.threads, 1);
     char *d = dump_str(r, HARK_RECORDER_JSONL);
@@ -463,7 +471,7 @@ static void test_max_threads(void **state)
     quiet q;
     pthread_t th;
     quiet_start(&q, &th, t, 3); /* no descriptor left: dropped */
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.recorded, 1);
     assert_int_equal(st.dropped, 3);
@@ -651,7 +659,7 @@ static void test_trigger_failed_only(void **state)
     timed(pa, 14.0, 1, true);
     assert_int_equal(hark_recorder_flush(r), 0);
     assert_int_equal(files_like(dir, "fail-"), 0);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.triggered, 2);
     assert_int_equal(st.dumps, 2);
@@ -690,7 +698,7 @@ static void test_trigger_bad_input(void **state)
     assert_int_equal(hark_recorder_trigger(NULL, r, n, hark_regex("("), &o), HARK_EPATTERN);
     o.version = 0;
     assert_int_equal(hark_recorder_trigger(NULL, r, n, hark_all(), &o), HARK_EINVAL);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_int_equal(st.triggered, 0);
     assert_int_equal(hark_recorder_free(r), 0);
@@ -838,7 +846,7 @@ static void test_recording_allocates_nothing(void **state)
         HARK_INSTRUMENT(t, &p, {});
     }
     assert_int_equal(atomic_load(&allocs), before);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_true(st.overwritten > 0);
     teardown(&f);

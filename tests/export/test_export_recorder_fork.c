@@ -152,7 +152,7 @@ static void live_dump(size_t max_bytes, size_t thread_bytes, bool whole_run)
     assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
     hark_topic *topic;
     assert_int_equal(hark_topic_get(&topic, n, "live.work"), 0);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     /* Records here take at least 64 bytes: more than 2 chunks' worth. */
     long warmup = (long)(2 * st.chunk_bytes / 64) + 1;
@@ -281,7 +281,7 @@ static void test_held_dump_drops_and_counts(void **state)
     assert_int_equal(hark_recorder_attach(NULL, r, n, hark_all()), 0);
     hark_topic *topic;
     assert_int_equal(hark_topic_get(&topic, n, "held.work"), 0);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     for (long i = 0; i < 20000; i++) /* the main thread holds every chunk */
         emit(topic, 0, i);
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
@@ -307,6 +307,13 @@ static void test_held_dump_drops_and_counts(void **state)
     assert_int_equal(hark_recorder_stats_get(r, &st), 0);
     assert_true(st.dump_dropped > 0);
     assert_int_equal(st.dump_dropped, st.dropped);
+    /* A caller built when the stats had no dump_dropped (version 1) gets none. */
+    hark_recorder_stats v1 = HARK_RECORDER_STATS_INIT;
+    v1.version = 1;
+    v1.dump_dropped = 12345;
+    assert_int_equal(hark_recorder_stats_get(r, &v1), 0);
+    assert_int_equal(v1.dropped, st.dropped);
+    assert_int_equal(v1.dump_dropped, 12345);
 
     /* The rest of the dump. */
     size_t cap = 1 << 20, len = 1;
@@ -386,7 +393,7 @@ static void test_child_trigger_dump_is_its_own(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         /* The child's rings start empty; its counters too. */
-        hark_recorder_stats cs;
+        hark_recorder_stats cs = HARK_RECORDER_STATS_INIT;
         CHILD_CHECK(hark_recorder_stats_get(r, &cs) == 0, 10);
         CHILD_CHECK(cs.recorded == 0 && cs.threads == 0, 11);
         for (int i = 0; i < 5; i++)

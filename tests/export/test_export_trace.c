@@ -129,7 +129,7 @@ static void test_flush_ends_while_producers_outpace(void **state)
     assert_int_equal(hark_trace_new(&t, NULL, &o), 0);
     assert_int_equal(hark_trace_attach(NULL, t, n, hark_all()), 0);
     emit(c.tp, 3000); /* more than one staging buffer: the flush takes rounds */
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.recorded, 3000);
 
@@ -204,7 +204,7 @@ static void test_open_bad_input(void **state)
     assert_ptr_equal(t, (hark_trace *)(uintptr_t)0x1);
 
     assert_int_equal(hark_trace_flush(NULL), HARK_EINVAL);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(NULL, &st), HARK_EINVAL);
     assert_int_equal(hark_trace_free(NULL, &st), 0);
     assert_int_equal(st.recorded, 0);
@@ -228,8 +228,19 @@ static void test_attach_limits(void **state)
     hark_topic *tp;
     assert_int_equal(hark_topic_get(&tp, n, "a.b"), 0);
     emit(tp, 1); /* 16 subscriptions: 16 records */
-    hark_trace_stats st;
+    /* A stats struct whose version nobody set, or one newer than the library: refused
+     * and untouched; the trace is then not freed (still attached). */
+    hark_trace_stats bad = {0};
+    bad.recorded = 7;
+    assert_int_equal(hark_trace_stats_get(t, &bad), HARK_EINVAL);
+    assert_int_equal(bad.recorded, 7);
+    bad.version = HARK_TRACE_STATS_VERSION + 1;
+    assert_int_equal(hark_trace_free(t, &bad), HARK_EINVAL);
+    assert_int_equal(bad.recorded, 7);
+    assert_true(hark_enabled(tp));
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), 0);
+    assert_int_equal(st.version, HARK_TRACE_STATS_VERSION);
     assert_int_equal(st.recorded, HARK_TRACE_ATTACH_MAX);
     assert_int_equal(st.written, HARK_TRACE_ATTACH_MAX);
     assert_false(hark_enabled(tp)); /* unsubscribed */
@@ -263,7 +274,7 @@ static void test_attach_detach(void **state)
     assert_int_equal(hark_trace_detach(t, a), 0);
     assert_int_equal(hark_trace_detach(t, a), HARK_ENOENT);
     emit(tp, 1); /* the regex only */
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.recorded, 3);
 
@@ -308,7 +319,7 @@ static void test_drop_count_exact(void **state)
     assert_int_equal(rec, 64);
     const unsigned fit = 4096 / rec;
     emit(tp, 100);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.recorded, fit);
     assert_int_equal(st.dropped, 100 - fit);
@@ -350,7 +361,7 @@ static void test_wrap(void **state)
         total += 7;
         assert_int_equal(hark_trace_flush(t), 0);
     }
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.dropped, 0);
     assert_int_equal(st.written, (uint64_t)total);
@@ -383,7 +394,7 @@ static void test_dev_full(void **state)
     errno = 0;
     assert_int_equal(hark_trace_flush(t), HARK_EIO);
     assert_int_equal(errno, ENOSPC);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_stats_get(t, &st), 0);
     assert_int_equal(st.last_errno, ENOSPC);
     assert_true(st.write_errors >= 1);
@@ -422,7 +433,7 @@ static void test_sink_recovers(void **state)
     assert_int_equal(hark_trace_flush(t), HARK_EIO);
     assert_int_equal(hark_trace_flush(t), 0); /* the sink works again */
     emit(tp, 20);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, 60);
     assert_int_equal(st.written, 60);
@@ -523,7 +534,7 @@ static void test_threads_exit(void **state)
             pthread_join(th[i], NULL);
         assert_int_equal(hark_trace_flush(t), 0);
     }
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.recorded, 4 * 4 * 50);
     assert_int_equal(st.written, 4 * 4 * 50);
@@ -583,7 +594,7 @@ static void test_forked_child_closes(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         emit(tp, 5);
-        hark_trace_stats st;
+        hark_trace_stats st = HARK_TRACE_STATS_INIT;
         int ok = hark_trace_flush(t) == 0 && hark_trace_free(t, &st) == 0 &&
                  st.written == st.recorded && st.recorded == 5;
         _exit(ok ? 0 : 1);
@@ -592,7 +603,7 @@ static void test_forked_child_closes(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     assert_int_equal(hark_trace_free(t, &st), 0);
     assert_int_equal(st.written, 10);
     assert_int_equal(hark_notifier_free(n), 0);

@@ -29,7 +29,7 @@ static int nest(const char *path)
         return 1;
     }
     nest_run(n);
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     rc = hark_trace_free(t, &st);
     if (rc < 0) {
         fprintf(stderr, "close: %s\n", hark_strerror(rc));
@@ -60,7 +60,7 @@ static int drop(const char *path)
         HARK_PAYLOAD(p, 1);
         HARK_INSTRUMENT(tp, &p, { hark_payload_set_int(&p, "i", i % 10); });
     }
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     rc = hark_trace_free(t, &st);
     hark_notifier_free(n);
     if (rc < 0)

@@ -12,9 +12,9 @@ require "hark/event_fill"
 require "hark/method_watch"
 require "hark/clocks"
 
+# Hark::VERSION is defined by the extension: the version of the C library it was
+# built from (include/hark/version.h), which is the gem's.
 module Hark
-  VERSION = "0.1.0"
-
   # Raised when several subscribers of one event fail (as Rails' class of the same
   # name; hark/rails uses Rails' own class instead).
   class InstrumentationSubscriberError < RuntimeError

@@ -24,7 +24,9 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hark-gem.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-version=$(sed -n 's/^ *VERSION = "\(.*\)".*/\1/p' "$here/lib/hark.rb")
+# hark's version, as the gemspec reads it (include/hark/version.h).
+version=$(sed -n 's/^#define HARK_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$root/include/hark/version.h" |
+  paste -sd.)
 gem_file="$here/hark-$version.gem"
 
 echo "gem_check: gem build bindings/ruby/hark.gemspec"

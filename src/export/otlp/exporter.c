@@ -16,6 +16,7 @@
 #include "deadline.h"
 #include "error.h"
 #include "otlp_options.h"
+#include "stats.h"
 
 #include "hark/clock.h"
 
@@ -253,6 +254,10 @@ int hark_otlp_logger_new(hark_logger **out, hark_otlp *x)
     return 0;
 }
 
+/* hark_otlp_stats' versions (stats.h): version 1 is the whole struct. */
+HARK__STATS_DEFINE(hark_otlp_stats, sizeof(hark_otlp_stats));
+
+/* Fills a current struct, for hark__stats_put(). */
 static void stats_read(hark_otlp *x, hark_otlp_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -296,14 +301,23 @@ int hark_otlp_stats_get(hark_otlp *x, hark_otlp_stats *out)
     if (!x || !out)
         return hark__error(HARK_EINVAL, "hark_otlp_stats_get: %s is NULL",
                            !x ? "the exporter" : "out");
-    stats_read(x, out);
+    int rc = hark__stats_check(&stats_type, out, "hark_otlp_stats_get");
+    if (rc < 0)
+        return rc;
+    hark_otlp_stats s;
+    stats_read(x, &s);
+    hark__stats_put(&stats_type, out, &s);
     return 0;
 }
 
 int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
 {
-    if (stats)
-        memset(stats, 0, sizeof *stats);
+    if (stats) {
+        int rc = hark__stats_check(&stats_type, stats, "hark_otlp_free");
+        if (rc < 0)
+            return rc;
+        hark__stats_put(&stats_type, stats, NULL);
+    }
     if (!x)
         return 0;
     int64_t deadline = mono_ns() + (int64_t)timeout_ms * 1000000;
@@ -316,7 +330,7 @@ int hark_otlp_free(hark_otlp *x, unsigned timeout_ms, hark_otlp_stats *stats)
     hark_otlp_stats s;
     stats_read(x, &s);
     if (stats)
-        *stats = s;
+        hark__stats_put(&stats_type, stats, &s);
     uint64_t dropped = s.spans.dropped + s.logs.dropped + s.metrics.dropped;
     int rc = dropped ? dropped_error(x, "hark_otlp_free", dropped) : 0;
     unref(x);

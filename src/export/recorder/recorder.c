@@ -9,8 +9,10 @@
 #include "attach_id.h"
 #include "error.h"
 #include "options.h"
+#include "stats.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -320,23 +322,32 @@ int hark_recorder_dump_file(hark_recorder *r, const char *path, hark_recorder_fo
     return rc;
 }
 
+/* hark_recorder_stats' versions (stats.h): version 2 added dump_dropped. */
+HARK__STATS_DEFINE(hark_recorder_stats, offsetof(hark_recorder_stats, dump_dropped),
+                   sizeof(hark_recorder_stats));
+
 int hark_recorder_stats_get(hark_recorder *r, hark_recorder_stats *out)
 {
     if (!r || !out)
         return hark__error(HARK_EINVAL, "hark_recorder_stats_get: %s is NULL",
                            r ? "out" : "the recorder");
-    memset(out, 0, sizeof *out);
-    hark__rec_counts(r, &out->recorded, &out->dropped, &out->dump_dropped);
-    out->overwritten = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
-    out->dumps = atomic_load_explicit(&r->dumps, memory_order_relaxed);
-    out->dump_errors = atomic_load_explicit(&r->dump_errors, memory_order_relaxed);
-    out->triggered = atomic_load_explicit(&r->triggered, memory_order_relaxed);
-    out->rate_limited = atomic_load_explicit(&r->rate_limited, memory_order_relaxed);
-    out->bytes = r->bytes;
-    out->chunk_bytes = r->chunk_bytes;
-    out->chunks = r->nchunks;
-    out->share_chunks = r->share;
-    out->threads = hark__rec_thread_count(r);
+    int rc = hark__stats_check(&stats_type, out, "hark_recorder_stats_get");
+    if (rc < 0)
+        return rc;
+    hark_recorder_stats s;
+    memset(&s, 0, sizeof s);
+    hark__rec_counts(r, &s.recorded, &s.dropped, &s.dump_dropped);
+    s.overwritten = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
+    s.dumps = atomic_load_explicit(&r->dumps, memory_order_relaxed);
+    s.dump_errors = atomic_load_explicit(&r->dump_errors, memory_order_relaxed);
+    s.triggered = atomic_load_explicit(&r->triggered, memory_order_relaxed);
+    s.rate_limited = atomic_load_explicit(&r->rate_limited, memory_order_relaxed);
+    s.bytes = r->bytes;
+    s.chunk_bytes = r->chunk_bytes;
+    s.chunks = r->nchunks;
+    s.share_chunks = r->share;
+    s.threads = hark__rec_thread_count(r);
+    hark__stats_put(&stats_type, out, &s);
     return 0;
 }
 

@@ -58,6 +58,8 @@ static void define_classes(void)
     rb_define_module_function(mHark, "_hook_definers", hark_hook_definers, 3);
     rb_define_module_function(mHark, "_silenced_calls", hark_silenced_calls, 0);
     rb_define_const(mHark, "NATIVE", Qtrue);
+    /* The gem's version is its C library's (include/hark/version.h, read by the gemspec). */
+    rb_define_const(mHark, "VERSION", rb_obj_freeze(rb_str_new_cstr(HARK_VERSION_STRING)));
 }
 
 static void init_ids(void)

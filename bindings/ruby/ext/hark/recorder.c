@@ -407,7 +407,7 @@ static VALUE rec_dump_on_signal(VALUE self, VALUE signo, VALUE path, VALUE forma
 static VALUE rec_stats(VALUE self)
 {
     rrecorder *rr = get_rec(self);
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rr->r, &st);
     VALUE h = rb_hash_new();
 #define STAT(name, value) rb_hash_aset(h, ID2SYM(rb_intern(name)), value)
