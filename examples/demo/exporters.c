@@ -205,7 +205,7 @@ void exporters_trace_flush(const char *who)
 {
     if (!trace)
         return;
-    hark_trace_stats st;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
     if (hark_trace_flush(trace) == 0 && hark_trace_stats_get(trace, &st) == 0)
         fprintf(say(), "[%s] trace: %llu events written to %s\n", who,
                 (unsigned long long)st.written, trace_path);

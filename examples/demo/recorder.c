@@ -107,7 +107,7 @@ int recorder_worker_done(const char *who)
     if (!rec)
         return 0;
     int rc = hark_recorder_flush(rec); /* the failed request's dump, written by this worker */
-    hark_recorder_stats st;
+    hark_recorder_stats st = HARK_RECORDER_STATS_INIT;
     hark_recorder_stats_get(rec, &st);
     if (rc != 0 || st.triggered == 0) {
         fprintf(stderr, "hark-demo: [%s] the recorder wrote no dump of the failed request\n", who);

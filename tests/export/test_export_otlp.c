@@ -772,7 +772,7 @@ static void forked_during_parent_export(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         alarm(60); /* dies rather than hangs */
-        hark_otlp_stats s;
+        hark_otlp_stats s = HARK_OTLP_STATS_INIT;
         int rc = hark_otlp_free(x, 1000, &s);
         hark_notifier_free(n);
         _exit(rc == 0 && s.spans.exported == 0 ? 0 : 1);
@@ -782,7 +782,7 @@ static void forked_during_parent_export(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     close(conn); /* the parent's export fails now */
-    hark_otlp_stats s;
+    hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_free(x, 1000, &s);
     assert_int_equal(s.spans.dropped, 3);
     close(srv);
