@@ -243,6 +243,19 @@ int exporters_trace_open(const char *path)
     return 0;
 }
 
+void exporters_trace_flush(const char *who)
+{
+    if (!trace)
+        return;
+    hark_trace_stats st = HARK_TRACE_STATS_INIT;
+    if (hark_trace_flush(trace) == 0 && hark_trace_stats_get(trace, &st) == 0)
+        fprintf(say(), "[%s] trace: %llu events written to %s\n", who,
+                (unsigned long long)st.written, trace_path);
+    else
+        fprintf(stderr, "hark-demo: [%s] --trace %s: %s\n", who, trace_path,
+                hark_error_last()->message);
+}
+
 int exporters_trace_close(void)
 {
     if (!trace)
@@ -409,6 +422,11 @@ int exporters_trace_open(const char *path)
             "(install libmicrohttpd-dev and rebuild)\n",
             path);
     return HARK_EINVAL;
+}
+
+void exporters_trace_flush(const char *who)
+{
+    (void)who;
 }
 
 int exporters_trace_close(void)

@@ -65,6 +65,11 @@ void exporters_wait(void);
  */
 int exporters_trace_open(const char *path);
 
+/* --workers: in a worker at its end, writes the events it recorded into the trace
+ * file (the master, which made the file, ends it once the workers have ended) and
+ * says how many, `who` naming the worker. */
+void exporters_trace_flush(const char *who);
+
 /* Closes the trace file, if any, and prints what it holds; nonzero (and a message
  * on stderr) when it could not be written completely. */
 int exporters_trace_close(void);

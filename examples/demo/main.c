@@ -499,7 +499,9 @@ int main(int argc, char **argv)
         rc = run_workers(&o);
         metrics_detach();
         recorder_discard();
-        exporters_trace_close();
+        if (o.trace && exporters_trace_close() == 0)
+            fprintf(say, "(The master's events; each worker's are in the same file, counted "
+                         "above.)\n");
         exporters_otlp_close();
         if (rc == 0) {
             fprintf(say, "\nDone. '%s --help' lists the options.\n", prog);

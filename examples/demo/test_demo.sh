@@ -189,7 +189,7 @@ if "$demo" --help | grep -q -- "--workers N" && command -v bash >/dev/null 2>&1 
     expect2 "--workers x" --workers x
     dir=$(mktemp -d) || exit 1
     serve_and_scrape -d "$dir/demo.db" --workers 4 --requests 2 --no-color --record="$dir/rec.json" \
-        --metrics 127.0.0.1:0
+        --metrics 127.0.0.1:0 --trace "$dir/t.json"
     pids=$(sed -n 's/^\[worker [1-4] pid \([0-9]*\)\] Started migrate #1$/\1/p' "$out" | sort -u)
     [ "$(echo "$pids" | wc -l)" -eq 4 ] || { rm -rf "$dir"; fail "workers: want log lines from 4 workers, got pids: $pids"; }
     for p in $pids; do
@@ -203,6 +203,13 @@ r = d["otherData"]["recorder"]; assert r["reason"] == "trigger" and r["pid"] == 
                 "$dir/rec-failed-$p-1.json" "$p" || { rm -rf "$dir"; fail "workers: pid $p's dump is wrong"; }
         fi
     done
+    # One trace file, one JSON document, each worker's events in it under its pid.
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); \
+pids = {e["pid"] for e in d["traceEvents"] if e.get("name") == "request.demo"}; \
+assert pids == {int(p) for p in sys.argv[2:]}, (pids, sys.argv[2:])' "$dir/t.json" $pids ||
+            { rm -rf "$dir"; fail "workers: the trace file does not hold every worker's requests"; }
+    fi
     [ "$(ls "$dir/demo-metrics" | grep -c '^hark-metrics-.*\.db$')" -eq 4 ] ||
         { rm -rf "$dir"; fail "workers: want 4 metrics files: $(ls "$dir/demo-metrics")"; }
     # One /metrics holds every worker's counts: 4 workers x (2 requests, migrate, seed, signup).

@@ -31,6 +31,7 @@ static int worker(int index, long requests, FILE *say)
     if (rc != 0)
         fprintf(stderr, "hark-demo: [%s] the workload failed: %s\n", who, db.last_error);
     db_close(&db);
+    exporters_trace_flush(who); /* --trace: this worker's events, in the one file */
     fflush(NULL);
     if (recorder_worker_done(who) != 0 && rc == 0)
         rc = 1;

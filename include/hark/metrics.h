@@ -57,8 +57,10 @@ typedef struct hark_metrics hark_metrics;
 #define HARK_METRICS_BUCKETS ((40 - 3) * 16 + 1)
 
 /*
- * Creates an empty metrics object. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM.
- * Thread-safety: safe.
+ * Creates an empty metrics object: hark_metrics_new_with_options() with the
+ * defaults, so in shared mode when the environment variable HARK_METRICS_DIR names
+ * a directory. Errors: HARK_EINVAL (NULL out), HARK_ENOMEM, and with
+ * HARK_METRICS_DIR those of hark_metrics_new_with_options(). Thread-safety: safe.
  */
 HARK_API int hark_metrics_new(hark_metrics **out);
 
@@ -84,8 +86,11 @@ typedef struct hark_metrics_options {
      * buckets), summed over every process that ever wrote into the directory; min
      * and max are over all of them; no series carries a pid and none is dropped
      * with its process. The directory is made if missing (one level); give it to
-     * one metrics object of one server, and empty it before the server starts
-     * (files of an earlier run would be summed too). Recording costs what it
+     * one server, and empty it before the server starts (files of an earlier run
+     * would be summed too). Several metrics objects of a process may share it
+     * (HARK_METRICS_DIR gives it to every hark_metrics_new()): each sums only the
+     * files of its own rank -- the order in which the objects open on the
+     * directory were made, which forked children inherit. Recording costs what it
      * costs in a process of its own: no lock, no system call, but at a process's
      * or thread's first record of a name. A process that forks without
      * pthread_atfork() handlers running (a raw clone()) and then records is not
@@ -113,7 +118,8 @@ HARK_API int hark_metrics_options_init(hark_metrics_options *opts, unsigned vers
  * with NULL, so HARK_METRICS_DIR applies to it too). In shared mode the directory
  * is checked now: a file must be creatable in it, and every metrics file already
  * there must be of this library's format and version.
- * Errors: HARK_EINVAL (NULL out, options version refused), HARK_EIO (the directory
+ * Errors: HARK_EINVAL (NULL out, options version refused, a directory path of
+ * thousands of bytes), HARK_EIO (the directory
  * cannot be made, read or written; hark_error_last() says why), HARK_ENOTSUP (the
  * directory holds a metrics file of another format or version: the message names
  * it), HARK_ENOMEM. In shared mode, hark_metrics_record() and event recording fail

@@ -33,6 +33,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +106,8 @@ static struct shard *shard_adopt(hark_metrics *m)
  * Shared mode, in a process that forked since the shard's series were made: gives
  * each of them a record in this process's file (the first one creates the file),
  * its counts from 0 -- what they held is the parent's, in the parent's file. On
- * failure the shard stays as it was and the next record tries again.
+ * failure the next record tries again (a series moved already then gets another
+ * record at 0, which changes no sum).
  */
 static int shard_move(hark_metrics *m, struct shard *s)
 {
@@ -190,7 +192,8 @@ static struct series *series_slow(hark_metrics *m, struct shard *s, const char *
     while (x && strcmp(x->name, name) != 0)
         x = x->next;
     if (!x) {
-        x = hark__malloc(sizeof *x);
+        /* Shared mode: the counters are in the file, `own` (the last member) is left out. */
+        x = hark__malloc(m->dir ? offsetof(struct series, own) : sizeof *x);
         if (!x)
             return NULL;
         x->name = hark__strdup(name);
@@ -198,12 +201,6 @@ static struct series *series_slow(hark_metrics *m, struct shard *s, const char *
             hark__free(x);
             return NULL;
         }
-        atomic_init(&x->own.sum_ns, 0);
-        atomic_init(&x->own.min_ns, UINT64_MAX);
-        atomic_init(&x->own.max_ns, 0);
-        for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++)
-            atomic_init(&x->own.buckets[i], 0);
-        x->c = &x->own;
         if (m->dir) {
             pthread_mutex_lock(&m->lock);
             x->c = hark__metrics_dir_record(m->dir, name);
@@ -213,6 +210,13 @@ static struct series *series_slow(hark_metrics *m, struct shard *s, const char *
                 hark__free(x);
                 return NULL;
             }
+        } else {
+            atomic_init(&x->own.sum_ns, 0);
+            atomic_init(&x->own.min_ns, UINT64_MAX);
+            atomic_init(&x->own.max_ns, 0);
+            for (size_t i = 0; i < HARK_METRICS_BUCKETS; i++)
+                atomic_init(&x->own.buckets[i], 0);
+            x->c = &x->own;
         }
         x->next = atomic_load_explicit(&s->series, memory_order_relaxed);
         /* Release: readers that load the head see the series initialised. */

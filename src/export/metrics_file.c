@@ -44,6 +44,9 @@ struct hark__metrics_dir {
     unsigned char *cur;             /* the segment records go to */
     size_t used;                    /* bytes of it taken */
     uint64_t file_bytes;            /* the file's length */
+    dev_t dev;                      /* the directory's identity */
+    ino_t ino;
+    uint64_t registry; /* which metrics object on the directory (metrics_file.h) */
 };
 
 /* Every directory open, for the fork handlers; the lock is held across fork(). */
@@ -60,8 +63,8 @@ unsigned long hark__metrics_generation(void)
 }
 
 /* Each metrics object's lock is taken before fork() so that the child never
- * inherits one held by a thread it does not have (a scrape, a thread making its
- * series): the child's first record takes it. */
+ * inherits one held by a thread it does not have (one making a series or a shard,
+ * or growing the file): the child's first record takes it. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&open_lock);
@@ -162,7 +165,10 @@ static int check_writable(const char *path)
     if (snprintf(probe, sizeof probe, "%s/.hark-metrics-probe-%ld-%u", path, (long)getpid(),
                  atomic_fetch_add_explicit(&temp_serial, 1, memory_order_relaxed)) >=
         (int)sizeof probe)
-        return hark__error(HARK_EIO, "hark_metrics: the directory's path is too long");
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics: the directory's path is too long (%zu "
+                           "bytes)",
+                           strlen(path));
     int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return hark__error(HARK_EIO, "hark_metrics: the directory \"%s\" cannot be written: %s",
@@ -193,8 +199,13 @@ int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pth
     d->lock = lock;
     d->fd = -1;
     d->generation = hark__metrics_generation();
+    d->dev = st.st_dev;
+    d->ino = st.st_ino;
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&open_lock);
+    for (const struct hark__metrics_dir *o = open_dirs; o; o = o->next)
+        if (o->dev == d->dev && o->ino == d->ino && o->registry >= d->registry)
+            d->registry = o->registry + 1;
     d->next = open_dirs;
     open_dirs = d;
     pthread_mutex_unlock(&open_lock);
@@ -205,6 +216,11 @@ int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pth
 const char *hark__metrics_dir_path(const struct hark__metrics_dir *d)
 {
     return d->path;
+}
+
+uint64_t hark__metrics_dir_registry(const struct hark__metrics_dir *d)
+{
+    return d->registry;
 }
 
 /* Unmaps this process's view of its file (or, in a child, of the parent's). */
@@ -297,6 +313,7 @@ static int create_file(struct hark__metrics_dir *d)
         h->header_bytes = sizeof *h;
         h->record_bytes = sizeof(struct hark__mfile_record);
         h->pid = (uint64_t)pid;
+        h->registry = d->registry;
         d->used = sizeof *h;
         for (unsigned n = 0;; n++) {
             snprintf(name, sizeof name, "%s/hark-metrics-%ld-%u.db", d->path, pid, n);

@@ -17,6 +17,13 @@
  * segments, each mapped on its own, so that a record never moves; the rest of a full
  * segment is one padding record.
  *
+ * Several metrics objects of one process may share a directory: each has a registry
+ * number, 0 for the first opened while none other is open on the directory (by
+ * device and inode), else one more than the highest of those open; a file carries
+ * its object's number, and a reader sums only the files of its own. A forked child
+ * inherits the objects with their numbers, so its files add to the same sums; and a
+ * new master's first object reads what an earlier one's first object wrote.
+ *
  * A process's file is created at its first write, under a temporary name, and linked
  * to its own name (hark-metrics-<pid>-<n>.db) once its header is complete: a reader
  * never sees a file without its header. After fork() a child writes nothing into
@@ -40,7 +47,8 @@ struct hark__mfile_header {
     uint32_t header_bytes; /* where the first record starts */
     uint32_t record_bytes; /* sizeof(struct hark__mfile_record), the name aside */
     uint64_t pid;          /* the writer */
-    uint64_t reserved[4];
+    uint64_t registry;     /* which metrics object on the directory (see below) */
+    uint64_t reserved[3];
 };
 
 /* A record's kind, in bits 32 to 39 of its head. */
@@ -82,6 +90,9 @@ int hark__metrics_dir_open(struct hark__metrics_dir **out, const char *path, pth
 /* The directory's path, as given. */
 const char *hark__metrics_dir_path(const struct hark__metrics_dir *d);
 
+/* The metrics object's registry number on the directory (see above). */
+uint64_t hark__metrics_dir_registry(const struct hark__metrics_dir *d);
+
 /* Unmaps and closes this process's file (which stays, its counts in the sum). */
 void hark__metrics_dir_close(struct hark__metrics_dir *d);
 
@@ -100,9 +111,10 @@ struct counters *hark__metrics_dir_record(struct hark__metrics_dir *d, const cha
 
 /*
  * Appends a pick for every series published in every metrics file of the directory
- * (HARK__GROW on *picks), mapping the files into `view`. Files that are not metrics
- * files, that another format or version wrote, or whose header is not complete
- * are skipped; a file is read up to its first record not published.
+ * that belongs to d's registry number (HARK__GROW on *picks), mapping the files into
+ * `view`. Files that are not metrics files, that another format or version wrote,
+ * or whose header is not complete are skipped; a file is read up to its first
+ * record not published.
  * Errors: HARK_EIO (the directory cannot be read), HARK_ENOMEM.
  */
 int hark__metrics_dir_read(const struct hark__metrics_dir *d, struct hark__metrics_pick **picks,

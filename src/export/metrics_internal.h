@@ -50,7 +50,7 @@ struct series {
      * process's metrics file. */
     struct counters *c;
     struct series *next; /* immutable once published */
-    struct counters own;
+    struct counters own; /* last: a series of shared metrics is allocated without it */
 };
 
 struct slot {

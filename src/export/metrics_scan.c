@@ -57,12 +57,14 @@ static int walk(const unsigned char *base, size_t size, struct hark__metrics_pic
 }
 
 struct reading {
+    uint64_t registry;
     struct hark__metrics_pick **picks;
     size_t *count, *capacity;
     struct hark__metrics_view *view;
 };
 
-/* One file: mapped whole, kept in the view when its header is one this library reads. */
+/* One file: mapped whole, kept in the view when its header is one this library reads
+ * and names the reader's registry. */
 static int read_file(int fd, const char *name, void *data)
 {
     (void)name;
@@ -74,10 +76,11 @@ static int read_file(int fd, const char *name, void *data)
     if (base == MAP_FAILED)
         return 0;
     int rc = 0;
-    if (hark__metrics_header_check(base, (uint64_t)st.st_size) != NULL ||
+    const struct hark__mfile_header *h = base;
+    if (hark__metrics_header_check(h, (uint64_t)st.st_size) != NULL || h->registry != r->registry ||
         (rc = HARK__GROW(r->view->maps, r->view->capacity, r->view->count + 1, 16)) != 0) {
         munmap(base, (size_t)st.st_size);
-        return rc; /* another format is skipped; no memory ends the read */
+        return rc; /* another format or registry is skipped; no memory ends the read */
     }
     r->view->maps[r->view->count++] = (struct hark__metrics_map){base, (size_t)st.st_size};
     return walk(base, (size_t)st.st_size, r->picks, r->count, r->capacity);
@@ -86,6 +89,6 @@ static int read_file(int fd, const char *name, void *data)
 int hark__metrics_dir_read(const struct hark__metrics_dir *d, struct hark__metrics_pick **picks,
                            size_t *count, size_t *capacity, struct hark__metrics_view *view)
 {
-    struct reading r = {picks, count, capacity, view};
+    struct reading r = {hark__metrics_dir_registry(d), picks, count, capacity, view};
     return hark__metrics_dir_each(hark__metrics_dir_path(d), read_file, &r);
 }

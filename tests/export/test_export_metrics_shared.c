@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -302,21 +303,109 @@ static void test_child_threads(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
-/* Two metrics objects on one directory, one made after the other recorded (a new
- * master on the directory of the old): each sums every file. */
-static void test_second_reader(void **state)
+/*
+ * Workers recording flat out while the parent scrapes, one killed in the middle of
+ * it: every scrape succeeds, and the count and the sum never go backwards -- none
+ * torn, none lost with the killed worker. Whatever the timing, that must hold.
+ */
+static void test_live_writers(void **state)
+{
+    const char *dir = *state;
+    hark_metrics *m = shared_metrics(dir);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t kids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failed test */
+            if (hark_metrics_record(m, "busy", 1e-6 * (i + 1)) != 0)
+                _exit(3);
+            char c = 'r';
+            if (write(ready[1], &c, 1) != 1)
+                _exit(4);
+            for (;;) /* until killed */
+                (void)hark_metrics_record(m, "busy", 1e-6 * (i + 1));
+        }
+    }
+    close(ready[1]);
+    for (int i = 0; i < CHILDREN; i++) {
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+    }
+    close(ready[0]);
+    uint64_t last_count = 0;
+    double last_sum = 0;
+    for (int round = 0; round < 40; round++) {
+        if (round == 20) { /* one worker killed mid-flight */
+            int status;
+            assert_int_equal(kill(kids[0], SIGKILL), 0);
+            assert_int_equal(waitpid(kids[0], &status, 0), kids[0]);
+        }
+        hark_metrics_snapshot *snap;
+        assert_int_equal(hark_metrics_snapshot_take(&snap, m), 0);
+        const hark_metrics_series *s = hark_metrics_snapshot_find(snap, "busy");
+        assert_non_null(s);
+        uint64_t buckets = 0;
+        for (size_t b = 0; b < HARK_METRICS_BUCKETS; b++)
+            buckets += s->buckets[b];
+        assert_int_equal(buckets, s->count);
+        if (s->count < last_count || s->sum < last_sum)
+            fail_msg("round %d: count %llu after %llu, sum %.9g after %.9g", round,
+                     (unsigned long long)s->count, (unsigned long long)last_count, s->sum,
+                     last_sum);
+        last_count = s->count;
+        last_sum = s->sum;
+        hark_metrics_snapshot_free(snap);
+    }
+    assert_true(last_count >= CHILDREN);
+    for (int i = 1; i < CHILDREN; i++) {
+        int status;
+        assert_int_equal(kill(kids[i], SIGKILL), 0);
+        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    }
+    /* All ended: the sum stands still, and holds at least what was seen. */
+    uint64_t settled = count_of(m, "busy");
+    assert_true(settled >= last_count);
+    assert_int_equal(count_of(m, "busy"), settled);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
+/*
+ * Two metrics objects of one process on one directory (the environment variable
+ * gives every hark_metrics_new() the same): each sums its own, never the other's --
+ * in a forked child too. Once both are gone, a new one -- a new master on the
+ * directory of the old -- sums what the first wrote.
+ */
+static void test_two_objects(void **state)
 {
     const char *dir = *state;
     hark_metrics *a = shared_metrics(dir);
     assert_int_equal(hark_metrics_record(a, "x", 0.001), 0);
     assert_int_equal(hark_metrics_record(a, "x", 0.002), 0);
-    hark_metrics *b = shared_metrics(dir);
-    assert_int_equal(count_of(b, "x"), 2);
+    char same[4096];
+    snprintf(same, sizeof same, "%s/", dir); /* another spelling of the directory */
+    hark_metrics *b = shared_metrics(same);
+    assert_int_equal(count_of(b, "x"), 0);
     assert_int_equal(hark_metrics_record(b, "x", 0.003), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(hark_metrics_record(a, "x", 0.001) == 0 && hark_metrics_record(b, "x", 0.001) == 0 &&
+                      hark_metrics_record(b, "x", 0.001) == 0
+                  ? 0
+                  : 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_int_equal(count_of(a, "x"), 3);
+    assert_int_equal(count_of(b, "x"), 3);
     assert_int_equal(hark_metrics_free(a), 0);
-    assert_int_equal(count_of(b, "x"), 3); /* a's file stays */
     assert_int_equal(hark_metrics_free(b), 0);
+    hark_metrics *c = shared_metrics(dir);
+    assert_int_equal(count_of(c, "x"), 3); /* a's files, the parent's and the child's */
+    assert_int_equal(hark_metrics_free(c), 0);
 }
 
 /* Enough names to fill more than one segment of the file: every one is read. */
@@ -487,6 +576,27 @@ static void test_crashed_writer(void **state)
     assert_int_equal(hark_metrics_free(m), 0);
 }
 
+/* A worker's pid reused by a later process: the exited one's file stays (its counts
+ * in the sum), the new one takes the next free name. */
+static void test_pid_reused(void **state)
+{
+    const char *dir = *state;
+    hark_metrics *m = shared_metrics(dir);
+    assert_int_equal(hark_metrics_record(m, "x", 0.001), 0);
+    assert_int_equal(hark_metrics_free(m), 0);
+    char from[4096], to[4096];
+    snprintf(from, sizeof from, "%s/hark-metrics-%ld-0.db", dir, (long)getpid());
+    snprintf(to, sizeof to, "%s/hark-metrics-%ld-1.db", dir, (long)getpid());
+    struct stat st;
+    assert_int_equal(stat(from, &st), 0);
+    m = shared_metrics(dir); /* as a new process of the same pid would */
+    assert_int_equal(hark_metrics_record(m, "x", 0.001), 0);
+    assert_int_equal(stat(to, &st), 0);
+    assert_int_equal(files_in(dir), 2);
+    assert_int_equal(count_of(m, "x"), 2);
+    assert_int_equal(hark_metrics_free(m), 0);
+}
+
 /* The options struct follows the one policy. */
 static void test_options(void **state)
 {
@@ -509,12 +619,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fork_sum, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_child_threads, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_second_reader, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_live_writers, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_two_objects, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_many_series, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_environment, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_unwritable, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_foreign_files, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_crashed_writer, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_pid_reused, setup_dir, teardown_dir),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
