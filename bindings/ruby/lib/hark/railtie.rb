@@ -50,8 +50,9 @@ module Hark
       end
     end
 
-    # Before the middleware stack is built: the request's traceparent must be read
-    # before Rails::Rack::Logger starts request.action_dispatch, the root span.
+    # Before the middleware stack is built: Hark::OTLP::Middleware first in the stack,
+    # for a server_event: nil configuration, whose root is the next event after it
+    # (by default process_action.action_controller reads the traceparent itself).
     initializer "hark.middleware", before: :build_middleware_stack do |app|
       if app.config.hark.otlp
         require "hark/otlp"
