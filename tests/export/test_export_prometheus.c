@@ -662,13 +662,18 @@ static void test_prometheus_scrapes_counters(void **state)
         assert_int_equal(waitpid(kid, &status, 0), kid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    static const char *const counters[] = {"job.done"};
+    /* The server keeps copies: the caller's strings are scribbled over once it runs. */
+    char event[] = "job.done", counter[] = "hark_jobs_total";
+    const char *counters[] = {event};
     hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
     o.counter_events = counters;
     o.counter_event_count = 1;
-    o.counter = "hark_jobs_total";
+    o.counter = counter;
     hark_metrics_server *srv;
     assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), 0);
+    memset(event, 'x', sizeof event - 1);
+    memset(counter, 'y', sizeof counter - 1);
+    counters[0] = NULL;
     for (int native = 0; native < 2; native++) {
         struct prom p;
         prom_start(&p, prometheus, hark_metrics_server_port(srv), native);
