@@ -62,6 +62,42 @@ module TelemetryTools
     io.close
   end
 
+  # Prometheus started on a plain HTTP target for the time of the queries: their values,
+  # each asked until a scrape has answered it.
+  def self.prometheus(prometheus, target, dir, native, queries)
+    FileUtils.mkdir_p(dir)
+    port = free_port
+    File.write(File.join(dir, "prometheus.yml"), <<~YAML)
+      global:
+        scrape_interval: 1s
+      scrape_configs:
+        - job_name: hark
+          static_configs: [{ targets: ["127.0.0.1:#{target}"] }]
+    YAML
+    pid = spawn(prometheus, "--config.file=#{File.join(dir, 'prometheus.yml')}",
+                "--storage.tsdb.path=#{File.join(dir, 'data')}", "--web.listen-address=127.0.0.1:#{port}",
+                *(native ? ["--enable-feature=native-histograms"] : []), out: File::NULL, err: File::NULL)
+    queries.map do |query|
+      Timeout.timeout(60) do
+        loop do
+          uri = URI("http://127.0.0.1:#{port}/api/v1/query?query=#{URI.encode_www_form_component(query)}")
+          res = Net::HTTP.get_response(uri)
+          result = (JSON.parse(res.body).dig("data", "result") if res.is_a?(Net::HTTPSuccess))
+          break Float(result[0]["value"][1]) if result && !result.empty?
+
+          sleep 0.5
+        rescue Errno::ECONNREFUSED
+          sleep 0.5
+        end
+      end
+    end
+  ensure
+    if pid
+      Process.kill("TERM", pid)
+      Process.wait(pid)
+    end
+  end
+
   def self.free_port
     s = TCPServer.new("127.0.0.1", 0)
     s.addr[1]
@@ -176,6 +212,136 @@ class TestTelemetryMetrics < Minitest::Test
     assert_raises(ArgumentError) { @m.histogram("t.x", labels: ["a-b"]) }
     assert_raises(ArgumentError) { @m.histogram("t.x", labels: { a: "x", b: "x" }) }
     assert_raises(ArgumentError) { @m.histogram(/t/, labels: %i[a], buckets: [0.1]) }
+  end
+
+  def test_counters_count_the_events_by_payload_keys
+    @m = Hark::Metrics.new(metric: "t_seconds", counter_metric: "t_events_total", counter_help: "Events.")
+    @m.histogram("t.timed", labels: %i[status])
+    @m.counter("t.hit", labels: %i[hit])
+    @m.counter(/\At\.(?:read|write)\z/, labels: { store: "cache" }, series: "t.cache")
+    3.times { N.instrument("t.hit", hit: true) {} }
+    N.instrument("t.hit", hit: false) {}
+    N.instrument("t.hit") {} # a missing key: "", counted
+    2.times { N.instrument("t.read", store: "mem") {} }
+    N.instrument("t.write", store: "mem") {}
+    N.instrument("t.timed", status: 200) {}
+    text = @m.exposition
+    assert_includes text, "# HELP t_events_total Events.\n# TYPE t_events_total counter\n"
+    assert_includes text, %(t_events_total{event="t.hit",hit="true"} 3\n)
+    assert_includes text, %(t_events_total{event="t.hit",hit="false"} 1\n)
+    assert_includes text, %(t_events_total{event="t.hit",hit=""} 1\n)
+    assert_includes text, %(t_events_total{event="t.cache",cache="mem"} 3\n)
+    assert_includes text, %(t_seconds_count{event="t.timed",status="200"} 1\n)
+    refute_match(/t_seconds_\w+\{event="t\.(?:hit|cache)"/, text, "a counter's series is in no histogram")
+    assert_equal 1, @m.stats[:missing_keys]
+    # The protobuf exposition carries the counter family too (a second MetricFamily).
+    assert_includes @m.exposition(:protobuf).b, "t_events_total".b
+    # A name is a counter's or a histogram's, not both; a Regexp needs series:.
+    assert_raises(ArgumentError) { @m.histogram("t.hit") }
+    assert_raises(ArgumentError) { @m.counter("t.timed") }
+    assert_raises(ArgumentError) { @m.counter(/t/) }
+    assert_raises(ArgumentError) { @m.counter("t.x", labels: %i[le]) }
+  end
+
+  def test_counters_of_forked_workers_are_summed_in_shared_mode
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
+    @m.counter("t.job", labels: %i[queue])
+    N.instrument("t.job", queue: "mail") {}
+    pids = 2.times.map do |i|
+      fork do
+        (2 + i).times { N.instrument("t.job", queue: "mail") {} }
+        exit!(0)
+      end
+    end
+    assert(pids.map { |pid| Process.wait2(pid).last }.all?(&:success?))
+    assert_includes @m.exposition, %(hark_events_total{event="t.job",queue="mail"} 6) # 1 + 2 + 3
+  end
+
+  # A shared directory's exposition while a worker is killed and another forked in its
+  # place, as a forking server restarts one: every scrape answers, and no series'
+  # count ever goes down (a killed worker's counts stay in its file).
+  def test_scrapes_during_a_worker_restart_succeed_and_never_go_backwards
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
+    @m.counter("t.served", labels: %i[route])
+    @m.histogram("t.timed")
+    port = @m.serve("127.0.0.1:0")
+    worker = lambda do
+      r, w = IO.pipe
+      pid = fork do
+        r.close
+        20.times do
+          N.instrument("t.served", route: "/a") {}
+          N.instrument("t.timed") {}
+        end
+        w.write("r")
+        w.close
+        sleep # recording done; killed from outside, as a stuck worker is
+      end
+      w.close
+      assert_equal "r", r.read(1), "the worker recorded"
+      r.close
+      pid
+    end
+    counts = []
+    scrape = lambda do
+      res = Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/metrics"))
+      assert_equal "200", res.code, res.body
+      served = res.body[/^hark_events_total\{event="t\.served",route="\/a"\} (\d+)$/, 1]
+      timed = res.body[/^hark_event_duration_seconds_count\{event="t\.timed"\} (\d+)$/, 1]
+      counts << [served.to_i, timed.to_i]
+      rack = @m.call("HTTP_ACCEPT" => "text/plain") # the Rack application too
+      assert_equal 200, rack[0]
+    end
+    scraper = Thread.new { loop { scrape.call } } # scrapes all along
+    pids = [worker.call]
+    3.times do
+      Process.kill("KILL", pids.last)
+      Process.wait(pids.last)
+      scrape.call
+      pids << worker.call # the replacement
+    end
+    scraper.kill
+    scraper.join
+    scrape.call
+    Process.kill("KILL", pids.last)
+    Process.wait(pids.last)
+    scrape.call
+    assert_operator counts.size, :>=, 5
+    counts.each_cons(2) do |a, b|
+      assert_operator b[0], :>=, a[0], "the counter went backwards: #{counts.inspect}"
+      assert_operator b[1], :>=, a[1], "the histogram's count went backwards: #{counts.inspect}"
+    end
+    assert_equal [80, 80], counts.last, "four workers' 20 events each, the killed ones' kept"
+  ensure
+    @m&.stop_serving
+  end
+
+  # Counters scraped by real Prometheus, from hark's own endpoint in the protobuf format
+  # (native histograms on) and from the text format: the counts of the events sent.
+  def test_prometheus_scrapes_the_counters
+    prometheus = ENV.fetch("PROMETHEUS", "prometheus")
+    skip "prometheus not installed" unless system(prometheus, "--version", out: File::NULL, err: File::NULL)
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"), counter_metric: "rails_events_total")
+    @m.counter("t.counted", labels: %i[status])
+    @m.histogram("t.timed")
+    pid = fork do
+      4.times { N.instrument("t.counted", status: 200) {} }
+      exit!(0)
+    end
+    Process.wait(pid)
+    N.instrument("t.counted", status: 500) {}
+    N.instrument("t.timed") {}
+    port = @m.serve("127.0.0.1:0")
+    [true, false].each do |native|
+      values = TelemetryTools.prometheus(prometheus, port, File.join(@dir, native.to_s), native,
+                                         ['rails_events_total{event="t.counted",status="200"}',
+                                          'rails_events_total{event="t.counted",status="500"}',
+                                          "sum(rails_events_total)"])
+      assert_equal [4.0, 1.0, 5.0], values, native ? "protobuf" : "text"
+    end
   end
 
   # hark's own endpoint over TLS with basic auth, scraped by real Prometheus with native
