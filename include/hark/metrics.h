@@ -287,8 +287,9 @@ HARK_API double hark_metrics_bucket_upper(size_t i);
 /* Prometheus exposition (text format 0.0.4)                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Version 2 added event_bounds. Any version from 1 is accepted (hark/common.h). */
-#define HARK_METRICS_PROM_OPTIONS_VERSION 2
+/* Version 2 added event_bounds, version 3 counter_events, counter and counter_help.
+ * Any version from 1 is accepted (hark/common.h). */
+#define HARK_METRICS_PROM_OPTIONS_VERSION 3
 
 /* Most `le` bounds one series may be given (+Inf aside); more is HARK_ELIMIT. */
 #define HARK_METRICS_PROM_BOUNDS_MAX 512
@@ -334,6 +335,18 @@ typedef struct hark_metrics_prom_options {
      * `bounds` (each name at most once; a name nothing recorded is ignored). */
     const hark_metrics_prom_event_bounds *event_bounds;
     size_t event_bounds_count;
+    /* Version 3. Counters: the series of these event names (exactly, as event_bounds
+     * names them; a labelled series by its name alone; each name at most once; a name
+     * nothing recorded is ignored) are left out of the histogram family and exposed in
+     * a counter family `counter` instead: one sample per series, the number of its
+     * events, with the same labels (event="<name>", its own, the options'). Recorded
+     * as any series is (hark_metrics_record_labelled(), an attachment), and summed
+     * over a shared directory's processes alike. The family is written, after the
+     * histogram family, only when counter_event_count is not 0. */
+    const char *const *counter_events;
+    size_t counter_event_count;
+    const char *counter;      /* the counter family's name; NULL: "hark_events_total" */
+    const char *counter_help; /* its HELP text; NULL: a default */
 } hark_metrics_prom_options;
 
 /* The number of default `le` bounds (+Inf aside): 27 powers of two, 8 bounds each,
@@ -342,7 +355,8 @@ typedef struct hark_metrics_prom_options {
 
 #define HARK_METRICS_PROM_OPTIONS_INIT                                                             \
     {                                                                                              \
-        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0                   \
+        HARK_METRICS_PROM_OPTIONS_VERSION, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL,   \
+            NULL                                                                                   \
     }
 
 /*
@@ -359,11 +373,15 @@ typedef int (*hark_metrics_prom_sink)(const char *text, size_t length, void *dat
 /*
  * Writes the exposition of a snapshot of `m` to `sink` in the Prometheus text
  * format 0.0.4 (`# HELP`, `# TYPE ... histogram`, `_bucket{...,le="..."}`,
- * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name). `opts` may be NULL
+ * `_bucket{...,le="+Inf"}`, `_sum`, `_count` per event name; then, with
+ * counter_events, `# TYPE <counter> counter` and `<counter>{...} <count>` per
+ * counter series). `opts` may be NULL
  * (defaults). Errors: HARK_EINVAL (NULL m or sink; bad options: a version refused
  * (hark/common.h), an invalid metric or label name, a label name given twice, bounds
  * not strictly increasing, below 1e-9, not finite or NULL with a count, an
- * event_bounds entry without a name or bounds or naming an event twice),
+ * event_bounds entry without a name or bounds or naming an event twice; a
+ * counter_events entry NULL, empty or given twice, counter_events NULL with a
+ * count, an invalid counter name or one the histogram family writes),
  * HARK_ELIMIT (more than HARK_METRICS_PROM_BOUNDS_MAX bounds in `bounds` or in an
  * event_bounds entry), HARK_ENOMEM, HARK_EIO (the sink returned nonzero; output
  * stops there). Nothing is written when the options are refused.
@@ -393,7 +411,9 @@ HARK_API int hark_metrics_write_prometheus_file(hark_metrics *m,
  * hark's buckets is counted in the native bucket that holds the value hark
  * reports for it (its midpoint; the overflow bucket: the longest duration), so
  * Prometheus' histogram_quantile() lands in the native bucket of hark's own
- * quantile: within 2^(1/16) - 1 (4.4 %) of it. Prometheus asks for this format
+ * quantile: within 2^(1/16) - 1 (4.4 %) of it. With counter_events, a second
+ * delimited MetricFamily of type COUNTER follows: one Metric per counter series, its
+ * labels and a Counter holding its count. Prometheus asks for this format
  * when native histograms are enabled (`--enable-feature=native-histograms`).
  * Errors and thread-safety: as hark_metrics_write_prometheus().
  */

@@ -33,6 +33,8 @@ struct hark_metrics_server {
     char **labels;
     double *bounds;
     hark_metrics_prom_event_bounds *event_bounds; /* each entry's name and bounds too */
+    char **counter_events;
+    char *counter, *counter_help;
 };
 
 struct text {
@@ -185,6 +187,12 @@ static void server_free(hark_metrics_server *s)
             hark__free((double *)(uintptr_t)s->event_bounds[i].bounds);
         }
     hark__free(s->event_bounds);
+    if (s->counter_events)
+        for (size_t i = 0; i < s->opts.counter_event_count; i++)
+            hark__free(s->counter_events[i]);
+    hark__free(s->counter_events);
+    hark__free(s->counter);
+    hark__free(s->counter_help);
     hark__free(s);
 }
 
@@ -202,6 +210,7 @@ static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options 
     s->opts = *o;
     s->opts.label_count = 0;
     s->opts.event_bounds_count = 0;
+    s->opts.counter_event_count = 0;
     if ((o->metric && !(s->metric = hark__strdup(o->metric))) ||
         (o->help && !(s->help = hark__strdup(o->help))))
         return HARK_ENOMEM;
@@ -236,6 +245,22 @@ static int copy_options(hark_metrics_server *s, const hark_metrics_prom_options 
                 return HARK_ENOMEM;
         }
         s->opts.event_bounds = s->event_bounds;
+    }
+    if ((o->counter && !(s->counter = hark__strdup(o->counter))) ||
+        (o->counter_help && !(s->counter_help = hark__strdup(o->counter_help))))
+        return HARK_ENOMEM;
+    s->opts.counter = s->counter;
+    s->opts.counter_help = s->counter_help;
+    if (o->counter_event_count) {
+        s->counter_events = hark__calloc(o->counter_event_count, sizeof *s->counter_events);
+        if (!s->counter_events)
+            return HARK_ENOMEM;
+        for (size_t i = 0; i < o->counter_event_count; i++) {
+            s->opts.counter_event_count = i + 1; /* what server_free() frees */
+            if (!(s->counter_events[i] = hark__strdup(o->counter_events[i])))
+                return HARK_ENOMEM;
+        }
+        s->opts.counter_events = (const char *const *)s->counter_events;
     }
     return 0;
 }

@@ -9,7 +9,7 @@
 _Static_assert(HARK_METRICS_PROM_DEFAULT_BOUNDS <= HARK__PROM_LADDER_MAX, "default ladder fits");
 
 /*
- * Copies `src` (NULL: the defaults; version 1 or 2) into *dst as a current-version
+ * Copies `src` (NULL: the defaults; version 1 to 3) into *dst as a current-version
  * struct, then checks it. The pointers inside stay the caller's. Errors: those of
  * hark_metrics_write_prometheus() for bad options (HARK_EINVAL, HARK_ELIMIT); *dst
  * is then unspecified.
@@ -22,6 +22,19 @@ int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_p
  * duplicates or bucket 0, into out[HARK__PROM_LADDER_MAX]. Returns how many.
  */
 size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *event, size_t *out);
+
+/* The families' default names and HELP texts. */
+#define HARK__PROM_DEFAULT_METRIC "hark_event_duration_seconds"
+#define HARK__PROM_DEFAULT_HELP "Duration of hark events, by event name."
+#define HARK__PROM_DEFAULT_COUNTER "hark_events_total"
+#define HARK__PROM_DEFAULT_COUNTER_HELP "hark events, by event name."
+
+/* The counter family's name under checked options. */
+const char *hark__prom_counter_name(const hark_metrics_prom_options *opts);
+
+/* Whether the series named `series` (a labelled one by its event name) is one of the
+ * options' counter_events: in the counter family, not the histogram family. */
+bool hark__prom_is_counter(const hark_metrics_prom_options *opts, const char *series);
 
 /* Whether `s` is a valid metric name (colon allowed) or label name (not). */
 bool hark__prom_valid_name(const char *s, bool colon);

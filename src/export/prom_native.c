@@ -14,8 +14,9 @@
 #include <string.h>
 
 enum { FAMILY_NAME = 1, FAMILY_HELP = 2, FAMILY_TYPE = 3, FAMILY_METRIC = 4 };
-enum { TYPE_HISTOGRAM = 4 };
-enum { METRIC_LABEL = 1, METRIC_HISTOGRAM = 7 };
+enum { TYPE_COUNTER = 0, TYPE_HISTOGRAM = 4 };
+enum { METRIC_LABEL = 1, METRIC_COUNTER = 3, METRIC_HISTOGRAM = 7 };
+enum { COUNTER_VALUE = 1 };
 enum { LABEL_NAME = 1, LABEL_VALUE = 2 };
 enum {
     HIST_SAMPLE_COUNT = 1,
@@ -33,12 +34,12 @@ enum { SPAN_OFFSET = 1, SPAN_LENGTH = 2 };
 /* Spans may bridge this many empty buckets: a zero delta costs less than a span. */
 #define SPAN_GAP_MAX 2
 
-#define DEFAULT_METRIC "hark_event_duration_seconds"
-#define DEFAULT_HELP "Duration of hark events, by event name."
+#define DEFAULT_METRIC HARK__PROM_DEFAULT_METRIC
+#define DEFAULT_HELP HARK__PROM_DEFAULT_HELP
 
 /* Scratch space for one exposition, reused series after series. */
 struct work {
-    hark__wire family, metric, part, deltas;
+    hark__wire family, counters, metric, part, deltas;
     size_t ladder[HARK__PROM_LADDER_MAX];
     int32_t keys[HARK_METRICS_BUCKETS];
     uint64_t counts[HARK_METRICS_BUCKETS];
@@ -184,6 +185,7 @@ static void put_histogram(struct work *w, hark__wire *h, const hark_metrics_prom
 static void work_free(struct work *w)
 {
     hark__wire_free(&w->family);
+    hark__wire_free(&w->counters);
     hark__wire_free(&w->metric);
     hark__wire_free(&w->part);
     hark__wire_free(&w->deltas);
@@ -210,8 +212,15 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
     put_string(&w->family, FAMILY_NAME, o.metric ? o.metric : DEFAULT_METRIC);
     put_string(&w->family, FAMILY_HELP, o.help ? o.help : DEFAULT_HELP);
     hark__wire_uint(&w->family, FAMILY_TYPE, TYPE_HISTOGRAM);
-    for (size_t i = 0; i < snap->count && !w->family.over; i++) {
+    if (o.counter_event_count) {
+        put_string(&w->counters, FAMILY_NAME, hark__prom_counter_name(&o));
+        put_string(&w->counters, FAMILY_HELP,
+                   o.counter_help ? o.counter_help : HARK__PROM_DEFAULT_COUNTER_HELP);
+        hark__wire_uint(&w->counters, FAMILY_TYPE, TYPE_COUNTER);
+    }
+    for (size_t i = 0; i < snap->count && !w->family.over && !w->counters.over; i++) {
         const hark_metrics_series *s = &snap->series[i];
+        bool counter = hark__prom_is_counter(&o, s->name);
         hark__wire_reset(&w->metric);
         size_t at = hark__metrics_series_event(s->name);
         put_label_n(w, "event", 5, s->name, at);
@@ -220,15 +229,26 @@ int hark_metrics_write_prometheus_protobuf(hark_metrics *m, const hark_metrics_p
             put_label_n(w, own.name, own.name_len, own.value, own.value_len);
         for (size_t l = 0; l < o.label_count; l++)
             put_label(w, o.labels[2 * l], o.labels[2 * l + 1]);
-        put_histogram(w, &hist, &o, s);
-        hark__wire_message(&w->metric, METRIC_HISTOGRAM, &hist);
-        hark__wire_message(&w->family, FAMILY_METRIC, &w->metric);
+        if (counter) {
+            hark__wire_reset(&hist);
+            hark__wire_double(&hist, COUNTER_VALUE, (double)s->count);
+            hark__wire_message(&w->metric, METRIC_COUNTER, &hist);
+            hark__wire_message(&w->counters, FAMILY_METRIC, &w->metric);
+        } else {
+            put_histogram(w, &hist, &o, s);
+            hark__wire_message(&w->metric, METRIC_HISTOGRAM, &hist);
+            hark__wire_message(&w->family, FAMILY_METRIC, &w->metric);
+        }
     }
-    /* Delimited: the message's length as a varint, then the message. */
+    /* Delimited: each message's length as a varint, then the message. */
     hark__wire out = {0};
     hark__wire_varint(&out, w->family.len);
     hark__wire_raw(&out, w->family.buf, w->family.len);
-    if (w->family.over || out.over)
+    if (o.counter_event_count) {
+        hark__wire_varint(&out, w->counters.len);
+        hark__wire_raw(&out, w->counters.buf, w->counters.len);
+    }
+    if (w->family.over || w->counters.over || out.over)
         rc = hark__error(HARK_ENOMEM, "the Prometheus protobuf exposition: out of memory");
     else if (sink((const char *)out.buf, out.len, data) != 0)
         rc = hark__error(HARK_EIO, "the Prometheus protobuf exposition: the sink returned "

@@ -111,10 +111,49 @@ static int check_event_bounds(const hark_metrics_prom_options *o)
     return 0;
 }
 
-/* Version 2 added event_bounds. */
+/* The counter series' names: each a name, once; the family's name one the histogram
+ * family does not write (Prometheus refuses a scrape with a name in two families). */
+static int check_counters(const hark_metrics_prom_options *o)
+{
+    if (o->counter_event_count && !o->counter_events)
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics_prom_options.counter_events: NULL with a count of %zu",
+                           o->counter_event_count);
+    for (size_t i = 0; i < o->counter_event_count; i++) {
+        const char *e = o->counter_events[i];
+        if (!e || !*e)
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.counter_events[%zu]: no event name", i);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(e, o->counter_events[j]))
+                return hark__error(HARK_EINVAL,
+                                   "hark_metrics_prom_options.counter_events[%zu]: \"%s\" is "
+                                   "given twice",
+                                   i, e);
+    }
+    const char *c = hark__prom_counter_name(o);
+    if (!hark__prom_valid_name(c, true))
+        return hark__error(HARK_EINVAL,
+                           "hark_metrics_prom_options.counter: \"%s\" is not a metric name "
+                           "([a-zA-Z_:][a-zA-Z0-9_:]*)",
+                           c);
+    const char *h = o->metric ? o->metric : HARK__PROM_DEFAULT_METRIC;
+    size_t hl = strlen(h);
+    static const char *const suffixes[] = {"", "_bucket", "_sum", "_count"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+        if (!strncmp(c, h, hl) && !strcmp(c + hl, suffixes[i]))
+            return hark__error(HARK_EINVAL,
+                               "hark_metrics_prom_options.counter: \"%s\" is a name of the "
+                               "histogram family \"%s\"",
+                               c, h);
+    return 0;
+}
+
+/* Version 2 added event_bounds, version 3 the counters. */
 HARK__OPTIONS_DEFINE(hark_metrics_prom_options_init, hark_metrics_prom_options,
                      HARK_METRICS_PROM_OPTIONS_INIT, 0,
                      offsetof(hark_metrics_prom_options, event_bounds),
+                     offsetof(hark_metrics_prom_options, counter_events),
                      sizeof(hark_metrics_prom_options))
 
 int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_prom_options *src)
@@ -132,7 +171,23 @@ int hark__prom_options_load(hark_metrics_prom_options *dst, const hark_metrics_p
         rc = check_bounds("hark_metrics_prom_options.bounds", dst->bounds, dst->bound_count);
     if (rc == 0)
         rc = check_event_bounds(dst);
+    if (rc == 0)
+        rc = check_counters(dst);
     return rc;
+}
+
+const char *hark__prom_counter_name(const hark_metrics_prom_options *opts)
+{
+    return opts->counter ? opts->counter : HARK__PROM_DEFAULT_COUNTER;
+}
+
+bool hark__prom_is_counter(const hark_metrics_prom_options *opts, const char *series)
+{
+    size_t len = hark__metrics_series_event(series); /* a labelled series: its event name */
+    for (size_t i = 0; i < opts->counter_event_count; i++)
+        if (!strncmp(opts->counter_events[i], series, len) && opts->counter_events[i][len] == '\0')
+            return true;
+    return false;
 }
 
 size_t hark__prom_ladder(const hark_metrics_prom_options *opts, const char *event, size_t *out)

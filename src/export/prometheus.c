@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_METRIC "hark_event_duration_seconds"
-#define DEFAULT_HELP "Duration of hark events, by event name."
+#define DEFAULT_METRIC HARK__PROM_DEFAULT_METRIC
+#define DEFAULT_HELP HARK__PROM_DEFAULT_HELP
 
 /* A buffered writer in front of the sink; the first failure sticks. */
 struct out {
@@ -144,6 +144,31 @@ static void put_le(struct out *o, struct le_texts *le, size_t edge)
     put(o, le->text[edge], le->len[edge]);
 }
 
+/* The counter family: `# HELP`, `# TYPE ... counter` and one sample per counter series,
+ * its number of events. */
+static void put_counters(struct out *o, const hark_metrics_prom_options *opts,
+                         const hark_metrics_snapshot *snap)
+{
+    const char *counter = hark__prom_counter_name(opts);
+    puts_(o, "# HELP ");
+    puts_(o, counter);
+    puts_(o, " ");
+    put_help(o, opts->counter_help ? opts->counter_help : HARK__PROM_DEFAULT_COUNTER_HELP);
+    puts_(o, "\n# TYPE ");
+    puts_(o, counter);
+    puts_(o, " counter");
+    end_line(o);
+    for (size_t i = 0; i < snap->count && o->rc == 0; i++) {
+        const hark_metrics_series *s = &snap->series[i];
+        if (!hark__prom_is_counter(opts, s->name))
+            continue;
+        put_series(o, counter, "", opts, s->name);
+        puts_(o, "} ");
+        put_u64(o, s->count);
+        end_line(o);
+    }
+}
+
 static int sink_file(const char *text, size_t length, void *data)
 {
     return fwrite(text, 1, length, data) == length ? 0 : -1;
@@ -183,6 +208,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
     end_line(o);
     for (size_t i = 0; i < snap->count && o->rc == 0; i++) {
         const hark_metrics_series *s = &snap->series[i];
+        if (hark__prom_is_counter(opts, s->name))
+            continue;
         size_t nedges = hark__prom_ladder(opts, s->name, idx);
         uint64_t cumulative = 0;
         size_t b = 0;
@@ -210,6 +237,8 @@ int hark_metrics_write_prometheus(hark_metrics *m, const hark_metrics_prom_optio
         put_u64(o, s->count);
         end_line(o);
     }
+    if (opts->counter_event_count)
+        put_counters(o, opts, snap);
     flush(o);
     rc = o->rc;
     hark__buf_free(&o->b);

@@ -316,9 +316,116 @@ static void test_options_versions(void **state)
     for (unsigned v = 0; v < 10; v++) {
         a.version = v;
         assert_int_equal(hark_metrics_write_prometheus(m, &a, prom_capture_write, &out),
-                         v == 1 || v == 2 ? 0 : HARK_EINVAL);
+                         v >= 1 && v <= 3 ? 0 : HARK_EINVAL);
     }
     prom_capture_free(&out);
+    hark_metrics_free(m);
+}
+
+/* Counters: the counter_events' series leave the histogram family for a counter family
+ * of their counts, labelled alike, in the text and the protobuf formats; a version-2
+ * struct has none; bad counter options are refused and nothing is written. */
+static void test_counters(void **state)
+{
+    (void)state;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new(&m), 0);
+    static const char *const ok[] = {"status", "200"}, *const failed[] = {"status", "500"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hark_metrics_record_labelled(m, "job.done", ok, 1, 0.002), 0);
+    assert_int_equal(hark_metrics_record_labelled(m, "job.done", failed, 1, 0.5), 0);
+    assert_int_equal(hark_metrics_record(m, "sql.db", 0.001), 0);
+    static const char *const counters[] = {"job.done", "never.recorded"};
+    static const char *const service[] = {"service", "shop"};
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
+    o.counter_events = counters;
+    o.counter_event_count = 2;
+    o.labels = service;
+    o.label_count = 1;
+    prom_capture text = PROM_CAPTURE_INIT, pb = PROM_CAPTURE_INIT;
+    assert_int_equal(hark_metrics_write_prometheus(m, &o, prom_capture_write, &text), 0);
+    const char *t = prom_capture_text(&text);
+    assert_non_null(
+        strstr(t, "# HELP hark_events_total hark events, by event name.\n"
+                  "# TYPE hark_events_total counter\n"
+                  "hark_events_total{event=\"job.done\",status=\"200\",service=\"shop\"} 3\n"
+                  "hark_events_total{event=\"job.done\",status=\"500\",service=\"shop\"} 1\n"));
+    assert_null(strstr(t, "hark_event_duration_seconds_count{event=\"job.done\""));
+    assert_non_null(
+        strstr(t, "hark_event_duration_seconds_count{event=\"sql.db\",service=\"shop\"} 1\n"));
+    /* The counter family comes after the histogram family, whole. */
+    assert_true(strstr(t, "# TYPE hark_events_total") >
+                strstr(t, "hark_event_duration_seconds_count"));
+
+    o.counter = "app_jobs_total";
+    o.counter_help = "Jobs.";
+    assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &o, prom_capture_write, &pb), 0);
+    const uint8_t *at = (const uint8_t *)pb.p, *end = at + pb.used;
+    struct pb_family hist, cnt;
+    assert_true(pb_family_read_next(&at, end, &hist));
+    assert_true(pb_family_read_next(&at, end, &cnt));
+    assert_ptr_equal(at, end);
+    assert_string_equal(hist.name, "hark_event_duration_seconds");
+    assert_int_equal(hist.metric_count, 1);
+    assert_string_equal(hist.metrics[0].labels[0][1], "sql.db");
+    assert_string_equal(cnt.name, "app_jobs_total");
+    assert_string_equal(cnt.help, "Jobs.");
+    assert_int_equal(cnt.type, 0); /* COUNTER */
+    assert_int_equal(cnt.metric_count, 2);
+    static const char *const statuses[] = {"200", "500"};
+    static const double values[] = {3, 1};
+    for (size_t i = 0; i < 2; i++) {
+        const struct pb_metric *c = &cnt.metrics[i];
+        assert_true(c->counter);
+        assert_int_equal(c->label_count, 3);
+        assert_string_equal(c->labels[0][0], "event");
+        assert_string_equal(c->labels[0][1], "job.done");
+        assert_string_equal(c->labels[1][0], "status");
+        assert_string_equal(c->labels[1][1], statuses[i]);
+        assert_string_equal(c->labels[2][1], "shop");
+        assert_true(c->counter_value == values[i]);
+    }
+    free(hist.metrics);
+    free(cnt.metrics);
+
+    /* A version-2 struct: no counters, whatever lies past its end. */
+    hark_metrics_prom_options v2 = o;
+    v2.version = 2;
+    prom_capture_reset(&text);
+    assert_int_equal(hark_metrics_write_prometheus(m, &v2, prom_capture_write, &text), 0);
+    assert_null(strstr(prom_capture_text(&text), "_total"));
+    assert_non_null(strstr(prom_capture_text(&text), "_count{event=\"job.done\",status=\"200\""));
+
+    /* Refused: nothing written. */
+    static const char *const twice[] = {"a", "a"}, *const empty[] = {""}, *const null[] = {NULL};
+    struct {
+        const char *const *events;
+        size_t count;
+        const char *counter;
+    } bad[] = {
+        {twice, 2, NULL},
+        {empty, 1, NULL},
+        {null, 1, NULL},
+        {NULL, 1, NULL},
+        {counters, 1, "not a name"},
+        {counters, 1, "hark_event_duration_seconds_count"},
+        {counters, 1, "hark_event_duration_seconds"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hark_metrics_prom_options b = HARK_METRICS_PROM_OPTIONS_INIT;
+        b.counter_events = bad[i].events;
+        b.counter_event_count = bad[i].count;
+        b.counter = bad[i].counter;
+        prom_capture_reset(&text);
+        assert_int_equal(hark_metrics_write_prometheus(m, &b, prom_capture_write, &text),
+                         HARK_EINVAL);
+        assert_int_equal(text.used, 0);
+        assert_int_equal(hark_metrics_write_prometheus_protobuf(m, &b, prom_capture_write, &text),
+                         HARK_EINVAL);
+        assert_int_equal(text.used, 0);
+    }
+    prom_capture_free(&text);
+    prom_capture_free(&pb);
     hark_metrics_free(m);
 }
 
@@ -541,7 +648,7 @@ int main(void)
         cmocka_unit_test(test_default_ladder),   cmocka_unit_test(test_event_bounds),
         cmocka_unit_test(test_bad_bounds),       cmocka_unit_test(test_options_versions),
         cmocka_unit_test(test_bounds_rounded),   cmocka_unit_test(test_protobuf_native),
-        cmocka_unit_test(test_http_negotiation),
+        cmocka_unit_test(test_http_negotiation), cmocka_unit_test(test_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

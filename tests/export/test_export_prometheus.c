@@ -629,11 +629,86 @@ static void test_prometheus_scrapes_shared(void **state)
                  count, sum, marker, count_after);
 }
 
+/* Counters in shared mode: two exited workers' labelled counter series summed in the
+ * counter family, scraped by Prometheus in the text format and, with native histograms
+ * enabled, in the protobuf format; the counter series are not in the histogram family. */
+static void test_prometheus_scrapes_counters(void **state)
+{
+    (void)state;
+    char *prometheus = installed_prometheus();
+    if (!prometheus)
+        skip();
+    char dir[] = "/tmp/hark-prom-counters-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    hark_metrics_options mo = HARK_METRICS_OPTIONS_INIT;
+    mo.directory = dir;
+    hark_metrics *m;
+    assert_int_equal(hark_metrics_new_with_options(&m, &mo), 0);
+    static const char *const ok[] = {"status", "200"}, *const failed[] = {"status", "500"};
+    for (int w = 0; w < 2; w++) {
+        pid_t kid = fork();
+        assert_true(kid >= 0);
+        if (kid == 0) {
+            /* Worker w: 2 + w successes and one failure. */
+            for (int k = 0; k < 2 + w; k++)
+                if (hark_metrics_record_labelled(m, "job.done", ok, 1, 0.01) != 0)
+                    _exit(3);
+            if (hark_metrics_record_labelled(m, "job.done", failed, 1, 0.01) != 0 ||
+                hark_metrics_record(m, "work", 0.01) != 0)
+                _exit(3);
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(kid, &status, 0), kid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    /* The server keeps copies: the caller's strings are scribbled over once it runs. */
+    char event[] = "job.done", counter[] = "hark_jobs_total";
+    const char *counters[] = {event};
+    hark_metrics_prom_options o = HARK_METRICS_PROM_OPTIONS_INIT;
+    o.counter_events = counters;
+    o.counter_event_count = 1;
+    o.counter = counter;
+    hark_metrics_server *srv;
+    assert_int_equal(hark_metrics_serve(&srv, m, "127.0.0.1:0", &o), 0);
+    memset(event, 'x', sizeof event - 1);
+    memset(counter, 'y', sizeof counter - 1);
+    counters[0] = NULL;
+    for (int native = 0; native < 2; native++) {
+        struct prom p;
+        prom_start(&p, prometheus, hark_metrics_server_port(srv), native);
+        double done = query_number(p.port, "hark_jobs_total{event=\"job.done\",status=\"200\"}");
+        double fails = query_number(p.port, "hark_jobs_total{event=\"job.done\",status=\"500\"}");
+        double all = query_number(p.port, "sum(hark_jobs_total)");
+        double work = query_number(
+            p.port, native ? "histogram_count(hark_event_duration_seconds{event=\"work\"})"
+                           : "hark_event_duration_seconds_count{event=\"work\"}");
+        /* No histogram series of the counter's event: absent() answers 1. */
+        double absent = query_number(
+            p.port, native ? "absent(hark_event_duration_seconds{event=\"job.done\"})"
+                           : "absent(hark_event_duration_seconds_count{event=\"job.done\"})");
+        bool good = done == 5 && fails == 2 && all == 7 && work == 2 && absent == 1;
+        prom_stop(&p, !good);
+        if (!good) {
+            hark_metrics_server_stop(srv);
+            hark_metrics_free(m);
+            nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+            fail_msg("Prometheus (%s): status 200 %g (5), 500 %g (2), sum %g (7), work %g (2), "
+                     "absent %g (1)",
+                     native ? "protobuf" : "text", done, fails, all, work, absent);
+        }
+    }
+    hark_metrics_server_stop(srv);
+    assert_int_equal(hark_metrics_free(m), 0);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prometheus_scrapes_hark),
         cmocka_unit_test(test_prometheus_scrapes_shared),
+        cmocka_unit_test(test_prometheus_scrapes_counters),
         cmocka_unit_test(test_prometheus_native_histograms),
         cmocka_unit_test(test_prometheus_scrapes_over_tls),
     };

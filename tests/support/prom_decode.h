@@ -1,9 +1,9 @@
 /*
  * Test helpers for the Prometheus exposition formats: a skewed sample of durations,
- * a reader of the protobuf exposition (just what hark writes: one delimited
- * io.prometheus.client.MetricFamily of histograms), and histogram_quantile() as
- * Prometheus computes it on classic and on native buckets, linear interpolation
- * within the bucket that holds the rank.
+ * a reader of the protobuf exposition (just what hark writes: delimited
+ * io.prometheus.client.MetricFamily messages of histograms or counters), and histogram_quantile()
+ * as Prometheus computes it on classic and on native buckets, linear interpolation within the
+ * bucket that holds the rank.
  */
 #ifndef HARK_TEST_PROM_DECODE_H
 #define HARK_TEST_PROM_DECODE_H
@@ -125,6 +125,8 @@ struct pb_metric {
     int32_t key[PB_MAX_BUCKETS];
     int64_t native[PB_MAX_BUCKETS]; /* absolute counts, from the deltas */
     size_t span_count, delta_count;
+    bool counter;         /* a Counter rather than a Histogram */
+    double counter_value; /* its value */
 };
 
 struct pb_family {
@@ -205,6 +207,22 @@ static inline bool pb_histogram(struct pb_in r, struct pb_metric *m)
 }
 
 /* Reads one delimited MetricFamily that must fill [p, p + n). */
+/* A Counter message: its value (field 1, a double). */
+static inline bool pb_counter(struct pb_in r, struct pb_metric *m)
+{
+    unsigned f, w;
+    uint64_t v;
+    struct pb_in sub;
+    m->counter = true;
+    while (pb_next(&r, &f, &w, &v, &sub))
+        if (f == 1 && w == 1)
+            m->counter_value = pb_as_double(v);
+    return !r.bad;
+}
+
+static inline bool pb_family_decode(struct pb_in all, struct pb_family *fam);
+
+/* The one delimited MetricFamily of `n` bytes at `p` (nothing may follow it). */
 static inline bool pb_family_read(const void *p, size_t n, struct pb_family *fam)
 {
     memset(fam, 0, sizeof *fam);
@@ -212,6 +230,25 @@ static inline bool pb_family_read(const void *p, size_t n, struct pb_family *fam
     uint64_t len = pb_varint(&all);
     if (all.bad || len != (uint64_t)(all.end - all.p))
         return false;
+    return pb_family_decode(all, fam);
+}
+
+/* The delimited MetricFamily at *p (before end), *p moved past it: for an exposition
+ * of several families. */
+static inline bool pb_family_read_next(const uint8_t **p, const uint8_t *end, struct pb_family *fam)
+{
+    memset(fam, 0, sizeof *fam);
+    struct pb_in all = {*p, end, false};
+    uint64_t len = pb_varint(&all);
+    if (all.bad || len > (uint64_t)(all.end - all.p))
+        return false;
+    all.end = all.p + len;
+    *p = all.end;
+    return pb_family_decode(all, fam);
+}
+
+static inline bool pb_family_decode(struct pb_in all, struct pb_family *fam)
+{
     unsigned f, w;
     uint64_t v;
     struct pb_in sub;
@@ -240,6 +277,9 @@ static inline bool pb_family_read(const void *p, size_t n, struct pb_family *fam
                     m->label_count++;
                 } else if (mf == 7 && mw == 2) {
                     if (!pb_histogram(ms, m))
+                        return false;
+                } else if (mf == 3 && mw == 2) {
+                    if (!pb_counter(ms, m))
                         return false;
                 } else {
                     return false;

@@ -552,6 +552,13 @@ class TestRails8Shapes < Minitest::Test
       raise "Rails' fanout does not deliver" unless seen == ["g.x"]
       puts "status: \#{Hark.fanout_status[:fanout]}: \#{Hark.fanout_status[:why]}"
       puts "stats: \#{Hark.stats[:fanout]}: \#{Hark.stats[:fanout_why]}"
+      require "hark/recorder"
+      begin
+        Hark::Recorder.start
+        raise "the recorder started on Rails' fanout"
+      rescue ArgumentError => e
+        puts "recorder: \#{e.message}"
+      end
       puts "child done"
     RUBY
     warnings = out.lines.grep(/\Ahark: /)
@@ -560,6 +567,23 @@ class TestRails8Shapes < Minitest::Test
     assert_includes warnings.first, "HARK_RAILS_UNTESTED=1"
     assert_match(/^status: rails: Rails 8.1.3 is not a version hark's fanout is proven on \(7.2\)/, out)
     assert_match(/^stats: rails: Rails 8.1.3 is not/, out)
+    # The exporters' error says why hark's fanout is not there: the gate's reason.
+    assert_match(/^recorder: hark: ActiveSupport::Notifications does not deliver through hark's fanout \(Rails 8.1.3 is not a version hark's fanout is proven on \(7.2\): .*set HARK_RAILS_UNTESTED=1 to use hark's\), or give notifier:$/, out)
+    refute_match(/^recorder: .*require "hark\/rails" first/, out)
+  end
+
+  def test_default_notifier_says_to_require_hark_rails_when_it_is_not
+    out = assert_child(<<~RUBY, env: { "HARK_RAILS_UNTESTED" => nil })
+      require "active_support/notifications"
+      require "hark/recorder"
+      begin
+        Hark::Recorder.start
+      rescue ArgumentError => e
+        puts "recorder: \#{e.message}"
+      end
+      puts "child done"
+    RUBY
+    assert_match(/^recorder: hark: ActiveSupport::Notifications does not deliver through hark's fanout \(hark\/rails is not loaded: require "hark\/rails" first\), or give notifier:$/, out)
   end
 
   def test_gate_opt_in_installs_hark_fanout

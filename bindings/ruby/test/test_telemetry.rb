@@ -62,6 +62,42 @@ module TelemetryTools
     io.close
   end
 
+  # Prometheus started on a plain HTTP target for the time of the queries: their values,
+  # each asked until a scrape has answered it.
+  def self.prometheus(prometheus, target, dir, native, queries)
+    FileUtils.mkdir_p(dir)
+    port = free_port
+    File.write(File.join(dir, "prometheus.yml"), <<~YAML)
+      global:
+        scrape_interval: 1s
+      scrape_configs:
+        - job_name: hark
+          static_configs: [{ targets: ["127.0.0.1:#{target}"] }]
+    YAML
+    pid = spawn(prometheus, "--config.file=#{File.join(dir, 'prometheus.yml')}",
+                "--storage.tsdb.path=#{File.join(dir, 'data')}", "--web.listen-address=127.0.0.1:#{port}",
+                *(native ? ["--enable-feature=native-histograms"] : []), out: File::NULL, err: File::NULL)
+    queries.map do |query|
+      Timeout.timeout(60) do
+        loop do
+          uri = URI("http://127.0.0.1:#{port}/api/v1/query?query=#{URI.encode_www_form_component(query)}")
+          res = Net::HTTP.get_response(uri)
+          result = (JSON.parse(res.body).dig("data", "result") if res.is_a?(Net::HTTPSuccess))
+          break Float(result[0]["value"][1]) if result && !result.empty?
+
+          sleep 0.5
+        rescue Errno::ECONNREFUSED
+          sleep 0.5
+        end
+      end
+    end
+  ensure
+    if pid
+      Process.kill("TERM", pid)
+      Process.wait(pid)
+    end
+  end
+
   def self.free_port
     s = TCPServer.new("127.0.0.1", 0)
     s.addr[1]
@@ -178,6 +214,136 @@ class TestTelemetryMetrics < Minitest::Test
     assert_raises(ArgumentError) { @m.histogram(/t/, labels: %i[a], buckets: [0.1]) }
   end
 
+  def test_counters_count_the_events_by_payload_keys
+    @m = Hark::Metrics.new(metric: "t_seconds", counter_metric: "t_events_total", counter_help: "Events.")
+    @m.histogram("t.timed", labels: %i[status])
+    @m.counter("t.hit", labels: %i[hit])
+    @m.counter(/\At\.(?:read|write)\z/, labels: { store: "cache" }, series: "t.cache")
+    3.times { N.instrument("t.hit", hit: true) {} }
+    N.instrument("t.hit", hit: false) {}
+    N.instrument("t.hit") {} # a missing key: "", counted
+    2.times { N.instrument("t.read", store: "mem") {} }
+    N.instrument("t.write", store: "mem") {}
+    N.instrument("t.timed", status: 200) {}
+    text = @m.exposition
+    assert_includes text, "# HELP t_events_total Events.\n# TYPE t_events_total counter\n"
+    assert_includes text, %(t_events_total{event="t.hit",hit="true"} 3\n)
+    assert_includes text, %(t_events_total{event="t.hit",hit="false"} 1\n)
+    assert_includes text, %(t_events_total{event="t.hit",hit=""} 1\n)
+    assert_includes text, %(t_events_total{event="t.cache",cache="mem"} 3\n)
+    assert_includes text, %(t_seconds_count{event="t.timed",status="200"} 1\n)
+    refute_match(/t_seconds_\w+\{event="t\.(?:hit|cache)"/, text, "a counter's series is in no histogram")
+    assert_equal 1, @m.stats[:missing_keys]
+    # The protobuf exposition carries the counter family too (a second MetricFamily).
+    assert_includes @m.exposition(:protobuf).b, "t_events_total".b
+    # A name is a counter's or a histogram's, not both; a Regexp needs series:.
+    assert_raises(ArgumentError) { @m.histogram("t.hit") }
+    assert_raises(ArgumentError) { @m.counter("t.timed") }
+    assert_raises(ArgumentError) { @m.counter(/t/) }
+    assert_raises(ArgumentError) { @m.counter("t.x", labels: %i[le]) }
+  end
+
+  def test_counters_of_forked_workers_are_summed_in_shared_mode
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
+    @m.counter("t.job", labels: %i[queue])
+    N.instrument("t.job", queue: "mail") {}
+    pids = 2.times.map do |i|
+      fork do
+        (2 + i).times { N.instrument("t.job", queue: "mail") {} }
+        exit!(0)
+      end
+    end
+    assert(pids.map { |pid| Process.wait2(pid).last }.all?(&:success?))
+    assert_includes @m.exposition, %(hark_events_total{event="t.job",queue="mail"} 6) # 1 + 2 + 3
+  end
+
+  # A shared directory's exposition while a worker is killed and another forked in its
+  # place, as a forking server restarts one: every scrape answers, and no series'
+  # count ever goes down (a killed worker's counts stay in its file).
+  def test_scrapes_during_a_worker_restart_succeed_and_never_go_backwards
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"))
+    @m.counter("t.served", labels: %i[route])
+    @m.histogram("t.timed")
+    port = @m.serve("127.0.0.1:0")
+    worker = lambda do
+      r, w = IO.pipe
+      pid = fork do
+        r.close
+        20.times do
+          N.instrument("t.served", route: "/a") {}
+          N.instrument("t.timed") {}
+        end
+        w.write("r")
+        w.close
+        sleep # recording done; killed from outside, as a stuck worker is
+      end
+      w.close
+      assert_equal "r", r.read(1), "the worker recorded"
+      r.close
+      pid
+    end
+    counts = []
+    scrape = lambda do
+      res = Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/metrics"))
+      assert_equal "200", res.code, res.body
+      served = res.body[/^hark_events_total\{event="t\.served",route="\/a"\} (\d+)$/, 1]
+      timed = res.body[/^hark_event_duration_seconds_count\{event="t\.timed"\} (\d+)$/, 1]
+      counts << [served.to_i, timed.to_i]
+      rack = @m.call("HTTP_ACCEPT" => "text/plain") # the Rack application too
+      assert_equal 200, rack[0]
+    end
+    scraper = Thread.new { loop { scrape.call } } # scrapes all along
+    pids = [worker.call]
+    3.times do
+      Process.kill("KILL", pids.last)
+      Process.wait(pids.last)
+      scrape.call
+      pids << worker.call # the replacement
+    end
+    scraper.kill
+    scraper.join
+    scrape.call
+    Process.kill("KILL", pids.last)
+    Process.wait(pids.last)
+    scrape.call
+    assert_operator counts.size, :>=, 5
+    counts.each_cons(2) do |a, b|
+      assert_operator b[0], :>=, a[0], "the counter went backwards: #{counts.inspect}"
+      assert_operator b[1], :>=, a[1], "the histogram's count went backwards: #{counts.inspect}"
+    end
+    assert_equal [80, 80], counts.last, "four workers' 20 events each, the killed ones' kept"
+  ensure
+    @m&.stop_serving
+  end
+
+  # Counters scraped by real Prometheus, from hark's own endpoint in the protobuf format
+  # (native histograms on) and from the text format: the counts of the events sent.
+  def test_prometheus_scrapes_the_counters
+    prometheus = ENV.fetch("PROMETHEUS", "prometheus")
+    skip "prometheus not installed" unless system(prometheus, "--version", out: File::NULL, err: File::NULL)
+    @dir = Dir.mktmpdir("hark-telemetry")
+    @m = Hark::Metrics.new(directory: File.join(@dir, "metrics"), counter_metric: "rails_events_total")
+    @m.counter("t.counted", labels: %i[status])
+    @m.histogram("t.timed")
+    pid = fork do
+      4.times { N.instrument("t.counted", status: 200) {} }
+      exit!(0)
+    end
+    Process.wait(pid)
+    N.instrument("t.counted", status: 500) {}
+    N.instrument("t.timed") {}
+    port = @m.serve("127.0.0.1:0")
+    [true, false].each do |native|
+      values = TelemetryTools.prometheus(prometheus, port, File.join(@dir, native.to_s), native,
+                                         ['rails_events_total{event="t.counted",status="200"}',
+                                          'rails_events_total{event="t.counted",status="500"}',
+                                          "sum(rails_events_total)"])
+      assert_equal [4.0, 1.0, 5.0], values, native ? "protobuf" : "text"
+    end
+  end
+
   # hark's own endpoint over TLS with basic auth, scraped by real Prometheus with native
   # histograms on; its counts are the events sent.
   def test_prometheus_scrapes_the_endpoint_over_tls_with_basic_auth
@@ -258,14 +424,18 @@ class TestTelemetryOTLP < Minitest::Test
 
   Request = Struct.new(:env) # what Rails' payload[:request] is read for: its @env
 
+  # A request as Rails 7.2 serves it: request.action_dispatch (not exported by default)
+  # around a cache read in a middleware (a root of its own, before the controller) and
+  # process_action.action_controller, whose payload's request holds the Rack env.
   def request(traceparent: nil, tracestate: nil, sql: "SELECT * FROM users WHERE id = 7")
     env = { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/users/7", "rack.url_scheme" => "http",
-            "action_dispatch.route_uri_pattern" => "/users/:id(.:format)" }
+            "action_dispatch.route_uri_pattern" => "/users/:id(.:format)",
+            "HTTP_TRACEPARENT" => traceparent, "HTTP_TRACESTATE" => tracestate }.compact
     req = Object.new
     req.instance_variable_set(:@env, env)
-    headers = { "HTTP_TRACEPARENT" => traceparent, "HTTP_TRACESTATE" => tracestate }.compact
-    app = lambda do |_|
+    app = lambda do |rack_env|
       N.instrument("request.action_dispatch", request: req) do
+        N.instrument("cache_read.active_support", key: "throttle", store: "MemoryStore") {}
         payload = { controller: "UsersController", action: "show", method: "GET",
                     path: "/users/7?x=1", request: req }
         N.instrument("process_action.action_controller", payload) do
@@ -276,13 +446,18 @@ class TestTelemetryOTLP < Minitest::Test
           payload[:status] = 200
         end
       end
-      [200, {}, []]
+      [200, {}, [rack_env]]
     end
-    Hark::OTLP::Middleware.new(app).call(headers)
+    Hark::OTLP::Middleware.new(app).call(env)
   end
+
+  ACTION_ATTRIBUTES = { "http.request.method" => "GET", "url.path" => "/users/7", "url.scheme" => "http",
+                        "http.response.status_code" => "200", "code.namespace" => "UsersController",
+                        "code.function" => "show", "http.route" => "/users/:id" }.freeze
 
   def test_a_request_is_a_server_span_with_its_children_and_attributes
     start
+    assert_equal "process_action.action_controller", Hark::OTLP.server_event
     incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     request(traceparent: incoming, tracestate: "congo=t61rcWkgMzE")
     request # no traceparent: a trace of its own, still SERVER
@@ -290,29 +465,32 @@ class TestTelemetryOTLP < Minitest::Test
     got = TelemetryTools.received(@port)
     spans = got["spans"]
     assert_equal 8, spans.size, spans.map { |s| s["name"] }.inspect
-    roots = spans.select { |s| s["name"] == "request.action_dispatch" }
+    assert_empty spans.select { |s| s["name"] == "request.action_dispatch" }, "not in the default pattern"
+    roots = spans.select { |s| s["name"] == "process_action.action_controller" }
     continued = roots.find { |s| s["traceId"] == "4bf92f3577b34da6a3ce929d0e0e4736" }
-    refute_nil continued
+    refute_nil continued, "process_action continues the traceparent"
     assert_equal "00f067aa0ba902b7", continued["parentSpanId"]
     assert_equal "congo=t61rcWkgMzE", continued["traceState"]
     own = (roots - [continued]).first
     assert_nil own["parentSpanId"]
-    assert_equal [2, 2], roots.map { |s| s["kind"] }, "both roots are SERVER spans"
-    assert_equal({ "http.request.method" => "GET", "url.path" => "/users/7", "url.scheme" => "http" },
-                 attrs(continued))
+    assert_equal [2, 2], roots.map { |s| s["kind"] }, "both requests' spans are SERVER spans"
+    roots.each { |root| assert_equal ACTION_ATTRIBUTES, attrs(root) }
+    # The middleware's cache read came first: a trace of its own, INTERNAL, not the caller's.
+    reads = spans.select { |s| s["name"] == "cache_read.active_support" }
+    assert_equal 2, reads.size
+    reads.each do |read|
+      assert_nil read["parentSpanId"]
+      assert_equal 1, read["kind"]
+      refute_includes roots.map { |r| r["traceId"] }, read["traceId"]
+    end
     by_id = spans.to_h { |s| [s["spanId"], s] }
     [continued, own].each do |root|
       tree = spans.select { |s| s["traceId"] == root["traceId"] }
-      assert_equal 4, tree.size
-      action = tree.find { |s| s["name"] == "process_action.action_controller" }
-      assert_equal root["spanId"], action["parentSpanId"]
-      assert_equal 1, action["kind"]
-      assert_equal({ "http.request.method" => "GET", "url.path" => "/users/7",
-                     "http.response.status_code" => "200", "code.namespace" => "UsersController",
-                     "code.function" => "show", "http.route" => "/users/:id" }, attrs(action))
+      assert_equal 3, tree.size
       %w[sql.active_record render_template.action_view].each do |child|
         span = tree.find { |s| s["name"] == child }
-        assert_equal action["spanId"], span["parentSpanId"], child
+        assert_equal root["spanId"], span["parentSpanId"], child
+        assert_equal 1, span["kind"], child
         assert by_id.key?(span["parentSpanId"])
       end
     end
@@ -384,11 +562,26 @@ class TestTelemetryOTLP < Minitest::Test
     ["00-zz", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "a\0b", "x" * 10_000].each do |tp|
       request(traceparent: tp)
     end
-    assert_equal before + 4, Hark::OTLP.stats[:bad_traceparents]
+    assert_equal before + 4, Hark::OTLP.stats[:bad_traceparents], "each counted once"
     assert Hark::OTLP.flush(timeout: 20)
-    roots = TelemetryTools.received(@port)["spans"].select { |s| s["name"] == "request.action_dispatch" }
+    roots = TelemetryTools.received(@port)["spans"].select { |s| s["name"] == "process_action.action_controller" }
     assert_equal 4, roots.size
     assert(roots.all? { |s| s["parentSpanId"].nil? && s["kind"] == 2 })
+  end
+
+  # A pattern without the server event (a Rack application's own root, here
+  # request.action_dispatch): the middleware marks the next root as the SERVER span.
+  def test_without_the_server_event_the_middleware_marks_the_next_root
+    start(pattern: /\A(?:request\.action_dispatch|process_action\.action_controller)\z/, server_event: nil)
+    assert_nil Hark::OTLP.server_event
+    request(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    assert Hark::OTLP.flush(timeout: 20)
+    spans = TelemetryTools.received(@port)["spans"]
+    root = spans.find { |s| s["name"] == "request.action_dispatch" }
+    action = spans.find { |s| s["name"] == "process_action.action_controller" }
+    assert_equal [2, "00f067aa0ba902b7", "4bf92f3577b34da6a3ce929d0e0e4736"],
+                 [root["kind"], root["parentSpanId"], root["traceId"]]
+    assert_equal [1, root["spanId"], root["traceId"]], [action["kind"], action["parentSpanId"], action["traceId"]]
   end
 
   def test_payload_values_of_any_type_never_break_the_event
@@ -483,14 +676,16 @@ class TestTelemetryRails < Minitest::Test
       spans = got["spans"]
       servers = spans.select { |s| s["kind"] == 2 }
       assert_equal 3, servers.size, spans.map { |s| [s["name"], s["kind"]] }.inspect
-      servers.each do |root|
-        assert_equal "request.action_dispatch", root["name"]
-        assert_equal "4bf92f3577b34da6a3ce929d0e0e4736", root["traceId"]
-        assert_equal "00f067aa0ba902b7", root["parentSpanId"]
-        children = spans.select { |s| s["parentSpanId"] == root["spanId"] }
-        action = children.find { |s| s["name"] == "process_action.action_controller" }
-        refute_nil action
-        assert_equal "/books", action["attributes"]["http.route"]["value"]
+      assert_empty spans.select { |s| s["name"] == "request.action_dispatch" }
+      servers.each do |action|
+        assert_equal "process_action.action_controller", action["name"]
+        assert_equal "4bf92f3577b34da6a3ce929d0e0e4736", action["traceId"]
+        assert_equal "00f067aa0ba902b7", action["parentSpanId"]
+        assert_equal({ "http.request.method" => "GET", "url.path" => "/books", "url.scheme" => "http",
+                       "http.route" => "/books", "http.response.status_code" => "200" },
+                     action["attributes"].slice("http.request.method", "url.path", "url.scheme", "http.route",
+                                                "http.response.status_code").transform_values { |v| v["value"] })
+        root = action
         below = spans.select { |s| s["parentSpanId"] == action["spanId"] }.map { |s| s["name"] }
         assert_includes below, "render_template.action_view"
         sql = spans.select { |s| s["name"] == "sql.active_record" && s["traceId"] == root["traceId"] }
@@ -514,11 +709,9 @@ end
 class TestTelemetrySpanTrees < Minitest::Test
   RAILS_DIR = $LOAD_PATH.map(&:to_s).find { |p| p.end_with?("rails-7.2/railties/lib") }&.delete_suffix("/railties/lib")
   # opentelemetry-ruby's span => hark's (docs/rails.md); the others have the same name.
-  COUNTERPART = { "GET /articles" => "request.action_dispatch", "Article query" => "sql.active_record",
+  COUNTERPART = { "GET /articles" => "process_action.action_controller", "Article query" => "sql.active_record",
                   "(remote caller)" => "(remote caller)" }.freeze
-  # Where hark has a span between: opentelemetry-ruby's request span stands for both
-  # Rails' request and controller events.
-  PARENT = { "GET /articles" => %w[request.action_dispatch process_action.action_controller] }.freeze
+  PARENT = {}.freeze
 
   def test_every_opentelemetry_ruby_span_has_its_counterpart_in_harks_tree
     skip "built without hark's OTLP exporter (libcurl)" unless Hark::OTLP::NATIVE

@@ -228,8 +228,9 @@ static int on_event(const char *name, double start, double finish, const char *i
             atomic_fetch_add_explicit(&sh->missing_values, 1, memory_order_relaxed);
             return 0;
         }
-        name = w->series;
     }
+    if (w->series) /* a value histogram's series, or a counter's */
+        name = w->series;
     if (!(seconds >= 0) || seconds > 1e9)
         seconds = 0;
     if (hark_metrics_record_labelled(sh->m, name, labels, (size_t)w->nkeys, seconds) == 0)
@@ -279,7 +280,8 @@ static VALUE met_setup(VALUE self, VALUE directory)
 
 /* _watch(fanout, pattern, keys, names, value, series): records the events `pattern`
  * matches: their durations, or with `value` (a payload key) that value, in
- * milliseconds, in the series named `series`. */
+ * milliseconds; in the series named `series` when given (a value histogram's, a
+ * counter's), else in the event's name. */
 static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, VALUE names,
                        VALUE value, VALUE series)
 {
@@ -289,14 +291,13 @@ static VALUE met_watch(VALUE self, VALUE fanout_obj, VALUE pattern, VALUE keys, 
     Check_Type(names, T_ARRAY);
     if (RARRAY_LEN(keys) > HARK_METRICS_LABELS_MAX || RARRAY_LEN(names) != RARRAY_LEN(keys))
         rb_raise(rb_eArgError, "hark: at most %d labels", HARK_METRICS_LABELS_MAX);
-    if (!NIL_P(value))
+    if (!NIL_P(value) || !NIL_P(series))
         StringValueCStr(series);
     watch *w = calloc(1, sizeof *w);
     if (!w)
         rb_raise(rb_eNoMemError, "hark: out of memory");
-    w->value = Qundef;
-    if (!NIL_P(value)) {
-        w->value = value;
+    w->value = NIL_P(value) ? Qundef : value;
+    if (!NIL_P(series)) {
         w->series = strndup(RSTRING_PTR(series), (size_t)RSTRING_LEN(series));
         if (!w->series) {
             free(w);
@@ -355,6 +356,7 @@ typedef struct expo {
     double *bounds;
     hark_metrics_prom_event_bounds *eb;
     double *eb_bounds;
+    const char **counter_events;
 } expo;
 
 static void expo_free(expo *e)
@@ -362,6 +364,52 @@ static void expo_free(expo *e)
     free(e->bounds);
     free(e->eb);
     free(e->eb_bounds);
+    free(e->counter_events);
+}
+
+/* Checks the counters of lib/hark/metrics.rb: [name or nil, help or nil, [series, ...]],
+ * before anything is allocated (it raises). */
+static void counters_check(VALUE counters)
+{
+    Check_Type(counters, T_ARRAY);
+    if (RARRAY_LEN(counters) != 3)
+        rb_raise(rb_eArgError, "hark: counters are [name, help, [series, ...]]");
+    for (long i = 0; i < 2; i++) {
+        VALUE v = RARRAY_AREF(counters, i);
+        if (!NIL_P(v)) {
+            Check_Type(v, T_STRING); /* kept as it is: no conversion to hold on to */
+            StringValueCStr(v);
+        }
+    }
+    VALUE events = RARRAY_AREF(counters, 2);
+    Check_Type(events, T_ARRAY);
+    for (long i = 0; i < RARRAY_LEN(events); i++) {
+        VALUE v = RARRAY_AREF(events, i);
+        Check_Type(v, T_STRING);
+        StringValueCStr(v);
+    }
+}
+
+/* The counter family of *e from counters checked by counters_check() (the Strings
+ * must stay alive). */
+static void expo_counters(expo *e, VALUE counters)
+{
+    VALUE name = RARRAY_AREF(counters, 0), help = RARRAY_AREF(counters, 1),
+          events = RARRAY_AREF(counters, 2);
+    long n = RARRAY_LEN(events);
+    e->o.counter = NIL_P(name) ? NULL : RSTRING_PTR(name);
+    e->o.counter_help = NIL_P(help) ? NULL : RSTRING_PTR(help);
+    if (n <= 0)
+        return;
+    e->counter_events = calloc((size_t)n, sizeof *e->counter_events);
+    if (!e->counter_events) {
+        expo_free(e);
+        rb_raise(rb_eNoMemError, "hark: out of memory");
+    }
+    for (long i = 0; i < n; i++)
+        e->counter_events[i] = RSTRING_PTR(RARRAY_AREF(events, i));
+    e->o.counter_events = e->counter_events;
+    e->o.counter_event_count = (size_t)n;
 }
 
 static double *bounds_of(VALUE ary, size_t *count)
@@ -423,14 +471,16 @@ static void expo_fill(expo *e, VALUE metric, VALUE help, VALUE bounds, VALUE eve
     e->o.event_bounds_count = (size_t)n;
 }
 
-/* _exposition(protobuf, metric, help, bounds, event_bounds): the text (or protobuf)
- * exposition as a String. */
+/* _exposition(protobuf, metric, help, bounds, event_bounds, counters): the text (or
+ * protobuf) exposition as a String. */
 static VALUE met_exposition(VALUE self, VALUE protobuf, VALUE metric, VALUE help, VALUE bounds,
-                            VALUE event_bounds)
+                            VALUE event_bounds, VALUE counters)
 {
     rmetrics *rm = get_met(self);
+    counters_check(counters);
     expo e;
     expo_fill(&e, metric, help, bounds, event_bounds);
+    expo_counters(&e, counters);
     VALUE out = rb_str_buf_new(4096);
     int rc = RTEST(protobuf)
                  ? hark_metrics_write_prometheus_protobuf(rm->sh->m, &e.o, sink_string, &out)
@@ -439,6 +489,7 @@ static VALUE met_exposition(VALUE self, VALUE protobuf, VALUE metric, VALUE help
     RB_GC_GUARD(metric);
     RB_GC_GUARD(help);
     RB_GC_GUARD(event_bounds);
+    RB_GC_GUARD(counters);
     if (rc != 0)
         raise_hark_last(rc, "Hark::Metrics#exposition");
     if (RTEST(protobuf))
@@ -454,14 +505,15 @@ static const char *opt_str(VALUE h, const char *key)
     return NIL_P(v) ? NULL : StringValueCStr(v);
 }
 
-/* _serve(address, server_options, metric, help, bounds, event_bounds): hark's own
- * endpoint (TLS, basic auth) from its thread; returns the port. */
+/* _serve(address, server_options, metric, help, bounds, event_bounds, counters): hark's
+ * own endpoint (TLS, basic auth) from its thread; returns the port. */
 static VALUE met_serve(VALUE self, VALUE address, VALUE so, VALUE metric, VALUE help, VALUE bounds,
-                       VALUE event_bounds)
+                       VALUE event_bounds, VALUE counters)
 {
     rmetrics *rm = get_met(self);
     if (rm->srv)
         rb_raise(rb_eRuntimeError, "hark: the metrics are served already");
+    counters_check(counters);
     Check_Type(so, T_HASH);
     const char *addr = StringValueCStr(address);
     VALUE users = rb_hash_lookup(so, ID2SYM(rb_intern("basic_auth")));
@@ -500,6 +552,7 @@ static VALUE met_serve(VALUE self, VALUE address, VALUE so, VALUE metric, VALUE 
     }
     expo e;
     expo_fill(&e, metric, help, bounds, event_bounds);
+    expo_counters(&e, counters);
     o.exposition = &e.o;
     int rc = hark_metrics_server_start(&rm->srv, rm->sh->m, addr, &o); /* copies everything */
     expo_free(&e);
@@ -510,6 +563,7 @@ static VALUE met_serve(VALUE self, VALUE address, VALUE so, VALUE metric, VALUE 
     RB_GC_GUARD(metric);
     RB_GC_GUARD(help);
     RB_GC_GUARD(event_bounds);
+    RB_GC_GUARD(counters);
     if (rc != 0) {
         rm->srv = NULL;
         raise_hark_last(rc, "Hark::Metrics#serve");
@@ -585,8 +639,8 @@ void metrics_init(void)
     rb_define_alloc_func(cMetrics, met_alloc);
     rb_define_private_method(cMetrics, "_setup", met_setup, 1);
     rb_define_private_method(cMetrics, "_watch", met_watch, 6);
-    rb_define_private_method(cMetrics, "_exposition", met_exposition, 5);
-    rb_define_private_method(cMetrics, "_serve", met_serve, 6);
+    rb_define_private_method(cMetrics, "_exposition", met_exposition, 6);
+    rb_define_private_method(cMetrics, "_serve", met_serve, 7);
     rb_define_private_method(cMetrics, "_stop", met_stop, 0);
     rb_define_method(cMetrics, "stop_serving", met_stop_serving, 0);
     rb_define_method(cMetrics, "stats", met_stats, 0);

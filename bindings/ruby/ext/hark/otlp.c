@@ -36,7 +36,7 @@ static VALUE mOTLP;
 static hark_otlp *exporter;  /* NULL when stopped */
 static hark_logger *log_out; /* the log records' logger */
 static fanout *attached;     /* kept alive by lib/hark/otlp.rb while started */
-static hark_subscription_id fill_id, restore_id;
+static hark_subscription_id fill_id, restore_id, server_id;
 static hark_attach_id attach_id;
 static bool keep_sql;
 static char db_system[64];
@@ -47,7 +47,8 @@ static atomic_uint_least64_t bad_traceparents, unfilled_attributes;
 static VALUE sym_method, sym_path, sym_status, sym_controller, sym_action, sym_request, sym_sql,
     sym_name, sym_cached, sym_row_count, sym_record_count, sym_class_name, sym_identifier,
     sym_layout, sym_count, sym_store, sym_hit, sym_exception;
-static VALUE str_route_key, str_request_method, str_path_info, str_url_scheme;
+static VALUE str_route_key, str_request_method, str_path_info, str_url_scheme, str_traceparent,
+    str_tracestate;
 static ID id_iv_env;
 
 /* ---- the attributes of one span -------------------------------------------------- */
@@ -223,7 +224,9 @@ static void attributes_of(span_attrs *a, const char *name, VALUE payload)
         set_int(a, "http.response.status_code", get(payload, sym_status));
         set_text(a, "code.namespace", get(payload, sym_controller));
         set_text(a, "code.function", get(payload, sym_action));
-        set_route(a, env_of(get(payload, sym_request)));
+        VALUE env = env_of(get(payload, sym_request));
+        set_route(a, env);
+        set_text(a, "url.scheme", get(env, str_url_scheme));
     } else if (!strcmp(name, "request.action_dispatch")) {
         VALUE env = env_of(get(payload, sym_request));
         set_text(a, "http.request.method", get(env, str_request_method));
@@ -294,6 +297,64 @@ static int restore(const char *name, double start, double finish, const char *id
     return 0;
 }
 
+/* ---- the request's span ------------------------------------------------------------ */
+
+/* A header value copied into buf (NUL-terminated), or NULL when it is none (not a
+ * String, a NUL inside, longer than the buffer): a malformed header, never an
+ * exception. */
+static const char *header_cstr(VALUE v, char *buf, size_t size)
+{
+    if (!RB_TYPE_P(v, T_STRING) || (size_t)RSTRING_LEN(v) >= size ||
+        memchr(RSTRING_PTR(v), '\0', (size_t)RSTRING_LEN(v)))
+        return NULL;
+    memcpy(buf, RSTRING_PTR(v), (size_t)RSTRING_LEN(v));
+    buf[RSTRING_LEN(v)] = '\0';
+    return buf;
+}
+
+/* The next root event on this thread is the request's SERVER span, the caller's child
+ * when `traceparent` is valid, else in a trace of its own (a malformed one is counted,
+ * a missing one, nil, is not). Returns whether it continues the caller's trace. */
+static bool begin_server(VALUE traceparent, VALUE tracestate)
+{
+    hark_trace_context ctx;
+    bool valid = false;
+    if (!NIL_P(traceparent)) {
+        /* W3C's limits: a traceparent of a later version may be longer than 55
+         * characters; a tracestate of 32 members of 512 at most (longer: dropped). */
+        char tp_buf[512], ts_buf[8192];
+        const char *tp = header_cstr(traceparent, tp_buf, sizeof tp_buf);
+        const char *ts = NIL_P(tracestate) ? NULL : header_cstr(tracestate, ts_buf, sizeof ts_buf);
+        valid = tp && hark_traceparent_parse(&ctx, tp, ts) == 0;
+        if (!valid)
+            atomic_fetch_add_explicit(&bad_traceparents, 1, memory_order_relaxed);
+    }
+    hark_otlp_context_begin_server(valid ? &ctx : NULL);
+    return valid;
+}
+
+/* The start of the server event (process_action.action_controller), subscribed before
+ * the exporter so that it runs before the exporter notes the event open: the event is
+ * the next root, so it is the SERVER span, continuing the `traceparent` and
+ * `tracestate` of the Rack env its payload's request carries. Anything the
+ * application's middleware instrumented before it (a cache read, a query) stays a
+ * trace of its own and cannot take the request's parent. */
+static int server_start(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)data;
+    rctx *c = ctx_of(p);
+    VALUE env = c ? env_of(get(c->payload, sym_request)) : Qundef;
+    VALUE tp = get(env, str_traceparent), ts = get(env, str_tracestate);
+    begin_server(tp == Qundef ? Qnil : tp, ts == Qundef ? Qnil : ts);
+    return 0;
+}
+
+static int server_finish(const char *name, const char *id, hark_payload *p, void *data)
+{
+    (void)name, (void)id, (void)p, (void)data;
+    return 0;
+}
+
 /* ---- Hark::OTLP --------------------------------------------------------------------- */
 
 static const char *opt_str(VALUE h, const char *key)
@@ -320,6 +381,8 @@ static int subscribe_step(fanout *f, hark_pattern p, hark_timed_fn fn, hark_subs
 static void unsubscribe_steps(void)
 {
     tls_registry++;
+    if (server_id)
+        hark_unsubscribe(attached->n, server_id);
     if (fill_id)
         hark_unsubscribe(attached->n, fill_id);
     if (attach_id)
@@ -327,11 +390,12 @@ static void unsubscribe_steps(void)
     if (restore_id)
         hark_unsubscribe(attached->n, restore_id);
     tls_registry--;
-    fill_id = restore_id = 0;
+    fill_id = restore_id = server_id = 0;
     attach_id = 0;
 }
 
-/* _start(fanout, pattern, options): options are keep_sql, db_system and the
+/* _start(fanout, pattern, options): options are keep_sql, db_system, server_event (the
+ * name of the event that is the request's span, or nil: see server_start) and the
  * exporter's own (endpoint, service_name, resource_attributes, schedule_delay_ms);
  * what is not given comes from the OTEL_* variables. */
 static VALUE otlp_start(VALUE mod, VALUE fanout_obj, VALUE pattern, VALUE opts)
@@ -349,6 +413,9 @@ static VALUE otlp_start(VALUE mod, VALUE fanout_obj, VALUE pattern, VALUE opts)
     o.export_timeout_ms = opt_uint(opts, "export_timeout_ms");
     o.timeout_ms = opt_uint(opts, "timeout_ms");
     const char *db = opt_str(opts, "db_system");
+    VALUE server_event = rb_hash_lookup(opts, ID2SYM(rb_intern("server_event")));
+    if (!NIL_P(server_event))
+        server_event = rb_str_new_frozen(StringValue(server_event));
     keep_sql = RTEST(rb_hash_lookup(opts, ID2SYM(rb_intern("keep_sql"))));
     snprintf(db_system, sizeof db_system, "%s", db ? db : "");
     char err[512] = "";
@@ -368,13 +435,24 @@ static VALUE otlp_start(VALUE mod, VALUE fanout_obj, VALUE pattern, VALUE opts)
     hark_pattern p = ruby_pattern(pattern, &keep);
     attached = f;
     tls_registry++;
-    rc = subscribe_step(f, p, fill, &fill_id);
+    rc = 0;
+    if (!NIL_P(server_event)) {
+        hark_subscribe_options so = HARK_SUBSCRIBE_OPTIONS_INIT;
+        so.kind = HARK_KIND_EVENTED;
+        so.pattern = hark_exact(StringValueCStr(server_event));
+        so.start = server_start;
+        so.finish = server_finish;
+        rc = hark_subscribe(&server_id, f->n, &so);
+    }
+    if (rc == 0)
+        rc = subscribe_step(f, p, fill, &fill_id);
     if (rc == 0)
         rc = hark_otlp_attach(&attach_id, exporter, f->n, p);
     if (rc == 0)
         rc = subscribe_step(f, p, restore, &restore_id);
     tls_registry--;
     RB_GC_GUARD(keep);
+    RB_GC_GUARD(server_event);
     if (rc != 0) {
         char why[512]; /* the cleaning up below may record errors of its own */
         snprintf(why, sizeof why, "%s", hark_error_last()->message);
@@ -440,39 +518,13 @@ static VALUE otlp_started(VALUE mod)
     return exporter ? Qtrue : Qfalse;
 }
 
-/* A header value copied into buf (NUL-terminated), or NULL when it is none (not a
- * String, a NUL inside, longer than the buffer): a malformed header, never an
- * exception. */
-static const char *header_cstr(VALUE v, char *buf, size_t size)
-{
-    if (!RB_TYPE_P(v, T_STRING) || (size_t)RSTRING_LEN(v) >= size ||
-        memchr(RSTRING_PTR(v), '\0', (size_t)RSTRING_LEN(v)))
-        return NULL;
-    memcpy(buf, RSTRING_PTR(v), (size_t)RSTRING_LEN(v));
-    buf[RSTRING_LEN(v)] = '\0';
-    return buf;
-}
-
 /* _begin_request(traceparent, tracestate): the next root event on this thread is the
- * request's SERVER span, the caller's child when `traceparent` is valid, else in a
- * trace of its own (a malformed one is counted). Returns whether it continues one. */
+ * request's SERVER span (begin_server). Returns whether it continues the caller's trace. */
 static VALUE otlp_begin_request(VALUE mod, VALUE traceparent, VALUE tracestate)
 {
     if (!exporter)
         return Qfalse;
-    hark_trace_context ctx;
-    bool valid = false;
-    if (!NIL_P(traceparent)) {
-        /* W3C's limits: a traceparent of a later version may be longer than 55
-         * characters; a tracestate of 32 members of 512 at most (longer: dropped). */
-        char tp_buf[512], ts_buf[8192];
-        const char *tp = header_cstr(traceparent, tp_buf, sizeof tp_buf);
-        const char *ts = NIL_P(tracestate) ? NULL : header_cstr(tracestate, ts_buf, sizeof ts_buf);
-        valid = tp && hark_traceparent_parse(&ctx, tp, ts) == 0;
-        if (!valid)
-            atomic_fetch_add_explicit(&bad_traceparents, 1, memory_order_relaxed);
-    }
-    hark_otlp_context_begin_server(valid ? &ctx : NULL);
+    bool valid = begin_server(traceparent, tracestate);
     RB_GC_GUARD(traceparent);
     RB_GC_GUARD(tracestate);
     return valid ? Qtrue : Qfalse;
@@ -574,6 +626,8 @@ void otlp_init(void)
     str_request_method = keep_str("REQUEST_METHOD");
     str_path_info = keep_str("PATH_INFO");
     str_url_scheme = keep_str("rack.url_scheme");
+    str_traceparent = keep_str("HTTP_TRACEPARENT");
+    str_tracestate = keep_str("HTTP_TRACESTATE");
     id_iv_env = rb_intern("@env");
 
     mOTLP = rb_define_module_under(mHark, "OTLP");

@@ -1,13 +1,15 @@
 # frozen_string_literal: true
 
-# Hark::Metrics: Prometheus histograms of the ActiveSupport::Notifications events that go
-# through hark's fanout, labelled by payload keys named up front -- recorded in C, on the
-# instrumenting thread, with no Ruby block per event (hark/metrics.h).
+# Hark::Metrics: Prometheus histograms and counters of the ActiveSupport::Notifications
+# events that go through hark's fanout, labelled by payload keys named up front --
+# recorded in C, on the instrumenting thread, with no Ruby block per event
+# (hark/metrics.h).
 #
 #   require "hark/metrics"
 #   metrics = Hark::Metrics.new(metric: "rails_event_duration_seconds")
 #   metrics.histogram("process_action.action_controller", labels: %i[controller action status method])
 #   metrics.histogram("sql.active_record", labels: %i[name])
+#   metrics.counter("cache_read.active_support", labels: %i[hit])   # hark_events_total
 #   metrics.serve("0.0.0.0:9464", tls_cert: "server.pem", tls_key: "server.key",
 #                 basic_auth: { "prometheus" => "$2y$10$..." })   # hark's own endpoint
 #   # or, in config/routes.rb: mount metrics => "/metrics"   (a Rack application)
@@ -35,7 +37,7 @@ module Hark
     PROTOBUF_TYPE = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; " \
                     "encoding=delimited"
 
-    attr_reader :metric, :help
+    attr_reader :metric, :help, :counter_metric
 
     # metric:  the family's name (default "hark_event_duration_seconds")
     # help:    its HELP text
@@ -48,11 +50,18 @@ module Hark
     #          is served from -- sums them all, an exited worker's counts included (see
     #          hark/metrics.h). Empty it before the server starts. Default: the
     #          environment's HARK_METRICS_DIR, else this process only.
-    def initialize(metric: nil, help: nil, buckets: nil, notifier: nil, directory: nil)
+    # counter_metric: the counter family's name (default "hark_events_total")
+    # counter_help: its HELP text
+    def initialize(metric: nil, help: nil, buckets: nil, notifier: nil, directory: nil,
+                   counter_metric: nil, counter_help: nil)
       raise NotImplementedError, "hark: built without hark's metrics (libhark-export)" unless NATIVE
 
       @metric = metric&.to_s
       @help = help&.to_s
+      @counter_metric = counter_metric&.to_s&.freeze
+      @counter_help = counter_help&.to_s&.freeze
+      @counter_series = []
+      @histogram_series = []
       @buckets = buckets&.map { |b| Float(b) }
       @event_buckets = []
       @notifier = notifier
@@ -82,9 +91,36 @@ module Hark
 
         @event_buckets << [(series || pattern).dup.freeze, buckets.map { |b| Float(b) }]
       end
+      named = value ? series : (pattern.to_s if pattern.is_a?(String))
+      if named && @counter_series.include?(named)
+        raise ArgumentError, "hark: #{named.inspect} is a counter's series already"
+      end
+
+      series = nil unless value # the event's own name
       fanout = notifier || @notifier || Hark.default_notifier
       id = _watch(fanout, pattern, keys, names, value, series)
+      @histogram_series << named.dup.freeze if named
       @watches << [fanout, pattern, keys, value, series, id]
+      self
+    end
+
+    # Counts the events `pattern` matches (a String for one name, a Regexp, nil for all)
+    # in the counter family (counter_metric:), one series per combination of the
+    # `labels` (payload keys, as #histogram's), its event label `series:` (default: the
+    # pattern, which must then be a String). A counter's series is in no histogram:
+    # a name given to #histogram too is refused. Recorded as #histogram records, so a
+    # shared directory's processes are summed alike.
+    def counter(pattern, labels: [], notifier: nil, series: nil)
+      keys, names = label_pairs(labels)
+      raise ArgumentError, "hark: a counter needs series: for a pattern that is not a String" unless series || pattern.is_a?(String)
+
+      series = (series || pattern).to_s.dup.freeze
+      raise ArgumentError, "hark: #{series.inspect} is a histogram's series already" if @histogram_series.include?(series)
+
+      fanout = notifier || @notifier || Hark.default_notifier
+      id = _watch(fanout, pattern, keys, names, nil, series)
+      @counter_series << series unless @counter_series.include?(series)
+      @watches << [fanout, pattern, keys, nil, series, id]
       self
     end
 
@@ -93,7 +129,7 @@ module Hark
     def exposition(format = :text)
       raise ArgumentError, "hark: format is :text or :protobuf" unless %i[text protobuf].include?(format)
 
-      _exposition(format == :protobuf, @metric, @help, @buckets, @event_buckets)
+      _exposition(format == :protobuf, @metric, @help, @buckets, @event_buckets, counters)
     end
 
     # A Rack application answering with the exposition, in the format the scraper's
@@ -117,7 +153,7 @@ module Hark
               web_config_file: nil, timeout_ms: nil)
       options = { tls_cert: tls_cert, tls_key: tls_key, tls_client_ca: tls_client_ca,
                   basic_auth: basic_auth, web_config_file: web_config_file, timeout_ms: timeout_ms }
-      _serve(address.to_s, options, @metric, @help, @buckets, @event_buckets)
+      _serve(address.to_s, options, @metric, @help, @buckets, @event_buckets, counters)
     end
 
     # Stops the endpoint and every watch. The object stays usable for nothing else.
@@ -141,6 +177,10 @@ module Hark
     end
 
     private
+
+    def counters
+      [@counter_metric, @counter_help, @counter_series]
+    end
 
     def label_pairs(labels)
       pairs = labels.is_a?(Hash) ? labels.to_a : Array(labels).map { |k| [k, k] }

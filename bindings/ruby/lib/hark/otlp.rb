@@ -10,10 +10,12 @@
 #   Hark::OTLP.current_traceparent         # for an outgoing call's `traceparent` header
 #
 # Every matched event is a span; its parent is the event that encloses it (hark's ids).
-# In Rails 7.2 each request is enclosed by request.action_dispatch (Rails::Rack::Logger):
-# that root is the request's SERVER span, the child of the incoming `traceparent` when
-# it is valid, and process_action.action_controller, sql.active_record, ... are its
-# children. Attributes follow OpenTelemetry's semantic conventions (http.request.method,
+# process_action.action_controller is the request's span, of kind SERVER, the child of
+# the `traceparent` (and `tracestate`) of the Rack env when it is valid: its start reads
+# them from the payload's request, before the exporter notes it open, so it is the root
+# that continues the caller whatever the middleware instrumented before it.
+# sql.active_record, instantiation.active_record, render_*.action_view and
+# cache_*.active_support are its children. Attributes follow OpenTelemetry's semantic conventions (http.request.method,
 # http.route, http.response.status_code, url.path, db.system.name, db.operation.name,
 # code.namespace, code.function, code.filepath, ...); the SQL text (db.query.text) only
 # with sql: true, since it may hold personal data.
@@ -26,24 +28,42 @@ require "logger"
 
 module Hark
   module OTLP
-    # Rails' request, controller, ActiveRecord, ActionView and cache events.
-    DEFAULT_PATTERN = /\A(?:request\.action_dispatch|process_action\.action_controller|sql\.active_record|instantiation\.active_record|render_[a-z_]+\.action_view|cache_[a-z_]+\.active_support)\z/.freeze
+    # Rails' controller, ActiveRecord, ActionView and cache events (request.action_dispatch,
+    # which encloses process_action, is left out: the request's span is process_action's).
+    DEFAULT_PATTERN = /\A(?:process_action\.action_controller|sql\.active_record|instantiation\.active_record|render_[a-z_]+\.action_view|cache_[a-z_]+\.active_support)\z/.freeze
+
+    # The event that is the request's span by default.
+    SERVER_EVENT = "process_action.action_controller"
 
     class << self
+      # The name of the event that is the request's SERVER span, or nil when it is the
+      # next root after Middleware (see start's server_event:).
+      attr_reader :server_event
+
       # Starts the exporter on `notifier` (hark's fanout behind
       # ActiveSupport::Notifications by default) for the events `pattern` matches.
       #   sql:       keep the SQL text as db.query.text (default false)
       #   db_system: db.system.name of sql.active_record spans (default: from
       #              ActiveRecord's adapter when loaded, e.g. "sqlite")
+      #   server_event: the event that is the request's SERVER span, continuing the
+      #              traceparent of its payload's request (default
+      #              "process_action.action_controller"; used when `pattern` matches it).
+      #              nil: the next root after Middleware is, as for a Rack application
+      #              without Rails' controllers.
       #   endpoint:, service_name:, resource_attributes:, schedule_delay_ms:,
       #   export_timeout_ms:, timeout_ms: instead of the OTEL_* variables.
-      def start(pattern: DEFAULT_PATTERN, notifier: nil, sql: false, db_system: nil, **exporter)
+      def start(pattern: DEFAULT_PATTERN, notifier: nil, sql: false, db_system: nil,
+                server_event: SERVER_EVENT, **exporter)
         raise NotImplementedError, "hark: built without hark's OTLP exporter (libcurl)" unless NATIVE
 
         notifier ||= Hark.default_notifier
-        options = exporter.merge(keep_sql: sql, db_system: db_system || guess_db_system)
+        server_event = server_event&.to_s
+        server_event = nil unless server_event && (pattern.nil? || pattern === server_event) # rubocop:disable Style/CaseEquality
+        options = exporter.merge(keep_sql: sql, db_system: db_system || guess_db_system,
+                                 server_event: server_event)
         _start(notifier, pattern, options.transform_values { |v| v.is_a?(Symbol) ? v.to_s : v })
         @notifier = notifier # kept alive while started
+        @server_event = server_event
         at_exit { stop } unless @at_exit
         @at_exit = true
         true
@@ -54,6 +74,7 @@ module Hark
       def stop(timeout: 5)
         done = _stop((timeout * 1000).to_i)
         @notifier = nil
+        @server_event = nil
         done
       end
 
@@ -130,16 +151,19 @@ module Hark
       end
     end
 
-    # The first middleware: makes the request's root event its SERVER span, continuing
-    # the caller's `traceparent`/`tracestate` (a malformed one is counted in stats and the
-    # request gets a trace of its own).
+    # The first middleware, for a pattern without the server event (start's
+    # server_event: nil, or a pattern that does not match it): makes the request's next
+    # root event its SERVER span, continuing the caller's `traceparent`/`tracestate` (a
+    # malformed one is counted in stats and the request gets a trace of its own). With
+    # the server event watched (the default), that event reads them from the Rack env
+    # itself, and this passes the request on untouched.
     class Middleware
       def initialize(app)
         @app = app
       end
 
       def call(env)
-        OTLP._begin_request(env["HTTP_TRACEPARENT"], env["HTTP_TRACESTATE"])
+        OTLP._begin_request(env["HTTP_TRACEPARENT"], env["HTTP_TRACESTATE"]) unless OTLP.server_event
         @app.call(env)
       end
     end

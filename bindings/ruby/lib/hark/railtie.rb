@@ -13,10 +13,12 @@
 #   out).
 # metrics: a Hark::Metrics with `histograms:` ({ event name or Regexp => { labels:,
 #   buckets:, value:, series: } }, or a list of [pattern, options] pairs; by default
-#   DEFAULT_HISTOGRAMS), answered at `path:` by a middleware
+#   DEFAULT_HISTOGRAMS) and `counters:` (the same shape: { labels:, series: }; none by
+#   default), answered at `path:` by a middleware
 #   and/or served by hark's own endpoint at `serve:` with the `server:` options
 #   (tls_cert:, tls_key:, tls_client_ca:, basic_auth:, web_config_file:); metric:,
-#   help:, buckets:, directory: (shared mode: Puma's cluster mode) as
+#   help:, buckets:, directory: (shared mode: Puma's cluster mode), counter_metric:,
+#   counter_help: as
 #   Hark::Metrics.new takes them.
 # recorder: Hark::Recorder.start with these options; dump_on_error: a path writes a dump
 #   when a request raises.
@@ -50,8 +52,9 @@ module Hark
       end
     end
 
-    # Before the middleware stack is built: the request's traceparent must be read
-    # before Rails::Rack::Logger starts request.action_dispatch, the root span.
+    # Before the middleware stack is built: Hark::OTLP::Middleware first in the stack,
+    # for a server_event: nil configuration, whose root is the next event after it
+    # (by default process_action.action_controller reads the traceparent itself).
     initializer "hark.middleware", before: :build_middleware_stack do |app|
       if app.config.hark.otlp
         require "hark/otlp"
@@ -69,9 +72,13 @@ module Hark
       require "hark/metrics"
       o = options(app.config.hark.metrics)
       @metrics = Hark::Metrics.new(metric: o[:metric], help: o[:help], buckets: o[:buckets],
-                                   directory: o[:directory])
+                                   directory: o[:directory], counter_metric: o[:counter_metric],
+                                   counter_help: o[:counter_help])
       o.fetch(:histograms, DEFAULT_HISTOGRAMS).each do |pattern, h|
         @metrics.histogram(pattern, **h.to_h.transform_keys(&:to_sym))
+      end
+      o.fetch(:counters, []).each do |pattern, h|
+        @metrics.counter(pattern, **h.to_h.transform_keys(&:to_sym))
       end
       @metrics.serve(o[:serve], **o.fetch(:server, {}).to_h.transform_keys(&:to_sym)) if o[:serve]
       @metrics
