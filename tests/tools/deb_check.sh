@@ -25,6 +25,8 @@ jobs=${2:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 fail() { echo "deb: $*"; exit 1; }
+# WORK made absolute (relative to the tree), as the paths pkg-config and CMake give back are.
+case $work in /*) ;; *) work="$root/$work" ;; esac
 
 for tool in dpkg-buildpackage dh lintian pkg-config cmake; do
   command -v "$tool" >/dev/null || fail "$tool is missing (make check installs CHECK_PKGS)"
