@@ -13,6 +13,7 @@
 #include <hark.h>
 #include <hark/otlp.h>
 
+#include "fork_child.h"
 #include "tsan_fork.h"
 
 #include <arpa/inet.h>
@@ -782,7 +783,9 @@ static void forked_during_parent_export(void **state)
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    /* Under memcheck the child also reports the buffers of the parent's send in
+     * progress, which it has without the thread that owns them. */
+    assert_true(CHILD_EXIT_OK(WEXITSTATUS(status)));
     close(conn); /* the parent's export fails now */
     hark_otlp_stats s = HARK_OTLP_STATS_INIT;
     hark_otlp_free(x, 1000, &s);

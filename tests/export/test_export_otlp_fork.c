@@ -34,15 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Under memcheck a forked child that exits reports the parent's memory, which it
- * never owned, as possibly lost, and exits with memcheck's error status (99, set by
- * tests/check.sh). */
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define CHILD_EXIT_OK(code) ((code) == 0 || (RUNNING_ON_VALGRIND && (code) == 99))
-#else
-#define CHILD_EXIT_OK(code) ((code) == 0)
-#endif
+#include "fork_child.h"
 
 #ifndef HARK_OTLP_RECEIVER_JS
 #define HARK_OTLP_RECEIVER_JS "tests/export/otlp/receiver.js"

@@ -20,14 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Under valgrind a child reports, with status 99, the stack its parent's exporter
- * thread had (a child has the memory, not the thread): as test_export_otlp_fork.c. */
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define CHILD_EXIT_OK(code) ((code) == 0 || (RUNNING_ON_VALGRIND && (code) == 99))
-#else
-#define CHILD_EXIT_OK(code) ((code) == 0)
-#endif
+#include "fork_child.h"
 
 /* The trace id of a new root event on `t`. */
 static int trace_id_of_new_trace(hark_topic *t, uint8_t out[16])

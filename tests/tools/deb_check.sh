@@ -77,7 +77,7 @@ done
 for lib in libhark libhark-export libhark-lttng; do
   pkg=$(ls "$work/${lib}1_"*.deb) || fail "no ${lib}1 package"
   files=$(dpkg-deb -c "$pkg" | awk '{ print $6 }' | grep -v '/$' | grep -v '^./usr/share/doc/')
-  echo "$files" | grep -q "/$lib\.so\.1$" || fail "${lib}1 has no $lib.so.1"
+  grep -q "/$lib\.so\.1$" <<<"$files" || fail "${lib}1 has no $lib.so.1"
   other=$(echo "$files" | grep -v "/$lib\.so\.1\(\.[0-9.]*\)\?$")
   [ -z "$other" ] || fail "${lib}1 holds more than its library: $other"
 done
@@ -114,8 +114,11 @@ assert len(sql) == 100, len(sql)
 assert any("exception" in e.get("args", {}) for e in sql), "the failed event has no exception"
 PY
 # Both loaded from the unpacked root, not from anywhere else on the machine.
-ldd "$out/recorder-pc" | grep -q "libhark-export.so.1 => $libdir/" ||
-  fail "recorder-pc does not load the unpacked libhark-export: $(ldd "$out/recorder-pc")"
+# (ldd's output read whole first: under pipefail, `ldd | grep -q` fails when grep stops
+# reading before ldd has finished writing.)
+loads=$(ldd "$out/recorder-pc")
+grep -q "libhark-export.so.1 => $libdir/" <<<"$loads" ||
+  fail "recorder-pc does not load the unpacked libhark-export: $loads"
 consumer="$out/consumer"
 mkdir -p "$consumer"
 printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(consumer C)' \
