@@ -62,6 +62,10 @@ hark_side = side.start_with?("hark")
 ENV["HARK"] = hark_side ? "1" : "0"
 ENV["RAILS_ENV"] = "production"
 ENV["RAILS_LOG_LEVEL"] = level
+# What is measured is the notification path: the flight recorder of
+# config/initializers/hark_recorder.rb (hark's side only) records every event, a cost
+# of its own that Rails' side has no counterpart of. HARK_RECORDER=1 puts it back in.
+ENV["HARK_RECORDER"] ||= "0"
 
 if TELEMETRY_SIDES.include?(side)
   require_relative "../config/application"

@@ -1,7 +1,8 @@
 # The flight recorder, as bindings/ruby/README.md sets it up: the last seconds of every
 # thread kept in memory, and a request that raises writes them to log/. Only with hark's
 # fanout (config/boot.rb; HARK=0 leaves Rails' own): the recorder records what it delivers.
-# HARK_RECORDER=0 leaves it out (script/telemetry.rb's sides: see docs/rails.md).
+# HARK_RECORDER=0 leaves it out (script/request_cost.rb, which measures the notification
+# path, and its telemetry sides: see docs/rails.md).
 if defined?(Hark::Fanout) && ENV["HARK_RECORDER"] != "0"
   require "hark/recorder"
 
