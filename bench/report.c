@@ -165,7 +165,7 @@ static const budget budgets[] = {
     {"hark/logsub_sql_active_async", "baseline/fprintf_devnull", 0.6, AT_MOST},
     {"hark/logsub_sql_active_json", "hark/logsub_sql_active", 1.5, AT_MOST},
     {"hark/metrics_histogram", "baseline/metrics_histogram", 1.5, AT_MOST},
-    /* shared mode (issue 36): the counters in a mapped file cost what they cost in
+    /* shared mode (servers that fork): the counters in a mapped file cost what they cost in
      * the heap, and a scrape sums 16 workers' files of 200 event names in 50 ms */
     {"hark/metrics_histogram_shared", "hark/metrics_histogram", 1.3, AT_MOST},
     {"hark/metrics_scrape_shared", NULL, 50e6, AT_MOST_NS},
