@@ -89,6 +89,20 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* The dump at `path` once it is whole (its summary written), waiting up to a minute
+ * for the child's worker to write it; NULL if it never is. */
+static char *await_dump(const char *path)
+{
+    for (int waited = 0; waited < 60000; waited += 5) {
+        char *d = slurp(path);
+        if (d && strstr(d, "{\"recorder\":"))
+            return d;
+        free(d);
+        sleep_ms(5);
+    }
+    return NULL;
+}
+
 /* ---- a live dump while 4 threads record ------------------------------------------------ */
 
 #define LIVE_THREADS 4
@@ -402,15 +416,7 @@ static void test_child_trigger_dump_is_its_own(void **state)
         /* It keeps running: its worker writes the dump meanwhile. */
         char path[320];
         snprintf(path, sizeof path, "%s/trigger-%ld.jsonl", dir, (long)getpid());
-        char *d = NULL;
-        for (int waited = 0; waited < 60000; waited += 5) {
-            d = slurp(path);
-            if (d && strstr(d, "{\"recorder\":"))
-                break;
-            free(d);
-            d = NULL;
-            sleep_ms(5);
-        }
+        char *d = await_dump(path);
         CHILD_CHECK(d != NULL, 12);
         CHILD_CHECK(strstr(d, "\"t\":100") == NULL, 13); /* nothing of the parent's */
         CHILD_CHECK(strstr(d, "\"name\":\"boom\"") != NULL, 14);
@@ -474,15 +480,7 @@ static void test_child_signal_dump_is_its_own(void **state)
 #endif
         char path[320];
         snprintf(path, sizeof path, "%s/signal-%ld.jsonl", dir, (long)getpid());
-        char *d = NULL;
-        for (int waited = 0; waited < 60000; waited += 5) {
-            d = slurp(path);
-            if (d && strstr(d, "{\"recorder\":"))
-                break;
-            free(d);
-            d = NULL;
-            sleep_ms(5);
-        }
+        char *d = await_dump(path);
         CHILD_CHECK(d != NULL, 12);
         CHILD_CHECK(summary_num(d, "events") == 4, 13);
         CHILD_CHECK(summary_num(d, "pid") == (long)getpid(), 14);
