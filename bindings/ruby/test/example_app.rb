@@ -147,8 +147,13 @@ rescue SystemCallError
   nil
 end
 
+# The paths of the requests whose action raises: the forged POST (422), /boom (500) and
+# the missing record (404, ActiveRecord::RecordNotFound). Which worker serves which is
+# Puma's choice, so a worker's dump may hold any of them.
+RAISING_PATHS = %w[/articles /boom /articles/999.json].freeze
+
 # While Puma's cluster runs with hark: the requests that raised (the 422 of the forged
-# POST, /boom) made the worker that served them write a recorder dump, each into its own
+# POST, /boom, the 404) made the worker that served them write a recorder dump, each into its own
 # log/hark-recorder-<pid>-<n>.json. Waits for them (the recorder's thread writes them)
 # while the server keeps running.
 def check_worker_dumps(app, master, level)
@@ -176,7 +181,7 @@ def check_worker_dumps(app, master, level)
           pid != master && summary["pid"] == pid && parent_of(pid) == master)
     check("#{side}: #{File.basename(path)} is a trigger's dump holding the request that raised " \
           "(#{failed.map { |ev| ev.dig('args', 'path') }.inspect})",
-          summary["reason"] == "trigger" && failed.any? { |ev| %w[/boom /articles].include?(ev.dig("args", "path")) })
+          summary["reason"] == "trigger" && failed.any? { |ev| RAISING_PATHS.include?(ev.dig("args", "path")) })
   end
 end
 
